@@ -1,0 +1,114 @@
+//! AMD leaf operations: one machine operation per function.
+//!
+//! References: "AMD Instinct MI300 Instruction Set Architecture" (CDNA3, gfx942; CDNA2 gfx90a is
+//! the same for everything used here) and "RDNA3 Instruction Set Architecture" (gfx1100), cited
+//! below as *CDNA3 ISA* and *RDNA3 ISA*; and LLVM's *AMDGPUUsage*, section "Memory Model"
+//! (subsections "Memory Model GFX942", "Memory Model GFX90A", "Memory Model GFX11").
+//!
+//! On this nightly, `asm!` on amdgcn accepts no register operands, so only operand-free
+//! instructions (`s_waitcnt`, `s_sleep`) are written as assembly. The LDS counter operations are
+//! *relaxed* Rust atomics on a pointer into LDS: LLVM infers the LDS address space from
+//! `gpu_launch_sized_workgroup_mem` through inlined code and selects `ds_add_u64`/`ds_read_b64`.
+//! Relaxed (LLVM `monotonic`) atomics need no cache maintenance, whatever their scope; ordering
+//! is supplied by the explicit `s_waitcnt` and compiler fences of the callers. If inference ever
+//! failed, LLVM would emit `flat_*` atomics instead: `cargo xtask test-amd` disassembles every
+//! build and fails on any `flat_`/`global_`/`buffer_` instruction in the pipeline paths.
+
+#[cfg(target_arch = "amdgpu")]
+use core::arch::asm;
+use core::sync::atomic::{AtomicU64, Ordering};
+
+/// Panics on other targets: the named operation exists only on amdgcn.
+#[cfg(not(target_arch = "amdgpu"))]
+#[cold]
+#[track_caller]
+fn gpu_only(name: &str) -> ! {
+    panic!("gpu-pipeline: `{name}` is an amdgcn operation and cannot run on this target")
+}
+
+/// `s_waitcnt lgkmcnt(0)`: waits until every LDS, GDS, scalar-memory and FLAT operation this
+/// wave issued has completed (FLAT operations count in `lgkmcnt` as well as `vmcnt`).
+///
+/// The data-before-signal fence of the counter protocol: *AMDGPUUsage*, "Memory Model GFX942",
+/// code sequence of `atomicrmw release, workgroup`: "s_waitcnt lgkmcnt(0) … must happen after any
+/// preceding local/generic load/store/load atomic/atomicrmw" (and the same in "Memory Model
+/// GFX11"). CDNA3 ISA and RDNA3 ISA, "Data Dependency Resolution" / `S_WAITCNT`.
+/// The assembler encodes the field for the target (the gfx9 and gfx11 encodings differ).
+#[inline(always)]
+pub fn s_waitcnt_lgkmcnt0() {
+    #[cfg(target_arch = "amdgpu")]
+    // SAFETY: a wait on the wave's own counters; no operands, no preconditions.
+    unsafe {
+        asm!("s_waitcnt lgkmcnt(0)", options(nostack));
+    }
+    #[cfg(not(target_arch = "amdgpu"))]
+    gpu_only("s_waitcnt lgkmcnt(0)")
+}
+
+/// `s_sleep 1`: the wave sleeps about 64 clocks. Back-off for waits given a ticks hint.
+///
+/// CDNA3 ISA / RDNA3 ISA, SOPP instructions, `S_SLEEP` ("approximately 64*SIMM16[6:0] clocks").
+#[inline(always)]
+pub fn s_sleep_1() {
+    #[cfg(target_arch = "amdgpu")]
+    // SAFETY: sleeping has no preconditions.
+    unsafe {
+        asm!("s_sleep 1", options(nostack, nomem, preserves_flags));
+    }
+    #[cfg(not(target_arch = "amdgpu"))]
+    gpu_only("s_sleep 1")
+}
+
+/// `ds_add_u64 addr, n` (no return): adds `n` to a 64-bit LDS counter, atomically.
+///
+/// A relaxed `fetch_add` whose result is unused, on an LDS pointer. CDNA3 ISA / RDNA3 ISA,
+/// "LDS Instructions": `DS_ADD_U64`. Ordering comes from the caller (see the module docs).
+///
+/// # Safety
+///
+/// `counter` points to an 8-byte-aligned 64-bit counter in this work-group's LDS, and LLVM can
+/// see that it was derived from the LDS base (the caller is inlined into the kernel).
+#[inline(always)]
+pub unsafe fn ds_add_u64(counter: *const AtomicU64, n: u64) {
+    // SAFETY: guaranteed by the caller.
+    unsafe { (*counter).fetch_add(n, Ordering::Relaxed) };
+}
+
+/// `ds_read_b64 v, addr` (+ the `s_waitcnt lgkmcnt(0)` the compiler inserts before the value is
+/// used): reads a 64-bit LDS counter, atomically (relaxed).
+///
+/// CDNA3 ISA / RDNA3 ISA, "LDS Instructions": `DS_READ_B64` (`DS_LOAD_B64` in RDNA3 naming).
+///
+/// # Safety
+///
+/// As for [`ds_add_u64`].
+#[inline(always)]
+pub unsafe fn ds_read_u64(counter: *const AtomicU64) -> u64 {
+    // SAFETY: guaranteed by the caller.
+    unsafe { (*counter).load(Ordering::Relaxed) }
+}
+
+/// The active lanes of the wave (`v_cmp`/`s_mov` of EXEC through `llvm.amdgcn.ballot.i64`; on
+/// wave32 the high half is zero). RDNA3/CDNA3 ISA, "EXEC register".
+#[inline(always)]
+#[must_use]
+pub fn active_lanes() -> u64 {
+    #[cfg(target_arch = "amdgpu")]
+    return core::arch::amdgpu::ballot(true);
+    #[cfg(not(target_arch = "amdgpu"))]
+    gpu_only("llvm.amdgcn.ballot.i64")
+}
+
+/// The number of lanes of `mask` below the calling lane (`v_mbcnt_lo_u32_b32` then
+/// `v_mbcnt_hi_u32_b32`; CDNA3 ISA / RDNA3 ISA, VOP3 `V_MBCNT_LO_U32_B32`, `V_MBCNT_HI_U32_B32`).
+#[inline(always)]
+#[must_use]
+pub fn lanes_below(mask: u64) -> u32 {
+    #[cfg(target_arch = "amdgpu")]
+    return core::arch::amdgpu::mbcnt_hi((mask >> 32) as u32, core::arch::amdgpu::mbcnt_lo(mask as u32, 0));
+    #[cfg(not(target_arch = "amdgpu"))]
+    {
+        let _ = mask;
+        gpu_only("v_mbcnt_lo/hi_u32_b32")
+    }
+}

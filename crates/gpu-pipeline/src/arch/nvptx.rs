@@ -1,0 +1,641 @@
+//! NVIDIA leaf instructions: one PTX instruction form per function.
+//!
+//! Every inline-assembly block of the NVIDIA backend lives here. Above each function: the PTX
+//! form, the minimum PTX ISA version and SM, and the section of the PTX ISA manual ("PTX ISA"
+//! below means NVIDIA's *Parallel Thread Execution ISA*, version 8.0 or later; section titles
+//! are given because section numbers move between versions).
+//!
+//! Addresses of `.shared::cta` objects are 32-bit offsets in the shared window (PTX ISA,
+//! "State Spaces: Shared State Space"), obtained once with [`cvta_to_shared`].
+//!
+//! No block here is `nomem`, `readonly` or `pure`: each one orders or is ordered with memory
+//! operations around it, and the compiler must not move shared-memory accesses across it.
+//!
+//! On other targets every function exists with the same signature and panics with its own
+//! name, so that the host sees and type-checks the whole API (docs, clippy, host tests).
+
+#[cfg(target_arch = "nvptx64")]
+use core::arch::asm;
+
+/// Panics on the host: the named instruction exists only on nvptx64.
+#[cfg(not(target_arch = "nvptx64"))]
+#[cold]
+#[track_caller]
+fn gpu_only(name: &str) -> ! {
+    panic!("gpu-pipeline: `{name}` is an nvptx64 instruction and cannot run on this target")
+}
+
+/// `cvta.to.shared.u64 d, a;` then the low 32 bits: the `.shared::cta` address of a generic pointer.
+///
+/// PTX ISA 2.0, all SMs. PTX ISA, "Data Movement and Conversion Instructions: cvta".
+///
+/// # Safety
+///
+/// `generic` points into this thread block's shared memory.
+#[inline(always)]
+pub unsafe fn cvta_to_shared(generic: *mut u8) -> u32 {
+    #[cfg(target_arch = "nvptx64")]
+    {
+        let shared: u64;
+        // SAFETY: the caller passes a pointer into the shared window; cvta only converts it.
+        unsafe {
+            asm!("cvta.to.shared.u64 {d}, {a};", d = out(reg64) shared, a = in(reg64) generic, options(nostack, preserves_flags));
+        }
+        shared as u32
+    }
+    #[cfg(not(target_arch = "nvptx64"))]
+    {
+        let _ = generic;
+        gpu_only("cvta.to.shared.u64")
+    }
+}
+
+/// `mbarrier.init.shared::cta.b64 [addr], count;`: phase 0, `count` expected arrivals, tx-count 0.
+///
+/// PTX ISA 7.0, sm_80. PTX ISA, "Parallel Synchronization and Communication Instructions: mbarrier.init".
+///
+/// # Safety
+///
+/// `addr` is the shared address of an 8-byte aligned mbarrier that no other thread uses
+/// until a barrier makes the initialisation visible; `1 <= count <= 2^20 - 1`.
+#[inline(always)]
+pub unsafe fn mbarrier_init(addr: u32, count: u32) {
+    #[cfg(target_arch = "nvptx64")]
+    // SAFETY: guaranteed by the caller (exclusive access, valid count).
+    unsafe {
+        asm!("mbarrier.init.shared::cta.b64 [{a}], {n};", a = in(reg32) addr, n = in(reg32) count, options(nostack, preserves_flags));
+    }
+    #[cfg(not(target_arch = "nvptx64"))]
+    {
+        let _ = (addr, count);
+        gpu_only("mbarrier.init.shared::cta.b64")
+    }
+}
+
+/// `mbarrier.inval.shared::cta.b64 [addr];`: invalidates an mbarrier so that its memory may be reused.
+///
+/// PTX ISA 7.0, sm_80. PTX ISA, "Parallel Synchronization and Communication Instructions: mbarrier.inval".
+///
+/// # Safety
+///
+/// `addr` is an initialised mbarrier that no thread uses, or will use, before it is initialised again.
+#[inline(always)]
+pub unsafe fn mbarrier_inval(addr: u32) {
+    #[cfg(target_arch = "nvptx64")]
+    // SAFETY: guaranteed by the caller (no concurrent or later use of the object).
+    unsafe {
+        asm!("mbarrier.inval.shared::cta.b64 [{a}];", a = in(reg32) addr, options(nostack, preserves_flags));
+    }
+    #[cfg(not(target_arch = "nvptx64"))]
+    {
+        let _ = addr;
+        gpu_only("mbarrier.inval.shared::cta.b64")
+    }
+}
+
+/// `mbarrier.arrive.release.cta.shared::cta.b64 _, [addr];`: one arrival, release at CTA scope.
+///
+/// PTX ISA 8.0, sm_90. PTX ISA, "Parallel Synchronization and Communication Instructions: mbarrier.arrive".
+///
+/// # Safety
+///
+/// `addr` is an initialised mbarrier of this CTA.
+#[inline(always)]
+pub unsafe fn mbarrier_arrive(addr: u32) {
+    #[cfg(target_arch = "nvptx64")]
+    // SAFETY: the caller guarantees an initialised mbarrier; an arrive only updates it.
+    unsafe {
+        asm!("mbarrier.arrive.release.cta.shared::cta.b64 _, [{a}];", a = in(reg32) addr, options(nostack, preserves_flags));
+    }
+    #[cfg(not(target_arch = "nvptx64"))]
+    {
+        let _ = addr;
+        gpu_only("mbarrier.arrive.release.cta.shared::cta.b64")
+    }
+}
+
+/// `mbarrier.arrive.shared.b64 state, [addr];`: one arrival, with the default semantics
+/// (release at CTA scope); the returned state is discarded. The sm_80 form.
+///
+/// PTX ISA 7.0, sm_80. PTX ISA, "mbarrier.arrive".
+///
+/// # Safety
+///
+/// `addr` is an initialised mbarrier of this CTA.
+#[inline(always)]
+pub unsafe fn mbarrier_arrive_sm80(addr: u32) {
+    #[cfg(target_arch = "nvptx64")]
+    // SAFETY: the caller guarantees an initialised mbarrier; an arrive only updates it.
+    unsafe {
+        asm!(
+            "{{",
+            ".reg .b64 state;",
+            "mbarrier.arrive.shared.b64 state, [{a}];",
+            "}}",
+            a = in(reg32) addr,
+            options(nostack, preserves_flags),
+        );
+    }
+    #[cfg(not(target_arch = "nvptx64"))]
+    {
+        let _ = addr;
+        gpu_only("mbarrier.arrive.shared.b64")
+    }
+}
+
+/// `mbarrier.arrive.release.cta.shared::cta.b64 _, [addr], count;`: `count` arrivals at once.
+///
+/// PTX ISA 8.0, sm_90 (the count operand: PTX ISA 7.8). PTX ISA, "mbarrier.arrive".
+///
+/// # Safety
+///
+/// `addr` is an initialised mbarrier of this CTA; `count >= 1`.
+#[inline(always)]
+pub unsafe fn mbarrier_arrive_count(addr: u32, count: u32) {
+    #[cfg(target_arch = "nvptx64")]
+    // SAFETY: the caller guarantees an initialised mbarrier; an arrive only updates it.
+    unsafe {
+        asm!("mbarrier.arrive.release.cta.shared::cta.b64 _, [{a}], {n};", a = in(reg32) addr, n = in(reg32) count, options(nostack, preserves_flags));
+    }
+    #[cfg(not(target_arch = "nvptx64"))]
+    {
+        let _ = (addr, count);
+        gpu_only("mbarrier.arrive.release.cta.shared::cta.b64 (count)")
+    }
+}
+
+/// `mbarrier.arrive.expect_tx.release.cta.shared::cta.b64 _, [addr], tx;`: raises the
+/// expected transaction count by `tx` bytes, then arrives once.
+///
+/// PTX ISA 8.0, sm_90. PTX ISA, "mbarrier.arrive" (the `.expect_tx` qualifier) and
+/// "Tracking asynchronous operations by the mbarrier object".
+///
+/// # Safety
+///
+/// `addr` is an initialised mbarrier of this CTA.
+#[inline(always)]
+pub unsafe fn mbarrier_arrive_expect_tx(addr: u32, tx_bytes: u32) {
+    #[cfg(target_arch = "nvptx64")]
+    // SAFETY: the caller guarantees an initialised mbarrier; this updates only its counts.
+    unsafe {
+        asm!("mbarrier.arrive.expect_tx.release.cta.shared::cta.b64 _, [{a}], {n};", a = in(reg32) addr, n = in(reg32) tx_bytes, options(nostack, preserves_flags));
+    }
+    #[cfg(not(target_arch = "nvptx64"))]
+    {
+        let _ = (addr, tx_bytes);
+        gpu_only("mbarrier.arrive.expect_tx.release.cta.shared::cta.b64")
+    }
+}
+
+/// `mbarrier.expect_tx.relaxed.cta.shared::cta.b64 [addr], tx;`: raises the expected
+/// transaction count of the current phase by `tx` bytes, without arriving.
+///
+/// PTX ISA 8.0, sm_90. PTX ISA, "mbarrier.expect_tx".
+///
+/// # Safety
+///
+/// `addr` is an initialised mbarrier of this CTA.
+#[inline(always)]
+pub unsafe fn mbarrier_expect_tx(addr: u32, tx_bytes: u32) {
+    #[cfg(target_arch = "nvptx64")]
+    // SAFETY: the caller guarantees an initialised mbarrier; this updates only its tx-count.
+    unsafe {
+        asm!("mbarrier.expect_tx.relaxed.cta.shared::cta.b64 [{a}], {n};", a = in(reg32) addr, n = in(reg32) tx_bytes, options(nostack, preserves_flags));
+    }
+    #[cfg(not(target_arch = "nvptx64"))]
+    {
+        let _ = (addr, tx_bytes);
+        gpu_only("mbarrier.expect_tx.relaxed.cta.shared::cta.b64")
+    }
+}
+
+/// `mbarrier.complete_tx.relaxed.cta.shared::cta.b64 [addr], tx;`: lowers the pending
+/// transaction count by `tx` bytes, as a completed asynchronous copy would.
+///
+/// PTX ISA 8.0, sm_90. PTX ISA, "mbarrier.complete_tx".
+///
+/// # Safety
+///
+/// `addr` is an initialised mbarrier of this CTA.
+#[inline(always)]
+pub unsafe fn mbarrier_complete_tx(addr: u32, tx_bytes: u32) {
+    #[cfg(target_arch = "nvptx64")]
+    // SAFETY: the caller guarantees an initialised mbarrier; this updates only its tx-count.
+    unsafe {
+        asm!("mbarrier.complete_tx.relaxed.cta.shared::cta.b64 [{a}], {n};", a = in(reg32) addr, n = in(reg32) tx_bytes, options(nostack, preserves_flags));
+    }
+    #[cfg(not(target_arch = "nvptx64"))]
+    {
+        let _ = (addr, tx_bytes);
+        gpu_only("mbarrier.complete_tx.relaxed.cta.shared::cta.b64")
+    }
+}
+
+/// `mbarrier.try_wait.parity.acquire.cta.shared::cta.b64 p, [addr], parity;`: whether the
+/// phase of the given parity has completed; may wait a short, system-dependent time first.
+/// Acquire at CTA scope when it returns true.
+///
+/// PTX ISA 8.0, sm_90 (`.acquire.cta`; the form without them: PTX ISA 7.8).
+/// PTX ISA, "mbarrier.test_wait / mbarrier.try_wait".
+///
+/// # Safety
+///
+/// `addr` is an initialised mbarrier of this CTA.
+#[inline(always)]
+pub unsafe fn mbarrier_try_wait_parity(addr: u32, parity: u32) -> bool {
+    #[cfg(target_arch = "nvptx64")]
+    {
+        let done: u32;
+        // SAFETY: the caller guarantees an initialised mbarrier; try_wait only reads its phase.
+        unsafe {
+            asm!(
+                "{{",
+                ".reg .pred p;",
+                "mbarrier.try_wait.parity.acquire.cta.shared::cta.b64 p, [{a}], {ph};",
+                "selp.u32 {d}, 1, 0, p;",
+                "}}",
+                d = out(reg32) done, a = in(reg32) addr, ph = in(reg32) parity,
+                options(nostack, preserves_flags),
+            );
+        }
+        done != 0
+    }
+    #[cfg(not(target_arch = "nvptx64"))]
+    {
+        let _ = (addr, parity);
+        gpu_only("mbarrier.try_wait.parity.acquire.cta.shared::cta.b64")
+    }
+}
+
+/// `mbarrier.try_wait.parity.acquire.cta.shared::cta.b64 p, [addr], parity, ticks;`: as
+/// [`mbarrier_try_wait_parity`], with a suspend-time hint: the thread may be suspended for
+/// up to `ticks` nanoseconds waiting for the phase, and resumes as soon as it completes.
+///
+/// PTX ISA 8.0, sm_90. PTX ISA, "mbarrier.test_wait / mbarrier.try_wait" (`suspendTimeHint`).
+///
+/// # Safety
+///
+/// `addr` is an initialised mbarrier of this CTA.
+#[inline(always)]
+pub unsafe fn mbarrier_try_wait_parity_ticks(addr: u32, parity: u32, ticks: u32) -> bool {
+    #[cfg(target_arch = "nvptx64")]
+    {
+        let done: u32;
+        // SAFETY: the caller guarantees an initialised mbarrier; try_wait only reads its phase.
+        unsafe {
+            asm!(
+                "{{",
+                ".reg .pred p;",
+                "mbarrier.try_wait.parity.acquire.cta.shared::cta.b64 p, [{a}], {ph}, {t};",
+                "selp.u32 {d}, 1, 0, p;",
+                "}}",
+                d = out(reg32) done, a = in(reg32) addr, ph = in(reg32) parity, t = in(reg32) ticks,
+                options(nostack, preserves_flags),
+            );
+        }
+        done != 0
+    }
+    #[cfg(not(target_arch = "nvptx64"))]
+    {
+        let _ = (addr, parity, ticks);
+        gpu_only("mbarrier.try_wait.parity.acquire.cta.shared::cta.b64 (ticks)")
+    }
+}
+
+/// `mbarrier.try_wait.parity.acquire.cluster.shared::cta.b64 p, [addr], parity;`: as
+/// [`mbarrier_try_wait_parity`], acquire at *cluster* scope, for phases completed by arrivals
+/// from peer CTAs of the cluster.
+///
+/// PTX ISA 8.0, sm_90. PTX ISA, "mbarrier.test_wait / mbarrier.try_wait".
+///
+/// # Safety
+///
+/// `addr` is an initialised mbarrier of this CTA.
+#[inline(always)]
+pub unsafe fn mbarrier_try_wait_parity_cluster(addr: u32, parity: u32) -> bool {
+    #[cfg(target_arch = "nvptx64")]
+    {
+        let done: u32;
+        // SAFETY: the caller guarantees an initialised mbarrier; try_wait only reads its phase.
+        unsafe {
+            asm!(
+                "{{",
+                ".reg .pred p;",
+                "mbarrier.try_wait.parity.acquire.cluster.shared::cta.b64 p, [{a}], {ph};",
+                "selp.u32 {d}, 1, 0, p;",
+                "}}",
+                d = out(reg32) done, a = in(reg32) addr, ph = in(reg32) parity,
+                options(nostack, preserves_flags),
+            );
+        }
+        done != 0
+    }
+    #[cfg(not(target_arch = "nvptx64"))]
+    {
+        let _ = (addr, parity);
+        gpu_only("mbarrier.try_wait.parity.acquire.cluster.shared::cta.b64")
+    }
+}
+
+/// `mbarrier.test_wait.parity.shared.b64 p, [addr], parity;`: whether the phase of the given
+/// parity has completed, without waiting (acquire at CTA scope by default). The sm_80 path.
+///
+/// PTX ISA 7.1, sm_80. PTX ISA, "mbarrier.test_wait / mbarrier.try_wait".
+///
+/// # Safety
+///
+/// `addr` is an initialised mbarrier of this CTA.
+#[inline(always)]
+pub unsafe fn mbarrier_test_wait_parity(addr: u32, parity: u32) -> bool {
+    #[cfg(target_arch = "nvptx64")]
+    {
+        let done: u32;
+        // SAFETY: the caller guarantees an initialised mbarrier; test_wait only reads its phase.
+        unsafe {
+            asm!(
+                "{{",
+                ".reg .pred p;",
+                "mbarrier.test_wait.parity.shared.b64 p, [{a}], {ph};",
+                "selp.u32 {d}, 1, 0, p;",
+                "}}",
+                d = out(reg32) done, a = in(reg32) addr, ph = in(reg32) parity,
+                options(nostack, preserves_flags),
+            );
+        }
+        done != 0
+    }
+    #[cfg(not(target_arch = "nvptx64"))]
+    {
+        let _ = (addr, parity);
+        gpu_only("mbarrier.test_wait.parity.shared.b64")
+    }
+}
+
+/// `mapa.shared::cluster.u32 d, addr, rank;`: the `.shared::cluster` address of the object at
+/// the same offset in the shared memory of CTA `rank` of this cluster.
+///
+/// PTX ISA 7.8, sm_90. PTX ISA, "Data Movement and Conversion Instructions: mapa".
+///
+/// # Safety
+///
+/// `addr` is a `.shared::cta` address of this CTA and `rank` a CTA rank of the cluster.
+#[inline(always)]
+pub unsafe fn mapa_shared_cluster(addr: u32, rank: u32) -> u32 {
+    #[cfg(target_arch = "nvptx64")]
+    {
+        let remote: u32;
+        // SAFETY: mapa only computes an address; the caller guarantees the rank exists.
+        unsafe {
+            asm!("mapa.shared::cluster.u32 {d}, {a}, {r};", d = out(reg32) remote, a = in(reg32) addr, r = in(reg32) rank, options(nostack, preserves_flags));
+        }
+        remote
+    }
+    #[cfg(not(target_arch = "nvptx64"))]
+    {
+        let _ = (addr, rank);
+        gpu_only("mapa.shared::cluster.u32")
+    }
+}
+
+/// `mbarrier.arrive.release.cluster.shared::cluster.b64 _, [remote];`: one arrival on an
+/// mbarrier of a peer CTA (address from [`mapa_shared_cluster`]), release at cluster scope.
+///
+/// PTX ISA 8.0, sm_90. PTX ISA, "mbarrier.arrive" (`.shared::cluster` requires the sink `_`).
+///
+/// # Safety
+///
+/// `remote` is the `.shared::cluster` address of an initialised mbarrier of a CTA of this
+/// cluster that has not exited.
+#[inline(always)]
+pub unsafe fn mbarrier_arrive_remote(remote: u32) {
+    #[cfg(target_arch = "nvptx64")]
+    // SAFETY: the caller guarantees a live, initialised remote mbarrier.
+    unsafe {
+        asm!("mbarrier.arrive.release.cluster.shared::cluster.b64 _, [{a}];", a = in(reg32) remote, options(nostack, preserves_flags));
+    }
+    #[cfg(not(target_arch = "nvptx64"))]
+    {
+        let _ = remote;
+        gpu_only("mbarrier.arrive.release.cluster.shared::cluster.b64")
+    }
+}
+
+/// `fence.mbarrier_init.release.cluster;`: orders prior `mbarrier.init`s of this thread before
+/// later cluster-scope accesses to those barriers by peer CTAs.
+///
+/// PTX ISA 8.0, sm_90. PTX ISA, "Parallel Synchronization and Communication Instructions: membar / fence".
+#[inline(always)]
+pub fn fence_mbarrier_init_release_cluster() {
+    #[cfg(target_arch = "nvptx64")]
+    // SAFETY: a fence has no operands and no preconditions.
+    unsafe {
+        asm!("fence.mbarrier_init.release.cluster;", options(nostack, preserves_flags));
+    }
+    #[cfg(not(target_arch = "nvptx64"))]
+    gpu_only("fence.mbarrier_init.release.cluster")
+}
+
+/// `fence.proxy.async.shared::cta;`: orders this thread's generic-proxy accesses to shared
+/// memory with later async-proxy accesses (TMA, `cp.async.bulk`, wgmma operands), and the reverse.
+///
+/// PTX ISA 8.0, sm_90. PTX ISA, "membar / fence" (`.proxy.async`) and "Memory Consistency Model: Proxies".
+#[inline(always)]
+pub fn fence_proxy_async_shared_cta() {
+    #[cfg(target_arch = "nvptx64")]
+    // SAFETY: a fence has no operands and no preconditions.
+    unsafe {
+        asm!("fence.proxy.async.shared::cta;", options(nostack, preserves_flags));
+    }
+    #[cfg(not(target_arch = "nvptx64"))]
+    gpu_only("fence.proxy.async.shared::cta")
+}
+
+/// `cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [dst], [src], size, [mbar];`:
+/// an asynchronous bulk copy of `size` bytes from global to shared memory that, when done,
+/// performs complete-tx of `size` bytes on the mbarrier.
+///
+/// PTX ISA 8.0, sm_90. PTX ISA, "Data Movement and Conversion Instructions: cp.async.bulk".
+///
+/// # Safety
+///
+/// `dst` (a `.shared::cta` address of this CTA) and `src` (global) are 16-byte aligned,
+/// `size` is a non-zero multiple of 16, both ranges are valid and not accessed by anyone else
+/// until the mbarrier phase completes, and `mbar` is an initialised mbarrier of this CTA.
+#[inline(always)]
+pub unsafe fn cp_async_bulk_global_to_shared(dst: u32, src: *const u8, size: u32, mbar: u32) {
+    #[cfg(target_arch = "nvptx64")]
+    // SAFETY: guaranteed by the caller (valid, aligned, exclusively owned ranges).
+    unsafe {
+        asm!(
+            "cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [{d}], [{s}], {n}, [{m}];",
+            d = in(reg32) dst, s = in(reg64) src, n = in(reg32) size, m = in(reg32) mbar,
+            options(nostack, preserves_flags),
+        );
+    }
+    #[cfg(not(target_arch = "nvptx64"))]
+    {
+        let _ = (dst, src, size, mbar);
+        gpu_only("cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes")
+    }
+}
+
+/// `red.release.cta.shared.add.u64 [addr], n;`: atomically adds `n` to a 64-bit shared-memory
+/// counter, release at CTA scope, no result. The arrive of the counter backend on NVIDIA.
+///
+/// PTX ISA 6.0, sm_70. PTX ISA, "Parallel Synchronization and Communication Instructions: red"
+/// and "Memory Consistency Model: Scope" (`.cta`, never the `.sys` default of Rust atomics).
+///
+/// # Safety
+///
+/// `addr` is the `.shared::cta` address of an 8-byte-aligned 64-bit counter.
+#[inline(always)]
+pub unsafe fn red_release_cta_shared_add_u64(addr: u32, n: u64) {
+    #[cfg(target_arch = "nvptx64")]
+    // SAFETY: guaranteed by the caller; the reduction only updates the counter.
+    unsafe {
+        asm!("red.release.cta.shared.add.u64 [{a}], {n};", a = in(reg32) addr, n = in(reg64) n, options(nostack, preserves_flags));
+    }
+    #[cfg(not(target_arch = "nvptx64"))]
+    {
+        let _ = (addr, n);
+        gpu_only("red.release.cta.shared.add.u64")
+    }
+}
+
+/// `ld.acquire.cta.shared.u64 d, [addr];`: reads a 64-bit shared-memory counter, acquire at CTA scope.
+///
+/// PTX ISA 6.0, sm_70. PTX ISA, "Data Movement and Conversion Instructions: ld" (`.acquire`, `.cta`).
+///
+/// # Safety
+///
+/// `addr` is the `.shared::cta` address of an 8-byte-aligned 64-bit counter.
+#[inline(always)]
+pub unsafe fn ld_acquire_cta_shared_u64(addr: u32) -> u64 {
+    #[cfg(target_arch = "nvptx64")]
+    {
+        let value: u64;
+        // SAFETY: guaranteed by the caller; a load.
+        unsafe {
+            asm!("ld.acquire.cta.shared.u64 {d}, [{a}];", d = out(reg64) value, a = in(reg32) addr, options(nostack, preserves_flags));
+        }
+        value
+    }
+    #[cfg(not(target_arch = "nvptx64"))]
+    {
+        let _ = addr;
+        gpu_only("ld.acquire.cta.shared.u64")
+    }
+}
+
+/// `activemask.b32 d;`: the lanes of the warp executing this instruction together.
+///
+/// PTX ISA 6.2, sm_30. PTX ISA, "Parallel Synchronization and Communication Instructions: activemask".
+#[inline(always)]
+#[must_use]
+pub fn activemask() -> u32 {
+    #[cfg(target_arch = "nvptx64")]
+    {
+        let mask: u32;
+        // SAFETY: reads a warp-state value; no preconditions.
+        unsafe {
+            asm!("activemask.b32 {d};", d = out(reg32) mask, options(nostack, preserves_flags));
+        }
+        mask
+    }
+    #[cfg(not(target_arch = "nvptx64"))]
+    gpu_only("activemask.b32")
+}
+
+/// `bar.warp.sync mask;`: waits until all lanes of `mask` reach it, and orders their memory
+/// accesses ("also guarantees memory ordering among threads participating in barrier").
+///
+/// PTX ISA 6.0, sm_30. PTX ISA, "Parallel Synchronization and Communication Instructions: bar.warp.sync".
+///
+/// # Safety
+///
+/// Every lane of `mask` executes this instruction with the same mask (including the caller).
+#[inline(always)]
+pub unsafe fn bar_warp_sync(mask: u32) {
+    #[cfg(target_arch = "nvptx64")]
+    // SAFETY: guaranteed by the caller (all lanes of the mask take part).
+    unsafe {
+        asm!("bar.warp.sync {m};", m = in(reg32) mask, options(nostack, preserves_flags));
+    }
+    #[cfg(not(target_arch = "nvptx64"))]
+    {
+        let _ = mask;
+        gpu_only("bar.warp.sync")
+    }
+}
+
+/// `mov.u32 d, %laneid;`: the calling thread's lane in its warp.
+///
+/// PTX ISA 1.3, all SMs. PTX ISA, "Special Registers: %laneid".
+#[inline(always)]
+#[must_use]
+pub fn laneid() -> u32 {
+    #[cfg(target_arch = "nvptx64")]
+    {
+        let lane: u32;
+        // SAFETY: reads a special register.
+        unsafe {
+            asm!("mov.u32 {d}, %laneid;", d = out(reg32) lane, options(nostack, nomem, preserves_flags));
+        }
+        lane
+    }
+    #[cfg(not(target_arch = "nvptx64"))]
+    gpu_only("mov.u32 %laneid")
+}
+
+/// `nanosleep.u32 t;`: suspends the thread for about `t` ns (at most 1 ms). Back-off for
+/// counter waits given a ticks hint.
+///
+/// PTX ISA 6.3, sm_70. PTX ISA, "Miscellaneous Instructions: nanosleep".
+#[inline(always)]
+pub fn nanosleep(ns: u32) {
+    #[cfg(target_arch = "nvptx64")]
+    // SAFETY: sleeping has no preconditions.
+    unsafe {
+        asm!("nanosleep.u32 {t};", t = in(reg32) ns, options(nostack, preserves_flags));
+    }
+    #[cfg(not(target_arch = "nvptx64"))]
+    {
+        let _ = ns;
+        gpu_only("nanosleep.u32")
+    }
+}
+
+/// `st.shared.u64 [addr], v;`: a plain 64-bit shared-memory store (counter initialisation).
+///
+/// PTX ISA 1.0, all SMs. PTX ISA, "Data Movement and Conversion Instructions: st".
+///
+/// # Safety
+///
+/// `addr` is the `.shared::cta` address of 8 aligned bytes that no other thread accesses now.
+#[inline(always)]
+pub unsafe fn st_shared_u64(addr: u32, value: u64) {
+    #[cfg(target_arch = "nvptx64")]
+    // SAFETY: guaranteed by the caller (exclusive, aligned shared location).
+    unsafe {
+        asm!("st.shared.u64 [{a}], {v};", a = in(reg32) addr, v = in(reg64) value, options(nostack, preserves_flags));
+    }
+    #[cfg(not(target_arch = "nvptx64"))]
+    {
+        let _ = (addr, value);
+        gpu_only("st.shared.u64")
+    }
+}
+
+/// `fence.acq_rel.cta;`: a release and acquire fence at CTA scope (Rust's `fence` would be `.sys`).
+///
+/// PTX ISA 6.0, sm_70. PTX ISA, "Parallel Synchronization and Communication Instructions: membar / fence".
+#[inline(always)]
+pub fn fence_acq_rel_cta() {
+    #[cfg(target_arch = "nvptx64")]
+    // SAFETY: a fence has no operands and no preconditions.
+    unsafe {
+        asm!("fence.acq_rel.cta;", options(nostack, preserves_flags));
+    }
+    #[cfg(not(target_arch = "nvptx64"))]
+    gpu_only("fence.acq_rel.cta")
+}

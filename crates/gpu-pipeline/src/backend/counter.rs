@@ -1,0 +1,241 @@
+//! The counter backend: monotonic 64-bit shared-memory counters, no parity.
+//!
+//! Built for AMD (`amdgcn`, LDS atomics) and for NVIDIA (`nvptx64`, shared-memory atomics with
+//! explicit `.cta` scope), where it serves GPUs without `mbarrier` (sm_70, sm_75) and lets the
+//! counter protocol run, with real concurrency, in the NVIDIA device suite.
+//!
+//! Storage: `2 * STAGES` counters, `full[0..STAGES)` then `empty[0..STAGES)`, zeroed by `init`.
+//! A consumer on lap `p` waits for `full >= (p + 1) * P`, a producer on lap `q` for
+//! `empty >= (q - 1) * C`, compared modulo 2^32 (see [`crate::counter`], which also proves that
+//! the comparison is exact for any run length).
+//!
+//! # Arrivals
+//!
+//! The arrival unit is the thread (as on every backend). Threads of one wave (warp) that arrive
+//! together are counted in **one** atomic: the first active lane adds the number of active lanes.
+//! A wave of 64 arriving lanes makes one `ds_add_u64` of 64, not 64 atomics on one address.
+//!
+//! # Memory ordering (the data-before-signal fence is part of the arrive)
+//!
+//! - AMD: an arrive is `s_waitcnt lgkmcnt(0)` then `ds_add_u64`: every LDS (and FLAT) access the
+//!   wave issued before it has completed before the counter moves. LDS operations of a CU are
+//!   performed in one global order (*AMDGPUUsage*, "Memory Model GFX942": "All LDS operations of a
+//!   CU are performed as wavefront wide operations in a global order and involve no caching"), so a
+//!   waiter that reads the new count and then reads the slot sees the data. The wait is a
+//!   `ds_read_b64` loop followed by a compiler acquire fence. This is release/acquire at
+//!   work-group scope **for LDS**, which is where the slots live. Global memory written by one
+//!   side and read by the other through the ring is not covered (on gfx11 in WGP mode that would
+//!   need `buffer_gl0_inv`); pass data through LDS. [`lds_data_fence`] is the same fence by name,
+//!   for signals made by other means.
+//! - NVIDIA: the leader's `red.release.cta` is preceded by `bar.warp.sync` over the arriving lanes,
+//!   which orders their accesses before the leader's release; waits are `ld.acquire.cta`.
+
+use core::sync::atomic::AtomicU64;
+
+use super::{MAX_COUNTER_ARRIVALS, PipelineBackend, check_arrive_counts};
+use crate::counter;
+
+#[cfg(target_arch = "nvptx64")]
+use crate::arch::nvptx as arch;
+
+#[cfg(not(target_arch = "nvptx64"))]
+use crate::arch::amdgpu as arch;
+
+/// The address of one counter: a `.shared::cta` offset on NVIDIA, an LDS pointer elsewhere.
+#[cfg(target_arch = "nvptx64")]
+type Addr = u32;
+#[cfg(not(target_arch = "nvptx64"))]
+type Addr = *const AtomicU64;
+
+/// A handle to one counter of an [`AmdCounterBackend`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct CounterRef {
+    addr: Addr,
+}
+
+impl CounterRef {
+    #[inline(always)]
+    fn offset(self, elems: u32) -> Self {
+        #[cfg(target_arch = "nvptx64")]
+        return Self { addr: self.addr + elems * 8 };
+        #[cfg(not(target_arch = "nvptx64"))]
+        return Self { addr: self.addr.wrapping_add(elems as usize) };
+    }
+
+    /// The arriving threads of the calling wave arrive: the first active lane adds the number of
+    /// active lanes, after the data-before-signal fence (see the module docs).
+    #[inline(always)]
+    pub fn arrive(self) {
+        #[cfg(target_arch = "nvptx64")]
+        {
+            let mask = arch::activemask();
+            // SAFETY: every lane of `mask` executes this same code with the same mask.
+            unsafe { arch::bar_warp_sync(mask) };
+            if arch::laneid() == mask.trailing_zeros() {
+                // SAFETY: the backend's constructor guarantees a shared counter address.
+                unsafe { arch::red_release_cta_shared_add_u64(self.addr, u64::from(mask.count_ones())) };
+            }
+        }
+        #[cfg(not(target_arch = "nvptx64"))]
+        {
+            let active = arch::active_lanes();
+            if arch::lanes_below(active) == 0 {
+                lds_data_fence();
+                // SAFETY: the backend's constructor guarantees an LDS counter.
+                unsafe { arch::ds_add_u64(self.addr, u64::from(active.count_ones())) };
+            }
+        }
+    }
+
+    /// The counter's value (acquire on NVIDIA; on AMD a relaxed LDS read, see [`Self::reached`]).
+    #[inline(always)]
+    #[must_use]
+    pub fn load(self) -> u64 {
+        #[cfg(target_arch = "nvptx64")]
+        // SAFETY: the backend's constructor guarantees a shared counter address.
+        return unsafe { arch::ld_acquire_cta_shared_u64(self.addr) };
+        #[cfg(not(target_arch = "nvptx64"))]
+        // SAFETY: the backend's constructor guarantees an LDS counter.
+        return unsafe { arch::ds_read_u64(self.addr) };
+    }
+
+    /// Whether the counter reached `threshold` (modulo 2^32), with acquire ordering if so.
+    #[inline(always)]
+    #[must_use]
+    pub fn reached(self, threshold: u32) -> bool {
+        let done = counter::reached(self.load() as u32, threshold);
+        #[cfg(not(target_arch = "nvptx64"))]
+        if done {
+            core::sync::atomic::compiler_fence(core::sync::atomic::Ordering::Acquire);
+        }
+        done
+    }
+
+    /// Blocks until the counter reached `threshold`; with a ticks hint, backs off between reads
+    /// (AMD `s_sleep 1`, about 64 clocks; NVIDIA `nanosleep` of at most the hint, capped at 1 µs).
+    #[inline(always)]
+    pub fn wait(self, threshold: u32, ticks: Option<u32>) {
+        while !self.reached(threshold) {
+            if let Some(t) = ticks {
+                #[cfg(target_arch = "nvptx64")]
+                arch::nanosleep(if t < 1000 { t } else { 1000 });
+                #[cfg(not(target_arch = "nvptx64"))]
+                {
+                    let _ = t;
+                    arch::s_sleep_1();
+                }
+            }
+        }
+    }
+}
+
+/// The data-before-signal fence of the counter backend, by name: on AMD `s_waitcnt lgkmcnt(0)`
+/// (every LDS/FLAT access of this wave has completed) plus a compiler release fence; on NVIDIA
+/// `fence.acq_rel.cta` (not `core::sync::atomic::fence`, which is system scope there).
+///
+/// Every arrive of [`AmdCounterBackend`] already performs it; call it yourself only before a
+/// signal made by other means.
+#[inline(always)]
+pub fn lds_data_fence() {
+    #[cfg(target_arch = "nvptx64")]
+    crate::arch::nvptx::fence_acq_rel_cta();
+    #[cfg(not(target_arch = "nvptx64"))]
+    {
+        core::sync::atomic::compiler_fence(core::sync::atomic::Ordering::Release);
+        crate::arch::amdgpu::s_waitcnt_lgkmcnt0();
+    }
+}
+
+/// The counter backend (see the module docs): `2 * STAGES` monotonic 64-bit counters in shared
+/// memory (LDS).
+///
+/// `PRODUCER_ARRIVALS` and `CONSUMER_ARRIVALS` are the threads that arrive per phase (1..=1024,
+/// checked at compile time). They are type parameters because the pipeline value is copied into
+/// every thread: a count stored by the initialising thread would not reach the others.
+///
+/// Named for the reference design's AMD backend; it builds for nvptx64 too.
+#[derive(Clone, Copy, Debug)]
+pub struct AmdCounterBackend<const PRODUCER_ARRIVALS: u32, const CONSUMER_ARRIVALS: u32> {
+    full: CounterRef,
+    empty: CounterRef,
+}
+
+// SAFETY: layout: `new` places full[] at the base and empty[] STAGES counters later.
+// Completion: `reached` compares with the thresholds of `crate::counter`, exact under the
+// protocol. Arrival unit: a wave adds its number of active (arriving) lanes once, so each thread
+// counts one. Ordering: see the module docs (fence + add; acquire load or read + compiler fence).
+// No reset: only `init` stores. Constants: checked in `new`.
+unsafe impl<const P: u32, const C: u32> PipelineBackend for AmdCounterBackend<P, C> {
+    type Storage = AtomicU64;
+    type Handle = CounterRef;
+
+    const PRODUCER_ARRIVALS: u32 = P;
+    const CONSUMER_ARRIVALS: u32 = C;
+    const MAX_ARRIVALS: u32 = MAX_COUNTER_ARRIVALS;
+
+    #[inline(always)]
+    unsafe fn new<const STAGES: usize>(storage: *mut AtomicU64) -> Self {
+        check_arrive_counts::<Self>();
+        #[cfg(target_arch = "nvptx64")]
+        // SAFETY: the caller guarantees `storage` points into shared memory.
+        let full = CounterRef { addr: unsafe { arch::cvta_to_shared(storage.cast()) } };
+        #[cfg(not(target_arch = "nvptx64"))]
+        let full = CounterRef { addr: storage.cast_const() };
+        Self { full, empty: full.offset(STAGES as u32) }
+    }
+
+    #[inline(always)]
+    unsafe fn init<const STAGES: usize>(&self) {
+        #[cfg(target_arch = "nvptx64")]
+        for i in 0..2 * STAGES as u32 {
+            // SAFETY: the caller is the only thread using the storage now.
+            unsafe { arch::st_shared_u64(self.full.offset(i).addr, 0) };
+        }
+        #[cfg(not(target_arch = "nvptx64"))]
+        for i in 0..2 * STAGES as u32 {
+            // SAFETY: the caller is the only thread using the storage now; a plain store of a
+            // fresh counter (`ds_write_b64`).
+            unsafe { self.full.offset(i).addr.cast_mut().write(AtomicU64::new(0)) };
+        }
+    }
+
+    #[inline(always)]
+    fn wait_full(&self, stage: u32, lap: u32, ticks: Option<u32>) {
+        self.full.offset(stage).wait(counter::full_threshold(lap, P), ticks);
+    }
+
+    #[inline(always)]
+    fn wait_empty(&self, stage: u32, lap: u32, ticks: Option<u32>) {
+        self.empty.offset(stage).wait(counter::empty_threshold(lap, C), ticks);
+    }
+
+    #[inline(always)]
+    fn try_full(&self, stage: u32, lap: u32) -> bool {
+        self.full.offset(stage).reached(counter::full_threshold(lap, P))
+    }
+
+    #[inline(always)]
+    fn try_empty(&self, stage: u32, lap: u32) -> bool {
+        self.empty.offset(stage).reached(counter::empty_threshold(lap, C))
+    }
+
+    #[inline(always)]
+    fn arrive_full(&self, stage: u32) {
+        self.full.offset(stage).arrive();
+    }
+
+    #[inline(always)]
+    fn arrive_empty(&self, stage: u32) {
+        self.empty.offset(stage).arrive();
+    }
+
+    #[inline(always)]
+    fn full_handle(&self, stage: u32) -> CounterRef {
+        self.full.offset(stage)
+    }
+
+    #[inline(always)]
+    fn empty_handle(&self, stage: u32) -> CounterRef {
+        self.empty.offset(stage)
+    }
+}

@@ -1,0 +1,321 @@
+//! Host backends on std atomics: the real protocol code runs on CPU threads and under loom.
+//!
+//! - [`HostMbarBackend`] models an NVIDIA mbarrier: a pending-arrival count and a phase count in
+//!   one 64-bit atomic word; waits test the parity of the phase, exactly as
+//!   `mbarrier.try_wait.parity` does. It checks the parity arithmetic of the NVIDIA backend.
+//! - [`HostCounterBackend`] is the counter protocol of the AMD backend: monotonic counters and
+//!   the thresholds of [`crate::counter`]. It checks that arithmetic.
+//!
+//! Both count one arrival per calling thread, like the GPU backends.
+//!
+//! # Memory ordering
+//!
+//! Every arrival is a read-modify-write with `Release` ordering and every wait ends with an
+//! `Acquire` load. The RMWs on one word form a release sequence, so a waiter whose load reads the
+//! value written by the last arrival of a phase synchronises with *every* arrival of that phase:
+//! what each arriving thread wrote before arriving is visible after the wait. This is the
+//! release/acquire contract of `mbarrier.arrive.release` / `try_wait.acquire`.
+
+use core::mem::MaybeUninit;
+
+use super::{MAX_COUNTER_ARRIVALS, MAX_MBARRIER_ARRIVALS, PipelineBackend, check_arrive_counts};
+use crate::counter;
+use crate::primitive::{AtomicU64, Ordering, wait_round};
+
+/// Bits of an mbarrier-model word that hold the pending arrivals of the current phase.
+const PENDING_MASK: u64 = 0xffff_ffff;
+/// The phase count lives in the high 32 bits.
+const PHASE_SHIFT: u32 = 32;
+
+/// A handle to one barrier of a [`HostMbarBackend`]: a model of an mbarrier.
+#[derive(Clone, Copy, Debug)]
+pub struct HostMbarrier {
+    word: *const AtomicU64,
+    expected: u32,
+}
+
+// SAFETY: the word is an atomic, shared by design between the threads of a pipeline; the
+// backend's constructor makes the caller guarantee it outlives every use.
+unsafe impl Send for HostMbarrier {}
+// SAFETY: as above; every access is atomic.
+unsafe impl Sync for HostMbarrier {}
+
+impl HostMbarrier {
+    #[inline]
+    fn word(&self) -> &AtomicU64 {
+        // SAFETY: `HostMbarBackend::new`'s caller guarantees the storage outlives the handle.
+        unsafe { &*self.word }
+    }
+
+    /// The number of completed phases (the model's phase counter), modulo 2^32.
+    #[must_use]
+    pub fn phase(&self) -> u32 {
+        (self.word().load(Ordering::Acquire) >> PHASE_SHIFT) as u32
+    }
+
+    /// Arrivals still missing for the current phase to complete.
+    #[must_use]
+    pub fn pending(&self) -> u32 {
+        (self.word().load(Ordering::Acquire) & PENDING_MASK) as u32
+    }
+
+    /// One arrival (release). The last arrival of a phase completes it: the phase count moves
+    /// on and the pending count is reloaded with the expected arrivals, as on an mbarrier.
+    pub fn arrive(&self) {
+        let word = self.word();
+        let mut old = word.load(Ordering::Relaxed);
+        loop {
+            let pending = old & PENDING_MASK;
+            let new = if pending <= 1 {
+                let phase = (old >> PHASE_SHIFT).wrapping_add(1) & PENDING_MASK;
+                (phase << PHASE_SHIFT) | u64::from(self.expected)
+            } else {
+                old - 1
+            };
+            match word.compare_exchange_weak(old, new, Ordering::Release, Ordering::Relaxed) {
+                Ok(_) => return,
+                Err(seen) => old = seen,
+            }
+        }
+    }
+
+    /// Whether the phase of parity `parity & 1` has completed (acquire if so): true when the
+    /// current phase has the other parity, so the phase of this parity is the one just before it.
+    #[must_use]
+    pub fn try_wait_parity(&self, parity: u32) -> bool {
+        let phase = (self.word().load(Ordering::Acquire) >> PHASE_SHIFT) as u32;
+        (phase & 1) != (parity & 1)
+    }
+
+    /// Blocks until [`try_wait_parity`](Self::try_wait_parity) holds.
+    pub fn wait_parity(&self, parity: u32) {
+        let mut round = 0;
+        while !self.try_wait_parity(parity) {
+            wait_round(&mut round);
+        }
+    }
+}
+
+/// The host model of the NVIDIA backend (see the module docs).
+///
+/// Storage elements are `MaybeUninit<AtomicU64>`: `init` writes them.
+#[derive(Clone, Copy, Debug)]
+pub struct HostMbarBackend<const PRODUCER_ARRIVALS: u32, const CONSUMER_ARRIVALS: u32> {
+    full: *const AtomicU64,
+    empty: *const AtomicU64,
+    stages: u32,
+}
+
+// SAFETY: a description of atomics shared between threads; see `HostMbarrier`.
+unsafe impl<const P: u32, const C: u32> Send for HostMbarBackend<P, C> {}
+// SAFETY: as above.
+unsafe impl<const P: u32, const C: u32> Sync for HostMbarBackend<P, C> {}
+
+impl<const P: u32, const C: u32> HostMbarBackend<P, C> {
+    #[inline]
+    fn full_at(&self, stage: u32) -> HostMbarrier {
+        debug_assert!(stage < self.stages);
+        HostMbarrier { word: self.full.wrapping_add(stage as usize), expected: P }
+    }
+
+    #[inline]
+    fn empty_at(&self, stage: u32) -> HostMbarrier {
+        debug_assert!(stage < self.stages);
+        HostMbarrier { word: self.empty.wrapping_add(stage as usize), expected: C }
+    }
+}
+
+// SAFETY: layout: full[] at the base, empty[] after it, 2 * STAGES words. Completion: a wait
+// tests the parity of the phase counter, which moves only when the pending count of a phase
+// reaches zero. Arrival unit: one `arrive` per call. Ordering: Release RMWs, Acquire loads
+// (module docs). No reset: only `init` stores. Constants: checked in `new`.
+unsafe impl<const P: u32, const C: u32> PipelineBackend for HostMbarBackend<P, C> {
+    type Storage = MaybeUninit<AtomicU64>;
+    type Handle = HostMbarrier;
+
+    const PRODUCER_ARRIVALS: u32 = P;
+    const CONSUMER_ARRIVALS: u32 = C;
+    const MAX_ARRIVALS: u32 = MAX_MBARRIER_ARRIVALS;
+
+    unsafe fn new<const STAGES: usize>(storage: *mut MaybeUninit<AtomicU64>) -> Self {
+        check_arrive_counts::<Self>();
+        let full = storage.cast::<AtomicU64>().cast_const();
+        Self { full, empty: full.wrapping_add(STAGES), stages: STAGES as u32 }
+    }
+
+    unsafe fn init<const STAGES: usize>(&self) {
+        for stage in 0..STAGES {
+            // SAFETY: the caller owns the storage exclusively during init; the words are
+            // written before any other thread may read them (the caller's barrier).
+            unsafe {
+                self.full.cast_mut().add(stage).write(AtomicU64::new(u64::from(P)));
+                self.empty.cast_mut().add(stage).write(AtomicU64::new(u64::from(C)));
+            }
+        }
+    }
+
+    fn wait_full(&self, stage: u32, lap: u32, _ticks: Option<u32>) {
+        self.full_at(stage).wait_parity(lap);
+    }
+
+    fn wait_empty(&self, stage: u32, lap: u32, _ticks: Option<u32>) {
+        self.empty_at(stage).wait_parity(lap);
+    }
+
+    fn try_full(&self, stage: u32, lap: u32) -> bool {
+        self.full_at(stage).try_wait_parity(lap)
+    }
+
+    fn try_empty(&self, stage: u32, lap: u32) -> bool {
+        self.empty_at(stage).try_wait_parity(lap)
+    }
+
+    fn arrive_full(&self, stage: u32) {
+        self.full_at(stage).arrive();
+    }
+
+    fn arrive_empty(&self, stage: u32) {
+        self.empty_at(stage).arrive();
+    }
+
+    fn full_handle(&self, stage: u32) -> HostMbarrier {
+        self.full_at(stage)
+    }
+
+    fn empty_handle(&self, stage: u32) -> HostMbarrier {
+        self.empty_at(stage)
+    }
+}
+
+/// A handle to one counter of a [`HostCounterBackend`].
+#[derive(Clone, Copy, Debug)]
+pub struct HostCounterSignal {
+    word: *const AtomicU64,
+}
+
+// SAFETY: an atomic shared by design; the backend's constructor guarantees its lifetime.
+unsafe impl Send for HostCounterSignal {}
+// SAFETY: as above.
+unsafe impl Sync for HostCounterSignal {}
+
+impl HostCounterSignal {
+    #[inline]
+    fn word(&self) -> &AtomicU64 {
+        // SAFETY: `HostCounterBackend::new`'s caller guarantees the storage outlives the handle.
+        unsafe { &*self.word }
+    }
+
+    /// The counter: arrivals since init.
+    #[must_use]
+    pub fn value(&self) -> u64 {
+        self.word().load(Ordering::Acquire)
+    }
+
+    /// `n` arrivals in one atomic add (release): a wave's arriving lanes counted at once.
+    pub fn arrive_n(&self, n: u32) {
+        self.word().fetch_add(u64::from(n), Ordering::Release);
+    }
+
+    /// One arrival (release).
+    pub fn arrive(&self) {
+        self.arrive_n(1);
+    }
+
+    /// Whether the counter reached `threshold` (serial comparison modulo 2^32; acquire).
+    #[must_use]
+    pub fn reached(&self, threshold: u32) -> bool {
+        counter::reached(self.value() as u32, threshold)
+    }
+
+    fn wait(&self, threshold: u32) {
+        let mut round = 0;
+        while !self.reached(threshold) {
+            wait_round(&mut round);
+        }
+    }
+}
+
+/// The host model of the counter backend (see the module docs).
+#[derive(Clone, Copy, Debug)]
+pub struct HostCounterBackend<const PRODUCER_ARRIVALS: u32, const CONSUMER_ARRIVALS: u32> {
+    full: *const AtomicU64,
+    empty: *const AtomicU64,
+    stages: u32,
+}
+
+// SAFETY: a description of atomics shared between threads; see `HostCounterSignal`.
+unsafe impl<const P: u32, const C: u32> Send for HostCounterBackend<P, C> {}
+// SAFETY: as above.
+unsafe impl<const P: u32, const C: u32> Sync for HostCounterBackend<P, C> {}
+
+impl<const P: u32, const C: u32> HostCounterBackend<P, C> {
+    #[inline]
+    fn full_at(&self, stage: u32) -> HostCounterSignal {
+        debug_assert!(stage < self.stages);
+        HostCounterSignal { word: self.full.wrapping_add(stage as usize) }
+    }
+
+    #[inline]
+    fn empty_at(&self, stage: u32) -> HostCounterSignal {
+        debug_assert!(stage < self.stages);
+        HostCounterSignal { word: self.empty.wrapping_add(stage as usize) }
+    }
+}
+
+// SAFETY: layout: full[] then empty[], 2 * STAGES counters. Completion: waits compare with the
+// thresholds of `crate::counter`, exact under the protocol (see its essay). Arrival unit: one
+// `fetch_add(1)` per call. Ordering: Release adds, Acquire loads. No reset: counters only grow.
+// Constants: checked in `new`.
+unsafe impl<const P: u32, const C: u32> PipelineBackend for HostCounterBackend<P, C> {
+    type Storage = MaybeUninit<AtomicU64>;
+    type Handle = HostCounterSignal;
+
+    const PRODUCER_ARRIVALS: u32 = P;
+    const CONSUMER_ARRIVALS: u32 = C;
+    const MAX_ARRIVALS: u32 = MAX_COUNTER_ARRIVALS;
+
+    unsafe fn new<const STAGES: usize>(storage: *mut MaybeUninit<AtomicU64>) -> Self {
+        check_arrive_counts::<Self>();
+        let full = storage.cast::<AtomicU64>().cast_const();
+        Self { full, empty: full.wrapping_add(STAGES), stages: STAGES as u32 }
+    }
+
+    unsafe fn init<const STAGES: usize>(&self) {
+        for i in 0..2 * STAGES {
+            // SAFETY: the caller owns the storage exclusively during init.
+            unsafe { self.full.cast_mut().add(i).write(AtomicU64::new(0)) };
+        }
+    }
+
+    fn wait_full(&self, stage: u32, lap: u32, _ticks: Option<u32>) {
+        self.full_at(stage).wait(counter::full_threshold(lap, P));
+    }
+
+    fn wait_empty(&self, stage: u32, lap: u32, _ticks: Option<u32>) {
+        self.empty_at(stage).wait(counter::empty_threshold(lap, C));
+    }
+
+    fn try_full(&self, stage: u32, lap: u32) -> bool {
+        self.full_at(stage).reached(counter::full_threshold(lap, P))
+    }
+
+    fn try_empty(&self, stage: u32, lap: u32) -> bool {
+        self.empty_at(stage).reached(counter::empty_threshold(lap, C))
+    }
+
+    fn arrive_full(&self, stage: u32) {
+        self.full_at(stage).arrive();
+    }
+
+    fn arrive_empty(&self, stage: u32) {
+        self.empty_at(stage).arrive();
+    }
+
+    fn full_handle(&self, stage: u32) -> HostCounterSignal {
+        self.full_at(stage)
+    }
+
+    fn empty_handle(&self, stage: u32) -> HostCounterSignal {
+        self.empty_at(stage)
+    }
+}

@@ -1,0 +1,96 @@
+//! Threshold arithmetic of the counter protocol: pure, no `unsafe`, no `cfg`.
+//!
+//! The counter backends ([`AmdCounterBackend`](crate::AmdCounterBackend), its nvptx build,
+//! and the host model [`HostCounterBackend`](crate::HostCounterBackend)) keep one monotonic
+//! counter per signal. Each arrival adds 1 (a wave adds its number of arriving lanes in one
+//! atomic). Nothing is ever reset, so there is no parity and no ABA.
+//!
+//! - A consumer on lap `p` waits until `full >= (p + 1) * producer_arrivals`.
+//! - A producer on lap `q` waits until `empty >= (q - 1) * consumer_arrivals`.
+//!
+//! # Wrapping, and why no lap bound is needed
+//!
+//! Laps wrap modulo 2^32 ([`crate::cursor`]). Thresholds are computed modulo 2^32 from them,
+//! and a counter is compared with its threshold by serial-number arithmetic (RFC 1982): the
+//! counter has reached the threshold when `counter - threshold`, taken modulo 2^32, read as a
+//! signed 32-bit number, is not negative. That comparison is exact whenever the true distance
+//! between the two is below 2^31. The protocol bounds the distance by one lap's arrivals:
+//! while a consumer waits for lap `p`, the full counter lies in `[p * P, (p + 1) * P]`
+//! (the producer cannot fill lap `p + 1` of this slot before this consumer released lap `p`);
+//! likewise the empty counter for a producer on lap `q` lies in `[(q - 2) * C, (q - 1) * C]`.
+//! Arrive counts are at most [`MAX_COUNTER_ARRIVALS`] (far below 2^31), so the comparison is
+//! exact on every lap, for any number of laps: the counters may wrap too.
+//!
+//! The producer's `q - 1` is a wrapping subtraction. It never wraps on the first pass (the
+//! producer cursor starts on lap 1 and only moves forward), and after 2^32 laps it wraps
+//! consistently with everything else.
+
+/// The largest arrive count a counter backend accepts: the largest thread block (work-group)
+/// either vendor launches, 1024 threads. More arrivals than threads could never be met.
+pub const MAX_COUNTER_ARRIVALS: u32 = 1024;
+
+/// The value the *full* counter of a slot must reach before a consumer on `consumer_lap` may read it.
+#[inline(always)]
+#[must_use]
+pub const fn full_threshold(consumer_lap: u32, producer_arrivals: u32) -> u32 {
+    consumer_lap.wrapping_add(1).wrapping_mul(producer_arrivals)
+}
+
+/// The value the *empty* counter of a slot must reach before a producer on `producer_lap` may refill it.
+#[inline(always)]
+#[must_use]
+pub const fn empty_threshold(producer_lap: u32, consumer_arrivals: u32) -> u32 {
+    producer_lap.wrapping_sub(1).wrapping_mul(consumer_arrivals)
+}
+
+/// Whether a counter has reached a threshold, by serial-number arithmetic modulo 2^32.
+///
+/// Only the low 32 bits of a counter matter; a 64-bit counter is truncated by the caller.
+#[inline(always)]
+#[must_use]
+pub const fn reached(counter: u32, threshold: u32) -> bool {
+    (counter.wrapping_sub(threshold) as i32) >= 0
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn first_pass_producer_never_waits_and_consumer_waits_for_one_fill() {
+        for arrivals in [1, 2, 32, 128, MAX_COUNTER_ARRIVALS] {
+            assert_eq!(empty_threshold(1, arrivals), 0);
+            assert!(reached(0, empty_threshold(1, arrivals)));
+            assert_eq!(full_threshold(0, arrivals), arrivals);
+            assert!(!reached(arrivals - 1, full_threshold(0, arrivals)));
+            assert!(reached(arrivals, full_threshold(0, arrivals)));
+        }
+    }
+
+    /// Runs a slot through many laps with the true (unbounded) counter values and checks that
+    /// the modular comparison gives the same answer as exact arithmetic at every counter value
+    /// the protocol allows while a side waits, including across the 2^32 wrap of laps and counters.
+    #[test]
+    fn modular_comparison_equals_exact_comparison_across_wraps() {
+        for arrivals in [1u32, 3, 128, MAX_COUNTER_ARRIVALS] {
+            let a = arrivals as u64;
+            let around_wrap = (u32::MAX as u64 / a).saturating_sub(3);
+            for true_lap in (0..8u64).chain(around_wrap..around_wrap + 8).chain((1u64 << 32) - 4..(1u64 << 32) + 4) {
+                let lap = true_lap as u32;
+                // Consumer on lap p: the full counter lies in [p*A, (p+1)*A].
+                let need = (true_lap + 1) * a;
+                for value in true_lap * a..=need {
+                    let exact = value >= need;
+                    assert_eq!(reached(value as u32, full_threshold(lap, arrivals)), exact, "consumer lap {true_lap} A {arrivals} value {value}");
+                }
+                // Producer on lap q >= 1: the empty counter lies in [(q-2)*A, (q-1)*A] (clamped at 0).
+                let q = true_lap + 1;
+                let need = (q - 1) * a;
+                for value in (q.saturating_sub(2)) * a..=need {
+                    let exact = value >= need;
+                    assert_eq!(reached(value as u32, empty_threshold(q as u32, arrivals)), exact, "producer lap {q} A {arrivals} value {value}");
+                }
+            }
+        }
+    }
+}

@@ -1,0 +1,113 @@
+//! Warp-specialized producer/consumer pipelines over shared memory, for GPU kernels written in
+//! Rust: NVIDIA (`nvptx64-nvidia-cuda`, `mbarrier`) and AMD (`amdgcn-amd-amdhsa`, LDS counters)
+//! behind one API, with host backends that run the same protocol code on CPU threads.
+//!
+//! Producer warps and consumer warps share a ring of `STAGES` shared-memory slots. Each slot has
+//! two signals: **full** (the producer raised it: the slot holds fresh data) and **empty** (the
+//! consumers raised it: the slot may be refilled). The protocol, which slot and which lap, is in
+//! [`ProducerConsumerPipeline`] and [`Cursor`]; the mechanism is a [`PipelineBackend`].
+//!
+//! # The protocol
+//!
+//! ```text
+//!        producer  (cursor: slot s, lap q; starts s = 0, q = 1)
+//!      ┌───────────────────────────────────────────────────────────┐
+//!      │ (1) acquire   wait until empty[s] completed lap q - 1      │
+//!      │               fill slot s                                  │
+//!      │ (2) commit    arrive on full[s]; step (s + 1, wrap: q + 1) │
+//!      └───────────────┬───────────────────────────▲───────────────┘
+//!                      │ full[s]                   │ empty[s]
+//!      ┌───────────────▼───────────────────────────┴───────────────┐
+//!      │ (3) wait      wait until full[s] completed lap p           │
+//!      │               read slot s                                  │
+//!      │ (4) release   arrive on empty[s]; step (s + 1, wrap: p + 1)│
+//!      └───────────────────────────────────────────────────────────┘
+//!        consumer  (cursor: slot s, lap p; starts s = 0, p = 0)
+//! ```
+//!
+//! | transition | performed by |
+//! |---|---|
+//! | (1) acquire | [`ProducerConsumerPipeline::acquire_producer`], [`wait_consumer`](ProducerConsumerPipeline::wait_consumer), entry of [`produce`](ProducerConsumerPipeline::produce) |
+//! | (2) commit  | [`ProducerStage::release`], [`producer_signal`](ProducerConsumerPipeline::producer_signal) + [`producer_step`](ProducerConsumerPipeline::producer_step), exit of `produce` |
+//! | (3) wait    | [`ProducerConsumerPipeline::acquire_consumer`], [`wait_producer`](ProducerConsumerPipeline::wait_producer), entry of [`consume`](ProducerConsumerPipeline::consume) |
+//! | (4) release | [`ConsumerStage::release`], [`consumer_signal`](ProducerConsumerPipeline::consumer_signal) + [`consumer_step`](ProducerConsumerPipeline::consumer_step), exit of `consume` |
+//!
+//! Because every slot starts empty, the producer starts on lap 1: its first pass waits for
+//! "lap 0 released", which holds at once. The roles' start laps are fixed by [`Cursor`]'s type.
+//!
+//! # The arrival unit
+//!
+//! An arrive count is **the number of threads that call arrive per phase**, on every backend.
+//! A warp whose 32 lanes all release a stage contributes 32; a single elected lane contributes 1.
+//! (Mojo's NVIDIA backend counts threads while its AMD backend counts lane 0 of each warp; here
+//! the same kernel means the same thing everywhere.) The counts are part of the backend type,
+//! checked at compile time: `NvidiaMbarBackend<1, 128>` is one producer thread and four consumer
+//! warps.
+//!
+//! # Stage handles
+//!
+//! [`ProducerStage`] and [`ConsumerStage`] must be released exactly once, by a consuming
+//! `release(self)` or `release_without_signal(self)`. Dropping one without release **does not
+//! compile** on the GPU targets (`panic = "abort"`); on the host it panics. See [`stage`].
+//!
+//! # Example
+//!
+//! A kernel body, generic over the backend; every thread runs it, warp 0 produces, warps 1..=4
+//! consume (the full kernel is in `tests/kernels`):
+//!
+//! ```
+//! use gpu_pipeline::{PipelineBackend, ProducerConsumerPipeline};
+//!
+//! /// `storage` and `slots` live in shared memory; `init` ran on one thread, then a block barrier.
+//! unsafe fn ring<B: PipelineBackend>(storage: *mut B::Storage, slots: *mut [u32; 4], warp: u32, lane: u32, items: u32, out: &mut u32) {
+//!     let mut pipe = unsafe { ProducerConsumerPipeline::<4, B>::new(storage) };
+//!     if warp == 0 {
+//!         for item in 0..items {
+//!             pipe.produce(|stage| {
+//!                 if lane == 0 { unsafe { (*slots.add(stage.index() as usize))[0] = item } }
+//!             });
+//!         }
+//!     } else {
+//!         for _ in 0..items {
+//!             let stage = pipe.acquire_consumer();
+//!             *out = out.wrapping_add(unsafe { (*slots.add(stage.index() as usize))[0] });
+//!             stage.release();
+//!         }
+//!     }
+//! }
+//! ```
+//!
+//! # Features
+//!
+//! - `std`: the host backends [`HostMbarBackend`] and [`HostCounterBackend`] (std atomics; under
+//!   `--cfg loom`, loom's), and a run-time drop check that stays quiet while already panicking.
+
+#![no_std]
+#![cfg_attr(any(target_arch = "nvptx64", target_arch = "amdgpu"), feature(asm_experimental_arch))]
+#![cfg_attr(target_arch = "amdgpu", feature(stdarch_amdgpu))]
+#![deny(missing_docs)]
+#![warn(clippy::undocumented_unsafe_blocks)]
+
+#[cfg(any(feature = "std", test))]
+extern crate std;
+
+pub mod arch;
+pub mod backend;
+pub mod counter;
+pub mod cursor;
+mod pipeline;
+#[cfg(any(feature = "std", test))]
+mod primitive;
+pub mod stage;
+
+pub use backend::{
+    AmdCounterBackend, CounterRef, Mbarrier, MbarrierRef, NvidiaMbarBackend, PipelineBackend, fence_proxy_async,
+    lds_data_fence,
+};
+#[cfg(any(feature = "std", test))]
+pub use backend::{HostCounterBackend, HostCounterSignal, HostMbarBackend, HostMbarrier};
+#[cfg(any(target_arch = "nvptx64", target_arch = "amdgpu", feature = "std", test))]
+pub use backend::DefaultBackend;
+pub use cursor::{Consumer, Cursor, Producer, Side};
+pub use pipeline::ProducerConsumerPipeline;
+pub use stage::{ConsumerStage, ProducerStage, StageView};

@@ -1,0 +1,341 @@
+//! [`ProducerConsumerPipeline`]: the protocol, over any [`PipelineBackend`].
+
+use crate::backend::PipelineBackend;
+use crate::cursor::{Consumer, Cursor, Producer, StageCount};
+use crate::stage::{ConsumerStage, ProducerStage, StageView};
+
+/// A ring of `STAGES` shared-memory slots between producer threads and consumer threads,
+/// synchronised by backend `B` (whose type carries the arrive counts).
+///
+/// Every thread of the kernel holds its own value, made by [`new`](Self::new) from the same
+/// barrier storage; one thread calls [`init`](Self::init) and a block barrier follows. A thread
+/// then uses one side: producer threads the `producer_*`/`wait_consumer`/`acquire_producer`/
+/// `produce` methods, consumer threads the `consumer_*`/`wait_producer`/`acquire_consumer`/
+/// `consume` methods. Each side keeps its own [`Cursor`].
+///
+/// The slot memory itself is the kernel's: index it with the stage index.
+///
+/// # Memory ordering
+///
+/// What producer threads write to slot `s` before signalling `full[s]` (a handle's `release`,
+/// [`producer_signal`](Self::producer_signal), ...) is visible to consumer threads after their
+/// wait on `full[s]` for that lap returns; what consumers read or write before signalling
+/// `empty[s]` happens before the producer's next writes to slot `s` after its wait returns.
+/// Scope and proxy details are the backend's (see its docs: NVIDIA needs
+/// [`fence_proxy_async`](crate::fence_proxy_async) between generic and async-proxy accesses).
+pub struct ProducerConsumerPipeline<const STAGES: usize, B: PipelineBackend> {
+    backend: B,
+    producer: Cursor<STAGES, Producer>,
+    consumer: Cursor<STAGES, Consumer>,
+}
+
+impl<const STAGES: usize, B: PipelineBackend> ProducerConsumerPipeline<STAGES, B> {
+    /// The number of barrier storage elements: `2 * STAGES` (full then empty).
+    pub const STORAGE_ELEMS: usize = 2 * STAGES;
+
+    /// The shared-memory bytes the barriers take: `2 * STAGES * size_of::<B::Storage>()`.
+    pub const SMEM_BYTES: usize = Self::STORAGE_ELEMS * core::mem::size_of::<B::Storage>();
+
+    /// The shared-memory bytes the barriers take (the value of [`SMEM_BYTES`](Self::SMEM_BYTES)).
+    #[doc(alias = "smem_bytes_required")]
+    #[inline(always)]
+    #[must_use]
+    pub const fn smem_bytes() -> usize {
+        Self::SMEM_BYTES
+    }
+
+    /// A pipeline over the barrier storage at `storage`, both cursors at their start
+    /// (producer: slot 0, lap 1; consumer: slot 0, lap 0).
+    ///
+    /// Zero stages, or an arrive count of 0 or above the backend's maximum, fail to compile.
+    ///
+    /// # Safety
+    ///
+    /// - `storage` points to [`STORAGE_ELEMS`](Self::STORAGE_ELEMS) aligned `B::Storage`
+    ///   elements (shared memory on a GPU) used for nothing else while any pipeline value made
+    ///   from it is in use.
+    /// - Before any thread uses a method other than `init`, exactly one thread has called
+    ///   [`init`](Self::init) on a value made from this storage, and a block-wide barrier
+    ///   (cluster-wide, if peers arrive remotely) separates that call from the use.
+    /// - Every thread that uses a side of the pipeline is counted in that side's arrive count,
+    ///   and arrives exactly once per stage it passes (the stage handles and scopes do this).
+    #[inline(always)]
+    #[must_use]
+    pub unsafe fn new(storage: *mut B::Storage) -> Self {
+        let () = StageCount::<STAGES>::CHECK;
+        Self {
+            // SAFETY: forwarded from this function's contract.
+            backend: unsafe { B::new::<STAGES>(storage) },
+            producer: Cursor::start(),
+            consumer: Cursor::start(),
+        }
+    }
+
+    /// Initialises all barriers (phase 0, the backend's arrive counts).
+    ///
+    /// # Safety
+    ///
+    /// Called by exactly one thread, before any other use, and followed by a block-wide barrier
+    /// (see [`new`](Self::new)).
+    #[doc(alias = "init_mbars")]
+    #[doc(alias = "init_barriers")]
+    #[inline(always)]
+    pub unsafe fn init(&self) {
+        // SAFETY: forwarded from this function's contract.
+        unsafe { self.backend.init::<STAGES>() }
+    }
+
+    /// The backend value (barrier locations), for backend-specific operations.
+    #[inline(always)]
+    #[must_use]
+    pub fn backend(&self) -> &B {
+        &self.backend
+    }
+
+    // ---------------------------------------------------------------- consumer side
+
+    /// Consumer: blocks until the producer filled the consumer's current slot.
+    #[inline(always)]
+    pub fn wait_producer(&self) {
+        self.backend.wait_full(self.consumer.stage(), self.consumer.lap(), None);
+    }
+
+    /// Consumer: as [`wait_producer`](Self::wait_producer), with a suspend-time hint of `ticks`
+    /// nanoseconds (the hardware may suspend the waiting thread up to that long per try and wakes
+    /// it when the phase completes; ignored where the hardware has no such hint).
+    #[inline(always)]
+    pub fn wait_producer_ticks(&self, ticks: u32) {
+        self.backend.wait_full(self.consumer.stage(), self.consumer.lap(), Some(ticks));
+    }
+
+    /// Consumer: whether the producer filled the consumer's current slot. Does not block for long.
+    ///
+    /// Pair it with [`wait_producer_if_needed`](Self::wait_producer_if_needed) to overlap
+    /// other work with the wait.
+    #[inline(always)]
+    #[must_use]
+    pub fn try_wait_producer(&self) -> bool {
+        self.backend.try_full(self.consumer.stage(), self.consumer.lap())
+    }
+
+    /// Consumer: waits for the producer unless an earlier
+    /// [`try_wait_producer`](Self::try_wait_producer) already returned `true`.
+    #[inline(always)]
+    pub fn wait_producer_if_needed(&self, already_ready: bool) {
+        if !already_ready {
+            self.wait_producer();
+        }
+    }
+
+    /// Consumer: the index of the consumer's current slot, in `0..STAGES`.
+    #[inline(always)]
+    #[must_use]
+    pub fn consumer_stage(&self) -> u32 {
+        self.consumer.stage()
+    }
+
+    /// Consumer: the consumer's cursor (slot and lap).
+    #[inline(always)]
+    #[must_use]
+    pub fn consumer_cursor(&self) -> Cursor<STAGES, Consumer> {
+        self.consumer
+    }
+
+    /// Consumer: the calling thread arrives on `empty` of the consumer's current slot
+    /// (the slot may be refilled once all consumer arrivals are in). Does not step.
+    #[inline(always)]
+    pub fn consumer_signal(&self) {
+        self.backend.arrive_empty(self.consumer.stage());
+    }
+
+    /// Consumer: moves to the next slot (and lap, past the last slot). Does not signal.
+    #[inline(always)]
+    pub fn consumer_step(&mut self) {
+        self.consumer.step();
+    }
+
+    /// Consumer: waits for the producer, signals `empty`, and steps, with no work in between.
+    /// For pure synchronisation roles (for example, a scheduler warp throttling a loader).
+    #[inline(always)]
+    pub fn consumer_signal_and_step(&mut self) {
+        self.wait_producer();
+        self.consumer_signal();
+        self.consumer_step();
+    }
+
+    /// Consumer: waits for the producer and returns a handle to the filled slot, which must be
+    /// released ([`ConsumerStage::release`] or [`ConsumerStage::release_without_signal`]).
+    #[inline(always)]
+    pub fn acquire_consumer(&mut self) -> ConsumerStage<'_, STAGES, B> {
+        self.wait_producer();
+        ConsumerStage::new(self)
+    }
+
+    /// Consumer: waits for the producer, runs `f` on the filled slot, then signals `empty` and
+    /// steps. Returns what `f` returns.
+    #[inline(always)]
+    pub fn consume<R>(&mut self, f: impl FnOnce(StageView<B>) -> R) -> R {
+        let stage = self.acquire_consumer();
+        let result = f(stage.view());
+        stage.release();
+        result
+    }
+
+    /// Consumer: waits for the producer, runs `f` with the stage handle, then steps *without*
+    /// signalling: `f` must make the consumer arrivals itself ([`ConsumerStage::arrive`] from the
+    /// lanes that count, or an arrival through [`ConsumerStage::barrier`]).
+    #[inline(always)]
+    pub fn consume_explicit<R>(&mut self, f: impl FnOnce(&ConsumerStage<'_, STAGES, B>) -> R) -> R {
+        let stage = self.acquire_consumer();
+        let result = f(&stage);
+        stage.release_without_signal();
+        result
+    }
+
+    // ---------------------------------------------------------------- producer side
+
+    /// Producer: blocks until the consumers released the producer's current slot.
+    /// On the first pass over the ring it returns at once.
+    #[inline(always)]
+    pub fn wait_consumer(&self) {
+        self.backend.wait_empty(self.producer.stage(), self.producer.lap(), None);
+    }
+
+    /// Producer: as [`wait_consumer`](Self::wait_consumer), with a suspend-time hint of `ticks` ns.
+    #[inline(always)]
+    pub fn wait_consumer_ticks(&self, ticks: u32) {
+        self.backend.wait_empty(self.producer.stage(), self.producer.lap(), Some(ticks));
+    }
+
+    /// Producer: whether the consumers released the producer's current slot.
+    #[inline(always)]
+    #[must_use]
+    pub fn try_wait_consumer(&self) -> bool {
+        self.backend.try_empty(self.producer.stage(), self.producer.lap())
+    }
+
+    /// Producer: waits for the consumers unless an earlier
+    /// [`try_wait_consumer`](Self::try_wait_consumer) already returned `true`.
+    #[inline(always)]
+    pub fn wait_consumer_if_needed(&self, already_ready: bool) {
+        if !already_ready {
+            self.wait_consumer();
+        }
+    }
+
+    /// Producer: the index of the producer's current slot, in `0..STAGES`.
+    #[inline(always)]
+    #[must_use]
+    pub fn producer_stage(&self) -> u32 {
+        self.producer.stage()
+    }
+
+    /// Producer: the producer's cursor (slot and lap).
+    #[inline(always)]
+    #[must_use]
+    pub fn producer_cursor(&self) -> Cursor<STAGES, Producer> {
+        self.producer
+    }
+
+    /// Producer: the calling thread arrives on `full` of the producer's current slot.
+    /// Does not step.
+    #[inline(always)]
+    pub fn producer_signal(&self) {
+        self.backend.arrive_full(self.producer.stage());
+    }
+
+    /// Producer: moves to the next slot (and lap, past the last slot). Does not signal.
+    #[inline(always)]
+    pub fn producer_step(&mut self) {
+        self.producer.step();
+    }
+
+    /// Producer: waits for the consumers, signals `full`, and steps, with no work in between.
+    #[inline(always)]
+    pub fn producer_signal_and_step(&mut self) {
+        self.wait_consumer();
+        self.producer_signal();
+        self.producer_step();
+    }
+
+    /// Producer: waits for the consumers and returns a handle to the free slot, which must be
+    /// released ([`ProducerStage::release`] or [`ProducerStage::release_without_signal`]).
+    #[inline(always)]
+    pub fn acquire_producer(&mut self) -> ProducerStage<'_, STAGES, B> {
+        self.wait_consumer();
+        ProducerStage::new(self)
+    }
+
+    /// Producer: waits for the consumers, runs `f` on the free slot, then signals `full` and
+    /// steps. Returns what `f` returns.
+    #[inline(always)]
+    pub fn produce<R>(&mut self, f: impl FnOnce(StageView<B>) -> R) -> R {
+        let stage = self.acquire_producer();
+        let result = f(stage.view());
+        stage.release();
+        result
+    }
+
+    /// Producer: waits for the consumers, runs `f` with the stage handle, then steps *without*
+    /// signalling: `f` makes the producer arrivals itself (for example one lane's
+    /// `arrive_expect_tx` followed by bulk copies completing on the barrier).
+    #[inline(always)]
+    pub fn produce_explicit<R>(&mut self, f: impl FnOnce(&ProducerStage<'_, STAGES, B>) -> R) -> R {
+        let stage = self.acquire_producer();
+        let result = f(&stage);
+        stage.release_without_signal();
+        result
+    }
+
+    // ---------------------------------------------------------------- barriers
+
+    /// The `full` barrier of slot `stage` (the one producers signal and consumers wait on).
+    ///
+    /// # Panics
+    ///
+    /// In debug builds, if `stage >= STAGES`.
+    #[doc(alias = "producer_mbar")]
+    #[inline(always)]
+    #[must_use]
+    pub fn full_barrier(&self, stage: u32) -> B::Handle {
+        debug_assert!((stage as usize) < STAGES, "stage index out of range");
+        self.backend.full_handle(stage)
+    }
+
+    /// The `empty` barrier of slot `stage` (the one consumers signal and producers wait on).
+    ///
+    /// # Panics
+    ///
+    /// In debug builds, if `stage >= STAGES`.
+    #[doc(alias = "consumer_mbar")]
+    #[inline(always)]
+    #[must_use]
+    pub fn empty_barrier(&self, stage: u32) -> B::Handle {
+        debug_assert!((stage as usize) < STAGES, "stage index out of range");
+        self.backend.empty_handle(stage)
+    }
+
+    // ---------------------------------------------------------------- tests
+
+    /// Constructs a pipeline with cursors at given places, for the crate's own wrap tests.
+    #[cfg(test)]
+    pub(crate) fn with_cursors(
+        backend: B,
+        producer: Cursor<STAGES, Producer>,
+        consumer: Cursor<STAGES, Consumer>,
+    ) -> Self {
+        Self { backend, producer, consumer }
+    }
+}
+
+impl<const STAGES: usize, B: PipelineBackend + core::fmt::Debug> core::fmt::Debug
+    for ProducerConsumerPipeline<STAGES, B>
+{
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        f.debug_struct("ProducerConsumerPipeline")
+            .field("backend", &self.backend)
+            .field("producer", &self.producer)
+            .field("consumer", &self.consumer)
+            .finish()
+    }
+}
