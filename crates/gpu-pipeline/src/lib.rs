@@ -101,8 +101,8 @@ mod primitive;
 pub mod stage;
 
 pub use backend::{
-    AmdCounterBackend, CounterRef, Mbarrier, MbarrierRef, NvidiaMbarBackend, PipelineBackend, fence_proxy_async,
-    lds_data_fence,
+    AmdCounterBackend, Cluster, CounterRef, Cta, MbarScope, Mbarrier, MbarrierRef, NvidiaMbarBackend, PipelineBackend,
+    fence_proxy_async, lds_data_fence,
 };
 #[cfg(any(feature = "std", test))]
 pub use backend::{HostCounterBackend, HostCounterSignal, HostMbarBackend, HostMbarrier};

@@ -24,6 +24,7 @@
 //! - **With `panic = "unwind"` (host tests)** the drop is caught at run time: it panics with the
 //!   same message (unless the thread is already panicking, with the `std` feature).
 
+#[cfg(panic = "abort")]
 use core::marker::PhantomData;
 use core::mem::ManuallyDrop;
 

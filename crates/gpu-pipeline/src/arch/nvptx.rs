@@ -639,3 +639,63 @@ pub fn fence_acq_rel_cta() {
     #[cfg(not(target_arch = "nvptx64"))]
     gpu_only("fence.acq_rel.cta")
 }
+
+/// `mov.u32 d, %cluster_ctarank;`: the rank of this CTA in its cluster.
+///
+/// PTX ISA 7.8, sm_90. PTX ISA, "Special Registers: %cluster_ctarank".
+#[inline(always)]
+#[must_use]
+pub fn cluster_ctarank() -> u32 {
+    #[cfg(target_arch = "nvptx64")]
+    {
+        let rank: u32;
+        // SAFETY: reads a special register.
+        unsafe {
+            asm!("mov.u32 {d}, %cluster_ctarank;", d = out(reg32) rank, options(nostack, nomem, preserves_flags));
+        }
+        rank
+    }
+    #[cfg(not(target_arch = "nvptx64"))]
+    gpu_only("mov.u32 %cluster_ctarank")
+}
+
+/// `barrier.cluster.arrive.release.aligned;`: this thread arrives on the cluster barrier, release
+/// at cluster scope. With [`barrier_cluster_wait_acquire`], the cluster-wide barrier that must
+/// separate barrier initialisation from remote arrivals, and the last remote arrival from a
+/// peer's exit.
+///
+/// PTX ISA 8.0, sm_90. PTX ISA, "Parallel Synchronization and Communication Instructions: barrier.cluster".
+///
+/// # Safety
+///
+/// Every thread of the warp executes it (`.aligned`), and every non-exited thread of the cluster
+/// arrives once before any waits.
+#[inline(always)]
+pub unsafe fn barrier_cluster_arrive_release() {
+    #[cfg(target_arch = "nvptx64")]
+    // SAFETY: guaranteed by the caller (warp-uniform, cluster-wide participation).
+    unsafe {
+        asm!("barrier.cluster.arrive.release.aligned;", options(nostack, preserves_flags));
+    }
+    #[cfg(not(target_arch = "nvptx64"))]
+    gpu_only("barrier.cluster.arrive.release.aligned")
+}
+
+/// `barrier.cluster.wait.acquire.aligned;`: waits until every thread of the cluster arrived
+/// (see [`barrier_cluster_arrive_release`]), acquire at cluster scope.
+///
+/// PTX ISA 8.0, sm_90. PTX ISA, "barrier.cluster".
+///
+/// # Safety
+///
+/// Every thread of the warp executes it, after its own `barrier.cluster.arrive`.
+#[inline(always)]
+pub unsafe fn barrier_cluster_wait_acquire() {
+    #[cfg(target_arch = "nvptx64")]
+    // SAFETY: guaranteed by the caller.
+    unsafe {
+        asm!("barrier.cluster.wait.acquire.aligned;", options(nostack, preserves_flags));
+    }
+    #[cfg(not(target_arch = "nvptx64"))]
+    gpu_only("barrier.cluster.wait.acquire.aligned")
+}

@@ -197,6 +197,10 @@ unsafe impl<const P: u32, const C: u32> PipelineBackend for AmdCounterBackend<P,
             // fresh counter (`ds_write_b64`).
             unsafe { self.full.offset(i).addr.cast_mut().write(AtomicU64::new(0)) };
         }
+        // The initialising stores complete before the caller's block barrier, so a bare
+        // `s_barrier` suffices there.
+        #[cfg(not(target_arch = "nvptx64"))]
+        lds_data_fence();
     }
 
     #[inline(always)]

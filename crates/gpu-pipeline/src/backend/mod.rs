@@ -23,7 +23,7 @@ mod nvidia;
 pub use counter::{AmdCounterBackend, CounterRef, lds_data_fence};
 #[cfg(any(feature = "std", test))]
 pub use host::{HostCounterBackend, HostCounterSignal, HostMbarBackend, HostMbarrier};
-pub use nvidia::{Mbarrier, MbarrierRef, NvidiaMbarBackend, fence_proxy_async};
+pub use nvidia::{Cluster, Cta, MbarScope, Mbarrier, MbarrierRef, NvidiaMbarBackend, fence_proxy_async};
 
 /// The arrive-count limit of mbarrier: `mbarrier.init` takes a count in `1..=2^20 - 1`
 /// (PTX ISA 8.x, section 9.7.13.15.10 "mbarrier.init"; the expected-arrival count field is 20 bits).

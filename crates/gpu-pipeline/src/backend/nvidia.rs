@@ -22,6 +22,7 @@
 //! holds for empty barriers and producers. Hence parity waits are exact.
 
 use core::cell::UnsafeCell;
+use core::marker::PhantomData;
 
 use super::{PipelineBackend, check_arrive_counts};
 use crate::arch::nvptx as ptx;
@@ -260,16 +261,52 @@ pub fn fence_proxy_async() {
 /// Arrivals are `mbarrier.arrive.release.cta`, waits `mbarrier.try_wait.parity.acquire.cta`:
 /// what a thread wrote before arriving is visible to a thread of the same CTA after its wait
 /// for that phase returns.
+///
+/// # Scope
+///
+/// `S` is the scope of the waits: [`Cta`] (the default) when only threads of this CTA arrive,
+/// [`Cluster`] when peer CTAs of a cluster arrive on these barriers with
+/// [`MbarrierRef::arrive_remote`] (or write the slots through distributed shared memory): waits
+/// are then `try_wait.parity.acquire.cluster`, so what the peers wrote or read before their
+/// `.release.cluster` arrival is ordered before what the waiter does next.
 #[derive(Clone, Copy, Debug)]
-pub struct NvidiaMbarBackend<const PRODUCER_ARRIVALS: u32, const CONSUMER_ARRIVALS: u32> {
+pub struct NvidiaMbarBackend<const PRODUCER_ARRIVALS: u32, const CONSUMER_ARRIVALS: u32, S: MbarScope = Cta> {
     full: u32,
     empty: u32,
+    scope: PhantomData<S>,
+}
+
+mod sealed {
+    pub trait Sealed {}
+}
+
+/// The memory scope of an [`NvidiaMbarBackend`]'s waits: [`Cta`] or [`Cluster`]. Sealed.
+pub trait MbarScope: sealed::Sealed + Copy + core::fmt::Debug + 'static {
+    /// Whether waits acquire at cluster scope.
+    const CLUSTER: bool;
+}
+
+/// Waits acquire at CTA scope: all arrivals come from threads of this CTA.
+#[derive(Clone, Copy, Debug)]
+pub enum Cta {}
+
+/// Waits acquire at cluster scope: peer CTAs arrive remotely on these barriers.
+#[derive(Clone, Copy, Debug)]
+pub enum Cluster {}
+
+impl sealed::Sealed for Cta {}
+impl sealed::Sealed for Cluster {}
+impl MbarScope for Cta {
+    const CLUSTER: bool = false;
+}
+impl MbarScope for Cluster {
+    const CLUSTER: bool = true;
 }
 
 /// Bytes between two mbarriers in the storage array.
 const MBARRIER_BYTES: u32 = core::mem::size_of::<Mbarrier>() as u32;
 
-impl<const P: u32, const C: u32> NvidiaMbarBackend<P, C> {
+impl<const P: u32, const C: u32, S: MbarScope> NvidiaMbarBackend<P, C, S> {
     #[inline(always)]
     fn full_at(&self, stage: u32) -> MbarrierRef {
         MbarrierRef { addr: self.full + stage * MBARRIER_BYTES }
@@ -279,6 +316,32 @@ impl<const P: u32, const C: u32> NvidiaMbarBackend<P, C> {
     fn empty_at(&self, stage: u32) -> MbarrierRef {
         MbarrierRef { addr: self.empty + stage * MBARRIER_BYTES }
     }
+
+    /// Blocks until the phase of parity `lap & 1` of `bar` completed, at this backend's scope.
+    /// At cluster scope the ticks hint is not used.
+    #[inline(always)]
+    fn wait(bar: MbarrierRef, lap: u32, ticks: Option<u32>) {
+        if S::CLUSTER {
+            bar.wait_parity_cluster(lap);
+        } else {
+            match ticks {
+                Some(t) => bar.wait_parity_ticks(lap, t),
+                None => bar.wait_parity(lap),
+            }
+        }
+    }
+
+    /// Whether the phase of parity `lap & 1` of `bar` completed, at this backend's scope.
+    #[inline(always)]
+    fn try_wait(bar: MbarrierRef, lap: u32) -> bool {
+        if S::CLUSTER {
+            return bar.try_wait_parity_cluster(lap);
+        }
+        #[cfg(target_feature = "sm_90")]
+        return bar.try_wait_parity(lap);
+        #[cfg(not(target_feature = "sm_90"))]
+        return bar.test_wait_parity(lap);
+    }
 }
 
 // SAFETY: layout: `new` places full[] at the storage base and empty[] right after it,
@@ -286,8 +349,9 @@ impl<const P: u32, const C: u32> NvidiaMbarBackend<P, C> {
 // module essay for why one bit suffices under the protocol); try_wait returns true only once
 // the phase completed. Arrival unit: every arrive is `mbarrier.arrive` without a count, one per
 // calling thread. Ordering: arrive is `.release.cta`, wait `.acquire.cta` (sm_80 forms default
-// to the same). No reset: only `init` runs `mbarrier.init`. Constants: checked in `new`.
-unsafe impl<const P: u32, const C: u32> PipelineBackend for NvidiaMbarBackend<P, C> {
+// to the same; with `S = Cluster`, waits are `.acquire.cluster`). No reset: only `init` runs
+// `mbarrier.init`. Constants: checked in `new`.
+unsafe impl<const P: u32, const C: u32, S: MbarScope> PipelineBackend for NvidiaMbarBackend<P, C, S> {
     type Storage = Mbarrier;
     type Handle = MbarrierRef;
 
@@ -300,7 +364,7 @@ unsafe impl<const P: u32, const C: u32> PipelineBackend for NvidiaMbarBackend<P,
         check_arrive_counts::<Self>();
         // SAFETY: the caller guarantees `storage` points into shared memory.
         let full = unsafe { ptx::cvta_to_shared(storage.cast()) };
-        Self { full, empty: full + STAGES as u32 * MBARRIER_BYTES }
+        Self { full, empty: full + STAGES as u32 * MBARRIER_BYTES, scope: PhantomData }
     }
 
     #[inline(always)]
@@ -320,36 +384,22 @@ unsafe impl<const P: u32, const C: u32> PipelineBackend for NvidiaMbarBackend<P,
 
     #[inline(always)]
     fn wait_full(&self, stage: u32, lap: u32, ticks: Option<u32>) {
-        let bar = self.full_at(stage);
-        match ticks {
-            Some(t) => bar.wait_parity_ticks(lap, t),
-            None => bar.wait_parity(lap),
-        }
+        Self::wait(self.full_at(stage), lap, ticks);
     }
 
     #[inline(always)]
     fn wait_empty(&self, stage: u32, lap: u32, ticks: Option<u32>) {
-        let bar = self.empty_at(stage);
-        match ticks {
-            Some(t) => bar.wait_parity_ticks(lap, t),
-            None => bar.wait_parity(lap),
-        }
+        Self::wait(self.empty_at(stage), lap, ticks);
     }
 
     #[inline(always)]
     fn try_full(&self, stage: u32, lap: u32) -> bool {
-        #[cfg(target_feature = "sm_90")]
-        return self.full_at(stage).try_wait_parity(lap);
-        #[cfg(not(target_feature = "sm_90"))]
-        return self.full_at(stage).test_wait_parity(lap);
+        Self::try_wait(self.full_at(stage), lap)
     }
 
     #[inline(always)]
     fn try_empty(&self, stage: u32, lap: u32) -> bool {
-        #[cfg(target_feature = "sm_90")]
-        return self.empty_at(stage).try_wait_parity(lap);
-        #[cfg(not(target_feature = "sm_90"))]
-        return self.empty_at(stage).test_wait_parity(lap);
+        Self::try_wait(self.empty_at(stage), lap)
     }
 
     #[inline(always)]

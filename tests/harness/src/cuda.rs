@@ -1,0 +1,150 @@
+//! The CUDA driver, through cudarc: context, module, launches (with clusters), timed waits.
+
+use std::ffi::c_void;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use cudarc::driver::sys;
+use cudarc::driver::{CudaContext, CudaFunction, CudaModule, CudaSlice, CudaStream, DevicePtr};
+use cudarc::nvrtc::Ptx;
+
+/// An open GPU with the suite's module loaded.
+pub struct Gpu {
+    pub stream: Arc<CudaStream>,
+    module: Arc<CudaModule>,
+    pub name: String,
+    pub cc: (i32, i32),
+    pub sms: u32,
+    pub driver_version: i32,
+}
+
+/// Turns a driver status into a result.
+fn check(status: sys::CUresult, what: &str) -> Result<(), String> {
+    if status == sys::CUresult::CUDA_SUCCESS { Ok(()) } else { Err(format!("{what}: {status:?}")) }
+}
+
+impl Gpu {
+    /// Opens device 0 and loads the PTX module. A missing driver library makes cudarc panic on
+    /// first use; that panic becomes a one-line error here.
+    pub fn open(ptx_path: &str) -> Result<Self, String> {
+        let ptx = std::fs::read_to_string(ptx_path)
+            .map_err(|e| format!("cannot read the kernels' PTX `{ptx_path}`: {e} (build it with `cargo xtask build`)"))?;
+        let previous_hook = std::panic::take_hook();
+        std::panic::set_hook(Box::new(|_| {}));
+        let opened = std::panic::catch_unwind(|| CudaContext::new(0));
+        std::panic::set_hook(previous_hook);
+        let ctx = match opened {
+            Ok(Ok(ctx)) => ctx,
+            Ok(Err(e)) => return Err(format!("no usable CUDA GPU: {e:?}")),
+            Err(_) => {
+                return Err("no CUDA driver found (libcuda.so could not be loaded); run on a machine with an NVIDIA GPU and driver, or use `cargo xtask test-nvidia --bundle DIR` and run DIR/run.sh there".into());
+            }
+        };
+        let name = ctx.name().map_err(|e| format!("device name: {e:?}"))?;
+        let cc = ctx.compute_capability().map_err(|e| format!("compute capability: {e:?}"))?;
+        if cc.0 < 9 {
+            return Err(format!("{name} is sm_{}{}; the suite needs sm_90 or newer (mbarrier try_wait, TMA, clusters)", cc.0, cc.1));
+        }
+        let sms = ctx
+            .attribute(sys::CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT)
+            .map_err(|e| format!("SM count: {e:?}"))? as u32;
+        let mut driver_version = 0;
+        // SAFETY: writes one int.
+        check(unsafe { sys::cuDriverGetVersion(&mut driver_version) }, "cuDriverGetVersion")?;
+        let module = ctx.load_module(Ptx::from_src(ptx)).map_err(|e| format!("the driver rejected the PTX module: {e:?}"))?;
+        Ok(Self { stream: ctx.default_stream(), module, name, cc, sms, driver_version })
+    }
+
+    /// A kernel of the module.
+    pub fn function(&self, name: &str) -> Result<CudaFunction, String> {
+        self.module.load_function(name).map_err(|e| format!("kernel `{name}` is not in the PTX: {e:?}"))
+    }
+
+    /// Allocates `n` zeroed words.
+    pub fn alloc(&self, n: usize) -> Result<CudaSlice<u32>, String> {
+        self.stream.alloc_zeros::<u32>(n.max(1)).map_err(|e| format!("cannot allocate {} MiB: {e:?}", n * 4 >> 20))
+    }
+
+    /// The raw device address of a buffer.
+    pub fn address(&self, buffer: &CudaSlice<u32>) -> sys::CUdeviceptr {
+        let (ptr, _sync) = buffer.device_ptr(&self.stream);
+        ptr
+    }
+
+    /// Fills the first `n` words of `buffer` with `value`.
+    pub fn fill(&self, buffer: &CudaSlice<u32>, value: u32, n: usize) -> Result<(), String> {
+        // SAFETY: the range is inside the allocation; the stream orders it with the launches.
+        check(unsafe { sys::cuMemsetD32Async(self.address(buffer), value, n, self.stream.cu_stream()) }, "cuMemsetD32Async")
+    }
+
+    /// Copies `host` into the start of `buffer`.
+    pub fn upload(&self, host: &[u32], buffer: &mut CudaSlice<u32>) -> Result<(), String> {
+        let mut view = buffer.slice_mut(0..host.len());
+        self.stream.memcpy_htod(host, &mut view).map_err(|e| format!("upload: {e:?}"))
+    }
+
+    /// Copies the first `host.len()` words of `buffer` to the host (synchronises).
+    pub fn download(&self, buffer: &CudaSlice<u32>, host: &mut [u32]) -> Result<(), String> {
+        let view = buffer.slice(0..host.len());
+        self.stream.memcpy_dtoh(&view, host).map_err(|e| format!("download: {e:?}"))?;
+        self.stream.synchronize().map_err(|e| format!("synchronize: {e:?}"))
+    }
+
+    /// Launches `function` (`cuLaunchKernelEx`, with a cluster dimension when `cluster > 1`).
+    pub fn launch(
+        &self,
+        function: &CudaFunction,
+        grid: u32,
+        block: u32,
+        cluster: u32,
+        smem: u32,
+        args: &mut [*mut c_void],
+    ) -> Result<(), String> {
+        if smem > 48 * 1024 {
+            function
+                .set_attribute(sys::CUfunction_attribute::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, smem as i32)
+                .map_err(|e| format!("dynamic shared memory {smem}: {e:?}"))?;
+        }
+        // SAFETY: a plain-old-data attribute; the union member written is the one the id names.
+        let mut attribute: sys::CUlaunchAttribute = unsafe { std::mem::zeroed() };
+        attribute.id = sys::CUlaunchAttributeID::CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION;
+        attribute.value.clusterDim = sys::CUlaunchAttributeValue_union__bindgen_ty_1 { x: cluster, y: 1, z: 1 };
+        let config = sys::CUlaunchConfig {
+            gridDimX: grid,
+            gridDimY: 1,
+            gridDimZ: 1,
+            blockDimX: block,
+            blockDimY: 1,
+            blockDimZ: 1,
+            sharedMemBytes: smem,
+            hStream: self.stream.cu_stream(),
+            attrs: &mut attribute,
+            numAttrs: u32::from(cluster > 1),
+        };
+        // SAFETY: `args` points to one value per kernel parameter, of the parameter's type, alive
+        // for the call (the driver copies them); the function belongs to this context.
+        check(
+            unsafe { sys::cuLaunchKernelEx(&config, function.cu_function(), args.as_mut_ptr(), std::ptr::null_mut()) },
+            "cuLaunchKernelEx",
+        )
+    }
+
+    /// Waits for the stream, polling, up to `timeout`. `Ok(elapsed)`, or `Err((hung, message))`.
+    pub fn wait(&self, timeout: Duration) -> Result<Duration, (bool, String)> {
+        let start = Instant::now();
+        loop {
+            // SAFETY: queries the stream's status.
+            let status = unsafe { sys::cuStreamQuery(self.stream.cu_stream()) };
+            match status {
+                sys::CUresult::CUDA_SUCCESS => return Ok(start.elapsed()),
+                sys::CUresult::CUDA_ERROR_NOT_READY => {
+                    if start.elapsed() > timeout {
+                        return Err((true, format!("did not finish within {} s: the kernel hangs", timeout.as_secs())));
+                    }
+                    std::thread::sleep(Duration::from_micros(200));
+                }
+                error => return Err((false, format!("kernel failed: {error:?}"))),
+            }
+        }
+    }
+}

@@ -1,0 +1,352 @@
+//! The device test kernels of `gpu-pipeline`.
+//!
+//! A `#![no_std]` GPU crate that depends on the library exactly as any other kernel crate would.
+//! Built by `cargo xtask build` into PTX (nvptx64, sm_90) and HSA code objects (amdgcn).
+//! Which kernels exist is decided by the lists of `pipeline-suite`, which the host harness
+//! expands too.
+//!
+//! Every kernel moves real data: producers copy items from `input` into slots, consumers copy
+//! them from the slots to `output`, and check each slot's sequence-number header; the harness
+//! fills `input` with fresh random words, poisons `output`, and compares.
+
+#![no_std]
+#![feature(abi_gpu_kernel, core_intrinsics, gpu_intrinsics, gpu_launch_sized_workgroup_mem)]
+#![cfg_attr(target_arch = "nvptx64", feature(asm_experimental_arch, stdarch_nvptx))]
+#![cfg_attr(target_arch = "amdgpu", feature(stdarch_amdgpu))]
+#![allow(clippy::missing_safety_doc)]
+
+mod arch;
+
+use arch::{WARP, block_idx, dynamic_smem, global_add, sync_threads, sync_warp, thread_idx};
+use gpu_pipeline::{AmdCounterBackend, PipelineBackend, ProducerConsumerPipeline};
+use pipeline_suite::{
+    DONE, HEADER_WORDS, PAYLOAD_WORDS, R_CONSUMED, R_CONSUMER, R_DONE, R_ERRORS, R_PRODUCER, REPORT_WORDS, SLOT_WORDS,
+    api, barrier_region,
+};
+
+#[cfg(target_arch = "nvptx64")]
+mod nvidia;
+
+#[panic_handler]
+fn panic(_: &core::panic::PanicInfo) -> ! {
+    #[cfg(target_arch = "nvptx64")]
+    // SAFETY: trapping aborts the kernel; there is nothing to unwind.
+    unsafe {
+        core::arch::nvptx::trap()
+    }
+    #[cfg(target_arch = "amdgpu")]
+    core::arch::amdgpu::s_sethalt::<1>()
+}
+
+/// The slots of a ring kernel: `stages` slots of [`SLOT_WORDS`] after the barrier region.
+#[inline(always)]
+fn slot(stages: usize, stage: u32) -> *mut u32 {
+    // SAFETY: the harness launches with `ring_smem_bytes(stages)` of dynamic shared memory.
+    unsafe { dynamic_smem().add(barrier_region(stages)).cast::<u32>().add(stage as usize * SLOT_WORDS) }
+}
+
+/// Copies item `item` from `input` into the slot: producer thread `ptid` of `pt` copies every
+/// `pt`-th word, thread 0 writes the header.
+#[inline(always)]
+unsafe fn fill(slot: *mut u32, input: *const u32, item: u32, ptid: u32, pt: u32) {
+    let src = item as usize * PAYLOAD_WORDS;
+    let mut j = ptid as usize;
+    while j < PAYLOAD_WORDS {
+        // SAFETY: the harness sizes `input` for every item of every block; `slot` has SLOT_WORDS.
+        unsafe { slot.add(HEADER_WORDS + j).write(input.add(src + j).read()) };
+        j += pt as usize;
+    }
+    if ptid == 0 {
+        // SAFETY: the header is inside the slot.
+        unsafe { slot.write(item) };
+    }
+}
+
+/// Copies item `item` from the slot to `output` (every `ct`-th word from consumer `ctid`) and
+/// returns 1 if the slot's header is not `item`.
+#[inline(always)]
+unsafe fn drain(slot: *const u32, output: *mut u32, item: u32, ctid: u32, ct: u32) -> u32 {
+    // SAFETY: the header is inside the slot.
+    let header = unsafe { slot.read() };
+    let dst = item as usize * PAYLOAD_WORDS;
+    let mut j = ctid as usize;
+    while j < PAYLOAD_WORDS {
+        // SAFETY: the harness sizes `output` for every item of every block.
+        unsafe { output.add(dst + j).write(slot.add(HEADER_WORDS + j).read()) };
+        j += ct as usize;
+    }
+    u32::from(header != item)
+}
+
+/// The ring test: `PT` producer threads then `CT` consumer threads move `items` items through a
+/// `STAGES`-stage pipeline on backend `B`, by API path `API`. `PE`/`CE`: only lane 0 of the (one
+/// warp) side arrives, after a warp barrier.
+#[inline(always)]
+unsafe fn ring<
+    const STAGES: usize,
+    B: PipelineBackend,
+    const PT: u32,
+    const PE: bool,
+    const CT: u32,
+    const CE: bool,
+    const API: u32,
+>(
+    input: *const u32,
+    output: *mut u32,
+    items: u32,
+    report: *mut u32,
+) {
+    let tid = thread_idx();
+    let block = block_idx();
+    let base = block as usize * items as usize * PAYLOAD_WORDS;
+    // SAFETY: the harness sizes the buffers for `grid * items` items.
+    let (input, output) = unsafe { (input.add(base), output.add(base)) };
+    // SAFETY: one report record per block.
+    let report = unsafe { report.add(block as usize * REPORT_WORDS) };
+    let lane = tid % WARP;
+
+    // SAFETY: the barrier region starts the dynamic shared memory; init by thread 0, then a barrier.
+    let mut pipe = unsafe { ProducerConsumerPipeline::<STAGES, B>::new(dynamic_smem().cast()) };
+    if tid == 0 {
+        // SAFETY: one thread, before any use; the block barrier follows.
+        unsafe { pipe.init() };
+    }
+    sync_threads();
+
+    if tid < PT {
+        let ptid = tid;
+        for item in 0..items {
+            // SAFETY (all arms): `fill` writes the slot the pipeline handed out.
+            match (PE, API) {
+                (true, api::SCOPES) => pipe.produce_explicit(|stage| {
+                    unsafe { fill(slot(STAGES, stage.index()), input, item, ptid, PT) };
+                    sync_warp();
+                    if lane == 0 {
+                        stage.arrive();
+                    }
+                }),
+                (true, _) => {
+                    let stage = pipe.acquire_producer();
+                    unsafe { fill(slot(STAGES, stage.index()), input, item, ptid, PT) };
+                    sync_warp();
+                    if lane == 0 {
+                        stage.arrive();
+                    }
+                    stage.release_without_signal();
+                }
+                (false, api::HANDLES) => {
+                    let stage = pipe.acquire_producer();
+                    unsafe { fill(slot(STAGES, stage.index()), input, item, ptid, PT) };
+                    stage.release();
+                }
+                (false, api::SCOPES) => {
+                    pipe.produce(|stage| unsafe { fill(slot(STAGES, stage.index()), input, item, ptid, PT) })
+                }
+                (false, _) => {
+                    match API {
+                        api::TRYWAIT => {
+                            let mut ready = pipe.try_wait_consumer();
+                            let mut polls = 0;
+                            while !ready && polls < 16 {
+                                ready = pipe.try_wait_consumer();
+                                polls += 1;
+                            }
+                            pipe.wait_consumer_if_needed(ready);
+                        }
+                        api::TICKS => pipe.wait_consumer_ticks(1000),
+                        _ => pipe.wait_consumer(),
+                    }
+                    unsafe { fill(slot(STAGES, pipe.producer_stage()), input, item, ptid, PT) };
+                    pipe.producer_signal();
+                    pipe.producer_step();
+                }
+            }
+        }
+        if ptid == 0 {
+            let cursor = pipe.producer_cursor();
+            // SAFETY: inside this block's report record.
+            unsafe {
+                report.add(R_PRODUCER).write(cursor.stage());
+                report.add(R_PRODUCER + 1).write(cursor.lap());
+            }
+        }
+    } else if tid < PT + CT {
+        let ctid = tid - PT;
+        let mut errors = 0;
+        for item in 0..items {
+            // SAFETY (all arms): `drain` reads the slot the pipeline handed out.
+            match (CE, API) {
+                (true, api::SCOPES) => pipe.consume_explicit(|stage| {
+                    errors += unsafe { drain(slot(STAGES, stage.index()), output, item, ctid, CT) };
+                    sync_warp();
+                    if lane == 0 {
+                        stage.arrive();
+                    }
+                }),
+                (true, _) => {
+                    let stage = pipe.acquire_consumer();
+                    errors += unsafe { drain(slot(STAGES, stage.index()), output, item, ctid, CT) };
+                    sync_warp();
+                    if lane == 0 {
+                        stage.arrive();
+                    }
+                    stage.release_without_signal();
+                }
+                (false, api::HANDLES) => {
+                    let stage = pipe.acquire_consumer();
+                    errors += unsafe { drain(slot(STAGES, stage.index()), output, item, ctid, CT) };
+                    stage.release();
+                }
+                (false, api::SCOPES) => {
+                    errors += pipe.consume(|stage| unsafe { drain(slot(STAGES, stage.index()), output, item, ctid, CT) })
+                }
+                (false, _) => {
+                    match API {
+                        api::TRYWAIT => {
+                            let mut ready = pipe.try_wait_producer();
+                            let mut polls = 0;
+                            while !ready && polls < 16 {
+                                ready = pipe.try_wait_producer();
+                                polls += 1;
+                            }
+                            pipe.wait_producer_if_needed(ready);
+                        }
+                        api::TICKS => pipe.wait_producer_ticks(1000),
+                        _ => pipe.wait_producer(),
+                    }
+                    errors += unsafe { drain(slot(STAGES, pipe.consumer_stage()), output, item, ctid, CT) };
+                    pipe.consumer_signal();
+                    pipe.consumer_step();
+                }
+            }
+        }
+        global_add(report.wrapping_add(R_ERRORS), errors);
+        if ctid == 0 {
+            let cursor = pipe.consumer_cursor();
+            // SAFETY: inside this block's report record.
+            unsafe {
+                report.add(R_CONSUMER).write(cursor.stage());
+                report.add(R_CONSUMER + 1).write(cursor.lap());
+                report.add(R_CONSUMED).write(items);
+            }
+        }
+    }
+    sync_threads();
+    if tid == 0 {
+        // SAFETY: inside this block's report record.
+        unsafe { report.add(R_DONE).write(DONE) };
+    }
+}
+
+/// The synchronisation-only test: one producer warp runs `producer_signal_and_step`, one
+/// consumer warp `consumer_signal_and_step`, `items` times each; the cursors are reported.
+#[inline(always)]
+unsafe fn sync_only<const STAGES: usize, B: PipelineBackend>(items: u32, report: *mut u32) {
+    let tid = thread_idx();
+    // SAFETY: one report record per block.
+    let report = unsafe { report.add(block_idx() as usize * REPORT_WORDS) };
+    // SAFETY: as in `ring`.
+    let mut pipe = unsafe { ProducerConsumerPipeline::<STAGES, B>::new(dynamic_smem().cast()) };
+    if tid == 0 {
+        // SAFETY: one thread, then a block barrier.
+        unsafe { pipe.init() };
+    }
+    sync_threads();
+    if tid < WARP {
+        for _ in 0..items {
+            pipe.producer_signal_and_step();
+        }
+        if tid == 0 {
+            // SAFETY: inside this block's report record.
+            unsafe {
+                report.add(R_PRODUCER).write(pipe.producer_cursor().stage());
+                report.add(R_PRODUCER + 1).write(pipe.producer_cursor().lap());
+            }
+        }
+    } else {
+        for _ in 0..items {
+            pipe.consumer_signal_and_step();
+        }
+        if tid == WARP {
+            // SAFETY: inside this block's report record.
+            unsafe {
+                report.add(R_CONSUMER).write(pipe.consumer_cursor().stage());
+                report.add(R_CONSUMER + 1).write(pipe.consumer_cursor().lap());
+                report.add(R_CONSUMED).write(items);
+            }
+        }
+    }
+    sync_threads();
+    if tid == 0 {
+        // SAFETY: inside this block's report record.
+        unsafe { report.add(R_DONE).write(DONE) };
+    }
+}
+
+/// The backend type of a kernel row.
+macro_rules! backend {
+    (mbar, $p:expr, $c:expr) => { gpu_pipeline::NvidiaMbarBackend<{ $p }, { $c }> };
+    (counter, $p:expr, $c:expr) => { AmdCounterBackend<{ $p }, { $c }> };
+}
+
+/// The arrive count of a side: 1 if elected (`e`), else its thread count (`a`).
+macro_rules! arrivals {
+    ($t:literal, e) => { 1 };
+    ($t:literal, a) => { $t };
+}
+
+macro_rules! elected {
+    (e) => { true };
+    (a) => { false };
+}
+
+macro_rules! api_of {
+    (handles) => { api::HANDLES };
+    (scopes) => { api::SCOPES };
+    (direct) => { api::DIRECT };
+    (trywait) => { api::TRYWAIT };
+    (ticks) => { api::TICKS };
+}
+
+macro_rules! ring_kernel {
+    ($b:ident, $s:literal, $pt:literal, $pe:ident, $ct:literal, $ce:ident, $api:ident) => {
+        const _: () = {
+            /// A ring test kernel (see `ring`).
+            #[unsafe(export_name = pipeline_suite::ring_kernel_name!($b, $s, $pt, $pe, $ct, $ce, $api))]
+            pub unsafe extern "gpu-kernel" fn kernel(input: *const u32, output: *mut u32, items: u32, report: *mut u32) {
+                // SAFETY: the harness launches with the layout of `pipeline-suite`.
+                unsafe {
+                    ring::<
+                        $s,
+                        backend!($b, arrivals!($pt, $pe), arrivals!($ct, $ce)),
+                        $pt,
+                        { elected!($pe) },
+                        $ct,
+                        { elected!($ce) },
+                        { api_of!($api) },
+                    >(input, output, items, report)
+                }
+            }
+        };
+    };
+}
+
+macro_rules! sync_kernel {
+    ($b:ident, $s:literal) => {
+        const _: () = {
+            /// A synchronisation-only test kernel (see `sync_only`).
+            #[unsafe(export_name = concat!("sync_", stringify!($b), "_s", stringify!($s)))]
+            pub unsafe extern "gpu-kernel" fn kernel(items: u32, report: *mut u32) {
+                // SAFETY: the harness launches 2 warps with the barrier region as shared memory.
+                unsafe { sync_only::<$s, backend!($b, 32, 32)>(items, report) }
+            }
+        };
+    };
+}
+
+#[cfg(target_arch = "nvptx64")]
+pipeline_suite::ring_kernels!(ring_kernel);
+#[cfg(target_arch = "nvptx64")]
+pipeline_suite::sync_kernels!(sync_kernel);
+#[cfg(target_arch = "amdgpu")]
+pipeline_suite::amd_ring_kernels!(ring_kernel);

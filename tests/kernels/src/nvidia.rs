@@ -1,0 +1,227 @@
+//! NVIDIA-only test kernels: TMA (bulk copies completing on the full barrier) and a cluster of
+//! two CTAs whose consumers release the leader CTA's slots remotely.
+
+use gpu_pipeline::arch::nvptx::{cluster_ctarank, cvta_to_shared, mapa_shared_cluster};
+use gpu_pipeline::{Cluster, NvidiaMbarBackend, ProducerConsumerPipeline};
+use pipeline_suite::{
+    DONE, HEADER_WORDS, PAYLOAD_WORDS, R_CONSUMED, R_CONSUMER, R_DONE, R_ERRORS, R_PRODUCER, REPORT_WORDS, TMA_BYTES,
+    barrier_region,
+};
+
+use crate::arch::{WARP, block_idx, dynamic_smem, global_add, st_shared_cluster_u32, sync_cluster, sync_threads, thread_idx};
+use crate::{drain, slot};
+
+/// Words of one TMA item.
+const TMA_WORDS: usize = TMA_BYTES / 4;
+
+/// Writes the end-of-run cursors of one side into a report record.
+///
+/// # Safety
+///
+/// `report` is this block's report record.
+unsafe fn report_cursor(report: *mut u32, at: usize, stage: u32, lap: u32) {
+    // SAFETY: guaranteed by the caller.
+    unsafe {
+        report.add(at).write(stage);
+        report.add(at + 1).write(lap);
+    }
+}
+
+/// TMA ring: lane 0 of warp 0 produces each item with `arrive_expect_tx(TMA_BYTES)` and one bulk
+/// copy completing on the slot's full barrier (producer arrive count 1); warps 1..=4 consume
+/// (128 arrivals) and copy the slot to `output`.
+#[inline(always)]
+unsafe fn tma<const STAGES: usize>(input: *const u32, output: *mut u32, items: u32, report: *mut u32) {
+    let tid = thread_idx();
+    let block = block_idx();
+    let base = block as usize * items as usize * TMA_WORDS;
+    // SAFETY: the harness sizes the buffers for `grid * items` TMA items and one report per block.
+    let (input, output, report) =
+        unsafe { (input.add(base), output.add(base), report.add(block as usize * REPORT_WORDS)) };
+    // SAFETY: TMA slots follow the barrier region, 128-byte aligned, `TMA_BYTES` each.
+    let tma_slot = |stage: u32| unsafe { dynamic_smem().add(barrier_region(STAGES) + stage as usize * TMA_BYTES) };
+
+    // SAFETY: the barrier region starts the dynamic shared memory; init by thread 0, then a barrier.
+    let mut pipe = unsafe { ProducerConsumerPipeline::<STAGES, NvidiaMbarBackend<1, 128>>::new(dynamic_smem().cast()) };
+    if tid == 0 {
+        // SAFETY: one thread, then the block barrier.
+        unsafe { pipe.init() };
+    }
+    sync_threads();
+
+    if tid == 0 {
+        for item in 0..items {
+            pipe.produce_explicit(|stage| {
+                let bar = stage.barrier();
+                bar.arrive_expect_tx(TMA_BYTES as u32);
+                // SAFETY: the slot is free (the wait returned), 128-byte aligned, TMA_BYTES long;
+                // the source is this block's item, 16-byte aligned (4096-byte items).
+                unsafe {
+                    bar.bulk_copy_from_global(
+                        tma_slot(stage.index()),
+                        input.add(item as usize * TMA_WORDS).cast(),
+                        TMA_BYTES as u32,
+                    )
+                };
+            });
+        }
+        let cursor = pipe.producer_cursor();
+        // SAFETY: this block's report record.
+        unsafe { report_cursor(report, R_PRODUCER, cursor.stage(), cursor.lap()) };
+    } else if tid >= WARP {
+        let ctid = tid - WARP;
+        for item in 0..items {
+            pipe.consume(|stage| {
+                let src = tma_slot(stage.index()).cast::<u32>();
+                let dst = item as usize * TMA_WORDS;
+                let mut j = ctid as usize;
+                while j < TMA_WORDS {
+                    // SAFETY: inside the slot and this block's output.
+                    unsafe { output.add(dst + j).write(src.add(j).read()) };
+                    j += 128;
+                }
+            });
+        }
+        if ctid == 0 {
+            let cursor = pipe.consumer_cursor();
+            // SAFETY: this block's report record.
+            unsafe {
+                report_cursor(report, R_CONSUMER, cursor.stage(), cursor.lap());
+                report.add(R_CONSUMED).write(items);
+            }
+        }
+    }
+    sync_threads();
+    if tid == 0 {
+        // SAFETY: this block's report record.
+        unsafe { report.add(R_DONE).write(DONE) };
+    }
+}
+
+/// Cluster of two CTAs. Warp 0 of CTA 0 produces each item into the slot of *both* CTAs (its own
+/// shared memory and, through `mapa` + `st.shared::cluster`, its peer's) and arrives on both full
+/// barriers (locally, and remotely with `.release.cluster`). Warp 1 of each CTA consumes its own
+/// copy; both release CTA 0's empty barrier, CTA 1's consumers remotely. So CTA 0's empty barriers
+/// count 64 arrivals (32 local, 32 remote) and the waits are cluster-scope acquires.
+#[inline(always)]
+unsafe fn cluster<const STAGES: usize>(input: *const u32, output: *mut u32, items: u32, report: *mut u32) {
+    type B = NvidiaMbarBackend<32, 64, Cluster>;
+    let tid = thread_idx();
+    let block = block_idx();
+    let rank = cluster_ctarank();
+    let cluster_id = block / 2;
+    // SAFETY: the harness sizes `input` per cluster, `output` and `report` per CTA.
+    let (input, output, report) = unsafe {
+        (
+            input.add(cluster_id as usize * items as usize * PAYLOAD_WORDS),
+            output.add(block as usize * items as usize * PAYLOAD_WORDS),
+            report.add(block as usize * REPORT_WORDS),
+        )
+    };
+
+    // SAFETY: as in `ring`; every CTA initialises its own barriers, and a cluster barrier
+    // separates the initialisation from any remote arrival.
+    let mut pipe = unsafe { ProducerConsumerPipeline::<STAGES, B>::new(dynamic_smem().cast()) };
+    if tid == 0 {
+        // SAFETY: one thread per CTA; `init` issues fence.mbarrier_init; the cluster barrier follows.
+        unsafe { pipe.init() };
+    }
+    sync_cluster();
+
+    let lane = tid % WARP;
+    if tid < WARP && rank == 0 {
+        for item in 0..items {
+            let stage = pipe.acquire_producer();
+            let local = slot(STAGES, stage.index());
+            let mut j = lane as usize;
+            while j < PAYLOAD_WORDS {
+                // SAFETY: this CTA's item and slot; the peer's slot at the same offset is free too
+                // (its consumers released it on CTA 0's empty barrier, which the wait observed).
+                unsafe {
+                    let value = input.add(item as usize * PAYLOAD_WORDS + j).read();
+                    let word = local.add(HEADER_WORDS + j);
+                    word.write(value);
+                    st_shared_cluster_u32(mapa_shared_cluster(cvta_to_shared(word.cast()), 1), value);
+                }
+                j += WARP as usize;
+            }
+            if lane == 0 {
+                // SAFETY: the header word of both slots.
+                unsafe {
+                    local.write(item);
+                    st_shared_cluster_u32(mapa_shared_cluster(cvta_to_shared(local.cast()), 1), item);
+                }
+            }
+            // SAFETY: CTA 1 exists (cluster of 2), initialised its barriers before the cluster
+            // barrier above, and stays alive until the cluster barrier below.
+            unsafe { stage.barrier().arrive_remote(1) };
+            stage.release();
+        }
+        let cursor = pipe.producer_cursor();
+        if lane == 0 {
+            // SAFETY: this CTA's report record.
+            unsafe { report_cursor(report, R_PRODUCER, cursor.stage(), cursor.lap()) };
+        }
+    } else if tid >= WARP {
+        let ctid = tid - WARP;
+        let mut errors = 0;
+        for item in 0..items {
+            if rank == 0 {
+                // SAFETY: `drain` reads the slot handed out.
+                errors += pipe.consume(|stage| unsafe { drain(slot(STAGES, stage.index()), output, item, ctid, WARP) });
+            } else {
+                errors += pipe.consume_explicit(|stage| {
+                    // SAFETY: as above.
+                    let e = unsafe { drain(slot(STAGES, stage.index()), output, item, ctid, WARP) };
+                    // SAFETY: CTA 0 is alive until the final cluster barrier; its barriers are initialised.
+                    unsafe { stage.barrier().arrive_remote(0) };
+                    e
+                });
+            }
+        }
+        global_add(report.wrapping_add(R_ERRORS), errors);
+        if ctid == 0 {
+            let cursor = pipe.consumer_cursor();
+            // SAFETY: this CTA's report record.
+            unsafe {
+                report_cursor(report, R_CONSUMER, cursor.stage(), cursor.lap());
+                report.add(R_CONSUMED).write(items);
+            }
+        }
+    }
+    // No CTA exits while its peer may still arrive on its barriers or write its slots.
+    sync_cluster();
+    if tid == 0 {
+        // SAFETY: this CTA's report record.
+        unsafe { report.add(R_DONE).write(DONE) };
+    }
+}
+
+macro_rules! tma_kernel {
+    ($s:literal) => {
+        const _: () = {
+            /// A TMA test kernel (see `tma`).
+            #[unsafe(export_name = concat!("tma_mbar_s", stringify!($s)))]
+            pub unsafe extern "gpu-kernel" fn kernel(input: *const u32, output: *mut u32, items: u32, report: *mut u32) {
+                // SAFETY: the harness launches 5 warps with `tma_smem_bytes`.
+                unsafe { tma::<$s>(input, output, items, report) }
+            }
+        };
+    };
+}
+
+macro_rules! cluster_kernel {
+    ($s:literal) => {
+        const _: () = {
+            /// A cluster-of-2 test kernel (see `cluster`).
+            #[unsafe(export_name = concat!("cluster_mbar_s", stringify!($s)))]
+            pub unsafe extern "gpu-kernel" fn kernel(input: *const u32, output: *mut u32, items: u32, report: *mut u32) {
+                // SAFETY: the harness launches clusters of 2 CTAs of 2 warps with `ring_smem_bytes`.
+                unsafe { cluster::<$s>(input, output, items, report) }
+            }
+        };
+    };
+}
+
+pipeline_suite::tma_kernels!(tma_kernel);
+pipeline_suite::cluster_kernels!(cluster_kernel);

@@ -1,0 +1,174 @@
+//! The device suite's single source of truth: which test kernels exist, with which
+//! configuration, and the shared-memory and report layout both sides agree on.
+//!
+//! The kernels crate expands [`ring_kernels!`] (and the other lists) into kernel definitions; the
+//! harness expands the same lists into its table of launches. A kernel and its launch cannot
+//! drift apart.
+
+#![no_std]
+
+/// Payload words of one ring slot (1 KiB).
+pub const PAYLOAD_WORDS: usize = 256;
+/// Header words in front of the payload of a ring slot (word 0: the item's sequence number).
+pub const HEADER_WORDS: usize = 4;
+/// Words of one ring slot.
+pub const SLOT_WORDS: usize = PAYLOAD_WORDS + HEADER_WORDS;
+/// Bytes of one TMA slot (one bulk copy per stage).
+pub const TMA_BYTES: usize = 4096;
+/// Words each block writes into the report buffer.
+pub const REPORT_WORDS: usize = 8;
+/// Written to report word [`R_DONE`] by a block that reached its end.
+pub const DONE: u32 = 0x600D_600D;
+
+/// Report word: header mismatches seen by consumers (must be 0).
+pub const R_ERRORS: usize = 0;
+/// Report words: the producer cursor at the end (stage, lap).
+pub const R_PRODUCER: usize = 1;
+/// Report words: the consumer cursor at the end (stage, lap).
+pub const R_CONSUMER: usize = 3;
+/// Report word: items consumed (counted by consumer thread 0).
+pub const R_CONSUMED: usize = 5;
+/// Report word: [`DONE`].
+pub const R_DONE: usize = 6;
+
+/// API paths a ring kernel can exercise.
+pub mod api {
+    /// `acquire_*` handles and `release` (elected sides: `arrive` + `release_without_signal`).
+    pub const HANDLES: u32 = 0;
+    /// `produce`/`consume` scopes (elected sides: `produce_explicit`/`consume_explicit`).
+    pub const SCOPES: u32 = 1;
+    /// `wait_*`, `*_signal`, `*_step` by hand.
+    pub const DIRECT: u32 = 2;
+    /// `try_wait_*` polling, then `wait_*_if_needed`.
+    pub const TRYWAIT: u32 = 3;
+    /// `wait_*_ticks` with a suspend-time hint.
+    pub const TICKS: u32 = 4;
+}
+
+const fn align_up(x: usize, a: usize) -> usize {
+    x.div_ceil(a) * a
+}
+
+/// Bytes at the start of dynamic shared memory reserved for the barriers of a `stages`-stage
+/// pipeline (8-byte elements on every backend), rounded up to 128 bytes.
+pub const fn barrier_region(stages: usize) -> usize {
+    align_up(2 * stages * 8, 128)
+}
+
+/// Dynamic shared memory of a ring kernel.
+pub const fn ring_smem_bytes(stages: usize) -> usize {
+    barrier_region(stages) + stages * SLOT_WORDS * 4
+}
+
+/// Dynamic shared memory of a TMA kernel.
+pub const fn tma_smem_bytes(stages: usize) -> usize {
+    barrier_region(stages) + stages * TMA_BYTES
+}
+
+/// The ring kernels of the NVIDIA suite: `(backend, stages, producer threads, producer mode,
+/// consumer threads, consumer mode, api)`. Mode `e`: one elected lane arrives (arrive count 1,
+/// the side is one warp); `a`: every thread of the side arrives. Backends: `mbar`
+/// (`NvidiaMbarBackend`), `counter` (`AmdCounterBackend` compiled for nvptx).
+///
+/// Calls `$m!(backend, stages, pt, pe, ct, ce, api);` for each.
+#[macro_export]
+macro_rules! ring_kernels {
+    ($m:ident) => {
+        $crate::ring_kernels!(@backend $m, mbar);
+        $crate::ring_kernels!(@backend $m, counter);
+    };
+    (@backend $m:ident, $b:ident) => {
+        // Stage counts, one warp producing, four warps consuming, every thread arriving.
+        $m!($b, 1, 32, a, 128, a, handles);
+        $m!($b, 2, 32, a, 128, a, handles);
+        $m!($b, 3, 32, a, 128, a, handles);
+        $m!($b, 4, 32, a, 128, a, handles);
+        $m!($b, 8, 32, a, 128, a, handles);
+        // Arrivals per phase: 1 elected thread, 1 warp, 4 warps, on both sides.
+        $m!($b, 4, 32, e, 32, e, handles);
+        $m!($b, 4, 32, e, 32, a, handles);
+        $m!($b, 4, 32, e, 128, a, handles);
+        $m!($b, 4, 32, a, 32, e, handles);
+        $m!($b, 4, 32, a, 32, a, handles);
+        $m!($b, 4, 128, a, 32, e, handles);
+        $m!($b, 4, 128, a, 32, a, handles);
+        $m!($b, 4, 128, a, 128, a, handles);
+        // API paths.
+        $m!($b, 3, 32, a, 128, a, scopes);
+        $m!($b, 3, 32, a, 128, a, direct);
+        $m!($b, 3, 32, a, 128, a, trywait);
+        $m!($b, 3, 32, a, 128, a, ticks);
+        $m!($b, 2, 32, e, 32, e, scopes);
+        $m!($b, 2, 128, a, 32, e, scopes);
+    };
+}
+
+/// The ring kernels built for AMD (counter backend; thread counts are multiples of 64 so that
+/// they hold for wave64 and wave32). Same row shape as [`ring_kernels!`].
+#[macro_export]
+macro_rules! amd_ring_kernels {
+    ($m:ident) => {
+        $m!(counter, 1, 64, a, 256, a, handles);
+        $m!(counter, 2, 64, a, 256, a, handles);
+        $m!(counter, 3, 64, a, 256, a, handles);
+        $m!(counter, 4, 64, a, 256, a, handles);
+        $m!(counter, 8, 64, a, 256, a, handles);
+        $m!(counter, 4, 256, a, 64, a, handles);
+        $m!(counter, 3, 64, a, 256, a, scopes);
+        $m!(counter, 3, 64, a, 256, a, direct);
+        $m!(counter, 3, 64, a, 256, a, trywait);
+        $m!(counter, 3, 64, a, 256, a, ticks);
+    };
+}
+
+/// Stage counts of the TMA kernels (`tma_mbar_s{stages}`): one lane produces with
+/// `arrive_expect_tx` + a bulk copy of [`TMA_BYTES`], four warps consume.
+#[macro_export]
+macro_rules! tma_kernels {
+    ($m:ident) => {
+        $m!(2);
+        $m!(4);
+    };
+}
+
+/// Stage counts of the cluster-of-2 kernels (`cluster_mbar_s{stages}`).
+#[macro_export]
+macro_rules! cluster_kernels {
+    ($m:ident) => {
+        $m!(2);
+        $m!(4);
+    };
+}
+
+/// Builds a ring kernel's exported name from its row, as a `&'static str`.
+#[macro_export]
+macro_rules! ring_kernel_name {
+    ($b:ident, $s:literal, $pt:literal, $pe:ident, $ct:literal, $ce:ident, $api:ident) => {
+        concat!(
+            "ring_",
+            stringify!($b),
+            "_s",
+            stringify!($s),
+            "_p",
+            stringify!($pt),
+            stringify!($pe),
+            "_c",
+            stringify!($ct),
+            stringify!($ce),
+            "_",
+            stringify!($api)
+        )
+    };
+}
+
+/// The synchronisation-only kernels (`sync_{backend}_s{stages}`): one producer warp runs
+/// `producer_signal_and_step`, one consumer warp `consumer_signal_and_step`, no data.
+#[macro_export]
+macro_rules! sync_kernels {
+    ($m:ident) => {
+        $m!(mbar, 1);
+        $m!(mbar, 3);
+        $m!(counter, 1);
+        $m!(counter, 3);
+    };
+}
