@@ -1,1 +1,168 @@
-fn main() {}
+//! `cargo xtask`: builds the GPU targets, runs the host and device suites, checks snapshots.
+//!
+//! This file holds the flags and the dispatch only; each task is a module.
+
+mod amd;
+mod compile_fail;
+mod gpu;
+mod host;
+mod nvidia;
+mod snapshots;
+mod toolchain;
+
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+use xshell::Shell;
+
+const USAGE: &str = "\
+usage: cargo xtask <task> [options]
+
+tasks:
+  build                      build the library and the device kernels for every GPU target
+                             (nvptx64 sm_90; amdgcn gfx90a, gfx942, gfx1100) and print the artifacts
+  test [--bless]             host tests, loom models, GPU builds, compile-fail tests, PTX snapshots
+                             (--bless rewrites the snapshots instead of comparing)
+  compile-fail               only the compile-fail tests (part of `test`)
+  snapshots [--bless]        only the PTX snapshots of the barrier operations (part of `test`)
+  test-nvidia [--bundle DIR] [--quick] [--filter TEXT]
+                             build and run the device suite on this machine's NVIDIA GPU; with
+                             --bundle, write DIR (harness + PTX + run.sh) to run on a GPU machine without Rust
+  test-amd [--bless]         build for gfx90a/gfx942/gfx1100, check the disassembly and its snapshots,
+                             run the counter protocol's host model tests, and the AMD device suite if a
+                             ROCm runtime is present (otherwise SKIPPED)
+  ci                         what .ci/run runs: fmt, clippy, test, test-amd, test-nvidia (SKIPPED without a GPU)";
+
+/// A task's failure: a one-line message for the user.
+pub type Result<T = ()> = std::result::Result<T, String>;
+
+/// Converts any error into the task error type.
+pub fn err<E: std::fmt::Display>(context: &str) -> impl FnOnce(E) -> String + '_ {
+    move |e| format!("{context}: {e}")
+}
+
+/// The repository root.
+pub fn root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .parent()
+        .expect("xtask lives in the repository root")
+        .to_path_buf()
+}
+
+/// The task's flags, parsed.
+struct Flags {
+    bless: bool,
+    bundle: Option<PathBuf>,
+    quick: bool,
+    filter: Option<String>,
+}
+
+fn parse_flags(task: &str, args: &[String]) -> Result<Flags> {
+    let mut flags = Flags {
+        bless: false,
+        bundle: None,
+        quick: false,
+        filter: None,
+    };
+    let mut args = args.iter();
+    while let Some(arg) = args.next() {
+        match (task, arg.as_str()) {
+            ("test" | "test-amd" | "snapshots", "--bless") => flags.bless = true,
+            ("test-nvidia", "--bundle") => {
+                flags.bundle = Some(PathBuf::from(
+                    args.next().ok_or("--bundle needs a directory")?,
+                ));
+            }
+            ("test-nvidia", "--quick") => flags.quick = true,
+            ("test-nvidia", "--filter") => {
+                flags.filter = Some(args.next().ok_or("--filter needs a text")?.clone())
+            }
+            _ => {
+                return Err(format!(
+                    "`cargo xtask {task}` takes no argument `{arg}`\n\n{USAGE}"
+                ));
+            }
+        }
+    }
+    Ok(flags)
+}
+
+fn run(args: &[String]) -> Result {
+    let Some((task, rest)) = args.split_first() else {
+        return Err(USAGE.to_string());
+    };
+    let flags = parse_flags(task, rest)?;
+    let sh = Shell::new().map_err(err("cannot start a shell"))?;
+    sh.change_dir(root());
+    match task.as_str() {
+        "build" => {
+            toolchain::check(&sh)?;
+            for artifact in gpu::build_all(&sh)? {
+                println!("built {artifact}");
+            }
+            Ok(())
+        }
+        "test" => {
+            toolchain::check(&sh)?;
+            host::test(&sh)?;
+            host::loom(&sh)?;
+            gpu::build_all(&sh)?;
+            compile_fail::run(&sh)?;
+            snapshots::check_nvptx(&sh, flags.bless)?;
+            println!("xtask test: all passed");
+            Ok(())
+        }
+        "compile-fail" => {
+            toolchain::check(&sh)?;
+            compile_fail::run(&sh)
+        }
+        "snapshots" => {
+            toolchain::check(&sh)?;
+            gpu::build(&sh, &gpu::NVPTX)?;
+            snapshots::check_nvptx(&sh, flags.bless)
+        }
+        "test-nvidia" => {
+            toolchain::check(&sh)?;
+            nvidia::test(
+                &sh,
+                flags.bundle.as_deref(),
+                flags.quick,
+                flags.filter.as_deref(),
+                false,
+            )
+        }
+        "test-amd" => {
+            toolchain::check(&sh)?;
+            amd::test(&sh, flags.bless)
+        }
+        "ci" => {
+            toolchain::check(&sh)?;
+            host::lint(&sh)?;
+            host::test(&sh)?;
+            host::loom(&sh)?;
+            gpu::build_all(&sh)?;
+            compile_fail::run(&sh)?;
+            snapshots::check_nvptx(&sh, false)?;
+            amd::test(&sh, false)?;
+            nvidia::test(&sh, None, false, None, true)?;
+            println!("xtask ci: all passed");
+            Ok(())
+        }
+        "-h" | "--help" | "help" => {
+            println!("{USAGE}");
+            Ok(())
+        }
+        other => Err(format!("unknown task `{other}`\n\n{USAGE}")),
+    }
+}
+
+fn main() -> ExitCode {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    match run(&args) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(message) => {
+            eprintln!("error: {message}");
+            ExitCode::FAILURE
+        }
+    }
+}

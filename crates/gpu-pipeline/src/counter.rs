@@ -75,20 +75,31 @@ mod tests {
         for arrivals in [1u32, 3, 128, MAX_COUNTER_ARRIVALS] {
             let a = arrivals as u64;
             let around_wrap = (u32::MAX as u64 / a).saturating_sub(3);
-            for true_lap in (0..8u64).chain(around_wrap..around_wrap + 8).chain((1u64 << 32) - 4..(1u64 << 32) + 4) {
+            for true_lap in (0..8u64)
+                .chain(around_wrap..around_wrap + 8)
+                .chain((1u64 << 32) - 4..(1u64 << 32) + 4)
+            {
                 let lap = true_lap as u32;
                 // Consumer on lap p: the full counter lies in [p*A, (p+1)*A].
                 let need = (true_lap + 1) * a;
                 for value in true_lap * a..=need {
                     let exact = value >= need;
-                    assert_eq!(reached(value as u32, full_threshold(lap, arrivals)), exact, "consumer lap {true_lap} A {arrivals} value {value}");
+                    assert_eq!(
+                        reached(value as u32, full_threshold(lap, arrivals)),
+                        exact,
+                        "consumer lap {true_lap} A {arrivals} value {value}"
+                    );
                 }
                 // Producer on lap q >= 1: the empty counter lies in [(q-2)*A, (q-1)*A] (clamped at 0).
                 let q = true_lap + 1;
                 let need = (q - 1) * a;
                 for value in (q.saturating_sub(2)) * a..=need {
                     let exact = value >= need;
-                    assert_eq!(reached(value as u32, empty_threshold(q as u32, arrivals)), exact, "producer lap {q} A {arrivals} value {value}");
+                    assert_eq!(
+                        reached(value as u32, empty_threshold(q as u32, arrivals)),
+                        exact,
+                        "producer lap {q} A {arrivals} value {value}"
+                    );
                 }
             }
         }

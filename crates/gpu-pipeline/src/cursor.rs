@@ -92,7 +92,11 @@ impl<const STAGES: usize, S: Side> Cursor<STAGES, S> {
     #[must_use]
     pub const fn start() -> Self {
         let () = StageCount::<STAGES>::CHECK;
-        Self { stage: 0, lap: S::START_LAP, side: PhantomData }
+        Self {
+            stage: 0,
+            lap: S::START_LAP,
+            side: PhantomData,
+        }
     }
 
     /// The slot index, in `0..STAGES`.
@@ -128,9 +132,17 @@ impl<const STAGES: usize, S: Side> Cursor<STAGES, S> {
     pub const fn stepped(self) -> Self {
         let next = self.stage + 1;
         if next as usize == STAGES {
-            Self { stage: 0, lap: self.lap.wrapping_add(1), side: PhantomData }
+            Self {
+                stage: 0,
+                lap: self.lap.wrapping_add(1),
+                side: PhantomData,
+            }
         } else {
-            Self { stage: next, lap: self.lap, side: PhantomData }
+            Self {
+                stage: next,
+                lap: self.lap,
+                side: PhantomData,
+            }
         }
     }
 
@@ -138,7 +150,11 @@ impl<const STAGES: usize, S: Side> Cursor<STAGES, S> {
     #[cfg(test)]
     pub(crate) const fn at(stage: u32, lap: u32) -> Self {
         assert!((stage as usize) < STAGES);
-        Self { stage, lap, side: PhantomData }
+        Self {
+            stage,
+            lap,
+            side: PhantomData,
+        }
     }
 }
 
@@ -150,7 +166,14 @@ impl<const STAGES: usize, S: Side> Default for Cursor<STAGES, S> {
 
 impl<const STAGES: usize, S: Side> fmt::Debug for Cursor<STAGES, S> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{} cursor {{ stage: {}/{}, lap: {} }}", S::NAME, self.stage, STAGES, self.lap)
+        write!(
+            f,
+            "{} cursor {{ stage: {}/{}, lap: {} }}",
+            S::NAME,
+            self.stage,
+            STAGES,
+            self.lap
+        )
     }
 }
 
@@ -164,7 +187,11 @@ mod tests {
         for i in 0..n {
             let expect_stage = (i % STAGES as u64) as u32;
             let expect_lap = (S::START_LAP as u64 + i / STAGES as u64) as u32;
-            assert_eq!((cursor.stage(), cursor.lap()), (expect_stage, expect_lap), "step {i}");
+            assert_eq!(
+                (cursor.stage(), cursor.lap()),
+                (expect_stage, expect_lap),
+                "step {i}"
+            );
             assert_eq!(cursor.parity(), expect_lap & 1);
             cursor.step();
         }
@@ -217,6 +244,9 @@ mod tests {
     #[test]
     fn debug_names_the_side() {
         let c = Cursor::<2, Consumer>::start();
-        assert_eq!(format!("{c:?}"), "consumer cursor { stage: 0/2, lap: 0 }");
+        assert_eq!(
+            std::format!("{c:?}"),
+            "consumer cursor { stage: 0/2, lap: 0 }"
+        );
     }
 }

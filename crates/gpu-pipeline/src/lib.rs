@@ -83,7 +83,10 @@
 //!   `--cfg loom`, loom's), and a run-time drop check that stays quiet while already panicking.
 
 #![no_std]
-#![cfg_attr(any(target_arch = "nvptx64", target_arch = "amdgpu"), feature(asm_experimental_arch))]
+#![cfg_attr(
+    any(target_arch = "nvptx64", target_arch = "amdgpu"),
+    feature(asm_experimental_arch)
+)]
 #![cfg_attr(target_arch = "amdgpu", feature(stdarch_amdgpu))]
 #![deny(missing_docs)]
 #![warn(clippy::undocumented_unsafe_blocks)]
@@ -100,14 +103,14 @@ mod pipeline;
 mod primitive;
 pub mod stage;
 
+#[cfg(any(target_arch = "nvptx64", target_arch = "amdgpu", feature = "std", test))]
+pub use backend::DefaultBackend;
 pub use backend::{
-    AmdCounterBackend, Cluster, CounterRef, Cta, MbarScope, Mbarrier, MbarrierRef, NvidiaMbarBackend, PipelineBackend,
-    fence_proxy_async, lds_data_fence,
+    AmdCounterBackend, Cluster, CounterRef, Cta, MbarScope, Mbarrier, MbarrierRef,
+    NvidiaMbarBackend, PipelineBackend, fence_proxy_async, lds_data_fence,
 };
 #[cfg(any(feature = "std", test))]
 pub use backend::{HostCounterBackend, HostCounterSignal, HostMbarBackend, HostMbarrier};
-#[cfg(any(target_arch = "nvptx64", target_arch = "amdgpu", feature = "std", test))]
-pub use backend::DefaultBackend;
 pub use cursor::{Consumer, Cursor, Producer, Side};
 pub use pipeline::ProducerConsumerPipeline;
 pub use stage::{ConsumerStage, ProducerStage, StageView};

@@ -97,7 +97,8 @@ impl<const STAGES: usize, B: PipelineBackend> ProducerConsumerPipeline<STAGES, B
     /// Consumer: blocks until the producer filled the consumer's current slot.
     #[inline(always)]
     pub fn wait_producer(&self) {
-        self.backend.wait_full(self.consumer.stage(), self.consumer.lap(), None);
+        self.backend
+            .wait_full(self.consumer.stage(), self.consumer.lap(), None);
     }
 
     /// Consumer: as [`wait_producer`](Self::wait_producer), with a suspend-time hint of `ticks`
@@ -105,7 +106,8 @@ impl<const STAGES: usize, B: PipelineBackend> ProducerConsumerPipeline<STAGES, B
     /// it when the phase completes; ignored where the hardware has no such hint).
     #[inline(always)]
     pub fn wait_producer_ticks(&self, ticks: u32) {
-        self.backend.wait_full(self.consumer.stage(), self.consumer.lap(), Some(ticks));
+        self.backend
+            .wait_full(self.consumer.stage(), self.consumer.lap(), Some(ticks));
     }
 
     /// Consumer: whether the producer filled the consumer's current slot. Does not block for long.
@@ -115,7 +117,8 @@ impl<const STAGES: usize, B: PipelineBackend> ProducerConsumerPipeline<STAGES, B
     #[inline(always)]
     #[must_use]
     pub fn try_wait_producer(&self) -> bool {
-        self.backend.try_full(self.consumer.stage(), self.consumer.lap())
+        self.backend
+            .try_full(self.consumer.stage(), self.consumer.lap())
     }
 
     /// Consumer: waits for the producer unless an earlier
@@ -198,20 +201,23 @@ impl<const STAGES: usize, B: PipelineBackend> ProducerConsumerPipeline<STAGES, B
     /// On the first pass over the ring it returns at once.
     #[inline(always)]
     pub fn wait_consumer(&self) {
-        self.backend.wait_empty(self.producer.stage(), self.producer.lap(), None);
+        self.backend
+            .wait_empty(self.producer.stage(), self.producer.lap(), None);
     }
 
     /// Producer: as [`wait_consumer`](Self::wait_consumer), with a suspend-time hint of `ticks` ns.
     #[inline(always)]
     pub fn wait_consumer_ticks(&self, ticks: u32) {
-        self.backend.wait_empty(self.producer.stage(), self.producer.lap(), Some(ticks));
+        self.backend
+            .wait_empty(self.producer.stage(), self.producer.lap(), Some(ticks));
     }
 
     /// Producer: whether the consumers released the producer's current slot.
     #[inline(always)]
     #[must_use]
     pub fn try_wait_consumer(&self) -> bool {
-        self.backend.try_empty(self.producer.stage(), self.producer.lap())
+        self.backend
+            .try_empty(self.producer.stage(), self.producer.lap())
     }
 
     /// Producer: waits for the consumers unless an earlier
@@ -324,7 +330,11 @@ impl<const STAGES: usize, B: PipelineBackend> ProducerConsumerPipeline<STAGES, B
         producer: Cursor<STAGES, Producer>,
         consumer: Cursor<STAGES, Consumer>,
     ) -> Self {
-        Self { backend, producer, consumer }
+        Self {
+            backend,
+            producer,
+            consumer,
+        }
     }
 }
 

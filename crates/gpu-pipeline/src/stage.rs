@@ -134,7 +134,10 @@ impl<'p, const STAGES: usize, B: PipelineBackend> ProducerStage<'p, STAGES, B> {
     #[inline(always)]
     #[must_use]
     pub fn view(&self) -> StageView<B> {
-        StageView { index: self.index, barrier: self.barrier() }
+        StageView {
+            index: self.index,
+            barrier: self.barrier(),
+        }
     }
 
     /// Signals `full` (the calling thread arrives) and steps the producer.
@@ -213,7 +216,10 @@ impl<'p, const STAGES: usize, B: PipelineBackend> ConsumerStage<'p, STAGES, B> {
     #[inline(always)]
     #[must_use]
     pub fn view(&self) -> StageView<B> {
-        StageView { index: self.index, barrier: self.barrier() }
+        StageView {
+            index: self.index,
+            barrier: self.barrier(),
+        }
     }
 
     /// Signals `empty` (the calling thread arrives) and steps the consumer.

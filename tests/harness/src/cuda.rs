@@ -20,15 +20,22 @@ pub struct Gpu {
 
 /// Turns a driver status into a result.
 fn check(status: sys::CUresult, what: &str) -> Result<(), String> {
-    if status == sys::CUresult::CUDA_SUCCESS { Ok(()) } else { Err(format!("{what}: {status:?}")) }
+    if status == sys::CUresult::CUDA_SUCCESS {
+        Ok(())
+    } else {
+        Err(format!("{what}: {status:?}"))
+    }
 }
 
 impl Gpu {
     /// Opens device 0 and loads the PTX module. A missing driver library makes cudarc panic on
     /// first use; that panic becomes a one-line error here.
     pub fn open(ptx_path: &str) -> Result<Self, String> {
-        let ptx = std::fs::read_to_string(ptx_path)
-            .map_err(|e| format!("cannot read the kernels' PTX `{ptx_path}`: {e} (build it with `cargo xtask build`)"))?;
+        let ptx = std::fs::read_to_string(ptx_path).map_err(|e| {
+            format!(
+                "cannot read the kernels' PTX `{ptx_path}`: {e} (build it with `cargo xtask build`)"
+            )
+        })?;
         let previous_hook = std::panic::take_hook();
         std::panic::set_hook(Box::new(|_| {}));
         let opened = std::panic::catch_unwind(|| CudaContext::new(0));
@@ -41,28 +48,49 @@ impl Gpu {
             }
         };
         let name = ctx.name().map_err(|e| format!("device name: {e:?}"))?;
-        let cc = ctx.compute_capability().map_err(|e| format!("compute capability: {e:?}"))?;
+        let cc = ctx
+            .compute_capability()
+            .map_err(|e| format!("compute capability: {e:?}"))?;
         if cc.0 < 9 {
-            return Err(format!("{name} is sm_{}{}; the suite needs sm_90 or newer (mbarrier try_wait, TMA, clusters)", cc.0, cc.1));
+            return Err(format!(
+                "{name} is sm_{}{}; the suite needs sm_90 or newer (mbarrier try_wait, TMA, clusters)",
+                cc.0, cc.1
+            ));
         }
         let sms = ctx
             .attribute(sys::CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT)
             .map_err(|e| format!("SM count: {e:?}"))? as u32;
         let mut driver_version = 0;
         // SAFETY: writes one int.
-        check(unsafe { sys::cuDriverGetVersion(&mut driver_version) }, "cuDriverGetVersion")?;
-        let module = ctx.load_module(Ptx::from_src(ptx)).map_err(|e| format!("the driver rejected the PTX module: {e:?}"))?;
-        Ok(Self { stream: ctx.default_stream(), module, name, cc, sms, driver_version })
+        check(
+            unsafe { sys::cuDriverGetVersion(&mut driver_version) },
+            "cuDriverGetVersion",
+        )?;
+        let module = ctx
+            .load_module(Ptx::from_src(ptx))
+            .map_err(|e| format!("the driver rejected the PTX module: {e:?}"))?;
+        Ok(Self {
+            stream: ctx.default_stream(),
+            module,
+            name,
+            cc,
+            sms,
+            driver_version,
+        })
     }
 
     /// A kernel of the module.
     pub fn function(&self, name: &str) -> Result<CudaFunction, String> {
-        self.module.load_function(name).map_err(|e| format!("kernel `{name}` is not in the PTX: {e:?}"))
+        self.module
+            .load_function(name)
+            .map_err(|e| format!("kernel `{name}` is not in the PTX: {e:?}"))
     }
 
     /// Allocates `n` zeroed words.
     pub fn alloc(&self, n: usize) -> Result<CudaSlice<u32>, String> {
-        self.stream.alloc_zeros::<u32>(n.max(1)).map_err(|e| format!("cannot allocate {} MiB: {e:?}", n * 4 >> 20))
+        self.stream
+            .alloc_zeros::<u32>(n.max(1))
+            .map_err(|e| format!("cannot allocate {} MiB: {e:?}", n * 4 >> 20))
     }
 
     /// The raw device address of a buffer.
@@ -74,20 +102,31 @@ impl Gpu {
     /// Fills the first `n` words of `buffer` with `value`.
     pub fn fill(&self, buffer: &CudaSlice<u32>, value: u32, n: usize) -> Result<(), String> {
         // SAFETY: the range is inside the allocation; the stream orders it with the launches.
-        check(unsafe { sys::cuMemsetD32Async(self.address(buffer), value, n, self.stream.cu_stream()) }, "cuMemsetD32Async")
+        check(
+            unsafe {
+                sys::cuMemsetD32Async(self.address(buffer), value, n, self.stream.cu_stream())
+            },
+            "cuMemsetD32Async",
+        )
     }
 
     /// Copies `host` into the start of `buffer`.
     pub fn upload(&self, host: &[u32], buffer: &mut CudaSlice<u32>) -> Result<(), String> {
         let mut view = buffer.slice_mut(0..host.len());
-        self.stream.memcpy_htod(host, &mut view).map_err(|e| format!("upload: {e:?}"))
+        self.stream
+            .memcpy_htod(host, &mut view)
+            .map_err(|e| format!("upload: {e:?}"))
     }
 
     /// Copies the first `host.len()` words of `buffer` to the host (synchronises).
     pub fn download(&self, buffer: &CudaSlice<u32>, host: &mut [u32]) -> Result<(), String> {
         let view = buffer.slice(0..host.len());
-        self.stream.memcpy_dtoh(&view, host).map_err(|e| format!("download: {e:?}"))?;
-        self.stream.synchronize().map_err(|e| format!("synchronize: {e:?}"))
+        self.stream
+            .memcpy_dtoh(&view, host)
+            .map_err(|e| format!("download: {e:?}"))?;
+        self.stream
+            .synchronize()
+            .map_err(|e| format!("synchronize: {e:?}"))
     }
 
     /// Launches `function` (`cuLaunchKernelEx`, with a cluster dimension when `cluster > 1`).
@@ -102,13 +141,20 @@ impl Gpu {
     ) -> Result<(), String> {
         if smem > 48 * 1024 {
             function
-                .set_attribute(sys::CUfunction_attribute::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, smem as i32)
+                .set_attribute(
+                    sys::CUfunction_attribute::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
+                    smem as i32,
+                )
                 .map_err(|e| format!("dynamic shared memory {smem}: {e:?}"))?;
         }
         // SAFETY: a plain-old-data attribute; the union member written is the one the id names.
         let mut attribute: sys::CUlaunchAttribute = unsafe { std::mem::zeroed() };
         attribute.id = sys::CUlaunchAttributeID::CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION;
-        attribute.value.clusterDim = sys::CUlaunchAttributeValue_union__bindgen_ty_1 { x: cluster, y: 1, z: 1 };
+        attribute.value.clusterDim = sys::CUlaunchAttributeValue_union__bindgen_ty_1 {
+            x: cluster,
+            y: 1,
+            z: 1,
+        };
         let config = sys::CUlaunchConfig {
             gridDimX: grid,
             gridDimY: 1,
@@ -124,7 +170,14 @@ impl Gpu {
         // SAFETY: `args` points to one value per kernel parameter, of the parameter's type, alive
         // for the call (the driver copies them); the function belongs to this context.
         check(
-            unsafe { sys::cuLaunchKernelEx(&config, function.cu_function(), args.as_mut_ptr(), std::ptr::null_mut()) },
+            unsafe {
+                sys::cuLaunchKernelEx(
+                    &config,
+                    function.cu_function(),
+                    args.as_mut_ptr(),
+                    std::ptr::null_mut(),
+                )
+            },
             "cuLaunchKernelEx",
         )
     }
@@ -139,7 +192,13 @@ impl Gpu {
                 sys::CUresult::CUDA_SUCCESS => return Ok(start.elapsed()),
                 sys::CUresult::CUDA_ERROR_NOT_READY => {
                     if start.elapsed() > timeout {
-                        return Err((true, format!("did not finish within {} s: the kernel hangs", timeout.as_secs())));
+                        return Err((
+                            true,
+                            format!(
+                                "did not finish within {} s: the kernel hangs",
+                                timeout.as_secs()
+                            ),
+                        ));
                     }
                     std::thread::sleep(Duration::from_micros(200));
                 }

@@ -22,11 +22,17 @@ struct Options {
     list: bool,
 }
 
-const USAGE: &str = "usage: pipeline-harness --ptx FILE [--quick] [--filter TEXT] [--timeout-s N] [--list]";
+const USAGE: &str =
+    "usage: pipeline-harness --ptx FILE [--quick] [--filter TEXT] [--timeout-s N] [--list]";
 
 fn parse_args() -> Result<Options, String> {
-    let mut options =
-        Options { ptx: String::new(), quick: false, filter: None, timeout: Duration::from_secs(30), list: false };
+    let mut options = Options {
+        ptx: String::new(),
+        quick: false,
+        filter: None,
+        timeout: Duration::from_secs(30),
+        list: false,
+    };
     let mut args = std::env::args().skip(1);
     while let Some(arg) = args.next() {
         match arg.as_str() {
@@ -36,7 +42,9 @@ fn parse_args() -> Result<Options, String> {
             "--filter" => options.filter = Some(args.next().ok_or("--filter needs a text")?),
             "--timeout-s" => {
                 let value = args.next().ok_or("--timeout-s needs a number of seconds")?;
-                let seconds: u64 = value.parse().map_err(|_| format!("--timeout-s: not a number: {value}"))?;
+                let seconds: u64 = value
+                    .parse()
+                    .map_err(|_| format!("--timeout-s: not a number: {value}"))?;
                 options.timeout = Duration::from_secs(seconds);
             }
             "-h" | "--help" => return Err(USAGE.to_string()),
@@ -51,7 +59,10 @@ fn parse_args() -> Result<Options, String> {
 
 /// Today's UTC date as `YYYY-MM-DD` (civil-from-days, proleptic Gregorian).
 fn utc_date() -> String {
-    let secs = SystemTime::now().duration_since(UNIX_EPOCH).map(|d| d.as_secs()).unwrap_or(0);
+    let secs = SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map(|d| d.as_secs())
+        .unwrap_or(0);
     let z = (secs / 86_400) as i64 + 719_468;
     let era = z.div_euclid(146_097);
     let doe = z - era * 146_097;
@@ -72,7 +83,11 @@ fn main() -> ExitCode {
             return ExitCode::from(2);
         }
     };
-    let sizes = if options.quick { Sizes::quick() } else { Sizes::full() };
+    let sizes = if options.quick {
+        Sizes::quick()
+    } else {
+        Sizes::full()
+    };
     if options.list {
         for test in tests::all(&sizes, 132) {
             println!("{}", test.name);
@@ -89,18 +104,41 @@ fn main() -> ExitCode {
     };
     println!("gpu-pipeline device suite");
     println!("date:    {}", utc_date());
-    println!("commit:  {}", option_env!("GPU_PIPELINE_COMMIT").unwrap_or("unknown (built outside the xtask)"));
-    println!("gpu:     {} (sm_{}{}, {} SMs)", gpu.name, gpu.cc.0, gpu.cc.1, gpu.sms);
-    println!("driver:  CUDA {}.{}", gpu.driver_version / 1000, (gpu.driver_version % 1000) / 10);
+    println!(
+        "commit:  {}",
+        option_env!("GPU_PIPELINE_COMMIT").unwrap_or("unknown (built outside the xtask)")
+    );
+    println!(
+        "gpu:     {} (sm_{}{}, {} SMs)",
+        gpu.name, gpu.cc.0, gpu.cc.1, gpu.sms
+    );
+    println!(
+        "driver:  CUDA {}.{}",
+        gpu.driver_version / 1000,
+        (gpu.driver_version % 1000) / 10
+    );
     println!("ptx:     {}", options.ptx);
-    println!("mode:    {}", if options.quick { "quick (reduced item counts)" } else { "full" });
-    let seed = SystemTime::now().duration_since(UNIX_EPOCH).map(|d| d.as_nanos() as u64).unwrap_or(1) | 1;
+    println!(
+        "mode:    {}",
+        if options.quick {
+            "quick (reduced item counts)"
+        } else {
+            "full"
+        }
+    );
+    let seed = SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map(|d| d.as_nanos() as u64)
+        .unwrap_or(1)
+        | 1;
     println!("seed:    {seed:#018x}");
     println!();
 
     let all = tests::all(&sizes, gpu.sms);
-    let selected: Vec<_> =
-        all.iter().filter(|t| options.filter.as_deref().is_none_or(|f| t.name.contains(f))).collect();
+    let selected: Vec<_> = all
+        .iter()
+        .filter(|t| options.filter.as_deref().is_none_or(|f| t.name.contains(f)))
+        .collect();
     let mut runner = match tests::Runner::new(&gpu, &selected, seed) {
         Ok(runner) => runner,
         Err(message) => {
@@ -114,7 +152,10 @@ fn main() -> ExitCode {
             Outcome::Pass { millis, items } => {
                 passed += 1;
                 items_moved += items;
-                println!("PASS {:<44} {:>9} items  {:>6} blocks  {:>9.3} ms", test.name, items, test.grid, millis);
+                println!(
+                    "PASS {:<44} {:>9} items  {:>6} blocks  {:>9.3} ms",
+                    test.name, items, test.grid, millis
+                );
             }
             Outcome::Fail(reason) => {
                 failed += 1;
@@ -124,7 +165,9 @@ fn main() -> ExitCode {
                 failed += 1;
                 println!("FAIL {:<44} {reason}", test.name);
                 println!();
-                println!("{passed} passed, {failed} failed (stopped: a hung kernel leaves the context unusable)");
+                println!(
+                    "{passed} passed, {failed} failed (stopped: a hung kernel leaves the context unusable)"
+                );
                 return ExitCode::from(3);
             }
         }
@@ -132,5 +175,9 @@ fn main() -> ExitCode {
     println!();
     println!("items moved through pipelines: {items_moved}");
     println!("{passed} passed, {failed} failed");
-    if failed == 0 { ExitCode::SUCCESS } else { ExitCode::from(1) }
+    if failed == 0 {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::from(1)
+    }
 }

@@ -5,8 +5,8 @@ use std::time::Duration;
 
 use cudarc::driver::CudaSlice;
 use pipeline_suite::{
-    DONE, PAYLOAD_WORDS, R_CONSUMED, R_CONSUMER, R_DONE, R_ERRORS, R_PRODUCER, REPORT_WORDS, TMA_BYTES, barrier_region,
-    ring_smem_bytes, tma_smem_bytes,
+    DONE, PAYLOAD_WORDS, R_CONSUMED, R_CONSUMER, R_DONE, R_ERRORS, R_PRODUCER, REPORT_WORDS,
+    TMA_BYTES, barrier_region, ring_smem_bytes, tma_smem_bytes,
 };
 
 use crate::cuda::Gpu;
@@ -23,12 +23,24 @@ pub struct Sizes {
 impl Sizes {
     /// The full suite: 100,000 items per ring configuration.
     pub fn full() -> Self {
-        Self { ring: 100_000, many_ctas_per_block: 2_000, tma: 32_768, cluster: 25_000, sync: 100_000 }
+        Self {
+            ring: 100_000,
+            many_ctas_per_block: 2_000,
+            tma: 32_768,
+            cluster: 25_000,
+            sync: 100_000,
+        }
     }
 
     /// Reduced counts, for runs under compute-sanitizer.
     pub fn quick() -> Self {
-        Self { ring: 2_000, many_ctas_per_block: 64, tma: 1_000, cluster: 1_000, sync: 2_000 }
+        Self {
+            ring: 2_000,
+            many_ctas_per_block: 64,
+            tma: 1_000,
+            cluster: 1_000,
+            sync: 2_000,
+        }
     }
 }
 
@@ -68,13 +80,21 @@ impl Test {
 
     /// Words of input the test reads (per block, or per cluster).
     fn input_words(&self) -> usize {
-        let regions = if self.kind == Kind::Cluster { self.grid / 2 } else { self.grid };
+        let regions = if self.kind == Kind::Cluster {
+            self.grid / 2
+        } else {
+            self.grid
+        };
         regions as usize * self.items as usize * self.words_per_item()
     }
 
     /// Words of output the test writes.
     fn output_words(&self) -> usize {
-        if self.kind == Kind::Sync { 0 } else { self.grid as usize * self.items as usize * self.words_per_item() }
+        if self.kind == Kind::Sync {
+            0
+        } else {
+            self.grid as usize * self.items as usize * self.words_per_item()
+        }
     }
 }
 
@@ -101,7 +121,11 @@ pub fn all(sizes: &Sizes, sms: u32) -> Vec<Test> {
 
     // Zero-trip, one-trip and many-CTA launches of representative kernels, on both backends.
     for backend in ["mbar", "counter"] {
-        let representatives = [(1, "s1_p32a_c128a_handles", 160), (3, "s3_p32a_c128a_scopes", 160), (4, "s4_p32e_c32e_handles", 64)];
+        let representatives = [
+            (1, "s1_p32a_c128a_handles", 160),
+            (3, "s3_p32a_c128a_scopes", 160),
+            (4, "s4_p32e_c32e_handles", 64),
+        ];
         for (stages, kernel, threads) in representatives {
             for (suffix, items) in [("zero_trip", 0), ("one_trip", 1)] {
                 let kernel = format!("ring_{backend}_{kernel}");
@@ -271,9 +295,21 @@ impl<'g> Runner<'g> {
         let mut args: Vec<*mut c_void> = if test.kind == Kind::Sync {
             vec![(&raw mut items).cast(), (&raw mut report).cast()]
         } else {
-            vec![(&raw mut input).cast(), (&raw mut output).cast(), (&raw mut items).cast(), (&raw mut report).cast()]
+            vec![
+                (&raw mut input).cast(),
+                (&raw mut output).cast(),
+                (&raw mut items).cast(),
+                (&raw mut report).cast(),
+            ]
         };
-        gpu.launch(&function, test.grid, test.threads, test.cluster, test.smem, &mut args)?;
+        gpu.launch(
+            &function,
+            test.grid,
+            test.threads,
+            test.cluster,
+            test.smem,
+            &mut args,
+        )?;
         let elapsed = match gpu.wait(timeout) {
             Ok(elapsed) => elapsed,
             Err((true, message)) => return Ok(Outcome::Hung(message)),
@@ -283,18 +319,25 @@ impl<'g> Runner<'g> {
         let mut reports = vec![0u32; test.grid as usize * REPORT_WORDS];
         gpu.download(&self.report, &mut reports)?;
         for block in 0..test.grid {
-            self.check_report(test, block, &reports[block as usize * REPORT_WORDS..][..REPORT_WORDS])?;
+            self.check_report(
+                test,
+                block,
+                &reports[block as usize * REPORT_WORDS..][..REPORT_WORDS],
+            )?;
         }
         if output_words > 0 {
             let mut host_output = std::mem::take(&mut self.host_output);
-            let result = gpu.download(&self.output, &mut host_output[..output_words]).and_then(|()| {
-                self.check_output(test, &host_output[..output_words])
-            });
+            let result = gpu
+                .download(&self.output, &mut host_output[..output_words])
+                .and_then(|()| self.check_output(test, &host_output[..output_words]));
             self.host_output = host_output;
             result?;
         }
         let items = u64::from(test.items) * u64::from(test.grid);
-        Ok(Outcome::Pass { millis: elapsed.as_secs_f64() * 1e3, items })
+        Ok(Outcome::Pass {
+            millis: elapsed.as_secs_f64() * 1e3,
+            items,
+        })
     }
 
     fn check_report(&self, test: &Test, block: u32, report: &[u32]) -> Result<(), String> {
@@ -302,10 +345,15 @@ impl<'g> Runner<'g> {
         let expect_producer = [test.items % stages, 1 + test.items / stages];
         let expect_consumer = [test.items % stages, test.items / stages];
         if report[R_DONE] != DONE {
-            return Err(format!("block {block} did not reach its end (report {report:x?})"));
+            return Err(format!(
+                "block {block} did not reach its end (report {report:x?})"
+            ));
         }
         if report[R_ERRORS] != 0 {
-            return Err(format!("block {block}: {} slot headers did not carry the expected sequence number", report[R_ERRORS]));
+            return Err(format!(
+                "block {block}: {} slot headers did not carry the expected sequence number",
+                report[R_ERRORS]
+            ));
         }
         // In a cluster only CTA 0 produces.
         let produces = test.kind != Kind::Cluster || block % 2 == 0;
@@ -322,7 +370,10 @@ impl<'g> Runner<'g> {
             ));
         }
         if report[R_CONSUMED] != test.items {
-            return Err(format!("block {block}: consumed {} items, expected {}", report[R_CONSUMED], test.items));
+            return Err(format!(
+                "block {block}: consumed {} items, expected {}",
+                report[R_CONSUMED], test.items
+            ));
         }
         Ok(())
     }
@@ -330,7 +381,11 @@ impl<'g> Runner<'g> {
     fn check_output(&self, test: &Test, output: &[u32]) -> Result<(), String> {
         let per_block = test.items as usize * test.words_per_item();
         for block in 0..test.grid as usize {
-            let source = if test.kind == Kind::Cluster { block / 2 } else { block };
+            let source = if test.kind == Kind::Cluster {
+                block / 2
+            } else {
+                block
+            };
             let want = &self.host_input[source * per_block..][..per_block];
             let got = &output[block * per_block..][..per_block];
             if let Some(i) = (0..per_block).find(|&i| want[i] != got[i]) {
@@ -341,7 +396,11 @@ impl<'g> Runner<'g> {
                     i % test.words_per_item(),
                     got[i],
                     want[i],
-                    if got[i] == POISON { " (never written)" } else { "" }
+                    if got[i] == POISON {
+                        " (never written)"
+                    } else {
+                        ""
+                    }
                 ));
             }
         }

@@ -93,5 +93,8 @@ pub fn sync_cluster() {
 #[inline(always)]
 pub fn global_add(counter: *mut u32, value: u32) {
     // SAFETY: the harness passes a valid, 4-byte aligned report buffer.
-    unsafe { (*counter.cast::<core::sync::atomic::AtomicU32>()).fetch_add(value, core::sync::atomic::Ordering::Relaxed) };
+    unsafe {
+        (*counter.cast::<core::sync::atomic::AtomicU32>())
+            .fetch_add(value, core::sync::atomic::Ordering::Relaxed)
+    };
 }

@@ -10,7 +10,12 @@
 //! fills `input` with fresh random words, poisons `output`, and compares.
 
 #![no_std]
-#![feature(abi_gpu_kernel, core_intrinsics, gpu_intrinsics, gpu_launch_sized_workgroup_mem)]
+#![feature(
+    abi_gpu_kernel,
+    core_intrinsics,
+    gpu_intrinsics,
+    gpu_launch_sized_workgroup_mem
+)]
 #![cfg_attr(target_arch = "nvptx64", feature(asm_experimental_arch, stdarch_nvptx))]
 #![cfg_attr(target_arch = "amdgpu", feature(stdarch_amdgpu))]
 #![allow(clippy::missing_safety_doc)]
@@ -20,12 +25,13 @@ mod arch;
 use arch::{WARP, block_idx, dynamic_smem, global_add, sync_threads, sync_warp, thread_idx};
 use gpu_pipeline::{AmdCounterBackend, PipelineBackend, ProducerConsumerPipeline};
 use pipeline_suite::{
-    DONE, HEADER_WORDS, PAYLOAD_WORDS, R_CONSUMED, R_CONSUMER, R_DONE, R_ERRORS, R_PRODUCER, REPORT_WORDS, SLOT_WORDS,
-    api, barrier_region,
+    DONE, HEADER_WORDS, PAYLOAD_WORDS, R_CONSUMED, R_CONSUMER, R_DONE, R_ERRORS, R_PRODUCER,
+    REPORT_WORDS, SLOT_WORDS, api, barrier_region,
 };
 
 #[cfg(target_arch = "nvptx64")]
 mod nvidia;
+mod probes;
 
 #[panic_handler]
 fn panic(_: &core::panic::PanicInfo) -> ! {
@@ -42,7 +48,12 @@ fn panic(_: &core::panic::PanicInfo) -> ! {
 #[inline(always)]
 fn slot(stages: usize, stage: u32) -> *mut u32 {
     // SAFETY: the harness launches with `ring_smem_bytes(stages)` of dynamic shared memory.
-    unsafe { dynamic_smem().add(barrier_region(stages)).cast::<u32>().add(stage as usize * SLOT_WORDS) }
+    unsafe {
+        dynamic_smem()
+            .add(barrier_region(stages))
+            .cast::<u32>()
+            .add(stage as usize * SLOT_WORDS)
+    }
 }
 
 /// Copies item `item` from `input` into the slot: producer thread `ptid` of `pt` copies every
@@ -139,9 +150,9 @@ unsafe fn ring<
                     unsafe { fill(slot(STAGES, stage.index()), input, item, ptid, PT) };
                     stage.release();
                 }
-                (false, api::SCOPES) => {
-                    pipe.produce(|stage| unsafe { fill(slot(STAGES, stage.index()), input, item, ptid, PT) })
-                }
+                (false, api::SCOPES) => pipe.produce(|stage| unsafe {
+                    fill(slot(STAGES, stage.index()), input, item, ptid, PT)
+                }),
                 (false, _) => {
                     match API {
                         api::TRYWAIT => {
@@ -198,7 +209,9 @@ unsafe fn ring<
                     stage.release();
                 }
                 (false, api::SCOPES) => {
-                    errors += pipe.consume(|stage| unsafe { drain(slot(STAGES, stage.index()), output, item, ctid, CT) })
+                    errors += pipe.consume(|stage| unsafe {
+                        drain(slot(STAGES, stage.index()), output, item, ctid, CT)
+                    })
                 }
                 (false, _) => {
                     match API {
@@ -214,7 +227,9 @@ unsafe fn ring<
                         api::TICKS => pipe.wait_producer_ticks(1000),
                         _ => pipe.wait_producer(),
                     }
-                    errors += unsafe { drain(slot(STAGES, pipe.consumer_stage()), output, item, ctid, CT) };
+                    errors += unsafe {
+                        drain(slot(STAGES, pipe.consumer_stage()), output, item, ctid, CT)
+                    };
                     pipe.consumer_signal();
                     pipe.consumer_step();
                 }
@@ -260,7 +275,9 @@ unsafe fn sync_only<const STAGES: usize, B: PipelineBackend>(items: u32, report:
             // SAFETY: inside this block's report record.
             unsafe {
                 report.add(R_PRODUCER).write(pipe.producer_cursor().stage());
-                report.add(R_PRODUCER + 1).write(pipe.producer_cursor().lap());
+                report
+                    .add(R_PRODUCER + 1)
+                    .write(pipe.producer_cursor().lap());
             }
         }
     } else {
@@ -271,7 +288,9 @@ unsafe fn sync_only<const STAGES: usize, B: PipelineBackend>(items: u32, report:
             // SAFETY: inside this block's report record.
             unsafe {
                 report.add(R_CONSUMER).write(pipe.consumer_cursor().stage());
-                report.add(R_CONSUMER + 1).write(pipe.consumer_cursor().lap());
+                report
+                    .add(R_CONSUMER + 1)
+                    .write(pipe.consumer_cursor().lap());
                 report.add(R_CONSUMED).write(items);
             }
         }
@@ -291,21 +310,39 @@ macro_rules! backend {
 
 /// The arrive count of a side: 1 if elected (`e`), else its thread count (`a`).
 macro_rules! arrivals {
-    ($t:literal, e) => { 1 };
-    ($t:literal, a) => { $t };
+    ($t:literal, e) => {
+        1
+    };
+    ($t:literal, a) => {
+        $t
+    };
 }
 
 macro_rules! elected {
-    (e) => { true };
-    (a) => { false };
+    (e) => {
+        true
+    };
+    (a) => {
+        false
+    };
 }
 
 macro_rules! api_of {
-    (handles) => { api::HANDLES };
-    (scopes) => { api::SCOPES };
-    (direct) => { api::DIRECT };
-    (trywait) => { api::TRYWAIT };
-    (ticks) => { api::TICKS };
+    (handles) => {
+        api::HANDLES
+    };
+    (scopes) => {
+        api::SCOPES
+    };
+    (direct) => {
+        api::DIRECT
+    };
+    (trywait) => {
+        api::TRYWAIT
+    };
+    (ticks) => {
+        api::TICKS
+    };
 }
 
 macro_rules! ring_kernel {

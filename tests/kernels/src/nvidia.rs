@@ -4,11 +4,14 @@
 use gpu_pipeline::arch::nvptx::{cluster_ctarank, cvta_to_shared, mapa_shared_cluster};
 use gpu_pipeline::{Cluster, NvidiaMbarBackend, ProducerConsumerPipeline};
 use pipeline_suite::{
-    DONE, HEADER_WORDS, PAYLOAD_WORDS, R_CONSUMED, R_CONSUMER, R_DONE, R_ERRORS, R_PRODUCER, REPORT_WORDS, TMA_BYTES,
-    barrier_region,
+    DONE, HEADER_WORDS, PAYLOAD_WORDS, R_CONSUMED, R_CONSUMER, R_DONE, R_ERRORS, R_PRODUCER,
+    REPORT_WORDS, TMA_BYTES, barrier_region,
 };
 
-use crate::arch::{WARP, block_idx, dynamic_smem, global_add, st_shared_cluster_u32, sync_cluster, sync_threads, thread_idx};
+use crate::arch::{
+    WARP, block_idx, dynamic_smem, global_add, st_shared_cluster_u32, sync_cluster, sync_threads,
+    thread_idx,
+};
 use crate::{drain, slot};
 
 /// Words of one TMA item.
@@ -31,18 +34,32 @@ unsafe fn report_cursor(report: *mut u32, at: usize, stage: u32, lap: u32) {
 /// copy completing on the slot's full barrier (producer arrive count 1); warps 1..=4 consume
 /// (128 arrivals) and copy the slot to `output`.
 #[inline(always)]
-unsafe fn tma<const STAGES: usize>(input: *const u32, output: *mut u32, items: u32, report: *mut u32) {
+unsafe fn tma<const STAGES: usize>(
+    input: *const u32,
+    output: *mut u32,
+    items: u32,
+    report: *mut u32,
+) {
     let tid = thread_idx();
     let block = block_idx();
     let base = block as usize * items as usize * TMA_WORDS;
     // SAFETY: the harness sizes the buffers for `grid * items` TMA items and one report per block.
-    let (input, output, report) =
-        unsafe { (input.add(base), output.add(base), report.add(block as usize * REPORT_WORDS)) };
+    let (input, output, report) = unsafe {
+        (
+            input.add(base),
+            output.add(base),
+            report.add(block as usize * REPORT_WORDS),
+        )
+    };
     // SAFETY: TMA slots follow the barrier region, 128-byte aligned, `TMA_BYTES` each.
-    let tma_slot = |stage: u32| unsafe { dynamic_smem().add(barrier_region(STAGES) + stage as usize * TMA_BYTES) };
+    let tma_slot = |stage: u32| unsafe {
+        dynamic_smem().add(barrier_region(STAGES) + stage as usize * TMA_BYTES)
+    };
 
     // SAFETY: the barrier region starts the dynamic shared memory; init by thread 0, then a barrier.
-    let mut pipe = unsafe { ProducerConsumerPipeline::<STAGES, NvidiaMbarBackend<1, 128>>::new(dynamic_smem().cast()) };
+    let mut pipe = unsafe {
+        ProducerConsumerPipeline::<STAGES, NvidiaMbarBackend<1, 128>>::new(dynamic_smem().cast())
+    };
     if tid == 0 {
         // SAFETY: one thread, then the block barrier.
         unsafe { pipe.init() };
@@ -104,7 +121,12 @@ unsafe fn tma<const STAGES: usize>(input: *const u32, output: *mut u32, items: u
 /// copy; both release CTA 0's empty barrier, CTA 1's consumers remotely. So CTA 0's empty barriers
 /// count 64 arrivals (32 local, 32 remote) and the waits are cluster-scope acquires.
 #[inline(always)]
-unsafe fn cluster<const STAGES: usize>(input: *const u32, output: *mut u32, items: u32, report: *mut u32) {
+unsafe fn cluster<const STAGES: usize>(
+    input: *const u32,
+    output: *mut u32,
+    items: u32,
+    report: *mut u32,
+) {
     type B = NvidiaMbarBackend<32, 64, Cluster>;
     let tid = thread_idx();
     let block = block_idx();
@@ -141,7 +163,10 @@ unsafe fn cluster<const STAGES: usize>(input: *const u32, output: *mut u32, item
                     let value = input.add(item as usize * PAYLOAD_WORDS + j).read();
                     let word = local.add(HEADER_WORDS + j);
                     word.write(value);
-                    st_shared_cluster_u32(mapa_shared_cluster(cvta_to_shared(word.cast()), 1), value);
+                    st_shared_cluster_u32(
+                        mapa_shared_cluster(cvta_to_shared(word.cast()), 1),
+                        value,
+                    );
                 }
                 j += WARP as usize;
             }
@@ -149,7 +174,10 @@ unsafe fn cluster<const STAGES: usize>(input: *const u32, output: *mut u32, item
                 // SAFETY: the header word of both slots.
                 unsafe {
                     local.write(item);
-                    st_shared_cluster_u32(mapa_shared_cluster(cvta_to_shared(local.cast()), 1), item);
+                    st_shared_cluster_u32(
+                        mapa_shared_cluster(cvta_to_shared(local.cast()), 1),
+                        item,
+                    );
                 }
             }
             // SAFETY: CTA 1 exists (cluster of 2), initialised its barriers before the cluster
@@ -168,7 +196,9 @@ unsafe fn cluster<const STAGES: usize>(input: *const u32, output: *mut u32, item
         for item in 0..items {
             if rank == 0 {
                 // SAFETY: `drain` reads the slot handed out.
-                errors += pipe.consume(|stage| unsafe { drain(slot(STAGES, stage.index()), output, item, ctid, WARP) });
+                errors += pipe.consume(|stage| unsafe {
+                    drain(slot(STAGES, stage.index()), output, item, ctid, WARP)
+                });
             } else {
                 errors += pipe.consume_explicit(|stage| {
                     // SAFETY: as above.
@@ -202,7 +232,12 @@ macro_rules! tma_kernel {
         const _: () = {
             /// A TMA test kernel (see `tma`).
             #[unsafe(export_name = concat!("tma_mbar_s", stringify!($s)))]
-            pub unsafe extern "gpu-kernel" fn kernel(input: *const u32, output: *mut u32, items: u32, report: *mut u32) {
+            pub unsafe extern "gpu-kernel" fn kernel(
+                input: *const u32,
+                output: *mut u32,
+                items: u32,
+                report: *mut u32,
+            ) {
                 // SAFETY: the harness launches 5 warps with `tma_smem_bytes`.
                 unsafe { tma::<$s>(input, output, items, report) }
             }
@@ -215,7 +250,12 @@ macro_rules! cluster_kernel {
         const _: () = {
             /// A cluster-of-2 test kernel (see `cluster`).
             #[unsafe(export_name = concat!("cluster_mbar_s", stringify!($s)))]
-            pub unsafe extern "gpu-kernel" fn kernel(input: *const u32, output: *mut u32, items: u32, report: *mut u32) {
+            pub unsafe extern "gpu-kernel" fn kernel(
+                input: *const u32,
+                output: *mut u32,
+                items: u32,
+                report: *mut u32,
+            ) {
                 // SAFETY: the harness launches clusters of 2 CTAs of 2 warps with `ring_smem_bytes`.
                 unsafe { cluster::<$s>(input, output, items, report) }
             }

@@ -105,7 +105,10 @@ pub fn active_lanes() -> u64 {
 #[must_use]
 pub fn lanes_below(mask: u64) -> u32 {
     #[cfg(target_arch = "amdgpu")]
-    return core::arch::amdgpu::mbcnt_hi((mask >> 32) as u32, core::arch::amdgpu::mbcnt_lo(mask as u32, 0));
+    return core::arch::amdgpu::mbcnt_hi(
+        (mask >> 32) as u32,
+        core::arch::amdgpu::mbcnt_lo(mask as u32, 0),
+    );
     #[cfg(not(target_arch = "amdgpu"))]
     {
         let _ = mask;

@@ -429,7 +429,10 @@ pub fn fence_mbarrier_init_release_cluster() {
     #[cfg(target_arch = "nvptx64")]
     // SAFETY: a fence has no operands and no preconditions.
     unsafe {
-        asm!("fence.mbarrier_init.release.cluster;", options(nostack, preserves_flags));
+        asm!(
+            "fence.mbarrier_init.release.cluster;",
+            options(nostack, preserves_flags)
+        );
     }
     #[cfg(not(target_arch = "nvptx64"))]
     gpu_only("fence.mbarrier_init.release.cluster")
@@ -444,7 +447,10 @@ pub fn fence_proxy_async_shared_cta() {
     #[cfg(target_arch = "nvptx64")]
     // SAFETY: a fence has no operands and no preconditions.
     unsafe {
-        asm!("fence.proxy.async.shared::cta;", options(nostack, preserves_flags));
+        asm!(
+            "fence.proxy.async.shared::cta;",
+            options(nostack, preserves_flags)
+        );
     }
     #[cfg(not(target_arch = "nvptx64"))]
     gpu_only("fence.proxy.async.shared::cta")
@@ -587,6 +593,25 @@ pub fn laneid() -> u32 {
     gpu_only("mov.u32 %laneid")
 }
 
+/// `mov.u32 d, %lanemask_lt;`: the lanes of the warp below the calling lane, as a mask.
+///
+/// PTX ISA 2.0, sm_20. PTX ISA, "Special Registers: %lanemask_lt".
+#[inline(always)]
+#[must_use]
+pub fn lanemask_lt() -> u32 {
+    #[cfg(target_arch = "nvptx64")]
+    {
+        let mask: u32;
+        // SAFETY: reads a special register.
+        unsafe {
+            asm!("mov.u32 {d}, %lanemask_lt;", d = out(reg32) mask, options(nostack, nomem, preserves_flags));
+        }
+        mask
+    }
+    #[cfg(not(target_arch = "nvptx64"))]
+    gpu_only("mov.u32 %lanemask_lt")
+}
+
 /// `nanosleep.u32 t;`: suspends the thread for about `t` ns (at most 1 ms). Back-off for
 /// counter waits given a ticks hint.
 ///
@@ -675,7 +700,10 @@ pub unsafe fn barrier_cluster_arrive_release() {
     #[cfg(target_arch = "nvptx64")]
     // SAFETY: guaranteed by the caller (warp-uniform, cluster-wide participation).
     unsafe {
-        asm!("barrier.cluster.arrive.release.aligned;", options(nostack, preserves_flags));
+        asm!(
+            "barrier.cluster.arrive.release.aligned;",
+            options(nostack, preserves_flags)
+        );
     }
     #[cfg(not(target_arch = "nvptx64"))]
     gpu_only("barrier.cluster.arrive.release.aligned")
@@ -694,7 +722,10 @@ pub unsafe fn barrier_cluster_wait_acquire() {
     #[cfg(target_arch = "nvptx64")]
     // SAFETY: guaranteed by the caller.
     unsafe {
-        asm!("barrier.cluster.wait.acquire.aligned;", options(nostack, preserves_flags));
+        asm!(
+            "barrier.cluster.wait.acquire.aligned;",
+            options(nostack, preserves_flags)
+        );
     }
     #[cfg(not(target_arch = "nvptx64"))]
     gpu_only("barrier.cluster.wait.acquire.aligned")

@@ -57,9 +57,13 @@ impl CounterRef {
     #[inline(always)]
     fn offset(self, elems: u32) -> Self {
         #[cfg(target_arch = "nvptx64")]
-        return Self { addr: self.addr + elems * 8 };
+        return Self {
+            addr: self.addr + elems * 8,
+        };
         #[cfg(not(target_arch = "nvptx64"))]
-        return Self { addr: self.addr.wrapping_add(elems as usize) };
+        return Self {
+            addr: self.addr.wrapping_add(elems as usize),
+        };
     }
 
     /// The arriving threads of the calling wave arrive: the first active lane adds the number of
@@ -71,9 +75,12 @@ impl CounterRef {
             let mask = arch::activemask();
             // SAFETY: every lane of `mask` executes this same code with the same mask.
             unsafe { arch::bar_warp_sync(mask) };
-            if arch::laneid() == mask.trailing_zeros() {
+            // The leader is the lowest arriving lane: no arriving lane below it.
+            if mask & arch::lanemask_lt() == 0 {
                 // SAFETY: the backend's constructor guarantees a shared counter address.
-                unsafe { arch::red_release_cta_shared_add_u64(self.addr, u64::from(mask.count_ones())) };
+                unsafe {
+                    arch::red_release_cta_shared_add_u64(self.addr, u64::from(mask.count_ones()))
+                };
             }
         }
         #[cfg(not(target_arch = "nvptx64"))]
@@ -178,10 +185,17 @@ unsafe impl<const P: u32, const C: u32> PipelineBackend for AmdCounterBackend<P,
         check_arrive_counts::<Self>();
         #[cfg(target_arch = "nvptx64")]
         // SAFETY: the caller guarantees `storage` points into shared memory.
-        let full = CounterRef { addr: unsafe { arch::cvta_to_shared(storage.cast()) } };
+        let full = CounterRef {
+            addr: unsafe { arch::cvta_to_shared(storage.cast()) },
+        };
         #[cfg(not(target_arch = "nvptx64"))]
-        let full = CounterRef { addr: storage.cast_const() };
-        Self { full, empty: full.offset(STAGES as u32) }
+        let full = CounterRef {
+            addr: storage.cast_const(),
+        };
+        Self {
+            full,
+            empty: full.offset(STAGES as u32),
+        }
     }
 
     #[inline(always)]
@@ -205,22 +219,30 @@ unsafe impl<const P: u32, const C: u32> PipelineBackend for AmdCounterBackend<P,
 
     #[inline(always)]
     fn wait_full(&self, stage: u32, lap: u32, ticks: Option<u32>) {
-        self.full.offset(stage).wait(counter::full_threshold(lap, P), ticks);
+        self.full
+            .offset(stage)
+            .wait(counter::full_threshold(lap, P), ticks);
     }
 
     #[inline(always)]
     fn wait_empty(&self, stage: u32, lap: u32, ticks: Option<u32>) {
-        self.empty.offset(stage).wait(counter::empty_threshold(lap, C), ticks);
+        self.empty
+            .offset(stage)
+            .wait(counter::empty_threshold(lap, C), ticks);
     }
 
     #[inline(always)]
     fn try_full(&self, stage: u32, lap: u32) -> bool {
-        self.full.offset(stage).reached(counter::full_threshold(lap, P))
+        self.full
+            .offset(stage)
+            .reached(counter::full_threshold(lap, P))
     }
 
     #[inline(always)]
     fn try_empty(&self, stage: u32, lap: u32) -> bool {
-        self.empty.offset(stage).reached(counter::empty_threshold(lap, C))
+        self.empty
+            .offset(stage)
+            .reached(counter::empty_threshold(lap, C))
     }
 
     #[inline(always)]

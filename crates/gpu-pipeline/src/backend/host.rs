@@ -115,13 +115,19 @@ impl<const P: u32, const C: u32> HostMbarBackend<P, C> {
     #[inline]
     fn full_at(&self, stage: u32) -> HostMbarrier {
         debug_assert!(stage < self.stages);
-        HostMbarrier { word: self.full.wrapping_add(stage as usize), expected: P }
+        HostMbarrier {
+            word: self.full.wrapping_add(stage as usize),
+            expected: P,
+        }
     }
 
     #[inline]
     fn empty_at(&self, stage: u32) -> HostMbarrier {
         debug_assert!(stage < self.stages);
-        HostMbarrier { word: self.empty.wrapping_add(stage as usize), expected: C }
+        HostMbarrier {
+            word: self.empty.wrapping_add(stage as usize),
+            expected: C,
+        }
     }
 }
 
@@ -140,7 +146,11 @@ unsafe impl<const P: u32, const C: u32> PipelineBackend for HostMbarBackend<P, C
     unsafe fn new<const STAGES: usize>(storage: *mut MaybeUninit<AtomicU64>) -> Self {
         check_arrive_counts::<Self>();
         let full = storage.cast::<AtomicU64>().cast_const();
-        Self { full, empty: full.wrapping_add(STAGES), stages: STAGES as u32 }
+        Self {
+            full,
+            empty: full.wrapping_add(STAGES),
+            stages: STAGES as u32,
+        }
     }
 
     unsafe fn init<const STAGES: usize>(&self) {
@@ -148,8 +158,14 @@ unsafe impl<const P: u32, const C: u32> PipelineBackend for HostMbarBackend<P, C
             // SAFETY: the caller owns the storage exclusively during init; the words are
             // written before any other thread may read them (the caller's barrier).
             unsafe {
-                self.full.cast_mut().add(stage).write(AtomicU64::new(u64::from(P)));
-                self.empty.cast_mut().add(stage).write(AtomicU64::new(u64::from(C)));
+                self.full
+                    .cast_mut()
+                    .add(stage)
+                    .write(AtomicU64::new(u64::from(P)));
+                self.empty
+                    .cast_mut()
+                    .add(stage)
+                    .write(AtomicU64::new(u64::from(C)));
             }
         }
     }
@@ -252,13 +268,17 @@ impl<const P: u32, const C: u32> HostCounterBackend<P, C> {
     #[inline]
     fn full_at(&self, stage: u32) -> HostCounterSignal {
         debug_assert!(stage < self.stages);
-        HostCounterSignal { word: self.full.wrapping_add(stage as usize) }
+        HostCounterSignal {
+            word: self.full.wrapping_add(stage as usize),
+        }
     }
 
     #[inline]
     fn empty_at(&self, stage: u32) -> HostCounterSignal {
         debug_assert!(stage < self.stages);
-        HostCounterSignal { word: self.empty.wrapping_add(stage as usize) }
+        HostCounterSignal {
+            word: self.empty.wrapping_add(stage as usize),
+        }
     }
 }
 
@@ -277,7 +297,11 @@ unsafe impl<const P: u32, const C: u32> PipelineBackend for HostCounterBackend<P
     unsafe fn new<const STAGES: usize>(storage: *mut MaybeUninit<AtomicU64>) -> Self {
         check_arrive_counts::<Self>();
         let full = storage.cast::<AtomicU64>().cast_const();
-        Self { full, empty: full.wrapping_add(STAGES), stages: STAGES as u32 }
+        Self {
+            full,
+            empty: full.wrapping_add(STAGES),
+            stages: STAGES as u32,
+        }
     }
 
     unsafe fn init<const STAGES: usize>(&self) {
@@ -300,7 +324,8 @@ unsafe impl<const P: u32, const C: u32> PipelineBackend for HostCounterBackend<P
     }
 
     fn try_empty(&self, stage: u32, lap: u32) -> bool {
-        self.empty_at(stage).reached(counter::empty_threshold(lap, C))
+        self.empty_at(stage)
+            .reached(counter::empty_threshold(lap, C))
     }
 
     fn arrive_full(&self, stage: u32) {

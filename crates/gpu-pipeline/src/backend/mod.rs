@@ -23,7 +23,9 @@ mod nvidia;
 pub use counter::{AmdCounterBackend, CounterRef, lds_data_fence};
 #[cfg(any(feature = "std", test))]
 pub use host::{HostCounterBackend, HostCounterSignal, HostMbarBackend, HostMbarrier};
-pub use nvidia::{Cluster, Cta, MbarScope, Mbarrier, MbarrierRef, NvidiaMbarBackend, fence_proxy_async};
+pub use nvidia::{
+    Cluster, Cta, MbarScope, Mbarrier, MbarrierRef, NvidiaMbarBackend, fence_proxy_async,
+};
 
 /// The arrive-count limit of mbarrier: `mbarrier.init` takes a count in `1..=2^20 - 1`
 /// (PTX ISA 8.x, section 9.7.13.15.10 "mbarrier.init"; the expected-arrival count field is 20 bits).
@@ -176,6 +178,9 @@ pub type DefaultBackend<const PRODUCER_ARRIVALS: u32, const CONSUMER_ARRIVALS: u
 /// The natural backend of the target being compiled, with the given arrive counts:
 /// [`NvidiaMbarBackend`] on nvptx64, [`AmdCounterBackend`](crate::AmdCounterBackend) on
 /// amdgcn, [`HostMbarBackend`] on the host (with the `std` feature).
-#[cfg(all(not(any(target_arch = "nvptx64", target_arch = "amdgpu")), any(feature = "std", test)))]
+#[cfg(all(
+    not(any(target_arch = "nvptx64", target_arch = "amdgpu")),
+    any(feature = "std", test)
+))]
 pub type DefaultBackend<const PRODUCER_ARRIVALS: u32, const CONSUMER_ARRIVALS: u32> =
     HostMbarBackend<PRODUCER_ARRIVALS, CONSUMER_ARRIVALS>;

@@ -270,7 +270,11 @@ pub fn fence_proxy_async() {
 /// are then `try_wait.parity.acquire.cluster`, so what the peers wrote or read before their
 /// `.release.cluster` arrival is ordered before what the waiter does next.
 #[derive(Clone, Copy, Debug)]
-pub struct NvidiaMbarBackend<const PRODUCER_ARRIVALS: u32, const CONSUMER_ARRIVALS: u32, S: MbarScope = Cta> {
+pub struct NvidiaMbarBackend<
+    const PRODUCER_ARRIVALS: u32,
+    const CONSUMER_ARRIVALS: u32,
+    S: MbarScope = Cta,
+> {
     full: u32,
     empty: u32,
     scope: PhantomData<S>,
@@ -309,12 +313,16 @@ const MBARRIER_BYTES: u32 = core::mem::size_of::<Mbarrier>() as u32;
 impl<const P: u32, const C: u32, S: MbarScope> NvidiaMbarBackend<P, C, S> {
     #[inline(always)]
     fn full_at(&self, stage: u32) -> MbarrierRef {
-        MbarrierRef { addr: self.full + stage * MBARRIER_BYTES }
+        MbarrierRef {
+            addr: self.full + stage * MBARRIER_BYTES,
+        }
     }
 
     #[inline(always)]
     fn empty_at(&self, stage: u32) -> MbarrierRef {
-        MbarrierRef { addr: self.empty + stage * MBARRIER_BYTES }
+        MbarrierRef {
+            addr: self.empty + stage * MBARRIER_BYTES,
+        }
     }
 
     /// Blocks until the phase of parity `lap & 1` of `bar` completed, at this backend's scope.
@@ -351,7 +359,9 @@ impl<const P: u32, const C: u32, S: MbarScope> NvidiaMbarBackend<P, C, S> {
 // calling thread. Ordering: arrive is `.release.cta`, wait `.acquire.cta` (sm_80 forms default
 // to the same; with `S = Cluster`, waits are `.acquire.cluster`). No reset: only `init` runs
 // `mbarrier.init`. Constants: checked in `new`.
-unsafe impl<const P: u32, const C: u32, S: MbarScope> PipelineBackend for NvidiaMbarBackend<P, C, S> {
+unsafe impl<const P: u32, const C: u32, S: MbarScope> PipelineBackend
+    for NvidiaMbarBackend<P, C, S>
+{
     type Storage = Mbarrier;
     type Handle = MbarrierRef;
 
@@ -364,7 +374,11 @@ unsafe impl<const P: u32, const C: u32, S: MbarScope> PipelineBackend for Nvidia
         check_arrive_counts::<Self>();
         // SAFETY: the caller guarantees `storage` points into shared memory.
         let full = unsafe { ptx::cvta_to_shared(storage.cast()) };
-        Self { full, empty: full + STAGES as u32 * MBARRIER_BYTES, scope: PhantomData }
+        Self {
+            full,
+            empty: full + STAGES as u32 * MBARRIER_BYTES,
+            scope: PhantomData,
+        }
     }
 
     #[inline(always)]

@@ -1,0 +1,96 @@
+//! Probe kernels: one barrier operation each, so that the machine code of every operation can be
+//! read on its own and compared with the committed snapshots (`tests/snapshots/`, checked by
+//! `cargo xtask test`; update with `--bless`). A changed instruction, scope or ordering shows up
+//! in review as a snapshot diff.
+//!
+//! Each probe takes a pointer for results and an input word, so that nothing is folded away.
+
+use gpu_pipeline::{AmdCounterBackend, PipelineBackend, ProducerConsumerPipeline};
+
+use crate::arch::dynamic_smem;
+
+/// The one-stage pipeline every probe uses, over the dynamic shared memory.
+#[inline(always)]
+fn pipe<B: PipelineBackend>() -> ProducerConsumerPipeline<1, B> {
+    // SAFETY: probes are only compiled and disassembled, never launched.
+    unsafe { ProducerConsumerPipeline::new(dynamic_smem().cast()) }
+}
+
+macro_rules! probe {
+    ($name:ident, |$out:ident, $x:ident| $body:expr) => {
+        /// A probe kernel (see the module docs).
+        #[unsafe(no_mangle)]
+        pub unsafe extern "gpu-kernel" fn $name($out: *mut u32, $x: u32) {
+            let _ = (&$out, &$x);
+            $body;
+        }
+    };
+}
+
+type Counter = AmdCounterBackend<1, 32>;
+
+probe!(probe_counter_init, |out, x| unsafe {
+    pipe::<Counter>().init()
+});
+probe!(probe_counter_arrive, |out, x| pipe::<Counter>()
+    .producer_signal());
+probe!(probe_counter_wait, |out, x| pipe::<Counter>()
+    .wait_producer());
+probe!(probe_counter_wait_ticks, |out, x| pipe::<Counter>()
+    .wait_producer_ticks(x));
+probe!(probe_counter_try_wait, |out, x| unsafe {
+    out.write(u32::from(pipe::<Counter>().try_wait_producer()))
+});
+
+#[cfg(target_arch = "nvptx64")]
+mod nvidia {
+    use gpu_pipeline::{Cluster, NvidiaMbarBackend, fence_proxy_async};
+
+    use super::pipe;
+    use crate::arch::dynamic_smem;
+
+    type Mbar = NvidiaMbarBackend<1, 32>;
+    type MbarCluster = NvidiaMbarBackend<1, 32, Cluster>;
+
+    probe!(probe_mbar_init, |out, x| unsafe { pipe::<Mbar>().init() });
+    probe!(probe_mbar_arrive, |out, x| pipe::<Mbar>().producer_signal());
+    probe!(probe_mbar_wait, |out, x| pipe::<Mbar>().wait_producer());
+    probe!(probe_mbar_wait_ticks, |out, x| pipe::<Mbar>()
+        .wait_producer_ticks(x));
+    probe!(probe_mbar_try_wait, |out, x| unsafe {
+        out.write(u32::from(pipe::<Mbar>().try_wait_producer()))
+    });
+    probe!(probe_mbar_test_wait, |out, x| unsafe {
+        out.write(u32::from(
+            pipe::<Mbar>().full_barrier(0).test_wait_parity(x),
+        ))
+    });
+    probe!(probe_mbar_arrive_count, |out, x| pipe::<Mbar>()
+        .full_barrier(0)
+        .arrive_count(x));
+    probe!(probe_mbar_arrive_expect_tx, |out, x| pipe::<Mbar>()
+        .full_barrier(0)
+        .arrive_expect_tx(x));
+    probe!(probe_mbar_expect_tx, |out, x| pipe::<Mbar>()
+        .full_barrier(0)
+        .expect_tx(x));
+    probe!(probe_mbar_complete_tx, |out, x| pipe::<Mbar>()
+        .full_barrier(0)
+        .complete_tx(x));
+    probe!(probe_mbar_inval, |out, x| unsafe {
+        pipe::<Mbar>().full_barrier(0).inval()
+    });
+    probe!(probe_mbar_arrive_remote, |out, x| unsafe {
+        pipe::<Mbar>().empty_barrier(0).arrive_remote(x)
+    });
+    probe!(probe_mbar_wait_cluster, |out, x| pipe::<MbarCluster>()
+        .wait_consumer());
+    probe!(probe_fence_proxy_async, |out, x| fence_proxy_async());
+    probe!(probe_bulk_copy, |out, x| unsafe {
+        pipe::<Mbar>().full_barrier(0).bulk_copy_from_global(
+            dynamic_smem().add(128),
+            out.cast_const().cast(),
+            x,
+        )
+    });
+}

@@ -1,0 +1,141 @@
+//! The GPU targets and how a crate is built for them.
+
+use std::path::{Path, PathBuf};
+use std::time::Instant;
+
+use xshell::{Shell, cmd};
+
+use crate::Result;
+
+/// One GPU build: a target triple and a processor.
+pub struct GpuTarget {
+    /// Short name, also the target directory under `target/gpu/`.
+    pub cpu: &'static str,
+    /// The rustc target triple.
+    pub triple: &'static str,
+    /// Extra `-Ctarget-feature`s.
+    pub features: &'static str,
+    /// Extension of the linked artifact (`ptx`, `elf`).
+    pub extension: &'static str,
+}
+
+/// NVIDIA: sm_90 with PTX ISA 8.0 (the `.acquire/.release` mbarrier forms, `expect_tx`,
+/// `cp.async.bulk`, `fence.proxy.async`).
+pub const NVPTX: GpuTarget = GpuTarget {
+    cpu: "sm_90",
+    triple: "nvptx64-nvidia-cuda",
+    features: "+ptx80",
+    extension: "ptx",
+};
+
+/// AMD: CDNA2 (wave64), CDNA3 (wave64), RDNA3 (wave32).
+pub const AMD: [GpuTarget; 3] = [
+    GpuTarget {
+        cpu: "gfx90a",
+        triple: "amdgcn-amd-amdhsa",
+        features: "",
+        extension: "elf",
+    },
+    GpuTarget {
+        cpu: "gfx942",
+        triple: "amdgcn-amd-amdhsa",
+        features: "",
+        extension: "elf",
+    },
+    GpuTarget {
+        cpu: "gfx1100",
+        triple: "amdgcn-amd-amdhsa",
+        features: "",
+        extension: "elf",
+    },
+];
+
+/// The device-kernel crate: a no_std dependent of the library.
+pub const KERNELS: &str = "tests/kernels";
+
+impl GpuTarget {
+    /// The target directory of this build.
+    pub fn target_dir(&self) -> PathBuf {
+        crate::root().join("target/gpu").join(self.cpu)
+    }
+
+    /// The `CARGO_ENCODED_RUSTFLAGS` of this build.
+    fn rustflags(&self) -> String {
+        let mut flags = format!("-Ctarget-cpu={}", self.cpu);
+        if !self.features.is_empty() {
+            flags.push_str(&format!("\x1f-Ctarget-feature={}", self.features));
+        }
+        flags
+    }
+
+    /// Runs `cargo build --release` of `manifest_dir` for this target with `extra` arguments.
+    /// Returns the command's output instead of failing, for compile-fail tests.
+    pub fn cargo_build_output(
+        &self,
+        sh: &Shell,
+        manifest_dir: &str,
+        extra: &[&str],
+    ) -> Result<std::process::Output> {
+        let manifest = Path::new(manifest_dir).join("Cargo.toml");
+        let (triple, target_dir) = (self.triple, self.target_dir());
+        cmd!(sh, "cargo build --release --manifest-path {manifest} --target {triple} -Zbuild-std=core --target-dir {target_dir} {extra...}")
+            .env("CARGO_ENCODED_RUSTFLAGS", self.rustflags())
+            .quiet()
+            .ignore_status()
+            .output()
+            .map_err(crate::err("cannot run cargo"))
+    }
+
+    /// Builds `manifest_dir` for this target; on failure, shows cargo's output.
+    pub fn cargo_build(&self, sh: &Shell, manifest_dir: &str) -> Result {
+        let output = self.cargo_build_output(sh, manifest_dir, &[])?;
+        if !output.status.success() {
+            eprintln!("{}", String::from_utf8_lossy(&output.stderr));
+            return Err(format!(
+                "building {manifest_dir} for {} ({}) failed",
+                self.triple, self.cpu
+            ));
+        }
+        Ok(())
+    }
+
+    /// The kernels' artifact of this target.
+    pub fn kernels_artifact(&self) -> PathBuf {
+        self.target_dir()
+            .join(self.triple)
+            .join("release")
+            .join(format!("pipeline_kernels.{}", self.extension))
+    }
+}
+
+/// Builds the device kernels (and so the library) for `target`, and returns the artifact.
+pub fn build(sh: &Shell, target: &GpuTarget) -> Result<PathBuf> {
+    let start = Instant::now();
+    target.cargo_build(sh, KERNELS)?;
+    let artifact = target.kernels_artifact();
+    if !artifact.exists() {
+        return Err(format!(
+            "the build for {} left no artifact at {}",
+            target.cpu,
+            artifact.display()
+        ));
+    }
+    println!(
+        "  {:<8} {:<22} {:>6.1} s  {}",
+        target.cpu,
+        target.triple,
+        start.elapsed().as_secs_f64(),
+        artifact.display()
+    );
+    Ok(artifact)
+}
+
+/// Builds the kernels for every GPU target.
+pub fn build_all(sh: &Shell) -> Result<Vec<String>> {
+    println!("building the device kernels (and the library) for every GPU target:");
+    let mut artifacts = vec![build(sh, &NVPTX)?.display().to_string()];
+    for target in &AMD {
+        artifacts.push(build(sh, target)?.display().to_string());
+    }
+    Ok(artifacts)
+}

@@ -1,0 +1,49 @@
+//! Host-side tasks: lints, the host test suite, the loom models.
+
+use xshell::{Shell, cmd};
+
+use crate::Result;
+
+/// `cargo fmt --check` and `cargo clippy -D warnings` over the host workspace and the device crates.
+pub fn lint(sh: &Shell) -> Result {
+    println!("checking formatting and lints:");
+    cmd!(sh, "cargo fmt --all -- --check").run().map_err(|_| {
+        "`cargo fmt --all -- --check` found unformatted code; run `cargo fmt --all`".to_string()
+    })?;
+    for manifest in ["tests/kernels/Cargo.toml", "tests/compile-fail/Cargo.toml"] {
+        cmd!(sh, "cargo fmt --manifest-path {manifest} -- --check")
+            .run()
+            .map_err(|_| {
+                format!(
+                    "{manifest} has unformatted code; run `cargo fmt --manifest-path {manifest}`"
+                )
+            })?;
+    }
+    cmd!(sh, "cargo clippy --workspace --all-targets -- -D warnings")
+        .run()
+        .map_err(|_| "clippy found problems (above)".to_string())?;
+    println!("  fmt and clippy clean");
+    Ok(())
+}
+
+/// The host tests: library unit tests and doc tests, the protocol tests (stress, traces, drop
+/// checks) on both host backends, the harness and xtask tests. Release mode: the stress tests
+/// move over 100,000 items per configuration.
+pub fn test(sh: &Shell) -> Result {
+    println!("running the host tests:");
+    cmd!(sh, "cargo test --workspace --release")
+        .run()
+        .map_err(|_| "host tests failed (above)".to_string())
+}
+
+/// The loom model checks of the protocol (`--cfg loom`, in their own target directory).
+pub fn loom(sh: &Shell) -> Result {
+    println!("running the loom models:");
+    cmd!(
+        sh,
+        "cargo test -p protocol-tests --release --test loom --target-dir target/loom -- --nocapture"
+    )
+    .env("RUSTFLAGS", "--cfg loom")
+    .run()
+    .map_err(|_| "loom models failed (above)".to_string())
+}

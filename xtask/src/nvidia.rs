@@ -1,0 +1,155 @@
+//! `cargo xtask test-nvidia`: builds the kernels' PTX and the cudarc harness, then runs the device
+//! suite here, or writes a bundle that runs on a GPU machine without Rust.
+
+use std::path::Path;
+
+use xshell::{Shell, cmd};
+
+use crate::Result;
+use crate::gpu::{self, NVPTX};
+
+/// The bundle's run script: the suite, the suite under synccheck (reduced item counts), the
+/// sm_90a assembly of the module, and the SASS of the barrier probes. Logs go to `$OUT` if set,
+/// else to `out/` beside the script.
+const RUN_SH: &str = r#"#!/usr/bin/env bash
+# The gpu-pipeline device suite, self-contained: needs an NVIDIA driver, and CUDA's
+# compute-sanitizer, ptxas and cuobjdump for the extra checks (skipped, and said so, when absent).
+set -u
+here=$(cd "$(dirname "$0")" && pwd)
+out=${OUT:-$here/out}
+mkdir -p "$out"
+status=0
+{
+  echo "commit: $(cat "$here/COMMIT")"
+  echo "date:   $(date -u +%Y-%m-%dT%H:%M:%SZ)"
+  nvidia-smi --query-gpu=name,driver_version,clocks.max.sm,clocks.sm --format=csv 2>&1 || echo "nvidia-smi: not available"
+} | tee "$out/machine.txt"
+
+echo "== device suite"
+"$here/pipeline-harness" --ptx "$here/pipeline_kernels.ptx" "$@" 2>&1 | tee "$out/suite.log"
+[ "${PIPESTATUS[0]}" -eq 0 ] || status=1
+
+echo "== device suite under compute-sanitizer --tool synccheck (quick: reduced item counts)"
+if command -v compute-sanitizer >/dev/null; then
+  compute-sanitizer --tool synccheck --error-exitcode 9 "$here/pipeline-harness" --ptx "$here/pipeline_kernels.ptx" --quick --timeout-s 300 >"$out/synccheck.log" 2>&1
+  rc=$?
+  tail -n 4 "$out/synccheck.log"
+  [ $rc -eq 0 ] || { echo "synccheck run failed (exit $rc)"; status=1; }
+else
+  echo "SKIPPED: compute-sanitizer not found"
+fi
+
+echo "== ptxas -arch=sm_90a and the SASS of the barrier probes"
+if command -v ptxas >/dev/null && command -v cuobjdump >/dev/null; then
+  if ptxas -arch=sm_90a "$here/pipeline_kernels.ptx" -o "$out/kernels_sm90a.cubin" 2>"$out/ptxas.log"; then
+    echo "ptxas: the module assembles for sm_90a"
+    cuobjdump --dump-sass "$out/kernels_sm90a.cubin" > "$out/sass_all.txt"
+    awk '/Function : probe_/{p=1} /Function : [^p]/{p=0} p' "$out/sass_all.txt" > "$out/sass_probes.txt"
+    echo "SASS of the probes written ($(grep -c 'Function : probe_' "$out/sass_probes.txt") functions)"
+    rm -f "$out/sass_all.txt" "$out/kernels_sm90a.cubin"
+  else
+    cat "$out/ptxas.log"; echo "ptxas rejected the module"; status=1
+  fi
+else
+  echo "SKIPPED: ptxas/cuobjdump not found"
+fi
+exit $status
+"#;
+
+/// Builds the PTX and the harness (release), and returns the harness path.
+fn build(sh: &Shell) -> Result<std::path::PathBuf> {
+    gpu::build(sh, &NVPTX)?;
+    let commit = commit(sh);
+    cmd!(sh, "cargo build --release -p pipeline-harness")
+        .env("GPU_PIPELINE_COMMIT", &commit)
+        .run()
+        .map_err(|_| "building the harness failed (above)".to_string())?;
+    Ok(crate::root().join("target/release/pipeline-harness"))
+}
+
+/// The current commit, marked `-dirty` when the tree has changes.
+pub fn commit(sh: &Shell) -> String {
+    let head = cmd!(sh, "git rev-parse --short=12 HEAD")
+        .quiet()
+        .ignore_stderr()
+        .read()
+        .unwrap_or_else(|_| "unknown".into());
+    let dirty = cmd!(sh, "git status --porcelain")
+        .quiet()
+        .ignore_stderr()
+        .read()
+        .map(|s| !s.trim().is_empty())
+        .unwrap_or(false);
+    if dirty { format!("{head}-dirty") } else { head }
+}
+
+/// Writes a self-contained bundle into `dir`.
+fn bundle(sh: &Shell, harness: &Path, dir: &Path) -> Result {
+    sh.create_dir(dir)
+        .map_err(crate::err("create the bundle directory"))?;
+    sh.copy_file(harness, dir.join("pipeline-harness"))
+        .map_err(crate::err("copy the harness"))?;
+    sh.copy_file(NVPTX.kernels_artifact(), dir.join("pipeline_kernels.ptx"))
+        .map_err(crate::err("copy the PTX"))?;
+    sh.write_file(dir.join("COMMIT"), commit(sh))
+        .map_err(crate::err("write COMMIT"))?;
+    let script = dir.join("run.sh");
+    sh.write_file(&script, RUN_SH)
+        .map_err(crate::err("write run.sh"))?;
+    cmd!(sh, "chmod +x {script}")
+        .run()
+        .map_err(crate::err("chmod"))?;
+    println!(
+        "bundle written to {}: run `{}/run.sh` on a machine with an NVIDIA GPU (no Rust needed)",
+        dir.display(),
+        dir.display()
+    );
+    Ok(())
+}
+
+/// The task. `ci`: a missing driver is a SKIPPED line, not an error.
+pub fn test(
+    sh: &Shell,
+    bundle_dir: Option<&Path>,
+    quick: bool,
+    filter: Option<&str>,
+    ci: bool,
+) -> Result {
+    let harness = build(sh)?;
+    if let Some(dir) = bundle_dir {
+        return bundle(sh, &harness, dir);
+    }
+    let ptx = NVPTX.kernels_artifact();
+    let mut args = vec!["--ptx".to_string(), ptx.display().to_string()];
+    if quick {
+        args.push("--quick".into());
+    }
+    if let Some(filter) = filter {
+        args.extend(["--filter".to_string(), filter.to_string()]);
+    }
+    let output = cmd!(sh, "{harness} {args...}")
+        .ignore_status()
+        .quiet()
+        .output()
+        .map_err(crate::err("cannot run the harness"))?;
+    print!("{}", String::from_utf8_lossy(&output.stdout));
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    match output.status.code() {
+        Some(0) => Ok(()),
+        Some(2) if ci => {
+            println!(
+                "test-nvidia: SKIPPED: {} (the harness and PTX were built)",
+                stderr.trim().trim_start_matches("error: ")
+            );
+            Ok(())
+        }
+        Some(2) => Err(format!(
+            "{}; to run elsewhere: `cargo xtask test-nvidia --bundle DIR`, copy DIR to the GPU machine, run DIR/run.sh",
+            stderr.trim().trim_start_matches("error: ")
+        )),
+        _ => {
+            eprint!("{stderr}");
+            Err("the device suite failed (above)".into())
+        }
+    }
+}
