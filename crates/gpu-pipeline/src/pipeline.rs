@@ -349,3 +349,124 @@ impl<const STAGES: usize, B: PipelineBackend + core::fmt::Debug> core::fmt::Debu
             .finish()
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use core::mem::MaybeUninit;
+    use std::vec::Vec;
+
+    use super::*;
+    use crate::primitive::AtomicU64;
+    use crate::{HostCounterBackend, HostMbarBackend};
+
+    /// Storage for a host backend, initialised by `init` and then set to the state the barriers
+    /// reach after `laps` complete laps: counters at `laps * arrivals`, mbarrier phase `laps`.
+    fn storage_after_laps<
+        const STAGES: usize,
+        B: PipelineBackend<Storage = MaybeUninit<AtomicU64>>,
+    >(
+        laps: u32,
+        counter: bool,
+    ) -> Vec<MaybeUninit<AtomicU64>> {
+        let mut storage: Vec<MaybeUninit<AtomicU64>> =
+            (0..2 * STAGES).map(|_| MaybeUninit::uninit()).collect();
+        for (i, word) in storage.iter_mut().enumerate() {
+            let arrivals = u64::from(if i < STAGES {
+                B::PRODUCER_ARRIVALS
+            } else {
+                B::CONSUMER_ARRIVALS
+            });
+            let value = if counter {
+                u64::from(laps) * arrivals
+            } else {
+                (u64::from(laps) << 32) | arrivals
+            };
+            word.write(AtomicU64::new(value));
+        }
+        storage
+    }
+
+    /// Runs one producer and one consumer, alternately on this thread, for `items` items from a
+    /// state `laps` laps in, checking that no wait ever blocks wrongly or passes early.
+    fn run_across_wrap<
+        const STAGES: usize,
+        B: PipelineBackend<Storage = MaybeUninit<AtomicU64>>,
+    >(
+        counter: bool,
+    ) {
+        let laps = u32::MAX - 1;
+        let mut storage = storage_after_laps::<STAGES, B>(laps, counter);
+        // SAFETY: `storage` holds 2 * STAGES initialised words and outlives the pipelines.
+        let backend = unsafe { B::new::<STAGES>(storage.as_mut_ptr()) };
+        let mut producer = ProducerConsumerPipeline::<STAGES, B>::with_cursors(
+            backend,
+            Cursor::at(0, laps.wrapping_add(1)),
+            Cursor::at(0, laps),
+        );
+        // SAFETY: as above.
+        let backend = unsafe { B::new::<STAGES>(storage.as_mut_ptr()) };
+        let mut consumer = ProducerConsumerPipeline::<STAGES, B>::with_cursors(
+            backend,
+            Cursor::at(0, laps.wrapping_add(1)),
+            Cursor::at(0, laps),
+        );
+        for item in 0..10 * STAGES {
+            // Every slot is free at the start of a lap, none is full yet.
+            assert!(
+                producer.try_wait_consumer(),
+                "item {item}: producer blocked on a free slot"
+            );
+            assert!(
+                !consumer.try_wait_producer(),
+                "item {item}: consumer passed before the fill"
+            );
+            // One thread makes all the arrivals of each side.
+            producer.wait_consumer();
+            for _ in 0..B::PRODUCER_ARRIVALS {
+                producer.producer_signal();
+            }
+            producer.producer_step();
+            assert!(
+                consumer.try_wait_producer(),
+                "item {item}: consumer blocked on a full slot"
+            );
+            if STAGES == 1 {
+                assert!(
+                    !producer.try_wait_consumer(),
+                    "item {item}: producer passed a full slot"
+                );
+            }
+            consumer.wait_producer();
+            for _ in 0..B::CONSUMER_ARRIVALS {
+                consumer.consumer_signal();
+            }
+            consumer.consumer_step();
+        }
+        assert_eq!(consumer.consumer_cursor().lap(), laps.wrapping_add(10));
+        assert_eq!(producer.producer_cursor().lap(), laps.wrapping_add(11));
+    }
+
+    #[test]
+    fn counter_protocol_runs_across_the_lap_wrap() {
+        run_across_wrap::<1, HostCounterBackend<1, 1>>(true);
+        run_across_wrap::<3, HostCounterBackend<4, 128>>(true);
+    }
+
+    #[test]
+    fn parity_protocol_runs_across_the_lap_wrap() {
+        run_across_wrap::<1, HostMbarBackend<1, 1>>(false);
+        run_across_wrap::<3, HostMbarBackend<4, 128>>(false);
+    }
+
+    #[test]
+    fn smem_bytes_is_two_elements_per_stage() {
+        assert_eq!(
+            ProducerConsumerPipeline::<4, HostCounterBackend<1, 1>>::SMEM_BYTES,
+            64
+        );
+        assert_eq!(
+            ProducerConsumerPipeline::<3, crate::NvidiaMbarBackend<1, 1>>::smem_bytes(),
+            48
+        );
+    }
+}

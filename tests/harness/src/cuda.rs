@@ -61,8 +61,8 @@ impl Gpu {
             .attribute(sys::CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT)
             .map_err(|e| format!("SM count: {e:?}"))? as u32;
         let mut driver_version = 0;
-        // SAFETY: writes one int.
         check(
+            // SAFETY: writes one int.
             unsafe { sys::cuDriverGetVersion(&mut driver_version) },
             "cuDriverGetVersion",
         )?;
@@ -90,7 +90,7 @@ impl Gpu {
     pub fn alloc(&self, n: usize) -> Result<CudaSlice<u32>, String> {
         self.stream
             .alloc_zeros::<u32>(n.max(1))
-            .map_err(|e| format!("cannot allocate {} MiB: {e:?}", n * 4 >> 20))
+            .map_err(|e| format!("cannot allocate {} MiB: {e:?}", (n * 4) >> 20))
     }
 
     /// The raw device address of a buffer.

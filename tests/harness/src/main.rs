@@ -149,12 +149,27 @@ fn main() -> ExitCode {
     let (mut passed, mut failed, mut items_moved) = (0u32, 0u32, 0u64);
     for test in &selected {
         match runner.run(test, options.timeout) {
-            Outcome::Pass { millis, items } => {
+            Outcome::Pass {
+                millis,
+                items,
+                caught: None,
+            } => {
                 passed += 1;
                 items_moved += items;
                 println!(
                     "PASS {:<44} {:>9} items  {:>6} blocks  {:>9.3} ms",
                     test.name, items, test.grid, millis
+                );
+            }
+            Outcome::Pass {
+                caught: Some(caught),
+                ..
+            } => {
+                passed += 1;
+                println!(
+                    "PASS {:<44} caught: {}",
+                    test.name,
+                    caught.lines().next().unwrap_or_default()
                 );
             }
             Outcome::Fail(reason) => {

@@ -68,6 +68,8 @@ pub struct Test {
     cluster: u32,
     items: u32,
     smem: u32,
+    /// A control: the kernel is broken on purpose, and the test passes only if the checks fail.
+    control: bool,
 }
 
 impl Test {
@@ -114,10 +116,29 @@ pub fn all(sizes: &Sizes, sms: u32) -> Vec<Test> {
                 cluster: 1,
                 items: sizes.ring,
                 smem: ring_smem_bytes($s) as u32,
+                control: false,
             });
         };
     }
     pipeline_suite::ring_kernels!(ring_row);
+    macro_rules! control_row {
+        ($b:ident, $s:literal, $pt:literal, $pe:ident, $ct:literal, $ce:ident, $api:ident) => {
+            let kernel = pipeline_suite::ring_kernel_name!($b, $s, $pt, $pe, $ct, $ce, $api);
+            tests.push(Test {
+                name: format!("control_{kernel}"),
+                kernel: kernel.to_string(),
+                kind: Kind::Ring,
+                stages: $s,
+                threads: $pt + $ct,
+                grid: 1,
+                cluster: 1,
+                items: sizes.ring,
+                smem: ring_smem_bytes($s) as u32,
+                control: true,
+            });
+        };
+    }
+    pipeline_suite::control_kernels!(control_row);
 
     // Zero-trip, one-trip and many-CTA launches of representative kernels, on both backends.
     for backend in ["mbar", "counter"] {
@@ -139,6 +160,7 @@ pub fn all(sizes: &Sizes, sms: u32) -> Vec<Test> {
                     cluster: 1,
                     items,
                     smem: ring_smem_bytes(stages as usize) as u32,
+                    control: false,
                 });
             }
         }
@@ -153,6 +175,7 @@ pub fn all(sizes: &Sizes, sms: u32) -> Vec<Test> {
             cluster: 1,
             items: sizes.many_ctas_per_block,
             smem: ring_smem_bytes(4) as u32,
+            control: false,
         });
     }
 
@@ -169,6 +192,7 @@ pub fn all(sizes: &Sizes, sms: u32) -> Vec<Test> {
                 cluster: 1,
                 items: sizes.sync,
                 smem: barrier_region($s) as u32,
+                control: false,
             });
         };
     }
@@ -187,6 +211,7 @@ pub fn all(sizes: &Sizes, sms: u32) -> Vec<Test> {
                 cluster: 1,
                 items: sizes.tma,
                 smem: tma_smem_bytes($s) as u32,
+                control: false,
             });
         };
     }
@@ -205,6 +230,7 @@ pub fn all(sizes: &Sizes, sms: u32) -> Vec<Test> {
                 cluster: 2,
                 items: sizes.cluster,
                 smem: ring_smem_bytes($s) as u32,
+                control: false,
             });
         };
     }
@@ -214,8 +240,12 @@ pub fn all(sizes: &Sizes, sms: u32) -> Vec<Test> {
 
 /// The result of one test.
 pub enum Outcome {
-    /// Every check held.
-    Pass { millis: f64, items: u64 },
+    /// Every check held (or, for a control, a check caught the planted bug: `caught`).
+    Pass {
+        millis: f64,
+        items: u64,
+        caught: Option<String>,
+    },
     /// A check failed; the context is still usable.
     Fail(String),
     /// The kernel did not finish; the context is unusable.
@@ -263,9 +293,17 @@ impl<'g> Runner<'g> {
     }
 
     pub fn run(&mut self, test: &Test, timeout: Duration) -> Outcome {
-        match self.run_checked(test, timeout) {
-            Ok(outcome) => outcome,
-            Err(message) => Outcome::Fail(message),
+        match (self.run_checked(test, timeout), test.control) {
+            (Ok(Outcome::Pass { .. }), true) => {
+                Outcome::Fail("the checks did not catch this deliberately broken kernel".into())
+            }
+            (Err(caught), true) => Outcome::Pass {
+                millis: 0.0,
+                items: 0,
+                caught: Some(caught),
+            },
+            (Ok(outcome), _) => outcome,
+            (Err(message), false) => Outcome::Fail(message),
         }
     }
 
@@ -337,6 +375,7 @@ impl<'g> Runner<'g> {
         Ok(Outcome::Pass {
             millis: elapsed.as_secs_f64() * 1e3,
             items,
+            caught: None,
         })
     }
 

@@ -18,7 +18,7 @@
 )]
 #![cfg_attr(target_arch = "nvptx64", feature(asm_experimental_arch, stdarch_nvptx))]
 #![cfg_attr(target_arch = "amdgpu", feature(stdarch_amdgpu))]
-#![allow(clippy::missing_safety_doc)]
+#![allow(clippy::missing_safety_doc, internal_features)]
 
 mod arch;
 
@@ -225,6 +225,7 @@ unsafe fn ring<
                             pipe.wait_producer_if_needed(ready);
                         }
                         api::TICKS => pipe.wait_producer_ticks(1000),
+                        api::NOWAIT => {}
                         _ => pipe.wait_producer(),
                     }
                     errors += unsafe {
@@ -343,6 +344,9 @@ macro_rules! api_of {
     (ticks) => {
         api::TICKS
     };
+    (nowait) => {
+        api::NOWAIT
+    };
 }
 
 macro_rules! ring_kernel {
@@ -385,5 +389,7 @@ macro_rules! sync_kernel {
 pipeline_suite::ring_kernels!(ring_kernel);
 #[cfg(target_arch = "nvptx64")]
 pipeline_suite::sync_kernels!(sync_kernel);
+#[cfg(target_arch = "nvptx64")]
+pipeline_suite::control_kernels!(ring_kernel);
 #[cfg(target_arch = "amdgpu")]
 pipeline_suite::amd_ring_kernels!(ring_kernel);

@@ -43,6 +43,9 @@ pub mod api {
     pub const TRYWAIT: u32 = 3;
     /// `wait_*_ticks` with a suspend-time hint.
     pub const TICKS: u32 = 4;
+    /// Control: the consumer skips its wait for the producer (a deliberate race). The checks must
+    /// catch it; the harness counts the test as passed only if they do.
+    pub const NOWAIT: u32 = 5;
 }
 
 const fn align_up(x: usize, a: usize) -> usize {
@@ -100,6 +103,16 @@ macro_rules! ring_kernels {
         $m!($b, 3, 32, a, 128, a, ticks);
         $m!($b, 2, 32, e, 32, e, scopes);
         $m!($b, 2, 128, a, 32, e, scopes);
+    };
+}
+
+/// Control kernels: deliberately broken rings (consumers that do not wait), to prove that the
+/// data checks can fail. Same row shape as [`ring_kernels!`].
+#[macro_export]
+macro_rules! control_kernels {
+    ($m:ident) => {
+        $m!(mbar, 2, 32, a, 128, a, nowait);
+        $m!(counter, 2, 32, a, 128, a, nowait);
     };
 }
 
