@@ -26,12 +26,13 @@ status=0
 } | tee "$out/machine.txt"
 
 echo "== device suite"
-"$here/pipeline-harness" --ptx "$here/pipeline_kernels.ptx" "$@" 2>&1 | tee "$out/suite.log"
+# Every run is bounded: a hung kernel must never hold the machine.
+timeout -k 10 180 "$here/pipeline-harness" --ptx "$here/pipeline_kernels.ptx" "$@" 2>&1 | tee "$out/suite.log"
 [ "${PIPESTATUS[0]}" -eq 0 ] || status=1
 
 echo "== device suite under compute-sanitizer --tool synccheck (quick: reduced item counts)"
 if command -v compute-sanitizer >/dev/null; then
-  compute-sanitizer --tool synccheck --error-exitcode 9 "$here/pipeline-harness" --ptx "$here/pipeline_kernels.ptx" --quick --timeout-s 300 >"$out/synccheck.log" 2>&1
+  timeout -k 10 240 compute-sanitizer --tool synccheck --error-exitcode 9 "$here/pipeline-harness" --ptx "$here/pipeline_kernels.ptx" --quick --timeout-s 60 >"$out/synccheck.log" 2>&1
   rc=$?
   tail -n 4 "$out/synccheck.log"
   [ $rc -eq 0 ] || { echo "synccheck run failed (exit $rc)"; status=1; }
@@ -41,7 +42,7 @@ fi
 
 echo "== ptxas -arch=sm_90a and the SASS of the barrier probes"
 if command -v ptxas >/dev/null && command -v cuobjdump >/dev/null; then
-  if ptxas -arch=sm_90a "$here/pipeline_kernels.ptx" -o "$out/kernels_sm90a.cubin" 2>"$out/ptxas.log"; then
+  if timeout 120 ptxas -arch=sm_90a "$here/pipeline_kernels.ptx" -o "$out/kernels_sm90a.cubin" 2>"$out/ptxas.log"; then
     echo "ptxas: the module assembles for sm_90a"
     cuobjdump --dump-sass "$out/kernels_sm90a.cubin" > "$out/sass_all.txt"
     awk '/Function : probe_/{p=1} /Function : [^p]/{p=0} p' "$out/sass_all.txt" > "$out/sass_probes.txt"

@@ -167,8 +167,14 @@ unsafe fn ring<
                         api::TICKS => pipe.wait_consumer_ticks(1000),
                         _ => pipe.wait_consumer(),
                     }
-                    unsafe { fill(slot(STAGES, pipe.producer_stage()), input, item, ptid, PT) };
-                    pipe.producer_signal();
+                    if API == api::SIGNAL_EARLY {
+                        // The control's planted bug: the slot is published before it is written.
+                        pipe.producer_signal();
+                        unsafe { fill(slot(STAGES, pipe.producer_stage()), input, item, ptid, PT) };
+                    } else {
+                        unsafe { fill(slot(STAGES, pipe.producer_stage()), input, item, ptid, PT) };
+                        pipe.producer_signal();
+                    }
                     pipe.producer_step();
                 }
             }
@@ -225,7 +231,6 @@ unsafe fn ring<
                             pipe.wait_producer_if_needed(ready);
                         }
                         api::TICKS => pipe.wait_producer_ticks(1000),
-                        api::NOWAIT => {}
                         _ => pipe.wait_producer(),
                     }
                     errors += unsafe {
@@ -344,8 +349,8 @@ macro_rules! api_of {
     (ticks) => {
         api::TICKS
     };
-    (nowait) => {
-        api::NOWAIT
+    (signal_early) => {
+        api::SIGNAL_EARLY
     };
 }
 

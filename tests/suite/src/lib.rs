@@ -43,9 +43,10 @@ pub mod api {
     pub const TRYWAIT: u32 = 3;
     /// `wait_*_ticks` with a suspend-time hint.
     pub const TICKS: u32 = 4;
-    /// Control: the consumer skips its wait for the producer (a deliberate race). The checks must
-    /// catch it; the harness counts the test as passed only if they do.
-    pub const NOWAIT: u32 = 5;
+    /// Control: the producer signals `full` *before* it fills the slot (a deliberate race that
+    /// keeps every barrier's arrival count right, so it cannot hang). The checks must catch it; the
+    /// harness counts the test as passed only if they do.
+    pub const SIGNAL_EARLY: u32 = 5;
 }
 
 const fn align_up(x: usize, a: usize) -> usize {
@@ -106,13 +107,13 @@ macro_rules! ring_kernels {
     };
 }
 
-/// Control kernels: deliberately broken rings (consumers that do not wait), to prove that the
-/// data checks can fail. Same row shape as [`ring_kernels!`].
+/// Control kernels: deliberately broken rings (producers that signal before they fill), to prove
+/// that the data checks can fail. Same row shape as [`ring_kernels!`].
 #[macro_export]
 macro_rules! control_kernels {
     ($m:ident) => {
-        $m!(mbar, 2, 32, a, 128, a, nowait);
-        $m!(counter, 2, 32, a, 128, a, nowait);
+        $m!(mbar, 2, 32, a, 128, a, signal_early);
+        $m!(counter, 2, 32, a, 128, a, signal_early);
     };
 }
 

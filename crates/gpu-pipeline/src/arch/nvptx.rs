@@ -485,51 +485,54 @@ pub unsafe fn cp_async_bulk_global_to_shared(dst: u32, src: *const u8, size: u32
     }
 }
 
-/// `red.release.cta.shared.add.u64 [addr], n;`: atomically adds `n` to a 64-bit shared-memory
-/// counter, release at CTA scope, no result. The arrive of the counter backend on NVIDIA.
+/// `red.release.cta.shared.add.u32 [addr], n;`: atomically adds `n` to a 32-bit shared-memory
+/// word, release at CTA scope, no result. The arrive of the counter backend on NVIDIA, applied to
+/// the low word of a 64-bit counter: sm_90 has a native 32-bit shared atomic add (`ATOMS.ADD`),
+/// while ptxas turns the 64-bit form into a compare-and-swap loop (`ATOMS.CAST.SPIN.64`, seen in
+/// the SASS on the H200), and the counter protocol compares modulo 2^32 anyway.
 ///
 /// PTX ISA 6.0, sm_70. PTX ISA, "Parallel Synchronization and Communication Instructions: red"
 /// and "Memory Consistency Model: Scope" (`.cta`, never the `.sys` default of Rust atomics).
 ///
 /// # Safety
 ///
-/// `addr` is the `.shared::cta` address of an 8-byte-aligned 64-bit counter.
+/// `addr` is the `.shared::cta` address of a 4-byte-aligned 32-bit word.
 #[inline(always)]
-pub unsafe fn red_release_cta_shared_add_u64(addr: u32, n: u64) {
+pub unsafe fn red_release_cta_shared_add_u32(addr: u32, n: u32) {
     #[cfg(target_arch = "nvptx64")]
-    // SAFETY: guaranteed by the caller; the reduction only updates the counter.
+    // SAFETY: guaranteed by the caller; the reduction only updates the word.
     unsafe {
-        asm!("red.release.cta.shared.add.u64 [{a}], {n};", a = in(reg32) addr, n = in(reg64) n, options(nostack, preserves_flags));
+        asm!("red.release.cta.shared.add.u32 [{a}], {n};", a = in(reg32) addr, n = in(reg32) n, options(nostack, preserves_flags));
     }
     #[cfg(not(target_arch = "nvptx64"))]
     {
         let _ = (addr, n);
-        gpu_only("red.release.cta.shared.add.u64")
+        gpu_only("red.release.cta.shared.add.u32")
     }
 }
 
-/// `ld.acquire.cta.shared.u64 d, [addr];`: reads a 64-bit shared-memory counter, acquire at CTA scope.
+/// `ld.acquire.cta.shared.u32 d, [addr];`: reads a 32-bit shared-memory word, acquire at CTA scope.
 ///
 /// PTX ISA 6.0, sm_70. PTX ISA, "Data Movement and Conversion Instructions: ld" (`.acquire`, `.cta`).
 ///
 /// # Safety
 ///
-/// `addr` is the `.shared::cta` address of an 8-byte-aligned 64-bit counter.
+/// `addr` is the `.shared::cta` address of a 4-byte-aligned 32-bit word.
 #[inline(always)]
-pub unsafe fn ld_acquire_cta_shared_u64(addr: u32) -> u64 {
+pub unsafe fn ld_acquire_cta_shared_u32(addr: u32) -> u32 {
     #[cfg(target_arch = "nvptx64")]
     {
-        let value: u64;
+        let value: u32;
         // SAFETY: guaranteed by the caller; a load.
         unsafe {
-            asm!("ld.acquire.cta.shared.u64 {d}, [{a}];", d = out(reg64) value, a = in(reg32) addr, options(nostack, preserves_flags));
+            asm!("ld.acquire.cta.shared.u32 {d}, [{a}];", d = out(reg32) value, a = in(reg32) addr, options(nostack, preserves_flags));
         }
         value
     }
     #[cfg(not(target_arch = "nvptx64"))]
     {
         let _ = addr;
-        gpu_only("ld.acquire.cta.shared.u64")
+        gpu_only("ld.acquire.cta.shared.u32")
     }
 }
 

@@ -29,6 +29,8 @@
 //!   for signals made by other means.
 //! - NVIDIA: the leader's `red.release.cta` is preceded by `bar.warp.sync` over the arriving lanes,
 //!   which orders their accesses before the leader's release; waits are `ld.acquire.cta`.
+//!   The atomics act on the low 32-bit word of each counter: sm_90 adds 32-bit shared words
+//!   natively, a 64-bit add becomes a compare-and-swap loop, and only the value modulo 2^32 matters.
 
 use core::sync::atomic::AtomicU64;
 
@@ -77,10 +79,9 @@ impl CounterRef {
             unsafe { arch::bar_warp_sync(mask) };
             // The leader is the lowest arriving lane: no arriving lane below it.
             if mask & arch::lanemask_lt() == 0 {
-                // SAFETY: the backend's constructor guarantees a shared counter address.
-                unsafe {
-                    arch::red_release_cta_shared_add_u64(self.addr, u64::from(mask.count_ones()))
-                };
+                // SAFETY: the backend's constructor guarantees a shared counter address; the low
+                // word of the little-endian counter is at that address.
+                unsafe { arch::red_release_cta_shared_add_u32(self.addr, mask.count_ones()) };
             }
         }
         #[cfg(not(target_arch = "nvptx64"))]
@@ -94,23 +95,27 @@ impl CounterRef {
         }
     }
 
-    /// The counter's value (acquire on NVIDIA; on AMD a relaxed LDS read, see [`Self::reached`]).
+    /// The counter's value modulo 2^32, all the protocol compares (acquire on NVIDIA; on AMD a
+    /// relaxed LDS read, see [`Self::reached`]).
+    ///
+    /// On NVIDIA the counters count in their low 32-bit word only (native 32-bit shared atomics);
+    /// on AMD in all 64 bits (`ds_add_u64` is native).
     #[inline(always)]
     #[must_use]
-    pub fn load(self) -> u64 {
+    pub fn load(self) -> u32 {
         #[cfg(target_arch = "nvptx64")]
         // SAFETY: the backend's constructor guarantees a shared counter address.
-        return unsafe { arch::ld_acquire_cta_shared_u64(self.addr) };
+        return unsafe { arch::ld_acquire_cta_shared_u32(self.addr) };
         #[cfg(not(target_arch = "nvptx64"))]
         // SAFETY: the backend's constructor guarantees an LDS counter.
-        return unsafe { arch::ds_read_u64(self.addr) };
+        return unsafe { arch::ds_read_u64(self.addr) } as u32;
     }
 
     /// Whether the counter reached `threshold` (modulo 2^32), with acquire ordering if so.
     #[inline(always)]
     #[must_use]
     pub fn reached(self, threshold: u32) -> bool {
-        let done = counter::reached(self.load() as u32, threshold);
+        let done = counter::reached(self.load(), threshold);
         #[cfg(not(target_arch = "nvptx64"))]
         if done {
             core::sync::atomic::compiler_fence(core::sync::atomic::Ordering::Acquire);
