@@ -97,8 +97,11 @@ impl<const STAGES: usize, B: PipelineBackend> ProducerConsumerPipeline<STAGES, B
     /// Consumer: blocks until the producer filled the consumer's current slot.
     #[inline(always)]
     pub fn wait_producer(&self) {
-        self.backend
-            .wait_full(self.consumer.stage(), self.consumer.lap(), None);
+        // SAFETY: a cursor's stage is always below STAGES.
+        unsafe {
+            self.backend
+                .wait_full(self.consumer.stage(), self.consumer.lap(), None)
+        };
     }
 
     /// Consumer: as [`wait_producer`](Self::wait_producer), with a suspend-time hint of `ticks`
@@ -106,8 +109,11 @@ impl<const STAGES: usize, B: PipelineBackend> ProducerConsumerPipeline<STAGES, B
     /// it when the phase completes; ignored where the hardware has no such hint).
     #[inline(always)]
     pub fn wait_producer_ticks(&self, ticks: u32) {
-        self.backend
-            .wait_full(self.consumer.stage(), self.consumer.lap(), Some(ticks));
+        // SAFETY: a cursor's stage is always below STAGES.
+        unsafe {
+            self.backend
+                .wait_full(self.consumer.stage(), self.consumer.lap(), Some(ticks))
+        };
     }
 
     /// Consumer: whether the producer filled the consumer's current slot. Does not block for long.
@@ -117,8 +123,11 @@ impl<const STAGES: usize, B: PipelineBackend> ProducerConsumerPipeline<STAGES, B
     #[inline(always)]
     #[must_use]
     pub fn try_wait_producer(&self) -> bool {
-        self.backend
-            .try_full(self.consumer.stage(), self.consumer.lap())
+        // SAFETY: a cursor's stage is always below STAGES.
+        unsafe {
+            self.backend
+                .try_full(self.consumer.stage(), self.consumer.lap())
+        }
     }
 
     /// Consumer: waits for the producer unless an earlier
@@ -148,7 +157,8 @@ impl<const STAGES: usize, B: PipelineBackend> ProducerConsumerPipeline<STAGES, B
     /// (the slot may be refilled once all consumer arrivals are in). Does not step.
     #[inline(always)]
     pub fn consumer_signal(&self) {
-        self.backend.arrive_empty(self.consumer.stage());
+        // SAFETY: a cursor's stage is always below STAGES.
+        unsafe { self.backend.arrive_empty(self.consumer.stage()) };
     }
 
     /// Consumer: moves to the next slot (and lap, past the last slot). Does not signal.
@@ -201,23 +211,32 @@ impl<const STAGES: usize, B: PipelineBackend> ProducerConsumerPipeline<STAGES, B
     /// On the first pass over the ring it returns at once.
     #[inline(always)]
     pub fn wait_consumer(&self) {
-        self.backend
-            .wait_empty(self.producer.stage(), self.producer.lap(), None);
+        // SAFETY: a cursor's stage is always below STAGES.
+        unsafe {
+            self.backend
+                .wait_empty(self.producer.stage(), self.producer.lap(), None)
+        };
     }
 
     /// Producer: as [`wait_consumer`](Self::wait_consumer), with a suspend-time hint of `ticks` ns.
     #[inline(always)]
     pub fn wait_consumer_ticks(&self, ticks: u32) {
-        self.backend
-            .wait_empty(self.producer.stage(), self.producer.lap(), Some(ticks));
+        // SAFETY: a cursor's stage is always below STAGES.
+        unsafe {
+            self.backend
+                .wait_empty(self.producer.stage(), self.producer.lap(), Some(ticks))
+        };
     }
 
     /// Producer: whether the consumers released the producer's current slot.
     #[inline(always)]
     #[must_use]
     pub fn try_wait_consumer(&self) -> bool {
-        self.backend
-            .try_empty(self.producer.stage(), self.producer.lap())
+        // SAFETY: a cursor's stage is always below STAGES.
+        unsafe {
+            self.backend
+                .try_empty(self.producer.stage(), self.producer.lap())
+        }
     }
 
     /// Producer: waits for the consumers unless an earlier
@@ -247,7 +266,8 @@ impl<const STAGES: usize, B: PipelineBackend> ProducerConsumerPipeline<STAGES, B
     /// Does not step.
     #[inline(always)]
     pub fn producer_signal(&self) {
-        self.backend.arrive_full(self.producer.stage());
+        // SAFETY: a cursor's stage is always below STAGES.
+        unsafe { self.backend.arrive_full(self.producer.stage()) };
     }
 
     /// Producer: moves to the next slot (and lap, past the last slot). Does not signal.
@@ -299,26 +319,28 @@ impl<const STAGES: usize, B: PipelineBackend> ProducerConsumerPipeline<STAGES, B
     ///
     /// # Panics
     ///
-    /// In debug builds, if `stage >= STAGES`.
+    /// If `stage >= STAGES`.
     #[doc(alias = "producer_mbar")]
     #[inline(always)]
     #[must_use]
     pub fn full_barrier(&self, stage: u32) -> B::Handle {
-        debug_assert!((stage as usize) < STAGES, "stage index out of range");
-        self.backend.full_handle(stage)
+        assert!((stage as usize) < STAGES, "stage index out of range");
+        // SAFETY: checked just above.
+        unsafe { self.backend.full_handle(stage) }
     }
 
     /// The `empty` barrier of slot `stage` (the one consumers signal and producers wait on).
     ///
     /// # Panics
     ///
-    /// In debug builds, if `stage >= STAGES`.
+    /// If `stage >= STAGES`.
     #[doc(alias = "consumer_mbar")]
     #[inline(always)]
     #[must_use]
     pub fn empty_barrier(&self, stage: u32) -> B::Handle {
-        debug_assert!((stage as usize) < STAGES, "stage index out of range");
-        self.backend.empty_handle(stage)
+        assert!((stage as usize) < STAGES, "stage index out of range");
+        // SAFETY: checked just above.
+        unsafe { self.backend.empty_handle(stage) }
     }
 
     // ---------------------------------------------------------------- tests

@@ -120,14 +120,16 @@ impl<'p, const STAGES: usize, B: PipelineBackend> ProducerStage<'p, STAGES, B> {
     #[inline(always)]
     #[must_use]
     pub fn barrier(&self) -> B::Handle {
-        self.pipeline.backend().full_handle(self.index)
+        // SAFETY: a stage handle's index is the cursor's stage, below STAGES.
+        unsafe { self.pipeline.backend().full_handle(self.index) }
     }
 
     /// The calling thread arrives on the slot's `full` barrier, for lane-guarded signalling;
     /// finish with [`release_without_signal`](Self::release_without_signal).
     #[inline(always)]
     pub fn arrive(&self) {
-        self.pipeline.backend().arrive_full(self.index);
+        // SAFETY: a stage handle's index is the cursor's stage, below STAGES.
+        unsafe { self.pipeline.backend().arrive_full(self.index) };
     }
 
     /// A copyable view of the slot (index and barrier).
@@ -145,7 +147,8 @@ impl<'p, const STAGES: usize, B: PipelineBackend> ProducerStage<'p, STAGES, B> {
     #[inline(always)]
     pub fn release(self) {
         let this = ManuallyDrop::new(self);
-        this.pipeline.backend().arrive_full(this.index);
+        // SAFETY: a stage handle's index is the cursor's stage, below STAGES.
+        unsafe { this.pipeline.backend().arrive_full(this.index) };
         // SAFETY: `this` is never used or dropped again; the reference is moved out once.
         let pipeline = unsafe { core::ptr::read(&this.pipeline) };
         pipeline.producer_step();
@@ -202,14 +205,16 @@ impl<'p, const STAGES: usize, B: PipelineBackend> ConsumerStage<'p, STAGES, B> {
     #[inline(always)]
     #[must_use]
     pub fn barrier(&self) -> B::Handle {
-        self.pipeline.backend().empty_handle(self.index)
+        // SAFETY: a stage handle's index is the cursor's stage, below STAGES.
+        unsafe { self.pipeline.backend().empty_handle(self.index) }
     }
 
     /// The calling thread arrives on the slot's `empty` barrier, for lane-guarded signalling:
     /// `if lane < n { stage.arrive() }` then [`release_without_signal`](Self::release_without_signal).
     #[inline(always)]
     pub fn arrive(&self) {
-        self.pipeline.backend().arrive_empty(self.index);
+        // SAFETY: a stage handle's index is the cursor's stage, below STAGES.
+        unsafe { self.pipeline.backend().arrive_empty(self.index) };
     }
 
     /// A copyable view of the slot (index and barrier).
@@ -226,7 +231,8 @@ impl<'p, const STAGES: usize, B: PipelineBackend> ConsumerStage<'p, STAGES, B> {
     #[inline(always)]
     pub fn release(self) {
         let this = ManuallyDrop::new(self);
-        this.pipeline.backend().arrive_empty(this.index);
+        // SAFETY: a stage handle's index is the cursor's stage, below STAGES.
+        unsafe { this.pipeline.backend().arrive_empty(this.index) };
         // SAFETY: `this` is never used or dropped again; the reference is moved out once.
         let pipeline = unsafe { core::ptr::read(&this.pipeline) };
         pipeline.consumer_step();

@@ -223,50 +223,50 @@ unsafe impl<const P: u32, const C: u32> PipelineBackend for AmdCounterBackend<P,
     }
 
     #[inline(always)]
-    fn wait_full(&self, stage: u32, lap: u32, ticks: Option<u32>) {
+    unsafe fn wait_full(&self, stage: u32, lap: u32, ticks: Option<u32>) {
         self.full
             .offset(stage)
             .wait(counter::full_threshold(lap, P), ticks);
     }
 
     #[inline(always)]
-    fn wait_empty(&self, stage: u32, lap: u32, ticks: Option<u32>) {
+    unsafe fn wait_empty(&self, stage: u32, lap: u32, ticks: Option<u32>) {
         self.empty
             .offset(stage)
             .wait(counter::empty_threshold(lap, C), ticks);
     }
 
     #[inline(always)]
-    fn try_full(&self, stage: u32, lap: u32) -> bool {
+    unsafe fn try_full(&self, stage: u32, lap: u32) -> bool {
         self.full
             .offset(stage)
             .reached(counter::full_threshold(lap, P))
     }
 
     #[inline(always)]
-    fn try_empty(&self, stage: u32, lap: u32) -> bool {
+    unsafe fn try_empty(&self, stage: u32, lap: u32) -> bool {
         self.empty
             .offset(stage)
             .reached(counter::empty_threshold(lap, C))
     }
 
     #[inline(always)]
-    fn arrive_full(&self, stage: u32) {
+    unsafe fn arrive_full(&self, stage: u32) {
         self.full.offset(stage).arrive();
     }
 
     #[inline(always)]
-    fn arrive_empty(&self, stage: u32) {
+    unsafe fn arrive_empty(&self, stage: u32) {
         self.empty.offset(stage).arrive();
     }
 
     #[inline(always)]
-    fn full_handle(&self, stage: u32) -> CounterRef {
+    unsafe fn full_handle(&self, stage: u32) -> CounterRef {
         self.full.offset(stage)
     }
 
     #[inline(always)]
-    fn empty_handle(&self, stage: u32) -> CounterRef {
+    unsafe fn empty_handle(&self, stage: u32) -> CounterRef {
         self.empty.offset(stage)
     }
 }

@@ -170,35 +170,35 @@ unsafe impl<const P: u32, const C: u32> PipelineBackend for HostMbarBackend<P, C
         }
     }
 
-    fn wait_full(&self, stage: u32, lap: u32, _ticks: Option<u32>) {
+    unsafe fn wait_full(&self, stage: u32, lap: u32, _ticks: Option<u32>) {
         self.full_at(stage).wait_parity(lap);
     }
 
-    fn wait_empty(&self, stage: u32, lap: u32, _ticks: Option<u32>) {
+    unsafe fn wait_empty(&self, stage: u32, lap: u32, _ticks: Option<u32>) {
         self.empty_at(stage).wait_parity(lap);
     }
 
-    fn try_full(&self, stage: u32, lap: u32) -> bool {
+    unsafe fn try_full(&self, stage: u32, lap: u32) -> bool {
         self.full_at(stage).try_wait_parity(lap)
     }
 
-    fn try_empty(&self, stage: u32, lap: u32) -> bool {
+    unsafe fn try_empty(&self, stage: u32, lap: u32) -> bool {
         self.empty_at(stage).try_wait_parity(lap)
     }
 
-    fn arrive_full(&self, stage: u32) {
+    unsafe fn arrive_full(&self, stage: u32) {
         self.full_at(stage).arrive();
     }
 
-    fn arrive_empty(&self, stage: u32) {
+    unsafe fn arrive_empty(&self, stage: u32) {
         self.empty_at(stage).arrive();
     }
 
-    fn full_handle(&self, stage: u32) -> HostMbarrier {
+    unsafe fn full_handle(&self, stage: u32) -> HostMbarrier {
         self.full_at(stage)
     }
 
-    fn empty_handle(&self, stage: u32) -> HostMbarrier {
+    unsafe fn empty_handle(&self, stage: u32) -> HostMbarrier {
         self.empty_at(stage)
     }
 }
@@ -311,36 +311,36 @@ unsafe impl<const P: u32, const C: u32> PipelineBackend for HostCounterBackend<P
         }
     }
 
-    fn wait_full(&self, stage: u32, lap: u32, _ticks: Option<u32>) {
+    unsafe fn wait_full(&self, stage: u32, lap: u32, _ticks: Option<u32>) {
         self.full_at(stage).wait(counter::full_threshold(lap, P));
     }
 
-    fn wait_empty(&self, stage: u32, lap: u32, _ticks: Option<u32>) {
+    unsafe fn wait_empty(&self, stage: u32, lap: u32, _ticks: Option<u32>) {
         self.empty_at(stage).wait(counter::empty_threshold(lap, C));
     }
 
-    fn try_full(&self, stage: u32, lap: u32) -> bool {
+    unsafe fn try_full(&self, stage: u32, lap: u32) -> bool {
         self.full_at(stage).reached(counter::full_threshold(lap, P))
     }
 
-    fn try_empty(&self, stage: u32, lap: u32) -> bool {
+    unsafe fn try_empty(&self, stage: u32, lap: u32) -> bool {
         self.empty_at(stage)
             .reached(counter::empty_threshold(lap, C))
     }
 
-    fn arrive_full(&self, stage: u32) {
+    unsafe fn arrive_full(&self, stage: u32) {
         self.full_at(stage).arrive();
     }
 
-    fn arrive_empty(&self, stage: u32) {
+    unsafe fn arrive_empty(&self, stage: u32) {
         self.empty_at(stage).arrive();
     }
 
-    fn full_handle(&self, stage: u32) -> HostCounterSignal {
+    unsafe fn full_handle(&self, stage: u32) -> HostCounterSignal {
         self.full_at(stage)
     }
 
-    fn empty_handle(&self, stage: u32) -> HostCounterSignal {
+    unsafe fn empty_handle(&self, stage: u32) -> HostCounterSignal {
         self.empty_at(stage)
     }
 }

@@ -109,25 +109,57 @@ pub unsafe trait PipelineBackend: Copy {
 
     /// Blocks until `full[stage]` completed the lap a consumer on `lap` needs.
     /// `ticks` is a suspend-time hint in nanoseconds; backends without one ignore it.
-    fn wait_full(&self, stage: u32, lap: u32, ticks: Option<u32>);
+    ///
+    /// # Safety
+    ///
+    /// `stage < STAGES`, the `STAGES` this value was made with.
+    unsafe fn wait_full(&self, stage: u32, lap: u32, ticks: Option<u32>);
     /// Blocks until `empty[stage]` completed the lap a producer on `lap` needs.
-    fn wait_empty(&self, stage: u32, lap: u32, ticks: Option<u32>);
+    ///
+    /// # Safety
+    ///
+    /// `stage < STAGES`, the `STAGES` this value was made with.
+    unsafe fn wait_empty(&self, stage: u32, lap: u32, ticks: Option<u32>);
     /// Whether `full[stage]` has completed the lap a consumer on `lap` needs. Never blocks for long.
+    ///
+    /// # Safety
+    ///
+    /// `stage < STAGES`, the `STAGES` this value was made with.
     #[must_use]
-    fn try_full(&self, stage: u32, lap: u32) -> bool;
+    unsafe fn try_full(&self, stage: u32, lap: u32) -> bool;
     /// Whether `empty[stage]` has completed the lap a producer on `lap` needs.
+    ///
+    /// # Safety
+    ///
+    /// `stage < STAGES`, the `STAGES` this value was made with.
     #[must_use]
-    fn try_empty(&self, stage: u32, lap: u32) -> bool;
+    unsafe fn try_empty(&self, stage: u32, lap: u32) -> bool;
     /// The calling thread arrives on `full[stage]` (release).
-    fn arrive_full(&self, stage: u32);
+    ///
+    /// # Safety
+    ///
+    /// `stage < STAGES`, the `STAGES` this value was made with.
+    unsafe fn arrive_full(&self, stage: u32);
     /// The calling thread arrives on `empty[stage]` (release).
-    fn arrive_empty(&self, stage: u32);
+    ///
+    /// # Safety
+    ///
+    /// `stage < STAGES`, the `STAGES` this value was made with.
+    unsafe fn arrive_empty(&self, stage: u32);
     /// A handle to `full[stage]`.
+    ///
+    /// # Safety
+    ///
+    /// `stage < STAGES`, the `STAGES` this value was made with.
     #[must_use]
-    fn full_handle(&self, stage: u32) -> Self::Handle;
+    unsafe fn full_handle(&self, stage: u32) -> Self::Handle;
     /// A handle to `empty[stage]`.
+    ///
+    /// # Safety
+    ///
+    /// `stage < STAGES`, the `STAGES` this value was made with.
     #[must_use]
-    fn empty_handle(&self, stage: u32) -> Self::Handle;
+    unsafe fn empty_handle(&self, stage: u32) -> Self::Handle;
 }
 
 /// Compile-time check of a backend's arrive counts; evaluate it from [`PipelineBackend::new`].

@@ -397,42 +397,42 @@ unsafe impl<const P: u32, const C: u32, S: MbarScope> PipelineBackend
     }
 
     #[inline(always)]
-    fn wait_full(&self, stage: u32, lap: u32, ticks: Option<u32>) {
+    unsafe fn wait_full(&self, stage: u32, lap: u32, ticks: Option<u32>) {
         Self::wait(self.full_at(stage), lap, ticks);
     }
 
     #[inline(always)]
-    fn wait_empty(&self, stage: u32, lap: u32, ticks: Option<u32>) {
+    unsafe fn wait_empty(&self, stage: u32, lap: u32, ticks: Option<u32>) {
         Self::wait(self.empty_at(stage), lap, ticks);
     }
 
     #[inline(always)]
-    fn try_full(&self, stage: u32, lap: u32) -> bool {
+    unsafe fn try_full(&self, stage: u32, lap: u32) -> bool {
         Self::try_wait(self.full_at(stage), lap)
     }
 
     #[inline(always)]
-    fn try_empty(&self, stage: u32, lap: u32) -> bool {
+    unsafe fn try_empty(&self, stage: u32, lap: u32) -> bool {
         Self::try_wait(self.empty_at(stage), lap)
     }
 
     #[inline(always)]
-    fn arrive_full(&self, stage: u32) {
+    unsafe fn arrive_full(&self, stage: u32) {
         self.full_at(stage).arrive();
     }
 
     #[inline(always)]
-    fn arrive_empty(&self, stage: u32) {
+    unsafe fn arrive_empty(&self, stage: u32) {
         self.empty_at(stage).arrive();
     }
 
     #[inline(always)]
-    fn full_handle(&self, stage: u32) -> MbarrierRef {
+    unsafe fn full_handle(&self, stage: u32) -> MbarrierRef {
         self.full_at(stage)
     }
 
     #[inline(always)]
-    fn empty_handle(&self, stage: u32) -> MbarrierRef {
+    unsafe fn empty_handle(&self, stage: u32) -> MbarrierRef {
         self.empty_at(stage)
     }
 }
