@@ -28,6 +28,15 @@ pub const NVPTX: GpuTarget = GpuTarget {
     extension: "ptx",
 };
 
+/// NVIDIA Blackwell sm_100a with PTX ISA 8.6: only to assemble `commit_mma` (`tcgen05.commit`),
+/// which the H200 cannot run.
+pub const NVPTX_SM100A: GpuTarget = GpuTarget {
+    cpu: "sm_100a",
+    triple: "nvptx64-nvidia-cuda",
+    features: "+ptx86",
+    extension: "ptx",
+};
+
 /// AMD: CDNA2 (wave64), CDNA3 (wave64), RDNA3 (wave32).
 pub const AMD: [GpuTarget; 3] = [
     GpuTarget {
@@ -133,7 +142,10 @@ pub fn build(sh: &Shell, target: &GpuTarget) -> Result<PathBuf> {
 /// Builds the kernels for every GPU target.
 pub fn build_all(sh: &Shell) -> Result<Vec<String>> {
     println!("building the device kernels (and the library) for every GPU target:");
-    let mut artifacts = vec![build(sh, &NVPTX)?.display().to_string()];
+    let mut artifacts = vec![
+        build(sh, &NVPTX)?.display().to_string(),
+        build(sh, &NVPTX_SM100A)?.display().to_string(),
+    ];
     for target in &AMD {
         artifacts.push(build(sh, target)?.display().to_string());
     }

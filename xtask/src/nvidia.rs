@@ -54,12 +54,27 @@ if command -v ptxas >/dev/null && command -v cuobjdump >/dev/null; then
 else
   echo "SKIPPED: ptxas/cuobjdump not found"
 fi
+
+echo "== ptxas -arch=sm_100a: commit_mma (tcgen05.commit) assembles for Blackwell (not runnable on this GPU)"
+if command -v ptxas >/dev/null && command -v cuobjdump >/dev/null; then
+  if timeout 120 ptxas -arch=sm_100a "$here/pipeline_kernels_sm100a.ptx" -o "$out/kernels_sm100a.cubin" 2>"$out/ptxas_sm100a.log"; then
+    echo "ptxas: the sm_100a module assembles"
+    cuobjdump --dump-sass "$out/kernels_sm100a.cubin" | awk '/Function : probe_commit_mma/{p=1} /Function : [^p]/{p=0} /Function : probe_[^c]/{p=0} p' > "$out/sass_sm100a_commit_mma.txt"
+    grep -E "Function|UTCBAR|ELECT" "$out/sass_sm100a_commit_mma.txt" | sed 's@/\*[^*]*\*/@@g' | head -20
+    rm -f "$out/kernels_sm100a.cubin"
+  else
+    cat "$out/ptxas_sm100a.log"; echo "ptxas rejected the sm_100a module"; status=1
+  fi
+else
+  echo "SKIPPED: ptxas/cuobjdump not found"
+fi
 exit $status
 "#;
 
 /// Builds the PTX and the harness (release), and returns the harness path.
 fn build(sh: &Shell) -> Result<std::path::PathBuf> {
     gpu::build(sh, &NVPTX)?;
+    gpu::build(sh, &gpu::NVPTX_SM100A)?;
     let commit = commit(sh);
     cmd!(sh, "cargo build --release -p pipeline-harness")
         .env("GPU_PIPELINE_COMMIT", &commit)
@@ -92,6 +107,11 @@ fn bundle(sh: &Shell, harness: &Path, dir: &Path) -> Result {
         .map_err(crate::err("copy the harness"))?;
     sh.copy_file(NVPTX.kernels_artifact(), dir.join("pipeline_kernels.ptx"))
         .map_err(crate::err("copy the PTX"))?;
+    sh.copy_file(
+        gpu::NVPTX_SM100A.kernels_artifact(),
+        dir.join("pipeline_kernels_sm100a.ptx"),
+    )
+    .map_err(crate::err("copy the sm_100a PTX"))?;
     sh.write_file(dir.join("COMMIT"), commit(sh))
         .map_err(crate::err("write COMMIT"))?;
     let script = dir.join("run.sh");

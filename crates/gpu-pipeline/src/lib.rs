@@ -98,9 +98,11 @@ pub mod arch;
 pub mod backend;
 pub mod counter;
 pub mod cursor;
+mod epilogue;
 mod pipeline;
 #[cfg(any(feature = "std", test))]
 mod primitive;
+pub mod role;
 pub mod stage;
 
 #[cfg(any(target_arch = "nvptx64", target_arch = "amdgpu", feature = "std", test))]
@@ -112,5 +114,7 @@ pub use backend::{
 #[cfg(any(feature = "std", test))]
 pub use backend::{HostCounterBackend, HostCounterSignal, HostMbarBackend, HostMbarrier};
 pub use cursor::{Consumer, Cursor, Producer, Side};
+pub use epilogue::EpiLoadPipeline;
 pub use pipeline::ProducerConsumerPipeline;
+pub use role::{ConsumerRole, ProducerRole, RolePipeline};
 pub use stage::{ConsumerStage, ProducerStage, StageView};

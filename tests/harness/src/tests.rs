@@ -5,8 +5,9 @@ use std::time::Duration;
 
 use cudarc::driver::CudaSlice;
 use pipeline_suite::{
-    DONE, PAYLOAD_WORDS, R_CONSUMED, R_CONSUMER, R_DONE, R_ERRORS, R_PRODUCER, REPORT_WORDS,
-    TMA_BYTES, barrier_region, ring_smem_bytes, tma_smem_bytes,
+    DONE, EPI_N, PAYLOAD_WORDS, R_CONSUMED, R_CONSUMER, R_DONE, R_ERRORS, R_PRODUCER, REPORT_WORDS,
+    TMA_BYTES, barrier_region, epilogue_smem_bytes, ring_smem_bytes, role_smem_bytes,
+    tma_smem_bytes,
 };
 
 use crate::cuda::Gpu;
@@ -55,6 +56,8 @@ pub enum Kind {
     Cluster,
     /// No data: cursors and completion only.
     Sync,
+    /// `D = accum + beta * C` over `EPI_N x EPI_N` f32; rows `block, block + grid, ...` per block.
+    Epilogue,
 }
 
 /// One launch of one kernel.
@@ -82,6 +85,9 @@ impl Test {
 
     /// Words of input the test reads (per block, or per cluster).
     fn input_words(&self) -> usize {
+        if self.kind == Kind::Epilogue {
+            return 2 * EPI_N * EPI_N; // accum, then C
+        }
         let regions = if self.kind == Kind::Cluster {
             self.grid / 2
         } else {
@@ -92,6 +98,9 @@ impl Test {
 
     /// Words of output the test writes.
     fn output_words(&self) -> usize {
+        if self.kind == Kind::Epilogue {
+            return EPI_N * EPI_N;
+        }
         if self.kind == Kind::Sync {
             0
         } else {
@@ -217,6 +226,70 @@ pub fn all(sizes: &Sizes, sms: u32) -> Vec<Test> {
     }
     pipeline_suite::tma_kernels!(tma_row);
 
+    macro_rules! role_row {
+        ($s:literal, $ps:literal, $cs:literal) => {
+            let kernel = concat!(
+                "role_s",
+                stringify!($s),
+                "_p",
+                stringify!($ps),
+                "_c",
+                stringify!($cs)
+            );
+            tests.push(Test {
+                name: kernel.to_string(),
+                kernel: kernel.to_string(),
+                kind: Kind::Ring,
+                stages: $s,
+                threads: 32 * (1 + $cs),
+                grid: 1,
+                cluster: 1,
+                items: sizes.ring,
+                smem: role_smem_bytes($s, $ps, $cs) as u32,
+                control: false,
+            });
+        };
+    }
+    pipeline_suite::role_kernels!(role_row);
+
+    macro_rules! role_pair_row {
+        ($s:literal) => {
+            let kernel = concat!("role_pair_s", stringify!($s));
+            tests.push(Test {
+                name: format!("{kernel}_4_clusters"),
+                kernel: kernel.to_string(),
+                kind: Kind::Cluster,
+                stages: $s,
+                threads: 64,
+                grid: 8,
+                cluster: 2,
+                items: sizes.cluster,
+                smem: role_smem_bytes($s, 1, 1) as u32,
+                control: false,
+            });
+        };
+    }
+    pipeline_suite::role_pair_kernels!(role_pair_row);
+
+    macro_rules! epilogue_row {
+        ($s:literal) => {
+            let kernel = concat!("epilogue_s", stringify!($s));
+            tests.push(Test {
+                name: format!("{kernel}_{EPI_N}x{EPI_N}_{}_ctas", 2 * sms),
+                kernel: kernel.to_string(),
+                kind: Kind::Epilogue,
+                stages: $s,
+                threads: 160,
+                grid: 2 * sms,
+                cluster: 1,
+                items: EPI_N as u32,
+                smem: epilogue_smem_bytes($s) as u32,
+                control: false,
+            });
+        };
+    }
+    pipeline_suite::epilogue_kernels!(epilogue_row);
+
     macro_rules! cluster_row {
         ($s:literal) => {
             let kernel = concat!("cluster_mbar_s", stringify!($s));
@@ -261,6 +334,8 @@ pub struct Runner<'g> {
     host_input: Vec<u32>,
     host_output: Vec<u32>,
     rng: u64,
+    /// The epilogue's `beta`, fresh for every test.
+    beta: f32,
 }
 
 /// Poison written to outputs before a run; no input word is ever compared against it alone.
@@ -281,6 +356,7 @@ impl<'g> Runner<'g> {
             host_input: vec![0; input_words],
             host_output: vec![0; output_words],
             rng: seed,
+            beta: 1.0,
         })
     }
 
@@ -312,7 +388,19 @@ impl<'g> Runner<'g> {
         let function = gpu.function(&test.kernel)?;
         let input_words = test.input_words();
         let output_words = test.output_words();
+        if test.kind == Kind::Epilogue {
+            // Values in [-1, 1) and beta in [0.5, 2): no NaN, no infinity.
+            let unit = |w: u32| (w >> 8) as f32 / (1u32 << 23) as f32 - 1.0;
+            self.beta = 0.5 + 0.75 * (unit(self.next_word()) + 1.0);
+            for i in 0..input_words {
+                let word = self.next_word();
+                self.host_input[i] = unit(word).to_bits();
+            }
+        }
         for i in 0..input_words {
+            if test.kind == Kind::Epilogue {
+                break;
+            }
             let word = self.next_word();
             // Never let an input word equal the poison: a skipped copy must not compare equal.
             self.host_input[i] = if word == POISON { !word } else { word };
@@ -330,8 +418,18 @@ impl<'g> Runner<'g> {
         let mut output = gpu.address(&self.output);
         let mut report = gpu.address(&self.report);
         let mut items = test.items;
+        let mut c_matrix = input + (EPI_N * EPI_N * 4) as u64;
+        let mut beta = self.beta;
         let mut args: Vec<*mut c_void> = if test.kind == Kind::Sync {
             vec![(&raw mut items).cast(), (&raw mut report).cast()]
+        } else if test.kind == Kind::Epilogue {
+            vec![
+                (&raw mut input).cast(),
+                (&raw mut c_matrix).cast(),
+                (&raw mut output).cast(),
+                (&raw mut beta).cast(),
+                (&raw mut report).cast(),
+            ]
         } else {
             vec![
                 (&raw mut input).cast(),
@@ -371,7 +469,11 @@ impl<'g> Runner<'g> {
             self.host_output = host_output;
             result?;
         }
-        let items = u64::from(test.items) * u64::from(test.grid);
+        let items = if test.kind == Kind::Epilogue {
+            u64::from(test.items)
+        } else {
+            u64::from(test.items) * u64::from(test.grid)
+        };
         Ok(Outcome::Pass {
             millis: elapsed.as_secs_f64() * 1e3,
             items,
@@ -381,8 +483,14 @@ impl<'g> Runner<'g> {
 
     fn check_report(&self, test: &Test, block: u32, report: &[u32]) -> Result<(), String> {
         let stages = test.stages;
-        let expect_producer = [test.items % stages, 1 + test.items / stages];
-        let expect_consumer = [test.items % stages, test.items / stages];
+        // An epilogue block handles rows block, block + grid, ...: its own item count.
+        let items = if test.kind == Kind::Epilogue {
+            (test.items.saturating_sub(block)).div_ceil(test.grid)
+        } else {
+            test.items
+        };
+        let expect_producer = [items % stages, 1 + items / stages];
+        let expect_consumer = [items % stages, items / stages];
         if report[R_DONE] != DONE {
             return Err(format!(
                 "block {block} did not reach its end (report {report:x?})"
@@ -408,16 +516,47 @@ impl<'g> Runner<'g> {
                 &report[R_CONSUMER..R_CONSUMER + 2]
             ));
         }
-        if report[R_CONSUMED] != test.items {
+        if report[R_CONSUMED] != items {
             return Err(format!(
                 "block {block}: consumed {} items, expected {}",
-                report[R_CONSUMED], test.items
+                report[R_CONSUMED], items
             ));
         }
         Ok(())
     }
 
+    /// Every element of `D` must equal `accum + beta * C` evaluated in f32, unfused or fused (the
+    /// NVPTX backend may contract the multiply-add): an exact comparison against the two IEEE results.
+    fn check_epilogue(&self, output: &[u32]) -> Result<(), String> {
+        let n = EPI_N * EPI_N;
+        let beta = self.beta;
+        let (accum, c) = self.host_input[..2 * n].split_at(n);
+        let mut wrong = 0usize;
+        let mut first = None;
+        for i in 0..n {
+            let (a, c) = (f32::from_bits(accum[i]), f32::from_bits(c[i]));
+            let d = output[i];
+            if d != (a + beta * c).to_bits() && d != beta.mul_add(c, a).to_bits() {
+                wrong += 1;
+                first.get_or_insert((i, d, a + beta * c));
+            }
+        }
+        match first {
+            None => Ok(()),
+            Some((i, d, want)) => Err(format!(
+                "{wrong} of {n} elements of D wrong; first at row {} column {}: {} (bits {d:#010x}), expected {want}{}",
+                i / EPI_N,
+                i % EPI_N,
+                f32::from_bits(d),
+                if d == POISON { " (never written)" } else { "" }
+            )),
+        }
+    }
+
     fn check_output(&self, test: &Test, output: &[u32]) -> Result<(), String> {
+        if test.kind == Kind::Epilogue {
+            return self.check_epilogue(output);
+        }
         let per_block = test.items as usize * test.words_per_item();
         for block in 0..test.grid as usize {
             let source = if test.kind == Kind::Cluster {

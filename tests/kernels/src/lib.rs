@@ -30,8 +30,12 @@ use pipeline_suite::{
 };
 
 #[cfg(target_arch = "nvptx64")]
+mod epilogue;
+#[cfg(target_arch = "nvptx64")]
 mod nvidia;
 mod probes;
+#[cfg(target_arch = "nvptx64")]
+mod role;
 
 #[panic_handler]
 fn panic(_: &core::panic::PanicInfo) -> ! {
@@ -56,37 +60,72 @@ fn slot(stages: usize, stage: u32) -> *mut u32 {
     }
 }
 
-/// Copies item `item` from `input` into the slot: producer thread `ptid` of `pt` copies every
-/// `pt`-th word, thread 0 writes the header.
+/// Copies words `start..end` of item `item` from `input` into the slot: thread `tid` of `threads`
+/// copies every `threads`-th word; the part that starts at word 0 also carries the header
+/// (written by thread 0).
 #[inline(always)]
-unsafe fn fill(slot: *mut u32, input: *const u32, item: u32, ptid: u32, pt: u32) {
+unsafe fn fill_range(
+    slot: *mut u32,
+    input: *const u32,
+    item: u32,
+    tid: u32,
+    threads: u32,
+    start: usize,
+    end: usize,
+) {
     let src = item as usize * PAYLOAD_WORDS;
-    let mut j = ptid as usize;
-    while j < PAYLOAD_WORDS {
+    let mut j = start + tid as usize;
+    while j < end {
         // SAFETY: the harness sizes `input` for every item of every block; `slot` has SLOT_WORDS.
         unsafe { slot.add(HEADER_WORDS + j).write(input.add(src + j).read()) };
-        j += pt as usize;
+        j += threads as usize;
     }
-    if ptid == 0 {
+    if start == 0 && tid == 0 {
         // SAFETY: the header is inside the slot.
         unsafe { slot.write(item) };
     }
 }
 
-/// Copies item `item` from the slot to `output` (every `ct`-th word from consumer `ctid`) and
-/// returns 1 if the slot's header is not `item`.
+/// Copies item `item` from `input` into the slot (see [`fill_range`]).
 #[inline(always)]
-unsafe fn drain(slot: *const u32, output: *mut u32, item: u32, ctid: u32, ct: u32) -> u32 {
+unsafe fn fill(slot: *mut u32, input: *const u32, item: u32, ptid: u32, pt: u32) {
+    // SAFETY: forwarded.
+    unsafe { fill_range(slot, input, item, ptid, pt, 0, PAYLOAD_WORDS) }
+}
+
+/// Copies words `start..end` of item `item` from the slot to `output` (every `threads`-th word
+/// from thread `tid`); if the part starts at word 0, returns 1 when the slot's header is not `item`.
+#[inline(always)]
+unsafe fn drain_range(
+    slot: *const u32,
+    output: *mut u32,
+    item: u32,
+    tid: u32,
+    threads: u32,
+    start: usize,
+    end: usize,
+) -> u32 {
     // SAFETY: the header is inside the slot.
-    let header = unsafe { slot.read() };
+    let header = if start == 0 {
+        unsafe { slot.read() }
+    } else {
+        item
+    };
     let dst = item as usize * PAYLOAD_WORDS;
-    let mut j = ctid as usize;
-    while j < PAYLOAD_WORDS {
+    let mut j = start + tid as usize;
+    while j < end {
         // SAFETY: the harness sizes `output` for every item of every block.
         unsafe { output.add(dst + j).write(slot.add(HEADER_WORDS + j).read()) };
-        j += ct as usize;
+        j += threads as usize;
     }
     u32::from(header != item)
+}
+
+/// Copies item `item` from the slot to `output` (see [`drain_range`]).
+#[inline(always)]
+unsafe fn drain(slot: *const u32, output: *mut u32, item: u32, ctid: u32, ct: u32) -> u32 {
+    // SAFETY: forwarded.
+    unsafe { drain_range(slot, output, item, ctid, ct, 0, PAYLOAD_WORDS) }
 }
 
 /// The ring test: `PT` producer threads then `CT` consumer threads move `items` items through a

@@ -93,4 +93,24 @@ mod nvidia {
             x,
         )
     });
+
+    /// Blackwell only: `commit_mma` (tcgen05.commit), single CTA and CTA pair with multicast.
+    #[cfg(target_feature = "sm_100a")]
+    mod blackwell {
+        use gpu_pipeline::ProducerRole;
+
+        use crate::arch::dynamic_smem;
+
+        /// A producer role over the dynamic shared memory.
+        fn role<const G: u32>() -> ProducerRole<2, 1, 1, G> {
+            let base = dynamic_smem().cast::<gpu_pipeline::Mbarrier>();
+            // SAFETY: probes are only compiled and assembled, never launched.
+            unsafe { ProducerRole::new(base, base.wrapping_add(2)) }
+        }
+
+        probe!(probe_commit_mma_cta_group1, |out, x| role::<1>()
+            .commit_mma());
+        probe!(probe_commit_mma_cta_group2, |out, x| role::<2>()
+            .commit_mma());
+    }
 }

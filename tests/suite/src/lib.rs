@@ -186,3 +186,60 @@ macro_rules! sync_kernels {
         $m!(counter, 3);
     };
 }
+
+/// Columns (and rows) of the epilogue test's matrices (`D = accum + beta * C`, f32).
+pub const EPI_N: usize = 4096;
+/// Bytes of one row of `C`: one TMA transaction (`cp.async.bulk`) per stage.
+pub const EPI_ROW_BYTES: usize = EPI_N * 4;
+
+/// Bytes at the start of dynamic shared memory for a role pipeline's barriers (producer barriers,
+/// then consumer barriers), rounded up to 128 bytes.
+pub const fn role_barrier_region(stages: usize, producer_sub: usize, consumer_sub: usize) -> usize {
+    align_up(stages * (producer_sub + consumer_sub) * 8, 128)
+}
+
+/// Dynamic shared memory of a role kernel.
+pub const fn role_smem_bytes(stages: usize, producer_sub: usize, consumer_sub: usize) -> usize {
+    role_barrier_region(stages, producer_sub, consumer_sub) + stages * SLOT_WORDS * 4
+}
+
+/// Dynamic shared memory of an epilogue kernel.
+pub const fn epilogue_smem_bytes(stages: usize) -> usize {
+    barrier_region(stages) + stages * EPI_ROW_BYTES
+}
+
+/// The `RolePipeline` kernels (`role_s{stages}_p{producer sub-stages}_c{consumer sub-stages}`):
+/// one producer warp, one consumer warp per consumer sub-stage.
+#[macro_export]
+macro_rules! role_kernels {
+    ($m:ident) => {
+        $m!(1, 1, 1);
+        $m!(2, 1, 1);
+        $m!(4, 1, 1);
+        $m!(1, 1, 2);
+        $m!(2, 1, 2);
+        $m!(4, 1, 2);
+        $m!(1, 2, 4);
+        $m!(2, 2, 4);
+        $m!(4, 2, 4);
+    };
+}
+
+/// The CTA-pair `RolePipeline` kernels (`role_pair_s{stages}`, `CTA_GROUP = 2`).
+#[macro_export]
+macro_rules! role_pair_kernels {
+    ($m:ident) => {
+        $m!(2);
+        $m!(4);
+    };
+}
+
+/// The `EpiLoadPipeline` kernels (`epilogue_s{stages}`).
+#[macro_export]
+macro_rules! epilogue_kernels {
+    ($m:ident) => {
+        $m!(2);
+        $m!(3);
+        $m!(4);
+    };
+}

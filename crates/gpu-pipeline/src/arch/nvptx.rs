@@ -733,3 +733,83 @@ pub unsafe fn barrier_cluster_wait_acquire() {
     #[cfg(not(target_arch = "nvptx64"))]
     gpu_only("barrier.cluster.wait.acquire.aligned")
 }
+
+/// `elect.sync _|p, 0xffffffff;`: elects one lane of the full warp; true in that lane only.
+///
+/// PTX ISA 8.0, sm_90. PTX ISA, "Parallel Synchronization and Communication Instructions: elect.sync".
+///
+/// Every lane of the warp must execute it together.
+#[inline(always)]
+#[must_use]
+pub fn elect_one_sync() -> bool {
+    #[cfg(target_arch = "nvptx64")]
+    {
+        let elected: u32;
+        // SAFETY: a warp-collective election; the caller's warp is converged (documented).
+        unsafe {
+            asm!(
+                "{{",
+                ".reg .pred p;",
+                "elect.sync _|p, 0xffffffff;",
+                "selp.u32 {d}, 1, 0, p;",
+                "}}",
+                d = out(reg32) elected,
+                options(nostack, preserves_flags),
+            );
+        }
+        elected != 0
+    }
+    #[cfg(not(target_arch = "nvptx64"))]
+    gpu_only("elect.sync")
+}
+
+/// `tcgen05.commit.cta_group::1.mbarrier::arrive::one.shared::cluster.b64 [mbar];`: the mbarrier
+/// receives one arrival when every `tcgen05` operation the calling thread issued before it has
+/// completed.
+///
+/// PTX ISA 8.6, sm_100a. PTX ISA, "TensorCore 5th Generation Family Instructions: tcgen05.commit".
+///
+/// # Safety
+///
+/// `mbar` is an initialised mbarrier of this CTA (a `.shared::cta` address is a valid
+/// `.shared::cluster` address of the executing CTA).
+#[inline(always)]
+pub unsafe fn tcgen05_commit_cta_group1(mbar: u32) {
+    #[cfg(target_arch = "nvptx64")]
+    // SAFETY: guaranteed by the caller.
+    unsafe {
+        asm!("tcgen05.commit.cta_group::1.mbarrier::arrive::one.shared::cluster.b64 [{m}];", m = in(reg32) mbar, options(nostack, preserves_flags));
+    }
+    #[cfg(not(target_arch = "nvptx64"))]
+    {
+        let _ = mbar;
+        gpu_only("tcgen05.commit.cta_group::1")
+    }
+}
+
+/// `tcgen05.commit.cta_group::2.mbarrier::arrive::one.shared::cluster.multicast::cluster.b64 [mbar], mask;`:
+/// as [`tcgen05_commit_cta_group1`] for a CTA pair; the mbarrier at the same offset in every CTA
+/// of `cta_mask` (bit `i`: cluster rank `i`) receives one arrival.
+///
+/// PTX ISA 8.6, sm_100a. PTX ISA, "tcgen05.commit".
+///
+/// # Safety
+///
+/// Every CTA of `cta_mask` is alive and has an initialised mbarrier at that offset.
+#[inline(always)]
+pub unsafe fn tcgen05_commit_cta_group2_multicast(mbar: u32, cta_mask: u32) {
+    #[cfg(target_arch = "nvptx64")]
+    // SAFETY: guaranteed by the caller.
+    unsafe {
+        asm!(
+            "tcgen05.commit.cta_group::2.mbarrier::arrive::one.shared::cluster.multicast::cluster.b64 [{m}], {k};",
+            m = in(reg32) mbar, k = in(reg16) cta_mask as u16,
+            options(nostack, preserves_flags),
+        );
+    }
+    #[cfg(not(target_arch = "nvptx64"))]
+    {
+        let _ = (mbar, cta_mask);
+        gpu_only("tcgen05.commit.cta_group::2")
+    }
+}

@@ -1,0 +1,388 @@
+//! `RolePipeline` test kernels: stages 1, 2, 4 with sub-stages (1,1), (1,2), (2,4), and CTA pairs.
+//!
+//! One producer warp fills each slot (in `PRODUCER_SUB_STAGES` parts, each committed on its own
+//! barrier); consumer warp `k` (one per consumer sub-stage) waits, copies its share of every part to
+//! `output`, checks the header, and releases consumer sub-stage `k`.
+
+use gpu_pipeline::arch::nvptx::{cluster_ctarank, cvta_to_shared, mapa_shared_cluster};
+use gpu_pipeline::{ConsumerRole, ProducerRole};
+use pipeline_suite::{
+    DONE, HEADER_WORDS, PAYLOAD_WORDS, R_CONSUMED, R_CONSUMER, R_DONE, R_ERRORS, R_PRODUCER,
+    REPORT_WORDS, SLOT_WORDS, role_barrier_region,
+};
+
+use crate::arch::{
+    WARP, block_idx, dynamic_smem, global_add, st_shared_cluster_u32, sync_cluster, sync_threads,
+    thread_idx,
+};
+use crate::{drain_range, fill_range};
+
+/// The slots of a role kernel, after its barrier region.
+#[inline(always)]
+fn role_slot(region: usize, stage: u32) -> *mut u32 {
+    // SAFETY: the harness launches with `role_smem_bytes`.
+    unsafe {
+        dynamic_smem()
+            .add(region)
+            .cast::<u32>()
+            .add(stage as usize * SLOT_WORDS)
+    }
+}
+
+/// The barrier storage of a role kernel: producer barriers, then consumer barriers.
+#[inline(always)]
+fn role_barriers<const S: usize, const PS: usize>()
+-> (*mut gpu_pipeline::Mbarrier, *mut gpu_pipeline::Mbarrier) {
+    let base = dynamic_smem().cast::<gpu_pipeline::Mbarrier>();
+    (base, base.wrapping_add(S * PS))
+}
+
+/// The producer and consumer steps of one role-kernel shape (written by the macro per shape, so
+/// that only valid sub-stage indices are instantiated).
+struct Shape<Acquire, Publish, Take, Release> {
+    /// Producer: wait for the stage's consumer sub-stages.
+    acquire: Acquire,
+    /// Producer: fill the slot (the callback fills part `p`) and commit; ends stepped.
+    publish: Publish,
+    /// Consumer: wait for, and drain (the callback drains part `p`), every part.
+    take: Take,
+    /// Consumer `k`: release its sub-stage; ends stepped.
+    release: Release,
+}
+
+/// The role test: see the module docs.
+#[inline(always)]
+unsafe fn role<const S: usize, const PS: usize, const CS: usize, A, P, T, R>(
+    input: *const u32,
+    output: *mut u32,
+    items: u32,
+    report: *mut u32,
+    shape: Shape<A, P, T, R>,
+) where
+    A: Fn(&ProducerRole<S, PS, CS>),
+    P: Fn(&mut ProducerRole<S, PS, CS>, &dyn Fn(usize)),
+    T: Fn(&ConsumerRole<S, PS, CS>, &mut dyn FnMut(usize)),
+    R: Fn(&mut ConsumerRole<S, PS, CS>, u32),
+{
+    let tid = thread_idx();
+    let block = block_idx();
+    let base = block as usize * items as usize * PAYLOAD_WORDS;
+    // SAFETY: the harness sizes the buffers for `grid * items` items and a report per block.
+    let (input, output, report) = unsafe {
+        (
+            input.add(base),
+            output.add(base),
+            report.add(block as usize * REPORT_WORDS),
+        )
+    };
+    let region = role_barrier_region(S, PS, CS);
+    let (producer_barriers, consumer_barriers) = role_barriers::<S, PS>();
+    let part_words = PAYLOAD_WORDS / PS;
+    let lane = tid % WARP;
+
+    if tid < WARP {
+        // SAFETY: the barriers start the dynamic shared memory; thread 0 initialises them before
+        // the block barrier below, and nobody uses them before it.
+        let mut pipe =
+            unsafe { ProducerRole::<S, PS, CS>::new(producer_barriers, consumer_barriers) };
+        if tid == 0 {
+            // SAFETY: one thread, then the block barrier.
+            unsafe { pipe.init::<32, 32>() };
+        }
+        sync_threads();
+        for item in 0..items {
+            (shape.acquire)(&pipe);
+            let slot = role_slot(region, pipe.stage());
+            let fill_part = |p: usize| {
+                // SAFETY: the stage is free (acquired); the part lies inside the slot.
+                unsafe {
+                    fill_range(
+                        slot,
+                        input,
+                        item,
+                        lane,
+                        WARP,
+                        p * part_words,
+                        (p + 1) * part_words,
+                    )
+                };
+            };
+            (shape.publish)(&mut pipe, &fill_part);
+        }
+        if tid == 0 {
+            let cursor = pipe.cursor();
+            // SAFETY: this block's report record.
+            unsafe {
+                report.add(R_PRODUCER).write(cursor.stage());
+                report.add(R_PRODUCER + 1).write(cursor.lap());
+            }
+        }
+    } else {
+        // SAFETY: as above.
+        let mut pipe =
+            unsafe { ConsumerRole::<S, PS, CS>::new(producer_barriers, consumer_barriers) };
+        sync_threads();
+        let group = tid / WARP - 1;
+        let ctid = tid - WARP;
+        let mut errors = 0;
+        for item in 0..items {
+            let slot = role_slot(region, pipe.stage());
+            let mut drain_part = |p: usize| {
+                // SAFETY: the part was committed (waited for); it lies inside the slot.
+                errors += unsafe {
+                    drain_range(
+                        slot,
+                        output,
+                        item,
+                        ctid,
+                        WARP * CS as u32,
+                        p * part_words,
+                        (p + 1) * part_words,
+                    )
+                };
+            };
+            (shape.take)(&pipe, &mut drain_part);
+            (shape.release)(&mut pipe, group);
+        }
+        global_add(report.wrapping_add(R_ERRORS), errors);
+        if ctid == 0 {
+            let cursor = pipe.cursor();
+            // SAFETY: this block's report record.
+            unsafe {
+                report.add(R_CONSUMER).write(cursor.stage());
+                report.add(R_CONSUMER + 1).write(cursor.lap());
+                report.add(R_CONSUMED).write(items);
+            }
+        }
+    }
+    sync_threads();
+    if tid == 0 {
+        // SAFETY: this block's report record.
+        unsafe { report.add(R_DONE).write(DONE) };
+    }
+}
+
+/// The shapes' producer and consumer steps.
+macro_rules! shape {
+    // One producer sub-stage, one consumer sub-stage: acquire / commit / wait / release.
+    (1, 1) => {
+        Shape {
+            acquire: |p: &ProducerRole<_, 1, 1>| p.acquire(),
+            publish: |p: &mut ProducerRole<_, 1, 1>, fill: &dyn Fn(usize)| {
+                fill(0);
+                p.commit();
+            },
+            take: |c: &ConsumerRole<_, 1, 1>, drain: &mut dyn FnMut(usize)| {
+                c.wait();
+                drain(0);
+            },
+            release: |c: &mut ConsumerRole<_, 1, 1>, _group: u32| c.release(),
+        }
+    };
+    // Two consumer groups, each releasing its own sub-stage with `release_sub` (arrive + step).
+    (1, 2) => {
+        Shape {
+            acquire: |p: &ProducerRole<_, 1, 2>| p.acquire(),
+            publish: |p: &mut ProducerRole<_, 1, 2>, fill: &dyn Fn(usize)| {
+                fill(0);
+                p.commit();
+            },
+            take: |c: &ConsumerRole<_, 1, 2>, drain: &mut dyn FnMut(usize)| {
+                c.wait();
+                drain(0);
+            },
+            release: |c: &mut ConsumerRole<_, 1, 2>, group: u32| match group {
+                0 => c.release_sub::<0>(),
+                _ => c.release_sub::<1>(),
+            },
+        }
+    };
+    // The producer publishes two parts on two barriers and waits for each of four consumer
+    // sub-stages by index; consumers wait part by part and release with `release_no_step` + `step`.
+    (2, 4) => {
+        Shape {
+            acquire: |p: &ProducerRole<_, 2, 4>| {
+                p.acquire_sub::<0>();
+                p.acquire_sub::<1>();
+                p.acquire_sub::<2>();
+                p.acquire_sub::<3>();
+            },
+            publish: |p: &mut ProducerRole<_, 2, 4>, fill: &dyn Fn(usize)| {
+                fill(0);
+                p.commit_sub::<0>();
+                fill(1);
+                p.commit_sub::<1>();
+                p.step();
+            },
+            take: |c: &ConsumerRole<_, 2, 4>, drain: &mut dyn FnMut(usize)| {
+                c.wait_sub::<0>();
+                drain(0);
+                c.wait_sub::<1>();
+                drain(1);
+            },
+            release: |c: &mut ConsumerRole<_, 2, 4>, group: u32| {
+                match group {
+                    0 => c.release_no_step::<0>(),
+                    1 => c.release_no_step::<1>(),
+                    2 => c.release_no_step::<2>(),
+                    _ => c.release_no_step::<3>(),
+                }
+                c.step();
+            },
+        }
+    };
+}
+
+macro_rules! role_kernel {
+    ($s:literal, $ps:tt, $cs:tt) => {
+        const _: () = {
+            /// A role test kernel (see `role`).
+            #[unsafe(export_name = concat!("role_s", stringify!($s), "_p", stringify!($ps), "_c", stringify!($cs)))]
+            pub unsafe extern "gpu-kernel" fn kernel(input: *const u32, output: *mut u32, items: u32, report: *mut u32) {
+                // SAFETY: the harness launches (1 + consumer sub-stages) warps with `role_smem_bytes`.
+                unsafe { role::<$s, $ps, $cs, _, _, _, _>(input, output, items, report, shape!($ps, $cs)) }
+            }
+        };
+    };
+}
+
+pipeline_suite::role_kernels!(role_kernel);
+
+/// CTA pair (`CTA_GROUP = 2`, cluster of 2): warp 0 of the leader CTA (rank 0) produces each item
+/// into the slots of both CTAs (its own, and its peer's through distributed shared memory) and
+/// `commit`s, which arrives on the producer barriers of both CTAs (32 arrivals each). Warp 1 of
+/// each CTA waits on its own producer barrier (cluster-scope acquire), copies its slot to its
+/// output, and `release`s, which arrives on the *leader's* consumer barrier (64 arrivals: both
+/// CTAs' consumers); the producer's `acquire` waits on that.
+#[inline(always)]
+unsafe fn role_pair<const S: usize>(
+    input: *const u32,
+    output: *mut u32,
+    items: u32,
+    report: *mut u32,
+) {
+    let tid = thread_idx();
+    let block = block_idx();
+    let rank = cluster_ctarank();
+    // SAFETY: the harness sizes `input` per cluster, `output` and `report` per CTA.
+    let (input, output, report) = unsafe {
+        (
+            input.add((block / 2) as usize * items as usize * PAYLOAD_WORDS),
+            output.add(block as usize * items as usize * PAYLOAD_WORDS),
+            report.add(block as usize * REPORT_WORDS),
+        )
+    };
+    let region = role_barrier_region(S, 1, 1);
+    let (producer_barriers, consumer_barriers) = role_barriers::<S, 1>();
+    let lane = tid % WARP;
+
+    if tid < WARP {
+        // SAFETY: each CTA's thread 0 initialises its own barriers; a cluster barrier follows
+        // before any remote arrival; the final cluster barrier keeps both CTAs alive to the end.
+        let mut pipe =
+            unsafe { ProducerRole::<S, 1, 1, 2>::new(producer_barriers, consumer_barriers) };
+        if tid == 0 {
+            // SAFETY: one thread per CTA, then the cluster barrier.
+            unsafe { pipe.init::<32, 64>() };
+        }
+        sync_cluster();
+        if rank == 0 {
+            for item in 0..items {
+                pipe.acquire();
+                let slot = role_slot(region, pipe.stage());
+                let mut j = lane as usize;
+                while j < PAYLOAD_WORDS {
+                    // SAFETY: the stage is free in both CTAs (the leader's consumer barrier counts
+                    // both CTAs' releases); the peer's slot is at the same offset.
+                    unsafe {
+                        let value = input.add(item as usize * PAYLOAD_WORDS + j).read();
+                        let word = slot.add(HEADER_WORDS + j);
+                        word.write(value);
+                        st_shared_cluster_u32(
+                            mapa_shared_cluster(cvta_to_shared(word.cast()), 1),
+                            value,
+                        );
+                    }
+                    j += WARP as usize;
+                }
+                if lane == 0 {
+                    // SAFETY: the header of both slots.
+                    unsafe {
+                        slot.write(item);
+                        st_shared_cluster_u32(
+                            mapa_shared_cluster(cvta_to_shared(slot.cast()), 1),
+                            item,
+                        );
+                    }
+                }
+                pipe.commit();
+            }
+            if tid == 0 {
+                let cursor = pipe.cursor();
+                // SAFETY: this CTA's report record.
+                unsafe {
+                    report.add(R_PRODUCER).write(cursor.stage());
+                    report.add(R_PRODUCER + 1).write(cursor.lap());
+                }
+            }
+        }
+    } else {
+        // SAFETY: as above.
+        let mut pipe =
+            unsafe { ConsumerRole::<S, 1, 1, 2>::new(producer_barriers, consumer_barriers) };
+        sync_cluster();
+        let ctid = tid - WARP;
+        let mut errors = 0;
+        for item in 0..items {
+            pipe.wait();
+            // SAFETY: the stage was committed; the slot belongs to this CTA.
+            errors += unsafe {
+                drain_range(
+                    role_slot(region, pipe.stage()),
+                    output,
+                    item,
+                    ctid,
+                    WARP,
+                    0,
+                    PAYLOAD_WORDS,
+                )
+            };
+            pipe.release();
+        }
+        global_add(report.wrapping_add(R_ERRORS), errors);
+        if ctid == 0 {
+            let cursor = pipe.cursor();
+            // SAFETY: this CTA's report record.
+            unsafe {
+                report.add(R_CONSUMER).write(cursor.stage());
+                report.add(R_CONSUMER + 1).write(cursor.lap());
+                report.add(R_CONSUMED).write(items);
+            }
+        }
+    }
+    sync_cluster();
+    if tid == 0 {
+        // SAFETY: this CTA's report record.
+        unsafe { report.add(R_DONE).write(DONE) };
+    }
+}
+
+macro_rules! role_pair_kernel {
+    ($s:literal) => {
+        const _: () = {
+            /// A CTA-pair role test kernel (see `role_pair`).
+            #[unsafe(export_name = concat!("role_pair_s", stringify!($s)))]
+            pub unsafe extern "gpu-kernel" fn kernel(
+                input: *const u32,
+                output: *mut u32,
+                items: u32,
+                report: *mut u32,
+            ) {
+                // SAFETY: the harness launches clusters of 2 CTAs of 2 warps with `role_smem_bytes`.
+                unsafe { role_pair::<$s>(input, output, items, report) }
+            }
+        };
+    };
+}
+
+pipeline_suite::role_pair_kernels!(role_pair_kernel);
