@@ -80,16 +80,19 @@ unsafe fn role<const S: usize, const PS: usize, const CS: usize, A, P, T, R>(
     let part_words = PAYLOAD_WORDS / PS;
     let lane = tid % WARP;
 
+    if tid == 0 {
+        // SAFETY: the barriers start the dynamic shared memory; one thread initialises them, and
+        // the block barrier below (reached by every thread, outside the role branches) follows.
+        unsafe {
+            ProducerRole::<S, PS, CS>::new(producer_barriers, consumer_barriers).init::<32, 32>()
+        };
+    }
+    sync_threads();
+
     if tid < WARP {
-        // SAFETY: the barriers start the dynamic shared memory; thread 0 initialises them before
-        // the block barrier below, and nobody uses them before it.
+        // SAFETY: the barriers were initialised before the block barrier.
         let mut pipe =
             unsafe { ProducerRole::<S, PS, CS>::new(producer_barriers, consumer_barriers) };
-        if tid == 0 {
-            // SAFETY: one thread, then the block barrier.
-            unsafe { pipe.init::<32, 32>() };
-        }
-        sync_threads();
         for item in 0..items {
             (shape.acquire)(&pipe);
             let slot = role_slot(region, pipe.stage());
@@ -121,7 +124,6 @@ unsafe fn role<const S: usize, const PS: usize, const CS: usize, A, P, T, R>(
         // SAFETY: as above.
         let mut pipe =
             unsafe { ConsumerRole::<S, PS, CS>::new(producer_barriers, consumer_barriers) };
-        sync_threads();
         let group = tid / WARP - 1;
         let ctid = tid - WARP;
         let mut errors = 0;
@@ -276,16 +278,20 @@ unsafe fn role_pair<const S: usize>(
     let (producer_barriers, consumer_barriers) = role_barriers::<S, 1>();
     let lane = tid % WARP;
 
+    if tid == 0 {
+        // SAFETY: each CTA's thread 0 initialises its own barriers; the cluster barrier below
+        // (reached by every thread of both CTAs) comes before any remote arrival, and the final one
+        // keeps both CTAs alive to the end.
+        unsafe {
+            ProducerRole::<S, 1, 1, 2>::new(producer_barriers, consumer_barriers).init::<32, 64>()
+        };
+    }
+    sync_cluster();
+
     if tid < WARP {
-        // SAFETY: each CTA's thread 0 initialises its own barriers; a cluster barrier follows
-        // before any remote arrival; the final cluster barrier keeps both CTAs alive to the end.
+        // SAFETY: initialised before the cluster barrier.
         let mut pipe =
             unsafe { ProducerRole::<S, 1, 1, 2>::new(producer_barriers, consumer_barriers) };
-        if tid == 0 {
-            // SAFETY: one thread per CTA, then the cluster barrier.
-            unsafe { pipe.init::<32, 64>() };
-        }
-        sync_cluster();
         if rank == 0 {
             for item in 0..items {
                 pipe.acquire();
@@ -330,7 +336,6 @@ unsafe fn role_pair<const S: usize>(
         // SAFETY: as above.
         let mut pipe =
             unsafe { ConsumerRole::<S, 1, 1, 2>::new(producer_barriers, consumer_barriers) };
-        sync_cluster();
         let ctid = tid - WARP;
         let mut errors = 0;
         for item in 0..items {
