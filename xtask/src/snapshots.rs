@@ -188,11 +188,36 @@ pub fn compare(
     }
 }
 
+/// Collective instructions whose `.aligned` form must not come from inline assembly: LLVM does not
+/// treat inline assembly as `convergent` and may duplicate it into divergent paths, where an
+/// `.aligned` collective is undefined (a hang was seen). Convergent LLVM intrinsics (`bar.sync` from
+/// `_syncthreads`) are not affected.
+const ALIGNED_COLLECTIVES_FROM_ASM: [&str; 1] = ["barrier.cluster"];
+
+/// Fails if the module contains an `.aligned` form of a collective written as inline assembly.
+fn check_no_aligned_asm_collectives(ptx: &str) -> Result {
+    for line in ptx.lines() {
+        let line = line.trim();
+        if ALIGNED_COLLECTIVES_FROM_ASM
+            .iter()
+            .any(|c| line.starts_with(c))
+            && line.contains(".aligned")
+        {
+            return Err(format!(
+                "the PTX contains `{line}`: an .aligned collective from inline assembly (see xtask/src/snapshots.rs)"
+            ));
+        }
+    }
+    println!("  no .aligned collective from inline assembly");
+    Ok(())
+}
+
 /// Checks the PTX snapshots of the nvptx build (which must exist).
 pub fn check_nvptx(sh: &Shell, bless: bool) -> Result {
     println!("PTX snapshots of the barrier operations:");
     let ptx = sh.read_file(NVPTX.kernels_artifact()).map_err(crate::err(
         "read the kernels' PTX (run `cargo xtask build`)",
     ))?;
+    check_no_aligned_asm_collectives(&ptx)?;
     compare(sh, NVPTX.cpu, "ptx", &ptx_probes(&ptx), bless)
 }

@@ -687,58 +687,66 @@ pub fn cluster_ctarank() -> u32 {
     gpu_only("mov.u32 %cluster_ctarank")
 }
 
-/// `barrier.cluster.arrive.release.aligned;`: this thread arrives on the cluster barrier, release
-/// at cluster scope. With [`barrier_cluster_wait_acquire`], the cluster-wide barrier that must
+/// `barrier.cluster.arrive.release;`: this thread arrives on the cluster barrier, release at
+/// cluster scope. With [`barrier_cluster_wait_acquire`], the cluster-wide barrier that must
 /// separate barrier initialisation from remote arrivals, and the last remote arrival from a
 /// peer's exit.
 ///
-/// PTX ISA 8.0, sm_90. PTX ISA, "Parallel Synchronization and Communication Instructions: barrier.cluster".
+/// Deliberately *not* the `.aligned` form: inline assembly is not `convergent` to LLVM, which may
+/// duplicate it into divergent paths (seen on this toolchain: tail duplication gave lane 0 and
+/// lanes 1-31 of a warp two different copies of the instruction, and the kernel hung). The
+/// non-aligned form is defined for divergent execution.
+///
+/// PTX ISA 7.8, sm_90 (`.release`: PTX ISA 8.0). PTX ISA, "Parallel Synchronization and
+/// Communication Instructions: barrier.cluster".
 ///
 /// # Safety
 ///
-/// Every thread of the warp executes it (`.aligned`), and every non-exited thread of the cluster
-/// arrives once before any waits.
+/// Every non-exited thread of the cluster arrives once before any waits.
 #[inline(always)]
 pub unsafe fn barrier_cluster_arrive_release() {
     #[cfg(target_arch = "nvptx64")]
-    // SAFETY: guaranteed by the caller (warp-uniform, cluster-wide participation).
+    // SAFETY: guaranteed by the caller (cluster-wide participation).
     unsafe {
         asm!(
-            "barrier.cluster.arrive.release.aligned;",
+            "barrier.cluster.arrive.release;",
             options(nostack, preserves_flags)
         );
     }
     #[cfg(not(target_arch = "nvptx64"))]
-    gpu_only("barrier.cluster.arrive.release.aligned")
+    gpu_only("barrier.cluster.arrive.release")
 }
 
-/// `barrier.cluster.wait.acquire.aligned;`: waits until every thread of the cluster arrived
-/// (see [`barrier_cluster_arrive_release`]), acquire at cluster scope.
+/// `barrier.cluster.wait.acquire;`: waits until every thread of the cluster arrived (see
+/// [`barrier_cluster_arrive_release`], also for why this is not the `.aligned` form), acquire at
+/// cluster scope.
 ///
-/// PTX ISA 8.0, sm_90. PTX ISA, "barrier.cluster".
+/// PTX ISA 7.8, sm_90 (`.acquire`: PTX ISA 8.0). PTX ISA, "barrier.cluster".
 ///
 /// # Safety
 ///
-/// Every thread of the warp executes it, after its own `barrier.cluster.arrive`.
+/// The calling thread arrived on the current cluster barrier phase before.
 #[inline(always)]
 pub unsafe fn barrier_cluster_wait_acquire() {
     #[cfg(target_arch = "nvptx64")]
     // SAFETY: guaranteed by the caller.
     unsafe {
         asm!(
-            "barrier.cluster.wait.acquire.aligned;",
+            "barrier.cluster.wait.acquire;",
             options(nostack, preserves_flags)
         );
     }
     #[cfg(not(target_arch = "nvptx64"))]
-    gpu_only("barrier.cluster.wait.acquire.aligned")
+    gpu_only("barrier.cluster.wait.acquire")
 }
 
 /// `elect.sync _|p, 0xffffffff;`: elects one lane of the full warp; true in that lane only.
 ///
 /// PTX ISA 8.0, sm_90. PTX ISA, "Parallel Synchronization and Communication Instructions: elect.sync".
 ///
-/// Every lane of the warp must execute it together.
+/// Every lane of the warp must execute it together. Like every collective written as inline
+/// assembly here, LLVM does not know it is `convergent`: call it where the whole warp is
+/// converged and not under lane-dependent control flow.
 #[inline(always)]
 #[must_use]
 pub fn elect_one_sync() -> bool {
