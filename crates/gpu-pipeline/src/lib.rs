@@ -118,3 +118,8 @@ pub use epilogue::EpiLoadPipeline;
 pub use pipeline::ProducerConsumerPipeline;
 pub use role::{ConsumerRole, ProducerRole, RolePipeline};
 pub use stage::{ConsumerStage, ProducerStage, StageView};
+
+/// The README's Rust example, compiled as a doc test so that it cannot drift from the API.
+#[cfg(doctest)]
+#[doc = include_str!("../../../README.md")]
+struct ReadmeExample;
