@@ -3,6 +3,7 @@
 //! This file holds the flags and the dispatch only; each task is a module.
 
 mod amd;
+mod bench;
 mod compile_fail;
 mod gpu;
 mod host;
@@ -28,6 +29,9 @@ tasks:
   test-nvidia [--bundle DIR] [--quick] [--filter TEXT]
                              build and run the device suite on this machine's NVIDIA GPU; with
                              --bundle, write DIR (harness + PTX + run.sh) to run on a GPU machine without Rust
+  bench-nvidia [--bundle DIR] [--quick]
+                             benchmarks: the library's kernels against hand-written CUDA C++ (nvcc) and
+                             cudaMemcpy, side by side; with --bundle, write DIR to run on a GPU machine
   test-amd [--bless]         build for gfx90a/gfx942/gfx1100, check the disassembly and its snapshots,
                              run the counter protocol's host model tests, and the AMD device suite if a
                              ROCm runtime is present (otherwise SKIPPED)
@@ -73,7 +77,12 @@ fn parse_flags(task: &str, args: &[String]) -> Result<Flags> {
                     args.next().ok_or("--bundle needs a directory")?,
                 ));
             }
-            ("test-nvidia", "--quick") => flags.quick = true,
+            ("test-nvidia" | "bench-nvidia", "--quick") => flags.quick = true,
+            ("bench-nvidia", "--bundle") => {
+                flags.bundle = Some(PathBuf::from(
+                    args.next().ok_or("--bundle needs a directory")?,
+                ));
+            }
             ("test-nvidia", "--filter") => {
                 flags.filter = Some(args.next().ok_or("--filter needs a text")?.clone())
             }
@@ -134,6 +143,10 @@ fn run(args: &[String]) -> Result {
         "test-amd" => {
             toolchain::check(&sh)?;
             amd::test(&sh, flags.bless)
+        }
+        "bench-nvidia" => {
+            toolchain::check(&sh)?;
+            bench::run(&sh, flags.bundle.as_deref(), flags.quick)
         }
         "ci" => {
             toolchain::check(&sh)?;

@@ -1,4 +1,7 @@
 //! The CUDA driver, through cudarc: context, module, launches (with clusters), timed waits.
+//!
+//! Shared by the suite (`pipeline-harness`) and the benchmarks (`pipeline-bench`); each uses a subset.
+#![allow(dead_code)]
 
 use std::ffi::c_void;
 use std::sync::Arc;
@@ -10,6 +13,7 @@ use cudarc::nvrtc::Ptx;
 
 /// An open GPU with the suite's module loaded.
 pub struct Gpu {
+    pub ctx: Arc<CudaContext>,
     pub stream: Arc<CudaStream>,
     module: Arc<CudaModule>,
     pub name: String,
@@ -71,12 +75,20 @@ impl Gpu {
             .map_err(|e| format!("the driver rejected the PTX module: {e:?}"))?;
         Ok(Self {
             stream: ctx.default_stream(),
+            ctx: ctx.clone(),
             module,
             name,
             cc,
             sms,
             driver_version,
         })
+    }
+
+    /// Loads another module (PTX, cubin or fatbin file) into the same context.
+    pub fn load_file(&self, path: &str) -> Result<Arc<CudaModule>, String> {
+        self.ctx
+            .load_module(Ptx::from_file(path))
+            .map_err(|e| format!("cannot load `{path}`: {e:?}"))
     }
 
     /// A kernel of the module.

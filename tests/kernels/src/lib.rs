@@ -30,6 +30,8 @@ use pipeline_suite::{
 };
 
 #[cfg(target_arch = "nvptx64")]
+mod bench;
+#[cfg(target_arch = "nvptx64")]
 mod epilogue;
 #[cfg(target_arch = "nvptx64")]
 mod nvidia;

@@ -821,3 +821,82 @@ pub unsafe fn tcgen05_commit_cta_group2_multicast(mbar: u32, cta_mask: u32) {
         gpu_only("tcgen05.commit.cta_group::2")
     }
 }
+
+/// `cp.async.bulk.global.shared::cta.bulk_group [dst], [src], size;`: an asynchronous bulk copy of
+/// `size` bytes from shared to global memory, tracked by the thread's bulk async-group.
+///
+/// PTX ISA 8.0, sm_90. PTX ISA, "Data Movement and Conversion Instructions: cp.async.bulk".
+///
+/// # Safety
+///
+/// `src` (a `.shared::cta` address) and `dst` (global) are 16-byte aligned, `size` is a non-zero
+/// multiple of 16, both ranges are valid, and `src` is not written until a
+/// [`cp_async_bulk_wait_group_read`] after a [`cp_async_bulk_commit_group`] covers the copy.
+#[inline(always)]
+pub unsafe fn cp_async_bulk_shared_to_global(dst: *mut u8, src: u32, size: u32) {
+    #[cfg(target_arch = "nvptx64")]
+    // SAFETY: guaranteed by the caller.
+    unsafe {
+        asm!(
+            "cp.async.bulk.global.shared::cta.bulk_group [{d}], [{s}], {n};",
+            d = in(reg64) dst, s = in(reg32) src, n = in(reg32) size,
+            options(nostack, preserves_flags),
+        );
+    }
+    #[cfg(not(target_arch = "nvptx64"))]
+    {
+        let _ = (dst, src, size);
+        gpu_only("cp.async.bulk.global.shared::cta.bulk_group")
+    }
+}
+
+/// `cp.async.bulk.commit_group;`: closes the thread's current bulk async-group.
+///
+/// PTX ISA 8.0, sm_90. PTX ISA, "Data Movement and Conversion Instructions: cp.async.bulk.commit_group".
+#[inline(always)]
+pub fn cp_async_bulk_commit_group() {
+    #[cfg(target_arch = "nvptx64")]
+    // SAFETY: groups only the thread's own earlier bulk copies.
+    unsafe {
+        asm!(
+            "cp.async.bulk.commit_group;",
+            options(nostack, preserves_flags)
+        );
+    }
+    #[cfg(not(target_arch = "nvptx64"))]
+    gpu_only("cp.async.bulk.commit_group")
+}
+
+/// `cp.async.bulk.wait_group.read N;`: waits until at most `N` of the thread's committed bulk
+/// async-groups have not finished *reading* their source (shared memory they read may be reused).
+///
+/// PTX ISA 8.0, sm_90. PTX ISA, "Data Movement and Conversion Instructions: cp.async.bulk.wait_group".
+#[inline(always)]
+pub fn cp_async_bulk_wait_group_read<const N: u32>() {
+    #[cfg(target_arch = "nvptx64")]
+    // SAFETY: a wait on the thread's own copies.
+    unsafe {
+        asm!("cp.async.bulk.wait_group.read {n};", n = const N, options(nostack, preserves_flags));
+    }
+    #[cfg(not(target_arch = "nvptx64"))]
+    gpu_only("cp.async.bulk.wait_group.read")
+}
+
+/// `mov.u64 d, %clock64;`: the SM's 64-bit cycle counter.
+///
+/// PTX ISA 2.0, sm_20. PTX ISA, "Special Registers: %clock64".
+#[inline(always)]
+#[must_use]
+pub fn clock64() -> u64 {
+    #[cfg(target_arch = "nvptx64")]
+    {
+        let cycles: u64;
+        // SAFETY: reads a special register; not `nomem`, so it stays ordered with the timed code.
+        unsafe {
+            asm!("mov.u64 {d}, %clock64;", d = out(reg64) cycles, options(nostack, preserves_flags));
+        }
+        cycles
+    }
+    #[cfg(not(target_arch = "nvptx64"))]
+    gpu_only("mov.u64 %clock64")
+}

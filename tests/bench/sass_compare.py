@@ -1,0 +1,39 @@
+"""Side-by-side SASS instruction counts of the Rust and C++ benchmark kernels.
+
+Usage: python3 sass_compare.py RUST.sass CPP.sass > sass_compare.txt
+(both from `cuobjdump --dump-sass` of the sm_90a cubins). For each kernel present in both, prints
+the number of instructions (NOPs and the trailing self-branch excluded) and, where they differ,
+the opcodes whose counts differ.
+"""
+import collections
+import re
+import sys
+
+
+def functions(path):
+    funcs, name = {}, None
+    for line in open(path):
+        m = re.search(r"Function : (\S+)", line)
+        if m:
+            name = m.group(1)
+            funcs[name] = []
+            continue
+        m = re.match(r"\s*/\*[0-9a-f]{4}\*/\s+(.*?);", line)
+        if name and m:
+            text = m.group(1).strip()
+            op = re.sub(r"^@!?U?P\w+\s+", "", text).split()[0]
+            if op != "NOP":
+                funcs[name].append(op)
+    for ops in funcs.values():
+        if ops and ops[-1] == "BRA":
+            ops.pop()  # the trailing `BRA self` after EXIT
+    return funcs
+
+
+rust, cpp = functions(sys.argv[1]), functions(sys.argv[2])
+print(f"{'kernel':<36} {'Rust':>5} {'C++':>5}  opcode differences (Rust - C++)")
+for name in sorted(set(rust) & set(cpp)):
+    r, c = collections.Counter(rust[name]), collections.Counter(cpp[name])
+    diff = {op: r[op] - c[op] for op in set(r) | set(c) if r[op] != c[op]}
+    shown = ", ".join(f"{op} {d:+d}" for op, d in sorted(diff.items())) or "same opcodes"
+    print(f"{name:<36} {len(rust[name]):>5} {len(cpp[name]):>5}  {shown}")

@@ -1,0 +1,298 @@
+//! Benchmark kernels of `cargo xtask bench-nvidia`, written with the library. Their twins in CUDA
+//! C++ with raw inline PTX are in `tests/bench/bench.cu`, with the same names, launch shapes and
+//! algorithm, so that the harness can run both side by side and compare.
+//!
+//! Cycle kernels take `(iters, out)`: thread 0 writes the `%clock64` cycles of its timed loop to
+//! `out[block]`. Streaming kernels take `(src, dst, bytes_per_block)`.
+
+use gpu_pipeline::arch::nvptx::{
+    clock64, cp_async_bulk_commit_group, cp_async_bulk_shared_to_global, cp_async_bulk_wait_group_read, cvta_to_shared,
+};
+use gpu_pipeline::{AmdCounterBackend, Cluster, NvidiaMbarBackend, PipelineBackend, ProducerConsumerPipeline};
+
+use crate::arch::{WARP, block_idx, dynamic_smem, sync_cluster, sync_threads, thread_idx};
+
+/// How a round-trip waits.
+const PLAIN: u32 = 0;
+/// With a suspend-time hint.
+const TICKS: u32 = 1;
+/// By polling `try_wait_*`.
+const POLL: u32 = 2;
+/// The suspend-time hint of the `TICKS` variants, in ns.
+const HINT_NS: u32 = 1000;
+
+/// A pipeline over the dynamic shared memory, initialised by thread 0, then a block barrier.
+#[inline(always)]
+fn pipeline<const S: usize, B: PipelineBackend>() -> ProducerConsumerPipeline<S, B> {
+    // SAFETY: the harness launches with at least the barriers' shared memory.
+    let pipe = unsafe { ProducerConsumerPipeline::<S, B>::new(dynamic_smem().cast()) };
+    if thread_idx() == 0 {
+        // SAFETY: one thread, then the block barrier.
+        unsafe { pipe.init() };
+    }
+    sync_threads();
+    pipe
+}
+
+/// Round trip producer -> consumer -> producer through one stage: thread 0 produces, thread 32
+/// consumes, one arrival each. The producer's cycles per iteration are one round trip.
+#[inline(always)]
+unsafe fn roundtrip<B: PipelineBackend, const MODE: u32>(iters: u32, out: *mut u64) {
+    let tid = thread_idx();
+    let mut pipe = pipeline::<1, B>();
+    if tid == 0 {
+        let start = clock64();
+        for _ in 0..iters {
+            match MODE {
+                TICKS => pipe.wait_consumer_ticks(HINT_NS),
+                POLL => while !pipe.try_wait_consumer() {},
+                _ => pipe.wait_consumer(),
+            }
+            pipe.producer_signal();
+            pipe.producer_step();
+        }
+        let cycles = clock64() - start;
+        // SAFETY: one result per block.
+        unsafe { out.add(block_idx() as usize).write(cycles) };
+    } else if tid == WARP {
+        for _ in 0..iters {
+            match MODE {
+                TICKS => pipe.wait_producer_ticks(HINT_NS),
+                POLL => while !pipe.try_wait_producer() {},
+                _ => pipe.wait_producer(),
+            }
+            pipe.consumer_signal();
+            pipe.consumer_step();
+        }
+    }
+}
+
+/// Synchronisation-only ring: one producer warp, `W` consumer warps, `S` stages. `PER_THREAD`:
+/// every lane arrives (counts 32 and 32 W); otherwise lane 0 of each warp (counts 1 and W).
+/// The producer's cycles per iteration are the cost of one stage.
+#[inline(always)]
+unsafe fn ring<const S: usize, B: PipelineBackend, const W: u32, const PER_THREAD: bool>(iters: u32, out: *mut u64) {
+    let tid = thread_idx();
+    let mut pipe = pipeline::<S, B>();
+    if !PER_THREAD && tid % WARP != 0 {
+        return;
+    }
+    if tid < WARP {
+        let start = clock64();
+        for _ in 0..iters {
+            pipe.wait_consumer();
+            pipe.producer_signal();
+            pipe.producer_step();
+        }
+        let cycles = clock64() - start;
+        if tid == 0 {
+            // SAFETY: one result per block.
+            unsafe { out.add(block_idx() as usize).write(cycles) };
+        }
+    } else {
+        for _ in 0..iters {
+            pipe.wait_producer();
+            pipe.consumer_signal();
+            pipe.consumer_step();
+        }
+    }
+}
+
+/// Remote-arrive round trip in a cluster of 2: thread 0 of CTA 0 produces into CTA 1's full
+/// barrier, thread 0 of CTA 1 consumes and releases CTA 0's empty barrier, both remotely.
+#[inline(always)]
+unsafe fn cluster_roundtrip(iters: u32, out: *mut u64) {
+    type B = NvidiaMbarBackend<1, 1, Cluster>;
+    let tid = thread_idx();
+    let rank = gpu_pipeline::arch::nvptx::cluster_ctarank();
+    // SAFETY: barriers at the dynamic shared memory base of each CTA; init then cluster barrier.
+    let mut pipe = unsafe { ProducerConsumerPipeline::<1, B>::new(dynamic_smem().cast()) };
+    if tid == 0 {
+        // SAFETY: one thread per CTA; the cluster barrier follows.
+        unsafe { pipe.init() };
+    }
+    sync_cluster();
+    if tid == 0 && rank == 0 {
+        let start = clock64();
+        for _ in 0..iters {
+            pipe.wait_consumer();
+            // SAFETY: CTA 1 is alive until the final cluster barrier, its barriers initialised.
+            unsafe { pipe.full_barrier(pipe.producer_stage()).arrive_remote(1) };
+            pipe.producer_step();
+        }
+        let cycles = clock64() - start;
+        // SAFETY: one result per cluster.
+        unsafe { out.add(block_idx() as usize / 2).write(cycles) };
+    } else if tid == 0 && rank == 1 {
+        for _ in 0..iters {
+            pipe.wait_producer();
+            // SAFETY: as above, for CTA 0.
+            unsafe { pipe.empty_barrier(pipe.consumer_stage()).arrive_remote(0) };
+            pipe.consumer_step();
+        }
+    }
+    sync_cluster();
+}
+
+/// Streaming copy: thread 0 loads chunks of `KIB` KiB into an `S`-stage ring with bulk copies
+/// (`arrive_expect_tx`, producer count 1); thread 32 stores each stage back to global memory with
+/// a bulk store and releases it once the store has read it, one store kept in flight.
+#[inline(always)]
+unsafe fn stream<const S: usize, const KIB: usize>(src: *const u8, dst: *mut u8, bytes_per_block: u64) {
+    type B = NvidiaMbarBackend<1, 1>;
+    let chunk = KIB * 1024;
+    let tid = thread_idx();
+    let base = block_idx() as u64 * bytes_per_block;
+    let chunks = (bytes_per_block / chunk as u64) as u32;
+    let slot = |stage: u32| {
+        // SAFETY: the harness launches with `128 + S * KIB KiB` of dynamic shared memory.
+        unsafe { dynamic_smem().add(128 + stage as usize * chunk) }
+    };
+    let mut pipe = pipeline::<S, B>();
+    if tid == 0 {
+        for c in 0..chunks {
+            let offset = (base + c as u64 * chunk as u64) as usize;
+            pipe.produce_explicit(|stage| {
+                let bar = stage.barrier();
+                bar.arrive_expect_tx(chunk as u32);
+                // SAFETY: the slot is free; source and slot are 128-byte aligned; `chunk` bytes.
+                unsafe { bar.bulk_copy_from_global(slot(stage.index()), src.add(offset), chunk as u32) };
+            });
+        }
+    } else if tid == WARP {
+        let mut previous = None;
+        for c in 0..chunks {
+            let offset = (base + c as u64 * chunk as u64) as usize;
+            pipe.wait_producer();
+            let stage = pipe.consumer_stage();
+            // SAFETY: the slot is full (waited); 128-byte aligned; the destination is this block's.
+            unsafe { cp_async_bulk_shared_to_global(dst.add(offset), cvta_to_shared(slot(stage)), chunk as u32) };
+            cp_async_bulk_commit_group();
+            if let Some(done) = previous {
+                // The previous store has read its stage: release it.
+                cp_async_bulk_wait_group_read::<1>();
+                pipe.empty_barrier(done).arrive();
+            }
+            previous = Some(stage);
+            pipe.consumer_step();
+        }
+        cp_async_bulk_wait_group_read::<0>();
+        if let Some(done) = previous {
+            pipe.empty_barrier(done).arrive();
+        }
+    }
+}
+
+/// Fills `words` words with the pattern `pattern(i)`, for the streaming benchmarks' inputs.
+#[unsafe(no_mangle)]
+pub unsafe extern "gpu-kernel" fn bench_fill(dst: *mut u32, words: u64) {
+    // SAFETY: reads special registers.
+    let (threads, first) = unsafe {
+        let block = core::arch::nvptx::_block_dim_x() as u64;
+        (block * core::arch::nvptx::_grid_dim_x() as u64, block_idx() as u64 * block + thread_idx() as u64)
+    };
+    let mut i = first;
+    while i < words {
+        // SAFETY: i < words, inside the buffer.
+        unsafe { dst.add(i as usize).write(pattern(i)) };
+        i += threads;
+    }
+}
+
+/// Counts the words of `dst` that differ from `pattern(i)` into `mismatches`.
+#[unsafe(no_mangle)]
+pub unsafe extern "gpu-kernel" fn bench_verify(dst: *const u32, words: u64, mismatches: *mut u32) {
+    // SAFETY: reads special registers.
+    let (threads, first) = unsafe {
+        let block = core::arch::nvptx::_block_dim_x() as u64;
+        (block * core::arch::nvptx::_grid_dim_x() as u64, block_idx() as u64 * block + thread_idx() as u64)
+    };
+    let mut wrong = 0;
+    let mut i = first;
+    while i < words {
+        // SAFETY: i < words, inside the buffer.
+        wrong += u32::from(unsafe { dst.add(i as usize).read() } != pattern(i));
+        i += threads;
+    }
+    if wrong != 0 {
+        crate::arch::global_add(mismatches, wrong);
+    }
+}
+
+/// The streaming input pattern: a hash of the word index.
+#[inline(always)]
+fn pattern(i: u64) -> u32 {
+    let x = i.wrapping_mul(0x9e37_79b9_7f4a_7c15);
+    (x >> 29) as u32 ^ (x as u32)
+}
+
+type Mbar1 = NvidiaMbarBackend<1, 1>;
+type Counter1 = AmdCounterBackend<1, 1>;
+
+macro_rules! cycles_kernel {
+    ($name:ident, $body:expr) => {
+        /// A cycle benchmark kernel (see the module docs).
+        #[unsafe(no_mangle)]
+        pub unsafe extern "gpu-kernel" fn $name(iters: u32, out: *mut u64) {
+            let _ = (iters, out);
+            // SAFETY: the harness launches the documented shape with the barriers' shared memory.
+            unsafe { $body(iters, out) }
+        }
+    };
+}
+
+cycles_kernel!(bench_roundtrip_mbar, roundtrip::<Mbar1, PLAIN>);
+cycles_kernel!(bench_roundtrip_mbar_ticks, roundtrip::<Mbar1, TICKS>);
+cycles_kernel!(bench_roundtrip_mbar_poll, roundtrip::<Mbar1, POLL>);
+cycles_kernel!(bench_roundtrip_counter, roundtrip::<Counter1, PLAIN>);
+cycles_kernel!(bench_cluster_roundtrip, cluster_roundtrip);
+
+macro_rules! ring_kernels {
+    ($($name:ident: $s:literal, $b:ident, $w:literal, $per_thread:literal, $p:expr, $c:expr;)*) => {
+        $(cycles_kernel!($name, ring::<$s, $b<{ $p }, { $c }>, $w, $per_thread>);)*
+    };
+}
+
+ring_kernels! {
+    bench_ring_mbar_s2_c1_warp: 2, NvidiaMbarBackend, 1, false, 1, 1;
+    bench_ring_mbar_s4_c1_warp: 4, NvidiaMbarBackend, 1, false, 1, 1;
+    bench_ring_mbar_s8_c1_warp: 8, NvidiaMbarBackend, 1, false, 1, 1;
+    bench_ring_mbar_s2_c4_warp: 2, NvidiaMbarBackend, 4, false, 1, 4;
+    bench_ring_mbar_s4_c4_warp: 4, NvidiaMbarBackend, 4, false, 1, 4;
+    bench_ring_mbar_s8_c4_warp: 8, NvidiaMbarBackend, 4, false, 1, 4;
+    bench_ring_mbar_s2_c1_thread: 2, NvidiaMbarBackend, 1, true, 32, 32;
+    bench_ring_mbar_s4_c1_thread: 4, NvidiaMbarBackend, 1, true, 32, 32;
+    bench_ring_mbar_s8_c1_thread: 8, NvidiaMbarBackend, 1, true, 32, 32;
+    bench_ring_mbar_s2_c4_thread: 2, NvidiaMbarBackend, 4, true, 32, 128;
+    bench_ring_mbar_s4_c4_thread: 4, NvidiaMbarBackend, 4, true, 32, 128;
+    bench_ring_mbar_s8_c4_thread: 8, NvidiaMbarBackend, 4, true, 32, 128;
+    bench_ring_counter_s4_c1_warp: 4, AmdCounterBackend, 1, false, 1, 1;
+    bench_ring_counter_s4_c4_warp: 4, AmdCounterBackend, 4, false, 1, 4;
+    bench_ring_counter_s4_c1_thread: 4, AmdCounterBackend, 1, true, 32, 32;
+    bench_ring_counter_s4_c4_thread: 4, AmdCounterBackend, 4, true, 32, 128;
+}
+
+macro_rules! stream_kernels {
+    ($($name:ident: $s:literal, $kib:literal;)*) => {
+        $(
+            /// A streaming benchmark kernel (see `stream`).
+            #[unsafe(no_mangle)]
+            pub unsafe extern "gpu-kernel" fn $name(src: *const u8, dst: *mut u8, bytes_per_block: u64) {
+                // SAFETY: the harness launches 2 warps with `128 + S * KIB KiB` of shared memory.
+                unsafe { stream::<$s, $kib>(src, dst, bytes_per_block) }
+            }
+        )*
+    };
+}
+
+stream_kernels! {
+    bench_stream_s2_k8: 2, 8;
+    bench_stream_s2_k16: 2, 16;
+    bench_stream_s2_k32: 2, 32;
+    bench_stream_s2_k64: 2, 64;
+    bench_stream_s4_k8: 4, 8;
+    bench_stream_s4_k16: 4, 16;
+    bench_stream_s4_k32: 4, 32;
+    bench_stream_s8_k8: 8, 8;
+    bench_stream_s8_k16: 8, 16;
+}
