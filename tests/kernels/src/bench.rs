@@ -6,9 +6,12 @@
 //! `out[block]`. Streaming kernels take `(src, dst, bytes_per_block)`.
 
 use gpu_pipeline::arch::nvptx::{
-    clock64, cp_async_bulk_commit_group, cp_async_bulk_shared_to_global, cp_async_bulk_wait_group_read, cvta_to_shared,
+    clock64, cp_async_bulk_commit_group, cp_async_bulk_shared_to_global,
+    cp_async_bulk_wait_group_read, cvta_to_shared,
 };
-use gpu_pipeline::{AmdCounterBackend, Cluster, NvidiaMbarBackend, PipelineBackend, ProducerConsumerPipeline};
+use gpu_pipeline::{
+    AmdCounterBackend, Cluster, NvidiaMbarBackend, PipelineBackend, ProducerConsumerPipeline,
+};
 
 use crate::arch::{WARP, block_idx, dynamic_smem, sync_cluster, sync_threads, thread_idx};
 
@@ -71,7 +74,10 @@ unsafe fn roundtrip<B: PipelineBackend, const MODE: u32>(iters: u32, out: *mut u
 /// every lane arrives (counts 32 and 32 W); otherwise lane 0 of each warp (counts 1 and W).
 /// The producer's cycles per iteration are the cost of one stage.
 #[inline(always)]
-unsafe fn ring<const S: usize, B: PipelineBackend, const W: u32, const PER_THREAD: bool>(iters: u32, out: *mut u64) {
+unsafe fn ring<const S: usize, B: PipelineBackend, const W: u32, const PER_THREAD: bool>(
+    iters: u32,
+    out: *mut u64,
+) {
     let tid = thread_idx();
     let mut pipe = pipeline::<S, B>();
     if !PER_THREAD && tid % WARP != 0 {
@@ -138,7 +144,11 @@ unsafe fn cluster_roundtrip(iters: u32, out: *mut u64) {
 /// (`arrive_expect_tx`, producer count 1); thread 32 stores each stage back to global memory with
 /// a bulk store and releases it once the store has read it, one store kept in flight.
 #[inline(always)]
-unsafe fn stream<const S: usize, const KIB: usize>(src: *const u8, dst: *mut u8, bytes_per_block: u64) {
+unsafe fn stream<const S: usize, const KIB: usize>(
+    src: *const u8,
+    dst: *mut u8,
+    bytes_per_block: u64,
+) {
     type B = NvidiaMbarBackend<1, 1>;
     let chunk = KIB * 1024;
     let tid = thread_idx();
@@ -156,7 +166,9 @@ unsafe fn stream<const S: usize, const KIB: usize>(src: *const u8, dst: *mut u8,
                 let bar = stage.barrier();
                 bar.arrive_expect_tx(chunk as u32);
                 // SAFETY: the slot is free; source and slot are 128-byte aligned; `chunk` bytes.
-                unsafe { bar.bulk_copy_from_global(slot(stage.index()), src.add(offset), chunk as u32) };
+                unsafe {
+                    bar.bulk_copy_from_global(slot(stage.index()), src.add(offset), chunk as u32)
+                };
             });
         }
     } else if tid == WARP {
@@ -166,7 +178,13 @@ unsafe fn stream<const S: usize, const KIB: usize>(src: *const u8, dst: *mut u8,
             pipe.wait_producer();
             let stage = pipe.consumer_stage();
             // SAFETY: the slot is full (waited); 128-byte aligned; the destination is this block's.
-            unsafe { cp_async_bulk_shared_to_global(dst.add(offset), cvta_to_shared(slot(stage)), chunk as u32) };
+            unsafe {
+                cp_async_bulk_shared_to_global(
+                    dst.add(offset),
+                    cvta_to_shared(slot(stage)),
+                    chunk as u32,
+                )
+            };
             cp_async_bulk_commit_group();
             if let Some(done) = previous {
                 // The previous store has read its stage: release it.
@@ -189,7 +207,10 @@ pub unsafe extern "gpu-kernel" fn bench_fill(dst: *mut u32, words: u64) {
     // SAFETY: reads special registers.
     let (threads, first) = unsafe {
         let block = core::arch::nvptx::_block_dim_x() as u64;
-        (block * core::arch::nvptx::_grid_dim_x() as u64, block_idx() as u64 * block + thread_idx() as u64)
+        (
+            block * core::arch::nvptx::_grid_dim_x() as u64,
+            block_idx() as u64 * block + thread_idx() as u64,
+        )
     };
     let mut i = first;
     while i < words {
@@ -205,7 +226,10 @@ pub unsafe extern "gpu-kernel" fn bench_verify(dst: *const u32, words: u64, mism
     // SAFETY: reads special registers.
     let (threads, first) = unsafe {
         let block = core::arch::nvptx::_block_dim_x() as u64;
-        (block * core::arch::nvptx::_grid_dim_x() as u64, block_idx() as u64 * block + thread_idx() as u64)
+        (
+            block * core::arch::nvptx::_grid_dim_x() as u64,
+            block_idx() as u64 * block + thread_idx() as u64,
+        )
     };
     let mut wrong = 0;
     let mut i = first;
