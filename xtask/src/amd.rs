@@ -159,18 +159,10 @@ pub fn test(sh: &Shell, bless: bool) -> Result {
         "test-amd: builds for {}:",
         AMD.iter().map(|t| t.cpu).collect::<Vec<_>>().join(", ")
     );
-    let objdump = crate::toolchain::llvm_bin(sh)?.join("llvm-objdump");
     for target in &AMD {
         let elf = crate::gpu::build(sh, target)?;
-        let mcpu = format!("--mcpu={}", target.cpu);
-        let text = cmd!(
-            sh,
-            "{objdump} -d {mcpu} --no-show-raw-insn --no-leading-addr {elf}"
-        )
-        .quiet()
-        .read()
-        .map_err(crate::err("llvm-objdump failed"))?;
-        let probes = snapshots::amd_probes(sh, target, &elf)?;
+        let text = snapshots::amd_disassembly(sh, target, &elf)?;
+        let probes = snapshots::amd_probes(&text);
         let mut asserted = check_disassembly(target, &text)?;
         asserted.extend(check_probes(target, &probes)?);
         for line in asserted {

@@ -82,21 +82,21 @@ pub fn ptx_probes(ptx: &str) -> BTreeMap<String, String> {
     probes
 }
 
-/// Disassembles the `probe_*` functions of an AMD code object, normalised.
-pub fn amd_probes(
-    sh: &Shell,
-    target: &GpuTarget,
-    elf: &std::path::Path,
-) -> Result<BTreeMap<String, String>> {
+/// Disassembles an AMD code object (`llvm-objdump`, no addresses or encodings).
+pub fn amd_disassembly(sh: &Shell, target: &GpuTarget, elf: &std::path::Path) -> Result<String> {
     let objdump = crate::toolchain::llvm_bin(sh)?.join("llvm-objdump");
     let mcpu = format!("--mcpu={}", target.cpu);
-    let text = cmd!(
+    cmd!(
         sh,
         "{objdump} -d {mcpu} --no-show-raw-insn --no-leading-addr {elf}"
     )
     .quiet()
     .read()
-    .map_err(crate::err("llvm-objdump failed"))?;
+    .map_err(crate::err("llvm-objdump failed"))
+}
+
+/// Splits an AMD disassembly (from [`amd_disassembly`]) into its `probe_*` functions, normalised.
+pub fn amd_probes(text: &str) -> BTreeMap<String, String> {
     let mut probes = BTreeMap::new();
     let mut current: Option<(String, String)> = None;
     for line in text.lines() {
@@ -121,7 +121,7 @@ pub fn amd_probes(
     if let Some((done, body)) = current.take() {
         probes.insert(done, body);
     }
-    Ok(probes)
+    probes
 }
 
 /// Compares (or, with `bless`, writes) the snapshots of one target.

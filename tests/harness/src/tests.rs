@@ -396,14 +396,12 @@ impl<'g> Runner<'g> {
                 let word = self.next_word();
                 self.host_input[i] = unit(word).to_bits();
             }
-        }
-        for i in 0..input_words {
-            if test.kind == Kind::Epilogue {
-                break;
+        } else {
+            for i in 0..input_words {
+                let word = self.next_word();
+                // Never let an input word equal the poison: a skipped copy must not compare equal.
+                self.host_input[i] = if word == POISON { !word } else { word };
             }
-            let word = self.next_word();
-            // Never let an input word equal the poison: a skipped copy must not compare equal.
-            self.host_input[i] = if word == POISON { !word } else { word };
         }
         gpu.upload(&self.host_input[..input_words], &mut self.input)?;
         gpu.fill(&self.output, POISON, output_words.max(1))?;
