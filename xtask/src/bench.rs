@@ -58,8 +58,6 @@ fn bundle(sh: &Shell, dir: &Path) -> Result {
     .env("GPU_PIPELINE_COMMIT", &commit)
     .run()
     .map_err(|_| "building the bench binary failed (above)".to_string())?;
-    sh.create_dir(dir)
-        .map_err(crate::err("create the bundle directory"))?;
     let root = crate::root();
     let files = [
         (root.join("target/release/pipeline-bench"), "pipeline-bench"),
@@ -68,18 +66,7 @@ fn bundle(sh: &Shell, dir: &Path) -> Result {
         (root.join("tests/bench/sass_compare.py"), "sass_compare.py"),
         (root.join("tests/bench/plot.py"), "plot.py"),
     ];
-    for (from, to) in files {
-        sh.copy_file(&from, dir.join(to))
-            .map_err(crate::err("copy into the bundle"))?;
-    }
-    sh.write_file(dir.join("COMMIT"), commit)
-        .map_err(crate::err("write COMMIT"))?;
-    let script = dir.join("run_bench.sh");
-    sh.write_file(&script, RUN_BENCH_SH)
-        .map_err(crate::err("write run_bench.sh"))?;
-    cmd!(sh, "chmod +x {script}")
-        .run()
-        .map_err(crate::err("chmod"))?;
+    crate::nvidia::write_bundle(sh, dir, &files, "run_bench.sh", RUN_BENCH_SH)?;
     Ok(())
 }
 

@@ -1,7 +1,7 @@
 //! `cargo xtask test-nvidia`: builds the kernels' PTX and the cudarc harness, then runs the device
 //! suite here, or writes a bundle that runs on a GPU machine without Rust.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use xshell::{Shell, cmd};
 
@@ -99,27 +99,43 @@ pub fn commit(sh: &Shell) -> String {
     if dirty { format!("{head}-dirty") } else { head }
 }
 
-/// Writes a self-contained bundle into `dir`.
-fn bundle(sh: &Shell, harness: &Path, dir: &Path) -> Result {
+/// Writes a bundle directory: `files` copied in (source, name), `COMMIT`, and an executable
+/// `script_name` with `script`. Shared by the suite and the benchmark bundles.
+pub fn write_bundle(
+    sh: &Shell,
+    dir: &Path,
+    files: &[(PathBuf, &str)],
+    script_name: &str,
+    script: &str,
+) -> Result {
     sh.create_dir(dir)
         .map_err(crate::err("create the bundle directory"))?;
-    sh.copy_file(harness, dir.join("pipeline-harness"))
-        .map_err(crate::err("copy the harness"))?;
-    sh.copy_file(NVPTX.kernels_artifact(), dir.join("pipeline_kernels.ptx"))
-        .map_err(crate::err("copy the PTX"))?;
-    sh.copy_file(
-        gpu::NVPTX_SM100A.kernels_artifact(),
-        dir.join("pipeline_kernels_sm100a.ptx"),
-    )
-    .map_err(crate::err("copy the sm_100a PTX"))?;
+    for (from, to) in files {
+        sh.copy_file(from, dir.join(to))
+            .map_err(crate::err("copy into the bundle"))?;
+    }
     sh.write_file(dir.join("COMMIT"), commit(sh))
         .map_err(crate::err("write COMMIT"))?;
-    let script = dir.join("run.sh");
-    sh.write_file(&script, RUN_SH)
-        .map_err(crate::err("write run.sh"))?;
-    cmd!(sh, "chmod +x {script}")
+    let script_path = dir.join(script_name);
+    sh.write_file(&script_path, script)
+        .map_err(crate::err("write the bundle's script"))?;
+    cmd!(sh, "chmod +x {script_path}")
         .run()
         .map_err(crate::err("chmod"))?;
+    Ok(())
+}
+
+/// Writes the self-contained suite bundle into `dir`.
+fn bundle(sh: &Shell, harness: &Path, dir: &Path) -> Result {
+    let files = [
+        (harness.to_path_buf(), "pipeline-harness"),
+        (NVPTX.kernels_artifact(), "pipeline_kernels.ptx"),
+        (
+            gpu::NVPTX_SM100A.kernels_artifact(),
+            "pipeline_kernels_sm100a.ptx",
+        ),
+    ];
+    write_bundle(sh, dir, &files, "run.sh", RUN_SH)?;
     println!(
         "bundle written to {}: run `{}/run.sh` on a machine with an NVIDIA GPU (no Rust needed)",
         dir.display(),
