@@ -6,11 +6,9 @@
 //! `accum`, and release the stage.
 
 use gpu_pipeline::EpiLoadPipeline;
-use pipeline_suite::{
-    DONE, EPI_N, EPI_ROW_BYTES, R_CONSUMED, R_CONSUMER, R_DONE, R_PRODUCER, REPORT_WORDS,
-    barrier_region,
-};
+use pipeline_suite::{EPI_N, EPI_ROW_BYTES, barrier_region};
 
+use crate::Report;
 use crate::arch::{WARP, block_idx, dynamic_smem, sync_threads, thread_idx};
 
 /// The epilogue test: see the module docs.
@@ -26,8 +24,7 @@ unsafe fn epilogue<const S: usize>(
     let block = block_idx();
     // SAFETY: reads a special register.
     let grid = unsafe { core::arch::nvptx::_grid_dim_x() };
-    // SAFETY: one report record per block.
-    let report = unsafe { report.add(block as usize * REPORT_WORDS) };
+    let report = Report::of_block(report, block);
     let rows = (block as usize..EPI_N).step_by(grid as usize);
     // SAFETY: stages of one row each follow the barrier region (launched with `epilogue_smem_bytes`).
     let stage_row = |stage: u32| unsafe {
@@ -56,12 +53,7 @@ unsafe fn epilogue<const S: usize>(
                 };
             });
         }
-        let cursor = epi.pipeline().producer_cursor();
-        // SAFETY: this block's report record.
-        unsafe {
-            report.add(R_PRODUCER).write(cursor.stage());
-            report.add(R_PRODUCER + 1).write(cursor.lap());
-        }
+        report.producer(epi.pipeline().producer_cursor());
     } else if tid >= WARP {
         let ctid = (tid - WARP) as usize;
         let mut done = 0;
@@ -82,19 +74,12 @@ unsafe fn epilogue<const S: usize>(
             done += 1;
         }
         if ctid == 0 {
-            let cursor = epi.pipeline().consumer_cursor();
-            // SAFETY: this block's report record.
-            unsafe {
-                report.add(R_CONSUMER).write(cursor.stage());
-                report.add(R_CONSUMER + 1).write(cursor.lap());
-                report.add(R_CONSUMED).write(done);
-            }
+            report.consumer(epi.pipeline().consumer_cursor(), done);
         }
     }
     sync_threads();
     if tid == 0 {
-        // SAFETY: this block's report record.
-        unsafe { report.add(R_DONE).write(DONE) };
+        report.done();
     }
 }
 

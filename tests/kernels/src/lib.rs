@@ -23,7 +23,7 @@
 mod arch;
 
 use arch::{WARP, block_idx, dynamic_smem, global_add, sync_threads, sync_warp, thread_idx};
-use gpu_pipeline::{AmdCounterBackend, PipelineBackend, ProducerConsumerPipeline};
+use gpu_pipeline::{AmdCounterBackend, Cursor, PipelineBackend, ProducerConsumerPipeline, Side};
 use pipeline_suite::{
     DONE, HEADER_WORDS, PAYLOAD_WORDS, R_CONSUMED, R_CONSUMER, R_DONE, R_ERRORS, R_PRODUCER,
     REPORT_WORDS, SLOT_WORDS, api, barrier_region,
@@ -48,6 +48,52 @@ fn panic(_: &core::panic::PanicInfo) -> ! {
     }
     #[cfg(target_arch = "amdgpu")]
     core::arch::amdgpu::s_sethalt::<1>()
+}
+
+/// A block's report record (layout in `pipeline-suite`): end-of-run cursors, items consumed,
+/// header errors, completion. Every kernel writes it through these methods.
+#[derive(Clone, Copy)]
+struct Report(*mut u32);
+
+impl Report {
+    /// The record of block `block` in the report buffer `base`.
+    #[inline(always)]
+    fn of_block(base: *mut u32, block: u32) -> Self {
+        Self(base.wrapping_add(block as usize * REPORT_WORDS))
+    }
+
+    #[inline(always)]
+    fn write(self, at: usize, value: u32) {
+        // SAFETY: `at < REPORT_WORDS`; the harness sizes the buffer for one record per block.
+        unsafe { self.0.add(at).write(value) };
+    }
+
+    /// The producer's cursor at the end of the run.
+    #[inline(always)]
+    fn producer<const S: usize, R: Side>(self, cursor: Cursor<S, R>) {
+        self.write(R_PRODUCER, cursor.stage());
+        self.write(R_PRODUCER + 1, cursor.lap());
+    }
+
+    /// The consumer's cursor at the end of the run, and the items it consumed.
+    #[inline(always)]
+    fn consumer<const S: usize, R: Side>(self, cursor: Cursor<S, R>, consumed: u32) {
+        self.write(R_CONSUMER, cursor.stage());
+        self.write(R_CONSUMER + 1, cursor.lap());
+        self.write(R_CONSUMED, consumed);
+    }
+
+    /// Adds a thread's header mismatches to the record's error count (atomically).
+    #[inline(always)]
+    fn errors(self, errors: u32) {
+        global_add(self.0.wrapping_add(R_ERRORS), errors);
+    }
+
+    /// Marks the block as having reached its end.
+    #[inline(always)]
+    fn done(self) {
+        self.write(R_DONE, DONE);
+    }
 }
 
 /// The slots of a ring kernel: `stages` slots of [`SLOT_WORDS`] after the barrier region.
@@ -153,8 +199,7 @@ unsafe fn ring<
     let base = block as usize * items as usize * PAYLOAD_WORDS;
     // SAFETY: the harness sizes the buffers for `grid * items` items.
     let (input, output) = unsafe { (input.add(base), output.add(base)) };
-    // SAFETY: one report record per block.
-    let report = unsafe { report.add(block as usize * REPORT_WORDS) };
+    let report = Report::of_block(report, block);
     let lane = tid % WARP;
 
     // SAFETY: the barrier region starts the dynamic shared memory; init by thread 0, then a barrier.
@@ -221,12 +266,7 @@ unsafe fn ring<
             }
         }
         if ptid == 0 {
-            let cursor = pipe.producer_cursor();
-            // SAFETY: inside this block's report record.
-            unsafe {
-                report.add(R_PRODUCER).write(cursor.stage());
-                report.add(R_PRODUCER + 1).write(cursor.lap());
-            }
+            report.producer(pipe.producer_cursor());
         }
     } else if tid < PT + CT {
         let ctid = tid - PT;
@@ -282,21 +322,14 @@ unsafe fn ring<
                 }
             }
         }
-        global_add(report.wrapping_add(R_ERRORS), errors);
+        report.errors(errors);
         if ctid == 0 {
-            let cursor = pipe.consumer_cursor();
-            // SAFETY: inside this block's report record.
-            unsafe {
-                report.add(R_CONSUMER).write(cursor.stage());
-                report.add(R_CONSUMER + 1).write(cursor.lap());
-                report.add(R_CONSUMED).write(items);
-            }
+            report.consumer(pipe.consumer_cursor(), items);
         }
     }
     sync_threads();
     if tid == 0 {
-        // SAFETY: inside this block's report record.
-        unsafe { report.add(R_DONE).write(DONE) };
+        report.done();
     }
 }
 
@@ -305,8 +338,7 @@ unsafe fn ring<
 #[inline(always)]
 unsafe fn sync_only<const STAGES: usize, B: PipelineBackend>(items: u32, report: *mut u32) {
     let tid = thread_idx();
-    // SAFETY: one report record per block.
-    let report = unsafe { report.add(block_idx() as usize * REPORT_WORDS) };
+    let report = Report::of_block(report, block_idx());
     // SAFETY: as in `ring`.
     let mut pipe = unsafe { ProducerConsumerPipeline::<STAGES, B>::new(dynamic_smem().cast()) };
     if tid == 0 {
@@ -319,33 +351,19 @@ unsafe fn sync_only<const STAGES: usize, B: PipelineBackend>(items: u32, report:
             pipe.producer_signal_and_step();
         }
         if tid == 0 {
-            // SAFETY: inside this block's report record.
-            unsafe {
-                report.add(R_PRODUCER).write(pipe.producer_cursor().stage());
-                report
-                    .add(R_PRODUCER + 1)
-                    .write(pipe.producer_cursor().lap());
-            }
+            report.producer(pipe.producer_cursor());
         }
     } else {
         for _ in 0..items {
             pipe.consumer_signal_and_step();
         }
         if tid == WARP {
-            // SAFETY: inside this block's report record.
-            unsafe {
-                report.add(R_CONSUMER).write(pipe.consumer_cursor().stage());
-                report
-                    .add(R_CONSUMER + 1)
-                    .write(pipe.consumer_cursor().lap());
-                report.add(R_CONSUMED).write(items);
-            }
+            report.consumer(pipe.consumer_cursor(), items);
         }
     }
     sync_threads();
     if tid == 0 {
-        // SAFETY: inside this block's report record.
-        unsafe { report.add(R_DONE).write(DONE) };
+        report.done();
     }
 }
 

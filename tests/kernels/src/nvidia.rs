@@ -3,32 +3,16 @@
 
 use gpu_pipeline::arch::nvptx::{cluster_ctarank, cvta_to_shared, mapa_shared_cluster};
 use gpu_pipeline::{Cluster, NvidiaMbarBackend, ProducerConsumerPipeline};
-use pipeline_suite::{
-    DONE, HEADER_WORDS, PAYLOAD_WORDS, R_CONSUMED, R_CONSUMER, R_DONE, R_ERRORS, R_PRODUCER,
-    REPORT_WORDS, TMA_BYTES, barrier_region,
-};
+use pipeline_suite::{HEADER_WORDS, PAYLOAD_WORDS, TMA_BYTES, barrier_region};
 
+use crate::Report;
 use crate::arch::{
-    WARP, block_idx, dynamic_smem, global_add, st_shared_cluster_u32, sync_cluster, sync_threads,
-    thread_idx,
+    WARP, block_idx, dynamic_smem, st_shared_cluster_u32, sync_cluster, sync_threads, thread_idx,
 };
 use crate::{drain, slot};
 
 /// Words of one TMA item.
 const TMA_WORDS: usize = TMA_BYTES / 4;
-
-/// Writes the end-of-run cursors of one side into a report record.
-///
-/// # Safety
-///
-/// `report` is this block's report record.
-unsafe fn report_cursor(report: *mut u32, at: usize, stage: u32, lap: u32) {
-    // SAFETY: guaranteed by the caller.
-    unsafe {
-        report.add(at).write(stage);
-        report.add(at + 1).write(lap);
-    }
-}
 
 /// TMA ring: lane 0 of warp 0 produces each item with `arrive_expect_tx(TMA_BYTES)` and one bulk
 /// copy completing on the slot's full barrier (producer arrive count 1); warps 1..=4 consume
@@ -43,14 +27,9 @@ unsafe fn tma<const STAGES: usize>(
     let tid = thread_idx();
     let block = block_idx();
     let base = block as usize * items as usize * TMA_WORDS;
-    // SAFETY: the harness sizes the buffers for `grid * items` TMA items and one report per block.
-    let (input, output, report) = unsafe {
-        (
-            input.add(base),
-            output.add(base),
-            report.add(block as usize * REPORT_WORDS),
-        )
-    };
+    // SAFETY: the harness sizes the buffers for `grid * items` TMA items.
+    let (input, output) = unsafe { (input.add(base), output.add(base)) };
+    let report = Report::of_block(report, block);
     // SAFETY: TMA slots follow the barrier region, 128-byte aligned, `TMA_BYTES` each.
     let tma_slot = |stage: u32| unsafe {
         dynamic_smem().add(barrier_region(STAGES) + stage as usize * TMA_BYTES)
@@ -82,9 +61,7 @@ unsafe fn tma<const STAGES: usize>(
                 };
             });
         }
-        let cursor = pipe.producer_cursor();
-        // SAFETY: this block's report record.
-        unsafe { report_cursor(report, R_PRODUCER, cursor.stage(), cursor.lap()) };
+        report.producer(pipe.producer_cursor());
     } else if tid >= WARP {
         let ctid = tid - WARP;
         for item in 0..items {
@@ -100,18 +77,12 @@ unsafe fn tma<const STAGES: usize>(
             });
         }
         if ctid == 0 {
-            let cursor = pipe.consumer_cursor();
-            // SAFETY: this block's report record.
-            unsafe {
-                report_cursor(report, R_CONSUMER, cursor.stage(), cursor.lap());
-                report.add(R_CONSUMED).write(items);
-            }
+            report.consumer(pipe.consumer_cursor(), items);
         }
     }
     sync_threads();
     if tid == 0 {
-        // SAFETY: this block's report record.
-        unsafe { report.add(R_DONE).write(DONE) };
+        report.done();
     }
 }
 
@@ -132,14 +103,14 @@ unsafe fn cluster<const STAGES: usize>(
     let block = block_idx();
     let rank = cluster_ctarank();
     let cluster_id = block / 2;
-    // SAFETY: the harness sizes `input` per cluster, `output` and `report` per CTA.
-    let (input, output, report) = unsafe {
+    // SAFETY: the harness sizes `input` per cluster and `output` per CTA.
+    let (input, output) = unsafe {
         (
             input.add(cluster_id as usize * items as usize * PAYLOAD_WORDS),
             output.add(block as usize * items as usize * PAYLOAD_WORDS),
-            report.add(block as usize * REPORT_WORDS),
         )
     };
+    let report = Report::of_block(report, block);
 
     // SAFETY: as in `ring`; every CTA initialises its own barriers, and a cluster barrier
     // separates the initialisation from any remote arrival.
@@ -185,10 +156,8 @@ unsafe fn cluster<const STAGES: usize>(
             unsafe { stage.barrier().arrive_remote(1) };
             stage.release();
         }
-        let cursor = pipe.producer_cursor();
         if lane == 0 {
-            // SAFETY: this CTA's report record.
-            unsafe { report_cursor(report, R_PRODUCER, cursor.stage(), cursor.lap()) };
+            report.producer(pipe.producer_cursor());
         }
     } else if tid >= WARP {
         let ctid = tid - WARP;
@@ -209,21 +178,15 @@ unsafe fn cluster<const STAGES: usize>(
                 });
             }
         }
-        global_add(report.wrapping_add(R_ERRORS), errors);
+        report.errors(errors);
         if ctid == 0 {
-            let cursor = pipe.consumer_cursor();
-            // SAFETY: this CTA's report record.
-            unsafe {
-                report_cursor(report, R_CONSUMER, cursor.stage(), cursor.lap());
-                report.add(R_CONSUMED).write(items);
-            }
+            report.consumer(pipe.consumer_cursor(), items);
         }
     }
     // No CTA exits while its peer may still arrive on its barriers or write its slots.
     sync_cluster();
     if tid == 0 {
-        // SAFETY: this CTA's report record.
-        unsafe { report.add(R_DONE).write(DONE) };
+        report.done();
     }
 }
 

@@ -6,14 +6,11 @@
 
 use gpu_pipeline::arch::nvptx::{cluster_ctarank, cvta_to_shared, mapa_shared_cluster};
 use gpu_pipeline::{ConsumerRole, ProducerRole};
-use pipeline_suite::{
-    DONE, HEADER_WORDS, PAYLOAD_WORDS, R_CONSUMED, R_CONSUMER, R_DONE, R_ERRORS, R_PRODUCER,
-    REPORT_WORDS, SLOT_WORDS, role_barrier_region,
-};
+use pipeline_suite::{HEADER_WORDS, PAYLOAD_WORDS, SLOT_WORDS, role_barrier_region};
 
+use crate::Report;
 use crate::arch::{
-    WARP, block_idx, dynamic_smem, global_add, st_shared_cluster_u32, sync_cluster, sync_threads,
-    thread_idx,
+    WARP, block_idx, dynamic_smem, st_shared_cluster_u32, sync_cluster, sync_threads, thread_idx,
 };
 use crate::{drain_range, fill_range};
 
@@ -67,14 +64,9 @@ unsafe fn role<const S: usize, const PS: usize, const CS: usize, A, P, T, R>(
     let tid = thread_idx();
     let block = block_idx();
     let base = block as usize * items as usize * PAYLOAD_WORDS;
-    // SAFETY: the harness sizes the buffers for `grid * items` items and a report per block.
-    let (input, output, report) = unsafe {
-        (
-            input.add(base),
-            output.add(base),
-            report.add(block as usize * REPORT_WORDS),
-        )
-    };
+    // SAFETY: the harness sizes the buffers for `grid * items` items.
+    let (input, output) = unsafe { (input.add(base), output.add(base)) };
+    let report = Report::of_block(report, block);
     let region = role_barrier_region(S, PS, CS);
     let (producer_barriers, consumer_barriers) = role_barriers::<S, PS>();
     let part_words = PAYLOAD_WORDS / PS;
@@ -113,12 +105,7 @@ unsafe fn role<const S: usize, const PS: usize, const CS: usize, A, P, T, R>(
             (shape.publish)(&mut pipe, &fill_part);
         }
         if tid == 0 {
-            let cursor = pipe.cursor();
-            // SAFETY: this block's report record.
-            unsafe {
-                report.add(R_PRODUCER).write(cursor.stage());
-                report.add(R_PRODUCER + 1).write(cursor.lap());
-            }
+            report.producer(pipe.cursor());
         }
     } else {
         // SAFETY: as above.
@@ -146,21 +133,14 @@ unsafe fn role<const S: usize, const PS: usize, const CS: usize, A, P, T, R>(
             (shape.take)(&pipe, &mut drain_part);
             (shape.release)(&mut pipe, group);
         }
-        global_add(report.wrapping_add(R_ERRORS), errors);
+        report.errors(errors);
         if ctid == 0 {
-            let cursor = pipe.cursor();
-            // SAFETY: this block's report record.
-            unsafe {
-                report.add(R_CONSUMER).write(cursor.stage());
-                report.add(R_CONSUMER + 1).write(cursor.lap());
-                report.add(R_CONSUMED).write(items);
-            }
+            report.consumer(pipe.cursor(), items);
         }
     }
     sync_threads();
     if tid == 0 {
-        // SAFETY: this block's report record.
-        unsafe { report.add(R_DONE).write(DONE) };
+        report.done();
     }
 }
 
@@ -266,14 +246,14 @@ unsafe fn role_pair<const S: usize>(
     let tid = thread_idx();
     let block = block_idx();
     let rank = cluster_ctarank();
-    // SAFETY: the harness sizes `input` per cluster, `output` and `report` per CTA.
-    let (input, output, report) = unsafe {
+    // SAFETY: the harness sizes `input` per cluster and `output` per CTA.
+    let (input, output) = unsafe {
         (
             input.add((block / 2) as usize * items as usize * PAYLOAD_WORDS),
             output.add(block as usize * items as usize * PAYLOAD_WORDS),
-            report.add(block as usize * REPORT_WORDS),
         )
     };
+    let report = Report::of_block(report, block);
     let region = role_barrier_region(S, 1, 1);
     let (producer_barriers, consumer_barriers) = role_barriers::<S, 1>();
     let lane = tid % WARP;
@@ -324,12 +304,7 @@ unsafe fn role_pair<const S: usize>(
                 pipe.commit();
             }
             if tid == 0 {
-                let cursor = pipe.cursor();
-                // SAFETY: this CTA's report record.
-                unsafe {
-                    report.add(R_PRODUCER).write(cursor.stage());
-                    report.add(R_PRODUCER + 1).write(cursor.lap());
-                }
+                report.producer(pipe.cursor());
             }
         }
     } else {
@@ -354,21 +329,14 @@ unsafe fn role_pair<const S: usize>(
             };
             pipe.release();
         }
-        global_add(report.wrapping_add(R_ERRORS), errors);
+        report.errors(errors);
         if ctid == 0 {
-            let cursor = pipe.cursor();
-            // SAFETY: this CTA's report record.
-            unsafe {
-                report.add(R_CONSUMER).write(cursor.stage());
-                report.add(R_CONSUMER + 1).write(cursor.lap());
-                report.add(R_CONSUMED).write(items);
-            }
+            report.consumer(pipe.cursor(), items);
         }
     }
     sync_cluster();
     if tid == 0 {
-        // SAFETY: this CTA's report record.
-        unsafe { report.add(R_DONE).write(DONE) };
+        report.done();
     }
 }
 
