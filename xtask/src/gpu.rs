@@ -62,6 +62,38 @@ pub const AMD: [GpuTarget; 3] = [
 /// The device-kernel crate: a no_std dependent of the library.
 pub const KERNELS: &str = "tests/kernels";
 
+/// Builds the kernels with the `checked` feature into `target/gpu/sm_90-checked`.
+pub fn build_checked(sh: &Shell) -> Result<PathBuf> {
+    let start = Instant::now();
+    let target = &NVPTX;
+    let output = target.cargo_build_output_in(sh, KERNELS, &["--features", "checked"], &checked_dir())?;
+    if !output.status.success() {
+        eprintln!("{}", String::from_utf8_lossy(&output.stderr));
+        return Err("building the checked kernels (sm_90, --features checked) failed".into());
+    }
+    let artifact = checked_artifact();
+    println!(
+        "  {:<8} {:<22} {:>6.1} s  {}",
+        "sm_90+checked",
+        target.triple,
+        start.elapsed().as_secs_f64(),
+        artifact.display()
+    );
+    Ok(artifact)
+}
+
+fn checked_dir() -> PathBuf {
+    crate::root().join("target/gpu/sm_90-checked")
+}
+
+/// The PTX of [`build_checked`].
+pub fn checked_artifact() -> PathBuf {
+    checked_dir()
+        .join(NVPTX.triple)
+        .join("release")
+        .join("pipeline_kernels.ptx")
+}
+
 impl GpuTarget {
     /// The target directory of this build.
     pub fn target_dir(&self) -> PathBuf {
@@ -85,8 +117,18 @@ impl GpuTarget {
         manifest_dir: &str,
         extra: &[&str],
     ) -> Result<std::process::Output> {
+        self.cargo_build_output_in(sh, manifest_dir, extra, &self.target_dir())
+    }
+
+    pub fn cargo_build_output_in(
+        &self,
+        sh: &Shell,
+        manifest_dir: &str,
+        extra: &[&str],
+        target_dir: &Path,
+    ) -> Result<std::process::Output> {
         let manifest = Path::new(manifest_dir).join("Cargo.toml");
-        let (triple, target_dir) = (self.triple, self.target_dir());
+        let triple = self.triple;
         cmd!(sh, "cargo build --release --manifest-path {manifest} --target {triple} -Zbuild-std=core --target-dir {target_dir} {extra...}")
             .env("CARGO_ENCODED_RUSTFLAGS", self.rustflags())
             .quiet()

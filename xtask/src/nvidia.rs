@@ -30,6 +30,14 @@ echo "== device suite"
 timeout -k 10 180 "$here/pipeline-harness" --ptx "$here/pipeline_kernels.ptx" "$@" 2>&1 | tee "$out/suite.log"
 [ "${PIPESTATUS[0]}" -eq 0 ] || status=1
 
+echo "== device suite, checked build (hang diagnostics on: bounded waits, arrival shadows; quick)"
+timeout -k 10 180 "$here/pipeline-harness" --ptx "$here/pipeline_kernels_checked.ptx" --quick 2>&1 | tee "$out/suite_checked.log"
+[ "${PIPESTATUS[0]}" -eq 0 ] || status=1
+
+echo "== broken kernels, checked build: each must end within 1 s with the right diagnosis"
+timeout -k 10 300 "$here/pipeline-harness" --ptx "$here/pipeline_kernels_checked.ptx" --broken 2>&1 | tee "$out/broken.log"
+[ "${PIPESTATUS[0]}" -eq 0 ] || status=1
+
 echo "== device suite under compute-sanitizer --tool synccheck (quick: reduced item counts)"
 if command -v compute-sanitizer >/dev/null; then
   timeout -k 10 240 compute-sanitizer --tool synccheck --error-exitcode 9 "$here/pipeline-harness" --ptx "$here/pipeline_kernels.ptx" --quick --timeout-s 60 >"$out/synccheck.log" 2>&1
@@ -74,6 +82,7 @@ exit $status
 /// Builds the PTX and the harness (release), and returns the harness path.
 fn build(sh: &Shell) -> Result<std::path::PathBuf> {
     gpu::build(sh, &NVPTX)?;
+    gpu::build_checked(sh)?;
     gpu::build(sh, &gpu::NVPTX_SM100A)?;
     let commit = commit(sh);
     cmd!(sh, "cargo build --release -p pipeline-harness")
@@ -134,6 +143,7 @@ fn bundle(sh: &Shell, harness: &Path, dir: &Path) -> Result {
             gpu::NVPTX_SM100A.kernels_artifact(),
             "pipeline_kernels_sm100a.ptx",
         ),
+        (gpu::checked_artifact(), "pipeline_kernels_checked.ptx"),
     ];
     write_bundle(sh, dir, &files, "run.sh", RUN_SH)?;
     println!(
@@ -156,37 +166,51 @@ pub fn test(
     if let Some(dir) = bundle_dir {
         return bundle(sh, &harness, dir);
     }
-    let ptx = NVPTX.kernels_artifact();
-    let mut args = vec!["--ptx".to_string(), ptx.display().to_string()];
-    if quick {
-        args.push("--quick".into());
-    }
-    if let Some(filter) = filter {
-        args.extend(["--filter".to_string(), filter.to_string()]);
-    }
-    let output = cmd!(sh, "{harness} {args...}")
-        .ignore_status()
-        .quiet()
-        .output()
-        .map_err(crate::err("cannot run the harness"))?;
-    print!("{}", String::from_utf8_lossy(&output.stdout));
-    let stderr = String::from_utf8_lossy(&output.stderr);
-    match output.status.code() {
-        Some(0) => Ok(()),
-        Some(2) if ci => {
-            println!(
-                "test-nvidia: SKIPPED: {} (the harness and PTX were built)",
-                stderr.trim().trim_start_matches("error: ")
-            );
-            Ok(())
+    let unchecked = NVPTX.kernels_artifact().display().to_string();
+    let checked = gpu::checked_artifact().display().to_string();
+    // The suite; the suite on the checked build (no false alarms); the broken kernels.
+    let runs: [(&str, &str, &[&str]); 3] = [
+        ("device suite", &unchecked, &[]),
+        ("device suite, checked build", &checked, &["--quick"]),
+        ("broken kernels, checked build", &checked, &["--broken"]),
+    ];
+    for (what, ptx, extra) in runs {
+        let mut args = vec!["--ptx".to_string(), ptx.to_string()];
+        args.extend(extra.iter().map(|a| a.to_string()));
+        if quick && !args.iter().any(|a| a == "--quick" || a == "--broken") {
+            args.push("--quick".into());
         }
-        Some(2) => Err(format!(
-            "{}; to run elsewhere: `cargo xtask test-nvidia --bundle DIR`, copy DIR to the GPU machine, run DIR/run.sh",
-            stderr.trim().trim_start_matches("error: ")
-        )),
-        _ => {
-            eprint!("{stderr}");
-            Err("the device suite failed (above)".into())
+        if let Some(filter) = filter {
+            args.extend(["--filter".to_string(), filter.to_string()]);
+        }
+        println!("== {what}");
+        let output = cmd!(sh, "{harness} {args...}")
+            .ignore_status()
+            .quiet()
+            .output()
+            .map_err(crate::err("cannot run the harness"))?;
+        print!("{}", String::from_utf8_lossy(&output.stdout));
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        match output.status.code() {
+            Some(0) => {}
+            Some(2) if ci => {
+                println!(
+                    "test-nvidia: SKIPPED: {} (the harness and PTX were built)",
+                    stderr.trim().trim_start_matches("error: ")
+                );
+                return Ok(());
+            }
+            Some(2) => {
+                return Err(format!(
+                    "{}; to run elsewhere: `cargo xtask test-nvidia --bundle DIR`, copy DIR to the GPU machine, run DIR/run.sh",
+                    stderr.trim().trim_start_matches("error: ")
+                ));
+            }
+            _ => {
+                eprint!("{stderr}");
+                return Err(format!("{what} failed (above)"));
+            }
         }
     }
+    Ok(())
 }

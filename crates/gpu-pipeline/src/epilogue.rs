@@ -48,6 +48,18 @@ impl<const STAGES: usize, B: PipelineBackend> EpiLoadPipeline<STAGES, B> {
         unsafe { self.pipeline.init() }
     }
 
+    /// As [`init`](Self::init), with the label and wait budget of checked builds (see
+    /// [`ProducerConsumerPipeline::init_with`]).
+    ///
+    /// # Safety
+    ///
+    /// As [`init`](Self::init).
+    #[inline(always)]
+    pub unsafe fn init_with(&self, diagnostics: crate::Diagnostics) {
+        // SAFETY: forwarded.
+        unsafe { self.pipeline.init_with(diagnostics) }
+    }
+
     /// The underlying pipeline, for everything else.
     #[inline(always)]
     pub fn pipeline(&mut self) -> &mut ProducerConsumerPipeline<STAGES, B> {
@@ -55,6 +67,7 @@ impl<const STAGES: usize, B: PipelineBackend> EpiLoadPipeline<STAGES, B> {
     }
 
     /// Load warp: waits for the store warps to free the current stage.
+    #[cfg_attr(feature = "checked", track_caller)]
     #[inline(always)]
     pub fn wait_consumer(&self) {
         self.pipeline.wait_consumer();
@@ -81,6 +94,7 @@ impl<const STAGES: usize, B: PipelineBackend> EpiLoadPipeline<STAGES, B> {
     }
 
     /// Load warp: waits for a free stage and returns its handle.
+    #[cfg_attr(feature = "checked", track_caller)]
     #[inline(always)]
     pub fn acquire_producer(&mut self) -> ProducerStage<'_, STAGES, B> {
         self.pipeline.acquire_producer()
@@ -88,12 +102,14 @@ impl<const STAGES: usize, B: PipelineBackend> EpiLoadPipeline<STAGES, B> {
 
     /// Load warp: waits for a free stage, runs `f` with the handle, steps without signalling:
     /// `f` makes the producer arrival (the TMA's `arrive_expect_tx`). The reference's `produce`.
+    #[cfg_attr(feature = "checked", track_caller)]
     #[inline(always)]
     pub fn produce<R>(&mut self, f: impl FnOnce(&ProducerStage<'_, STAGES, B>) -> R) -> R {
         self.pipeline.produce_explicit(f)
     }
 
     /// Store warps: waits for the load warp to fill the current stage.
+    #[cfg_attr(feature = "checked", track_caller)]
     #[inline(always)]
     pub fn wait_producer(&self) {
         self.pipeline.wait_producer();
@@ -113,12 +129,14 @@ impl<const STAGES: usize, B: PipelineBackend> EpiLoadPipeline<STAGES, B> {
     }
 
     /// Store warps: waits for a filled stage and returns its handle.
+    #[cfg_attr(feature = "checked", track_caller)]
     #[inline(always)]
     pub fn acquire_consumer(&mut self) -> ConsumerStage<'_, STAGES, B> {
         self.pipeline.acquire_consumer()
     }
 
     /// Store warps: waits for a filled stage, runs `f`, then signals `empty` and steps.
+    #[cfg_attr(feature = "checked", track_caller)]
     #[inline(always)]
     pub fn consume<R>(&mut self, f: impl FnOnce(StageView<B>) -> R) -> R {
         self.pipeline.consume(f)
@@ -126,6 +144,7 @@ impl<const STAGES: usize, B: PipelineBackend> EpiLoadPipeline<STAGES, B> {
 
     /// Store warps: waits for a filled stage, runs `f` with the handle, steps without signalling
     /// (`f` arrives itself, for lane-guarded patterns).
+    #[cfg_attr(feature = "checked", track_caller)]
     #[inline(always)]
     pub fn consume_explicit<R>(&mut self, f: impl FnOnce(&ConsumerStage<'_, STAGES, B>) -> R) -> R {
         self.pipeline.consume_explicit(f)
@@ -141,6 +160,7 @@ impl<const STAGES: usize, const CONSUMER_ARRIVALS: u32>
     /// on `stage.barrier()`), then steps. The stage becomes full when all `tx_bytes` have landed.
     ///
     /// Call it from the one load thread (the producer arrive count is 1).
+    #[cfg_attr(feature = "checked", track_caller)]
     #[inline(always)]
     pub fn produce_tma<R>(
         &mut self,

@@ -81,6 +81,10 @@
 //!
 //! - `std`: the host backends [`HostMbarBackend`] and [`HostCounterBackend`] (std atomics; under
 //!   `--cfg loom`, loom's), and a run-time drop check that stays quiet while already panicking.
+//! - `checked`: hang diagnostics. Every wait is bounded by a time budget and every arrival is
+//!   counted in a shadow; a hang or a wrong arrival count stops the kernel with a record that names
+//!   the pipeline, role, stage, lap and source line (see [`checked`]). Off by default, and without
+//!   it the generated code is unchanged.
 
 #![no_std]
 #![cfg_attr(
@@ -96,6 +100,7 @@ extern crate std;
 
 pub mod arch;
 pub mod backend;
+pub mod checked;
 pub mod counter;
 pub mod cursor;
 mod epilogue;
@@ -107,6 +112,7 @@ pub mod stage;
 
 #[cfg(any(target_arch = "nvptx64", target_arch = "amdgpu", feature = "std", test))]
 pub use backend::DefaultBackend;
+pub use checked::Diagnostics;
 pub use backend::{
     AmdCounterBackend, Cluster, CounterRef, Cta, MbarScope, Mbarrier, MbarrierRef,
     NvidiaMbarBackend, PipelineBackend, fence_proxy_async, lds_data_fence,

@@ -1,8 +1,14 @@
 //! [`ProducerConsumerPipeline`]: the protocol, over any [`PipelineBackend`].
 
 use crate::backend::PipelineBackend;
+use crate::checked::{Call, Diagnostics};
 use crate::cursor::{Consumer, Cursor, Producer, StageCount};
 use crate::stage::{ConsumerStage, ProducerStage, StageView};
+
+#[cfg(feature = "checked")]
+use crate::checked::{self, DiagnosticsWord, Fault, NO_SUB_STAGE, ROLE_CONSUMER, ROLE_PRODUCER};
+#[cfg(feature = "checked")]
+use core::panic::Location;
 
 /// A ring of `STAGES` shared-memory slots between producer threads and consumer threads,
 /// synchronised by backend `B` (whose type carries the arrive counts).
@@ -23,17 +29,32 @@ use crate::stage::{ConsumerStage, ProducerStage, StageView};
 /// `empty[s]` happens before the producer's next writes to slot `s` after its wait returns.
 /// Scope and proxy details are the backend's (see its docs: NVIDIA needs
 /// [`fence_proxy_async`](crate::fence_proxy_async) between generic and async-proxy accesses).
+///
+/// # Checked builds
+///
+/// With the `checked` feature every wait is bounded and every arrival counted; a hang or a wrong
+/// arrival count stops the kernel with a record naming this pipeline, the role, stage, lap and
+/// the source line of the call (see [`checked`](crate::checked)). The storage then takes
+/// [`STORAGE_ELEMS`](Self::STORAGE_ELEMS) elements, more than `2 * STAGES`.
 pub struct ProducerConsumerPipeline<const STAGES: usize, B: PipelineBackend> {
     backend: B,
     producer: Cursor<STAGES, Producer>,
     consumer: Cursor<STAGES, Consumer>,
+    #[cfg(feature = "checked")]
+    diagnostics: DiagnosticsWord,
 }
 
 impl<const STAGES: usize, B: PipelineBackend> ProducerConsumerPipeline<STAGES, B> {
-    /// The number of barrier storage elements: `2 * STAGES` (full then empty).
-    pub const STORAGE_ELEMS: usize = 2 * STAGES;
+    /// The number of barrier storage elements: `2 * STAGES` (full then empty); checked builds
+    /// add the backend's arrival shadows and one diagnostics word.
+    pub const STORAGE_ELEMS: usize = if cfg!(feature = "checked") {
+        (2 + B::SHADOW_ELEMS_PER_STAGE) * STAGES + 1
+    } else {
+        2 * STAGES
+    };
 
-    /// The shared-memory bytes the barriers take: `2 * STAGES * size_of::<B::Storage>()`.
+    /// The shared-memory bytes the barriers take: `STORAGE_ELEMS * size_of::<B::Storage>()`
+    /// (`2 * STAGES * 8` without the `checked` feature).
     pub const SMEM_BYTES: usize = Self::STORAGE_ELEMS * core::mem::size_of::<B::Storage>();
 
     /// The shared-memory bytes the barriers take (the value of [`SMEM_BYTES`](Self::SMEM_BYTES)).
@@ -63,11 +84,21 @@ impl<const STAGES: usize, B: PipelineBackend> ProducerConsumerPipeline<STAGES, B
     #[must_use]
     pub unsafe fn new(storage: *mut B::Storage) -> Self {
         let () = StageCount::<STAGES>::CHECK;
+        #[cfg(feature = "checked")]
+        let () = CheckedStorage::<B>::CHECK;
         Self {
             // SAFETY: forwarded from this function's contract.
             backend: unsafe { B::new::<STAGES>(storage) },
             producer: Cursor::start(),
             consumer: Cursor::start(),
+            // SAFETY: the diagnostics word is the last of the STORAGE_ELEMS 8-byte elements.
+            #[cfg(feature = "checked")]
+            diagnostics: unsafe {
+                DiagnosticsWord::new(
+                    storage.cast(),
+                    storage.add(Self::STORAGE_ELEMS - 1).cast(),
+                )
+            },
         }
     }
 
@@ -82,7 +113,26 @@ impl<const STAGES: usize, B: PipelineBackend> ProducerConsumerPipeline<STAGES, B
     #[inline(always)]
     pub unsafe fn init(&self) {
         // SAFETY: forwarded from this function's contract.
-        unsafe { self.backend.init::<STAGES>() }
+        unsafe { self.init_with(Diagnostics::DEFAULT) }
+    }
+
+    /// As [`init`](Self::init), with the label and wait budget that checked builds use for this
+    /// pipeline (see [`Diagnostics`]). Builds without the `checked` feature ignore `diagnostics`.
+    ///
+    /// # Safety
+    ///
+    /// As [`init`](Self::init).
+    #[inline(always)]
+    pub unsafe fn init_with(&self, diagnostics: Diagnostics) {
+        // SAFETY: forwarded from this function's contract.
+        unsafe { self.backend.init::<STAGES>() };
+        #[cfg(feature = "checked")]
+        // SAFETY: the caller is the initialising thread, before the block barrier.
+        unsafe {
+            self.diagnostics.store(diagnostics.word())
+        };
+        #[cfg(not(feature = "checked"))]
+        let _ = diagnostics;
     }
 
     /// The backend value (barrier locations), for backend-specific operations.
@@ -95,43 +145,69 @@ impl<const STAGES: usize, B: PipelineBackend> ProducerConsumerPipeline<STAGES, B
     // ---------------------------------------------------------------- consumer side
 
     /// Consumer: blocks until the producer filled the consumer's current slot.
+    #[cfg_attr(feature = "checked", track_caller)]
     #[inline(always)]
     pub fn wait_producer(&self) {
-        // SAFETY: a cursor's stage is always below STAGES.
-        unsafe {
-            self.backend
-                .wait_full(self.consumer.stage(), self.consumer.lap(), None)
-        };
+        self.wait_full_as(None, Call::WaitProducer);
+    }
+
+    /// The consumer's wait on `full`, for `call` (checked builds: bounded, then the count check).
+    #[cfg_attr(feature = "checked", track_caller)]
+    #[inline(always)]
+    fn wait_full_as(&self, ticks: Option<u32>, call: Call) {
+        let (stage, lap) = (self.consumer.stage(), self.consumer.lap());
+        #[cfg(not(feature = "checked"))]
+        {
+            let _ = call;
+            // SAFETY: a cursor's stage is always below STAGES.
+            unsafe { self.backend.wait_full(stage, lap, ticks) };
+        }
+        #[cfg(feature = "checked")]
+        {
+            let _ = ticks;
+            let location = Location::caller();
+            checked::bounded_wait(
+                // SAFETY: a cursor's stage is always below STAGES.
+                || unsafe { self.backend.try_full(stage, lap) },
+                || self.diagnostics.load(),
+                |elapsed| self.fail(ROLE_CONSUMER, Fault::Timeout, call, elapsed, location),
+            );
+            self.check_count(ROLE_CONSUMER, call, location);
+        }
     }
 
     /// Consumer: as [`wait_producer`](Self::wait_producer), with a suspend-time hint of `ticks`
     /// nanoseconds (the hardware may suspend the waiting thread up to that long per try and wakes
     /// it when the phase completes; ignored where the hardware has no such hint).
+    #[cfg_attr(feature = "checked", track_caller)]
     #[inline(always)]
     pub fn wait_producer_ticks(&self, ticks: u32) {
-        // SAFETY: a cursor's stage is always below STAGES.
-        unsafe {
-            self.backend
-                .wait_full(self.consumer.stage(), self.consumer.lap(), Some(ticks))
-        };
+        self.wait_full_as(Some(ticks), Call::WaitProducer);
     }
 
     /// Consumer: whether the producer filled the consumer's current slot. Does not block for long.
     ///
     /// Pair it with [`wait_producer_if_needed`](Self::wait_producer_if_needed) to overlap
     /// other work with the wait.
+    #[cfg_attr(feature = "checked", track_caller)]
     #[inline(always)]
     #[must_use]
     pub fn try_wait_producer(&self) -> bool {
         // SAFETY: a cursor's stage is always below STAGES.
-        unsafe {
+        let ready = unsafe {
             self.backend
                 .try_full(self.consumer.stage(), self.consumer.lap())
+        };
+        #[cfg(feature = "checked")]
+        if ready {
+            self.check_count(ROLE_CONSUMER, Call::TryWaitProducer, Location::caller());
         }
+        ready
     }
 
     /// Consumer: waits for the producer unless an earlier
     /// [`try_wait_producer`](Self::try_wait_producer) already returned `true`.
+    #[cfg_attr(feature = "checked", track_caller)]
     #[inline(always)]
     pub fn wait_producer_if_needed(&self, already_ready: bool) {
         if !already_ready {
@@ -169,26 +245,30 @@ impl<const STAGES: usize, B: PipelineBackend> ProducerConsumerPipeline<STAGES, B
 
     /// Consumer: waits for the producer, signals `empty`, and steps, with no work in between.
     /// For pure synchronisation roles (for example, a scheduler warp throttling a loader).
+    #[cfg_attr(feature = "checked", track_caller)]
     #[inline(always)]
     pub fn consumer_signal_and_step(&mut self) {
-        self.wait_producer();
+        self.wait_full_as(None, Call::ConsumerSignalAndStep);
         self.consumer_signal();
         self.consumer_step();
     }
 
     /// Consumer: waits for the producer and returns a handle to the filled slot, which must be
     /// released ([`ConsumerStage::release`] or [`ConsumerStage::release_without_signal`]).
+    #[cfg_attr(feature = "checked", track_caller)]
     #[inline(always)]
     pub fn acquire_consumer(&mut self) -> ConsumerStage<'_, STAGES, B> {
-        self.wait_producer();
+        self.wait_full_as(None, Call::AcquireConsumer);
         ConsumerStage::new(self)
     }
 
     /// Consumer: waits for the producer, runs `f` on the filled slot, then signals `empty` and
     /// steps. Returns what `f` returns.
+    #[cfg_attr(feature = "checked", track_caller)]
     #[inline(always)]
     pub fn consume<R>(&mut self, f: impl FnOnce(StageView<B>) -> R) -> R {
-        let stage = self.acquire_consumer();
+        self.wait_full_as(None, Call::Consume);
+        let stage = ConsumerStage::new(self);
         let result = f(stage.view());
         stage.release();
         result
@@ -197,9 +277,11 @@ impl<const STAGES: usize, B: PipelineBackend> ProducerConsumerPipeline<STAGES, B
     /// Consumer: waits for the producer, runs `f` with the stage handle, then steps *without*
     /// signalling: `f` must make the consumer arrivals itself ([`ConsumerStage::arrive`] from the
     /// lanes that count, or an arrival through [`ConsumerStage::barrier`]).
+    #[cfg_attr(feature = "checked", track_caller)]
     #[inline(always)]
     pub fn consume_explicit<R>(&mut self, f: impl FnOnce(&ConsumerStage<'_, STAGES, B>) -> R) -> R {
-        let stage = self.acquire_consumer();
+        self.wait_full_as(None, Call::ConsumeExplicit);
+        let stage = ConsumerStage::new(self);
         let result = f(&stage);
         stage.release_without_signal();
         result
@@ -209,38 +291,64 @@ impl<const STAGES: usize, B: PipelineBackend> ProducerConsumerPipeline<STAGES, B
 
     /// Producer: blocks until the consumers released the producer's current slot.
     /// On the first pass over the ring it returns at once.
+    #[cfg_attr(feature = "checked", track_caller)]
     #[inline(always)]
     pub fn wait_consumer(&self) {
-        // SAFETY: a cursor's stage is always below STAGES.
-        unsafe {
-            self.backend
-                .wait_empty(self.producer.stage(), self.producer.lap(), None)
-        };
+        self.wait_empty_as(None, Call::WaitConsumer);
+    }
+
+    /// The producer's wait on `empty`, for `call` (checked builds: bounded, then the count check).
+    #[cfg_attr(feature = "checked", track_caller)]
+    #[inline(always)]
+    fn wait_empty_as(&self, ticks: Option<u32>, call: Call) {
+        let (stage, lap) = (self.producer.stage(), self.producer.lap());
+        #[cfg(not(feature = "checked"))]
+        {
+            let _ = call;
+            // SAFETY: a cursor's stage is always below STAGES.
+            unsafe { self.backend.wait_empty(stage, lap, ticks) };
+        }
+        #[cfg(feature = "checked")]
+        {
+            let _ = ticks;
+            let location = Location::caller();
+            checked::bounded_wait(
+                // SAFETY: a cursor's stage is always below STAGES.
+                || unsafe { self.backend.try_empty(stage, lap) },
+                || self.diagnostics.load(),
+                |elapsed| self.fail(ROLE_PRODUCER, Fault::Timeout, call, elapsed, location),
+            );
+            self.check_count(ROLE_PRODUCER, call, location);
+        }
     }
 
     /// Producer: as [`wait_consumer`](Self::wait_consumer), with a suspend-time hint of `ticks` ns.
+    #[cfg_attr(feature = "checked", track_caller)]
     #[inline(always)]
     pub fn wait_consumer_ticks(&self, ticks: u32) {
-        // SAFETY: a cursor's stage is always below STAGES.
-        unsafe {
-            self.backend
-                .wait_empty(self.producer.stage(), self.producer.lap(), Some(ticks))
-        };
+        self.wait_empty_as(Some(ticks), Call::WaitConsumer);
     }
 
     /// Producer: whether the consumers released the producer's current slot.
+    #[cfg_attr(feature = "checked", track_caller)]
     #[inline(always)]
     #[must_use]
     pub fn try_wait_consumer(&self) -> bool {
         // SAFETY: a cursor's stage is always below STAGES.
-        unsafe {
+        let ready = unsafe {
             self.backend
                 .try_empty(self.producer.stage(), self.producer.lap())
+        };
+        #[cfg(feature = "checked")]
+        if ready {
+            self.check_count(ROLE_PRODUCER, Call::TryWaitConsumer, Location::caller());
         }
+        ready
     }
 
     /// Producer: waits for the consumers unless an earlier
     /// [`try_wait_consumer`](Self::try_wait_consumer) already returned `true`.
+    #[cfg_attr(feature = "checked", track_caller)]
     #[inline(always)]
     pub fn wait_consumer_if_needed(&self, already_ready: bool) {
         if !already_ready {
@@ -277,26 +385,30 @@ impl<const STAGES: usize, B: PipelineBackend> ProducerConsumerPipeline<STAGES, B
     }
 
     /// Producer: waits for the consumers, signals `full`, and steps, with no work in between.
+    #[cfg_attr(feature = "checked", track_caller)]
     #[inline(always)]
     pub fn producer_signal_and_step(&mut self) {
-        self.wait_consumer();
+        self.wait_empty_as(None, Call::ProducerSignalAndStep);
         self.producer_signal();
         self.producer_step();
     }
 
     /// Producer: waits for the consumers and returns a handle to the free slot, which must be
     /// released ([`ProducerStage::release`] or [`ProducerStage::release_without_signal`]).
+    #[cfg_attr(feature = "checked", track_caller)]
     #[inline(always)]
     pub fn acquire_producer(&mut self) -> ProducerStage<'_, STAGES, B> {
-        self.wait_consumer();
+        self.wait_empty_as(None, Call::AcquireProducer);
         ProducerStage::new(self)
     }
 
     /// Producer: waits for the consumers, runs `f` on the free slot, then signals `full` and
     /// steps. Returns what `f` returns.
+    #[cfg_attr(feature = "checked", track_caller)]
     #[inline(always)]
     pub fn produce<R>(&mut self, f: impl FnOnce(StageView<B>) -> R) -> R {
-        let stage = self.acquire_producer();
+        self.wait_empty_as(None, Call::Produce);
+        let stage = ProducerStage::new(self);
         let result = f(stage.view());
         stage.release();
         result
@@ -305,9 +417,11 @@ impl<const STAGES: usize, B: PipelineBackend> ProducerConsumerPipeline<STAGES, B
     /// Producer: waits for the consumers, runs `f` with the stage handle, then steps *without*
     /// signalling: `f` makes the producer arrivals itself (for example one lane's
     /// `arrive_expect_tx` followed by bulk copies completing on the barrier).
+    #[cfg_attr(feature = "checked", track_caller)]
     #[inline(always)]
     pub fn produce_explicit<R>(&mut self, f: impl FnOnce(&ProducerStage<'_, STAGES, B>) -> R) -> R {
-        let stage = self.acquire_producer();
+        self.wait_empty_as(None, Call::ProduceExplicit);
+        let stage = ProducerStage::new(self);
         let result = f(&stage);
         stage.release_without_signal();
         result
@@ -343,10 +457,75 @@ impl<const STAGES: usize, B: PipelineBackend> ProducerConsumerPipeline<STAGES, B
         unsafe { self.backend.empty_handle(stage) }
     }
 
+    // ---------------------------------------------------------------- checked builds
+
+    /// The expected and counted arrivals of the barrier `role` waits on now, and its count per
+    /// phase: `full[s]` after consumer lap `p` is `(p + 1) * P` exactly, `empty[s]` before
+    /// producer lap `q` is `(q - 1) * C` exactly (see the `checked` module for why).
+    #[cfg(feature = "checked")]
+    #[inline(always)]
+    fn counts(&self, role: u32) -> (u32, u32, u32, u32, u32) {
+        if role == ROLE_CONSUMER {
+            let (stage, lap) = (self.consumer.stage(), self.consumer.lap());
+            let expected = crate::counter::full_threshold(lap, B::PRODUCER_ARRIVALS);
+            // SAFETY: a cursor's stage is always below STAGES.
+            let observed = unsafe { self.backend.arrivals_full(stage) };
+            (stage, lap, expected, observed, B::PRODUCER_ARRIVALS)
+        } else {
+            let (stage, lap) = (self.producer.stage(), self.producer.lap());
+            let expected = crate::counter::empty_threshold(lap, B::CONSUMER_ARRIVALS);
+            // SAFETY: a cursor's stage is always below STAGES.
+            let observed = unsafe { self.backend.arrivals_empty(stage) };
+            (stage, lap, expected, observed, B::CONSUMER_ARRIVALS)
+        }
+    }
+
+    /// After a successful wait: the counted arrivals must be exactly those of the awaited lap.
+    #[cfg(feature = "checked")]
+    #[inline(always)]
+    fn check_count(&self, role: u32, call: Call, location: &'static Location<'static>) {
+        let (_, _, expected, observed, _) = self.counts(role);
+        if observed != expected {
+            self.fail(role, Fault::WrongCount, call, 0, location);
+        }
+    }
+
+    /// Stops the kernel with a record of this pipeline's state for `role`.
+    #[cfg(feature = "checked")]
+    #[cold]
+    #[inline(never)]
+    fn fail(
+        &self,
+        role: u32,
+        fault: Fault,
+        call: Call,
+        elapsed_ns: u64,
+        location: &'static Location<'static>,
+    ) -> ! {
+        let (stage, lap, expected, observed, per_phase) = self.counts(role);
+        checked::fail(&checked::Report {
+            fault,
+            call,
+            role,
+            diagnostics: self.diagnostics.load(),
+            storage: self.diagnostics.storage(),
+            stages: STAGES as u32,
+            stage,
+            sub_stage: NO_SUB_STAGE,
+            lap,
+            per_phase,
+            expected,
+            observed,
+            tracked: true,
+            elapsed_ns,
+            location,
+        })
+    }
+
     // ---------------------------------------------------------------- tests
 
     /// Constructs a pipeline with cursors at given places, for the crate's own wrap tests.
-    #[cfg(test)]
+    #[cfg(all(test, not(feature = "checked")))]
     pub(crate) fn with_cursors(
         backend: B,
         producer: Cursor<STAGES, Producer>,
@@ -358,6 +537,18 @@ impl<const STAGES: usize, B: PipelineBackend> ProducerConsumerPipeline<STAGES, B
             consumer,
         }
     }
+}
+
+/// Checked builds keep the diagnostics word in one storage element: it must be 8 bytes.
+#[cfg(feature = "checked")]
+struct CheckedStorage<B>(core::marker::PhantomData<B>);
+
+#[cfg(feature = "checked")]
+impl<B: PipelineBackend> CheckedStorage<B> {
+    const CHECK: () = assert!(
+        core::mem::size_of::<B::Storage>() == 8 && core::mem::align_of::<B::Storage>() >= 8,
+        "gpu-pipeline: the checked feature needs a backend whose storage elements are 8 bytes, 8-byte aligned"
+    );
 }
 
 impl<const STAGES: usize, B: PipelineBackend + core::fmt::Debug> core::fmt::Debug
@@ -381,6 +572,7 @@ mod tests {
     use crate::primitive::AtomicU64;
     use crate::{HostCounterBackend, HostMbarBackend};
 
+    #[cfg(not(feature = "checked"))]
     /// Storage for a host backend, initialised by `init` and then set to the state the barriers
     /// reach after `laps` complete laps: counters at `laps * arrivals`, mbarrier phase `laps`.
     fn storage_after_laps<
@@ -408,6 +600,7 @@ mod tests {
         storage
     }
 
+    #[cfg(not(feature = "checked"))]
     /// Runs one producer and one consumer, alternately on this thread, for `items` items from a
     /// state `laps` laps in, checking that no wait ever blocks wrongly or passes early.
     fn run_across_wrap<
@@ -469,12 +662,14 @@ mod tests {
     }
 
     #[test]
+    #[cfg(not(feature = "checked"))]
     fn counter_protocol_runs_across_the_lap_wrap() {
         run_across_wrap::<1, HostCounterBackend<1, 1>>(true);
         run_across_wrap::<3, HostCounterBackend<4, 128>>(true);
     }
 
     #[test]
+    #[cfg(not(feature = "checked"))]
     fn parity_protocol_runs_across_the_lap_wrap() {
         run_across_wrap::<1, HostMbarBackend<1, 1>>(false);
         run_across_wrap::<3, HostMbarBackend<4, 128>>(false);

@@ -271,12 +271,59 @@ impl<const STAGES: usize, R: Side, const PS: usize, const CS: usize, const G: u3
     }
 
     /// Waits for the phase of this side's lap, at cluster scope for CTA pairs.
+    #[cfg_attr(feature = "checked", track_caller)]
     #[inline(always)]
-    fn wait_on(&self, bar: MbarrierRef) {
-        if G == 2 {
-            bar.wait_parity_cluster(self.cursor.lap());
-        } else {
-            bar.wait_parity(self.cursor.lap());
+    fn wait_on(&self, bar: MbarrierRef, sub: u32, call: crate::checked::Call) {
+        #[cfg(not(feature = "checked"))]
+        {
+            let _ = (sub, call);
+            if G == 2 {
+                bar.wait_parity_cluster(self.cursor.lap());
+            } else {
+                bar.wait_parity(self.cursor.lap());
+            }
+        }
+        // Checked builds: bounded, not shadowed (tcgen05 commits arrive in hardware, and the
+        // arrive counts are given only to `init`).
+        #[cfg(feature = "checked")]
+        {
+            use crate::checked;
+            let lap = self.cursor.lap();
+            let location = core::panic::Location::caller();
+            let word = checked::Diagnostics::DEFAULT.word();
+            checked::bounded_wait(
+                || {
+                    if G == 2 {
+                        bar.try_wait_parity_cluster(lap)
+                    } else {
+                        bar.try_wait_parity(lap)
+                    }
+                },
+                || word,
+                |elapsed_ns| {
+                    checked::fail(&checked::Report {
+                        fault: checked::Fault::Timeout,
+                        call,
+                        role: if call == checked::Call::RoleAcquire {
+                            checked::ROLE_PRODUCER
+                        } else {
+                            checked::ROLE_CONSUMER
+                        },
+                        diagnostics: word,
+                        storage: self.producer_base,
+                        stages: STAGES as u32,
+                        stage: self.cursor.stage(),
+                        sub_stage: sub,
+                        lap,
+                        per_phase: 0,
+                        expected: 0,
+                        observed: 0,
+                        tracked: false,
+                        elapsed_ns,
+                        location,
+                    })
+                },
+            );
         }
     }
 
@@ -291,18 +338,24 @@ impl<const STAGES: usize, const PS: usize, const CS: usize, const G: u32>
     RolePipeline<STAGES, Producer, PS, CS, G>
 {
     /// Waits until the consumers released every consumer sub-stage of the current stage.
+    #[cfg_attr(feature = "checked", track_caller)]
     #[inline(always)]
     pub fn acquire(&self) {
         for sub in 0..CS as u32 {
-            self.wait_on(self.consumer_at(sub));
+            self.wait_on(self.consumer_at(sub), sub, crate::checked::Call::RoleAcquire);
         }
     }
 
     /// Waits until consumer sub-stage `SUB` of the current stage was released.
+    #[cfg_attr(feature = "checked", track_caller)]
     #[inline(always)]
     pub fn acquire_sub<const SUB: usize>(&self) {
         let () = SubStage::<SUB, CS>::CONSUMER;
-        self.wait_on(self.consumer_at(SUB as u32));
+        self.wait_on(
+            self.consumer_at(SUB as u32),
+            SUB as u32,
+            crate::checked::Call::RoleAcquire,
+        );
     }
 
     /// The calling thread arrives on every producer sub-stage barrier of the current stage (for a
@@ -378,18 +431,24 @@ impl<const STAGES: usize, const PS: usize, const CS: usize, const G: u32>
     RolePipeline<STAGES, Consumer, PS, CS, G>
 {
     /// Waits until the producer committed every producer sub-stage of the current stage.
+    #[cfg_attr(feature = "checked", track_caller)]
     #[inline(always)]
     pub fn wait(&self) {
         for sub in 0..PS as u32 {
-            self.wait_on(self.producer_at(sub));
+            self.wait_on(self.producer_at(sub), sub, crate::checked::Call::RoleWait);
         }
     }
 
     /// Waits until the producer committed producer sub-stage `SUB` of the current stage.
+    #[cfg_attr(feature = "checked", track_caller)]
     #[inline(always)]
     pub fn wait_sub<const SUB: usize>(&self) {
         let () = SubStage::<SUB, PS>::PRODUCER;
-        self.wait_on(self.producer_at(SUB as u32));
+        self.wait_on(
+            self.producer_at(SUB as u32),
+            SUB as u32,
+            crate::checked::Call::RoleWait,
+        );
     }
 
     /// Releases consumer sub-stage 0 of the current stage and steps.

@@ -92,6 +92,26 @@ impl Gpu {
     }
 
     /// A kernel of the module.
+    /// Points the checked builds' device global `GPU_PIPELINE_DIAGNOSTICS` at `capacity` hang
+    /// records at device address `records` (host memory mapped into the device).
+    pub fn set_diagnostics_sink(&self, records: u64, capacity: u32) -> Result<(), String> {
+        let symbol = gpu_pipeline::checked::DIAGNOSTICS_SYMBOL;
+        let mut view = self
+            .module
+            .get_global(symbol, &self.stream)
+            .map_err(|e| format!("`{symbol}` is not in the module (not a checked build?): {e:?}"))?;
+        // The `DiagnosticsSink` layout: records pointer, capacity, next.
+        let mut sink = [0u8; 16];
+        sink[..8].copy_from_slice(&records.to_le_bytes());
+        sink[8..12].copy_from_slice(&capacity.to_le_bytes());
+        self.stream
+            .memcpy_htod(&sink, &mut view)
+            .map_err(|e| format!("writing `{symbol}`: {e:?}"))?;
+        self.stream
+            .synchronize()
+            .map_err(|e| format!("synchronize: {e:?}"))
+    }
+
     pub fn function(&self, name: &str) -> Result<CudaFunction, String> {
         self.module
             .load_function(name)

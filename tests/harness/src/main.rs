@@ -4,7 +4,10 @@
 //! driver or GPU, 3 a kernel hung (the process cannot recover a hung context, so it stops there).
 //!
 //! Usage: `pipeline-harness --ptx FILE [--quick] [--filter TEXT] [--timeout-s N] [--list]`
+//! and, with the PTX of a checked build, `pipeline-harness --ptx FILE --broken [--filter TEXT]`:
+//! the broken-kernel tests (see `broken.rs`).
 
+mod broken;
 mod cuda;
 mod tests;
 
@@ -20,10 +23,11 @@ struct Options {
     filter: Option<String>,
     timeout: Duration,
     list: bool,
+    broken: bool,
+    broken_one: Option<String>,
 }
 
-const USAGE: &str =
-    "usage: pipeline-harness --ptx FILE [--quick] [--filter TEXT] [--timeout-s N] [--list]";
+const USAGE: &str = "usage: pipeline-harness --ptx FILE [--quick] [--filter TEXT] [--timeout-s N] [--list] [--broken]";
 
 fn parse_args() -> Result<Options, String> {
     let mut options = Options {
@@ -32,6 +36,8 @@ fn parse_args() -> Result<Options, String> {
         filter: None,
         timeout: Duration::from_secs(30),
         list: false,
+        broken: false,
+        broken_one: None,
     };
     let mut args = std::env::args().skip(1);
     while let Some(arg) = args.next() {
@@ -39,6 +45,10 @@ fn parse_args() -> Result<Options, String> {
             "--ptx" => options.ptx = args.next().ok_or("--ptx needs a file")?,
             "--quick" => options.quick = true,
             "--list" => options.list = true,
+            "--broken" => options.broken = true,
+            "--broken-one" => {
+                options.broken_one = Some(args.next().ok_or("--broken-one needs a test name")?);
+            }
             "--filter" => options.filter = Some(args.next().ok_or("--filter needs a text")?),
             "--timeout-s" => {
                 let value = args.next().ok_or("--timeout-s needs a number of seconds")?;
@@ -83,6 +93,12 @@ fn main() -> ExitCode {
             return ExitCode::from(2);
         }
     };
+    if let Some(name) = &options.broken_one {
+        return broken::run_one(&options.ptx, name);
+    }
+    if options.broken {
+        return broken::run_all(&options.ptx, options.filter.as_deref());
+    }
     let sizes = if options.quick {
         Sizes::quick()
     } else {

@@ -88,7 +88,7 @@ unsafe impl<T> Sync for SendPtr<T> {}
 /// spawn, which plays the block barrier. Share the ring with `Arc` (it is `Sync`), and make
 /// one pipeline value per thread with [`pipeline`](Self::pipeline).
 pub struct Ring<const STAGES: usize, B: PipelineBackend, T> {
-    /// `2 * STAGES` storage elements from `Box::into_raw`, freed in `Drop`.
+    /// `STORAGE_ELEMS` storage elements from `Box::into_raw`, freed in `Drop`.
     barriers: *mut [MaybeUninit<B::Storage>],
     slots: Box<[Slot<T>]>,
 }
@@ -101,16 +101,26 @@ unsafe impl<const STAGES: usize, B: PipelineBackend, T: Send> Send for Ring<STAG
 
 impl<const STAGES: usize, B: PipelineBackend, T> Ring<STAGES, B, T> {
     /// A ring whose slots hold `slot(index)`, with freshly initialised barriers.
-    pub fn new(mut slot: impl FnMut(usize) -> T) -> Self {
-        let elems = B::storage_elems(STAGES);
-        assert_eq!(elems, ProducerConsumerPipeline::<STAGES, B>::STORAGE_ELEMS);
+    pub fn new(slot: impl FnMut(usize) -> T) -> Self {
+        Self::with_diagnostics(slot, gpu_pipeline::Diagnostics::DEFAULT)
+    }
+
+    /// As [`new`](Self::new), initialised with `diagnostics` (label and wait budget of checked
+    /// builds).
+    pub fn with_diagnostics(
+        mut slot: impl FnMut(usize) -> T,
+        diagnostics: gpu_pipeline::Diagnostics,
+    ) -> Self {
+        let elems = ProducerConsumerPipeline::<STAGES, B>::STORAGE_ELEMS;
+        let extra = if cfg!(feature = "checked") { 1 } else { 0 };
+        assert_eq!(elems, B::storage_elems(STAGES) + extra);
         let barriers = Box::into_raw(Box::<[B::Storage]>::new_uninit_slice(elems));
         let ring = Self {
             barriers,
             slots: (0..STAGES).map(|i| Slot::new(slot(i))).collect(),
         };
         // SAFETY: the storage is fresh and owned by this thread; no other thread can see it yet.
-        unsafe { ring.pipeline().init() };
+        unsafe { ring.pipeline().init_with(diagnostics) };
         ring
     }
 

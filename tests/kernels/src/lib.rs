@@ -31,6 +31,8 @@ use pipeline_suite::{
 
 #[cfg(target_arch = "nvptx64")]
 mod bench;
+#[cfg(all(target_arch = "nvptx64", feature = "checked"))]
+mod broken;
 #[cfg(target_arch = "nvptx64")]
 mod epilogue;
 #[cfg(target_arch = "nvptx64")]

@@ -54,9 +54,10 @@ const fn align_up(x: usize, a: usize) -> usize {
 }
 
 /// Bytes at the start of dynamic shared memory reserved for the barriers of a `stages`-stage
-/// pipeline (8-byte elements on every backend), rounded up to 128 bytes.
+/// pipeline (8-byte elements on every backend), rounded up to 128 bytes: room for the storage of
+/// checked builds too (`3 * stages + 1` elements on NVIDIA), so that one layout serves both.
 pub const fn barrier_region(stages: usize) -> usize {
-    align_up(2 * stages * 8, 128)
+    align_up((3 * stages + 1) * 8, 128)
 }
 
 /// Dynamic shared memory of a ring kernel.
@@ -243,3 +244,48 @@ macro_rules! epilogue_kernels {
         $m!(4);
     };
 }
+
+/// A broken kernel of checked builds (`tests/kernels/src/broken.rs`): each one makes a mistake
+/// users make, and must end within a second with the diagnosis given here, never hang.
+#[derive(Clone, Copy, Debug)]
+pub struct Broken {
+    /// The kernel's name (no parameters).
+    pub name: &'static str,
+    /// What the kernel gets wrong, in words.
+    pub mistake: &'static str,
+    /// Threads per block.
+    pub threads: u32,
+    /// CTAs per cluster (1: no cluster); the grid is one cluster.
+    pub cluster: u32,
+    /// The diagnosis some complete record must carry: role (`"producer"`/`"consumer"`).
+    pub role: &'static str,
+    /// ... its verdict, as `gpu_pipeline::checked::Verdict`'s variant name.
+    pub verdict: &'static str,
+    /// ... its stage and lap, when the mistake fixes them.
+    pub stage_lap: Option<(u32, u32)>,
+    /// ... the pipeline label the kernel gives at init.
+    pub label: u32,
+    /// The wait budget the kernel gives at init, in microseconds (0: the library default).
+    pub budget_us: u32,
+}
+
+/// Dynamic shared memory of every broken kernel: barriers only (checked storage of 4 stages or
+/// fewer).
+pub const BROKEN_SMEM_BYTES: u32 = 256;
+
+/// The broken kernels. Each runs on the mbarrier backend (`_mbar`) and, where the mistake is the
+/// same there, on the counter backend compiled for nvptx (`_counter`).
+pub const BROKEN: &[Broken] = &[
+    Broken { name: "broken_never_release_mbar", mistake: "the consumer never releases (release_without_signal, no arrive)", threads: 64, cluster: 1, role: "producer", verdict: "NoArrivals", stage_lap: Some((0, 2)), label: 11, budget_us: 0 },
+    Broken { name: "broken_never_release_counter", mistake: "the consumer never releases (release_without_signal, no arrive)", threads: 64, cluster: 1, role: "producer", verdict: "NoArrivals", stage_lap: Some((0, 2)), label: 12, budget_us: 0 },
+    Broken { name: "broken_double_arrive_mbar", mistake: "the producer arrives twice per stage (arrive() then release())", threads: 64, cluster: 1, role: "consumer", verdict: "ExtraArrivals", stage_lap: None, label: 21, budget_us: 0 },
+    Broken { name: "broken_double_arrive_counter", mistake: "the producer arrives twice per stage (arrive() then release())", threads: 64, cluster: 1, role: "consumer", verdict: "ExtraArrivals", stage_lap: None, label: 22, budget_us: 0 },
+    Broken { name: "broken_wrong_lap_mbar", mistake: "the consumer re-creates its pipeline value mid-kernel, so it starts again at lap 0", threads: 64, cluster: 1, role: "consumer", verdict: "ExtraArrivals", stage_lap: Some((0, 0)), label: 31, budget_us: 0 },
+    Broken { name: "broken_wrong_lap_counter", mistake: "the consumer re-creates its pipeline value mid-kernel, so it starts again at lap 0", threads: 64, cluster: 1, role: "consumer", verdict: "ExtraArrivals", stage_lap: Some((0, 0)), label: 32, budget_us: 0 },
+    Broken { name: "broken_half_release_mbar", mistake: "arrive count 4 (one lane per consumer warp), but on a branch only 2 of the 4 warps release", threads: 160, cluster: 1, role: "producer", verdict: "MissingArrivals", stage_lap: Some((1, 2)), label: 41, budget_us: 0 },
+    Broken { name: "broken_half_release_counter", mistake: "arrive count 4 (one lane per consumer warp), but on a branch only 2 of the 4 warps release", threads: 160, cluster: 1, role: "producer", verdict: "MissingArrivals", stage_lap: Some((1, 2)), label: 42, budget_us: 0 },
+    Broken { name: "broken_trip_counts_mbar", mistake: "the producer makes 5 items, the consumer expects 6", threads: 64, cluster: 1, role: "consumer", verdict: "NoArrivals", stage_lap: Some((1, 2)), label: 51, budget_us: 20_000 },
+    Broken { name: "broken_trip_counts_counter", mistake: "the producer makes 5 items, the consumer expects 6", threads: 64, cluster: 1, role: "consumer", verdict: "NoArrivals", stage_lap: Some((1, 2)), label: 52, budget_us: 20_000 },
+    Broken { name: "broken_cluster_peer_exits", mistake: "in a cluster of 2, the peer CTA's consumer exits early without releasing its last stage (remote arrivals count on CTA 0's barrier)", threads: 64, cluster: 2, role: "producer", verdict: "MissingArrivals", stage_lap: Some((0, 4)), label: 61, budget_us: 0 },
+    Broken { name: "broken_role_never_release", mistake: "RolePipeline: the consumer never releases", threads: 64, cluster: 1, role: "producer", verdict: "NotTracked", stage_lap: Some((0, 2)), label: 0, budget_us: 0 },
+];

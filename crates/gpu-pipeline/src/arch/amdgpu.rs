@@ -115,3 +115,41 @@ pub fn lanes_below(mask: u64) -> u32 {
         gpu_only("v_mbcnt_lo/hi_u32_b32")
     }
 }
+
+#[cfg(target_arch = "amdgpu")]
+unsafe extern "llvm-intrinsic" {
+    /// `llvm.readsteadycounter`: the constant-rate real-time counter (AMDGPUUsage, "AMDGPU
+    /// intrinsics"): `s_memrealtime` on gfx9 (CDNA3 ISA, "S_MEMREALTIME"), `s_sendmsg_rtn_b64`
+    /// with `MSG_RTN_GET_REALTIME` on gfx11 (RDNA3 ISA, "S_SENDMSG_RTN_B64").
+    #[link_name = "llvm.readsteadycounter"]
+    fn readsteadycounter() -> u64;
+    /// `llvm.trap`: `s_trap 2` (AMDGPUUsage, "Trap Handler ABI").
+    #[link_name = "llvm.trap"]
+    fn llvm_trap() -> !;
+}
+
+/// Now in nanoseconds from the GPU's real-time counter, which runs at a constant 100 MHz on
+/// gfx90a, gfx942 and gfx11 (AMDGPUUsage, "llvm.readsteadycounter"; ROCm's `wall_clock64`
+/// reports the same rate).
+#[inline(always)]
+#[must_use]
+pub fn realtime_ns() -> u64 {
+    #[cfg(target_arch = "amdgpu")]
+    // SAFETY: reads a counter; no preconditions.
+    return unsafe { readsteadycounter() } * 10;
+    #[cfg(not(target_arch = "amdgpu"))]
+    gpu_only("llvm.readsteadycounter")
+}
+
+/// `s_trap 2` (through `llvm.trap`): stops the wave with an error the host runtime reports
+/// (AMDGPUUsage, "Trap Handler ABI": trap ID 2 is `llvm.trap`).
+#[inline(always)]
+pub fn trap() -> ! {
+    #[cfg(target_arch = "amdgpu")]
+    // SAFETY: ends the wave; never returns.
+    unsafe {
+        llvm_trap()
+    }
+    #[cfg(not(target_arch = "amdgpu"))]
+    gpu_only("s_trap 2")
+}

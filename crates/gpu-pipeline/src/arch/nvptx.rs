@@ -900,3 +900,205 @@ pub fn clock64() -> u64 {
     #[cfg(not(target_arch = "nvptx64"))]
     gpu_only("mov.u64 %clock64")
 }
+
+// ---------------------------------------------------------------- checked builds (hang diagnostics)
+
+/// `mov.u64 d, %globaltimer;`: a nanosecond timer shared by the whole GPU (its resolution is a
+/// microsecond or finer on sm_90).
+///
+/// PTX ISA 3.1, sm_30. PTX ISA, "Special Registers: %globaltimer".
+#[inline(always)]
+#[must_use]
+pub fn globaltimer() -> u64 {
+    #[cfg(target_arch = "nvptx64")]
+    {
+        let ns: u64;
+        // SAFETY: reads a special register; not `nomem`, so it stays ordered with the waits.
+        unsafe {
+            asm!("mov.u64 {d}, %globaltimer;", d = out(reg64) ns, options(nostack, preserves_flags));
+        }
+        ns
+    }
+    #[cfg(not(target_arch = "nvptx64"))]
+    gpu_only("mov.u64 %globaltimer")
+}
+
+/// `red.relaxed.cta.shared.add.u32 [addr], n;`: adds `n` to a shared-memory word, relaxed at CTA
+/// scope (an arrival shadow; the barrier arrival after it is the release that publishes it).
+///
+/// PTX ISA 6.0, sm_70. PTX ISA, "Parallel Synchronization and Communication Instructions: red".
+///
+/// # Safety
+///
+/// `addr` is the `.shared::cta` address of a 4-byte-aligned 32-bit word.
+#[inline(always)]
+pub unsafe fn red_relaxed_cta_shared_add_u32(addr: u32, n: u32) {
+    #[cfg(target_arch = "nvptx64")]
+    // SAFETY: guaranteed by the caller; the reduction only updates the word.
+    unsafe {
+        asm!("red.relaxed.cta.shared.add.u32 [{a}], {n};", a = in(reg32) addr, n = in(reg32) n, options(nostack, preserves_flags));
+    }
+    #[cfg(not(target_arch = "nvptx64"))]
+    {
+        let _ = (addr, n);
+        gpu_only("red.relaxed.cta.shared.add.u32")
+    }
+}
+
+/// `red.relaxed.cluster.shared::cluster.add.u32 [addr], n;`: adds `n` to a word in the shared
+/// memory of a CTA of this cluster (an address from [`mapa_shared_cluster`]), relaxed at cluster
+/// scope.
+///
+/// PTX ISA 7.8, sm_90. PTX ISA, "Parallel Synchronization and Communication Instructions: red"
+/// (the `.shared::cluster` state space).
+///
+/// # Safety
+///
+/// `addr` is a `.shared::cluster` address of a 4-byte-aligned word of a live CTA of this cluster.
+#[inline(always)]
+pub unsafe fn red_relaxed_cluster_shared_cluster_add_u32(addr: u32, n: u32) {
+    #[cfg(target_arch = "nvptx64")]
+    // SAFETY: guaranteed by the caller; the reduction only updates the word.
+    unsafe {
+        asm!("red.relaxed.cluster.shared::cluster.add.u32 [{a}], {n};", a = in(reg32) addr, n = in(reg32) n, options(nostack, preserves_flags));
+    }
+    #[cfg(not(target_arch = "nvptx64"))]
+    {
+        let _ = (addr, n);
+        gpu_only("red.relaxed.cluster.shared::cluster.add.u32")
+    }
+}
+
+/// `ld.relaxed.cta.shared.u32 d, [addr];`: reads a 32-bit shared-memory word, relaxed at CTA scope.
+///
+/// PTX ISA 6.0, sm_70. PTX ISA, "Data Movement and Conversion Instructions: ld" (`.relaxed`, `.cta`).
+///
+/// # Safety
+///
+/// `addr` is the `.shared::cta` address of a 4-byte-aligned 32-bit word.
+#[inline(always)]
+pub unsafe fn ld_relaxed_cta_shared_u32(addr: u32) -> u32 {
+    #[cfg(target_arch = "nvptx64")]
+    {
+        let value: u32;
+        // SAFETY: guaranteed by the caller; a load.
+        unsafe {
+            asm!("ld.relaxed.cta.shared.u32 {d}, [{a}];", d = out(reg32) value, a = in(reg32) addr, options(nostack, preserves_flags));
+        }
+        value
+    }
+    #[cfg(not(target_arch = "nvptx64"))]
+    {
+        let _ = addr;
+        gpu_only("ld.relaxed.cta.shared.u32")
+    }
+}
+
+/// `fence.sc.sys;`: a sequentially consistent fence at system scope, so that a hang record
+/// written to host-mapped memory is complete before its `magic` word.
+///
+/// PTX ISA 6.0, sm_70. PTX ISA, "Parallel Synchronization and Communication Instructions: membar / fence".
+#[inline(always)]
+pub fn fence_sc_sys() {
+    #[cfg(target_arch = "nvptx64")]
+    // SAFETY: a fence has no operands and no preconditions.
+    unsafe {
+        asm!("fence.sc.sys;", options(nostack, preserves_flags));
+    }
+    #[cfg(not(target_arch = "nvptx64"))]
+    gpu_only("fence.sc.sys")
+}
+
+/// `trap;`: stops the kernel with an error the host sees at its next synchronisation.
+///
+/// PTX ISA 1.0, all SMs. PTX ISA, "Miscellaneous Instructions: trap".
+#[inline(always)]
+pub fn trap() -> ! {
+    #[cfg(target_arch = "nvptx64")]
+    // SAFETY: ends the kernel; never returns.
+    unsafe {
+        asm!("trap;", options(noreturn, nostack));
+    }
+    #[cfg(not(target_arch = "nvptx64"))]
+    gpu_only("trap")
+}
+
+/// Reads the three components of a `.v4`-less special register triple.
+macro_rules! special_xyz {
+    ($name:ident, $x:literal, $y:literal, $z:literal, $doc:literal) => {
+        #[doc = $doc]
+        #[inline(always)]
+        #[must_use]
+        pub fn $name() -> [u32; 3] {
+            #[cfg(target_arch = "nvptx64")]
+            {
+                let (x, y, z): (u32, u32, u32);
+                // SAFETY: reads special registers; no preconditions.
+                unsafe {
+                    asm!(
+                        concat!("mov.u32 {x}, ", $x, ";"),
+                        concat!("mov.u32 {y}, ", $y, ";"),
+                        concat!("mov.u32 {z}, ", $z, ";"),
+                        x = out(reg32) x, y = out(reg32) y, z = out(reg32) z,
+                        options(nostack, nomem, preserves_flags)
+                    );
+                }
+                [x, y, z]
+            }
+            #[cfg(not(target_arch = "nvptx64"))]
+            gpu_only(concat!("mov.u32 ", $x))
+        }
+    };
+}
+
+special_xyz!(
+    tid,
+    "%tid.x",
+    "%tid.y",
+    "%tid.z",
+    "`mov.u32 d, %tid.{x,y,z};`: this thread's index in its block.\n\nPTX ISA 1.0, all SMs. PTX ISA, \"Special Registers: %tid\"."
+);
+special_xyz!(
+    ntid,
+    "%ntid.x",
+    "%ntid.y",
+    "%ntid.z",
+    "`mov.u32 d, %ntid.{x,y,z};`: the block's dimensions.\n\nPTX ISA 1.0, all SMs. PTX ISA, \"Special Registers: %ntid\"."
+);
+special_xyz!(
+    ctaid,
+    "%ctaid.x",
+    "%ctaid.y",
+    "%ctaid.z",
+    "`mov.u32 d, %ctaid.{x,y,z};`: this block's index in the grid.\n\nPTX ISA 1.0, all SMs. PTX ISA, \"Special Registers: %ctaid\"."
+);
+
+#[cfg(target_arch = "nvptx64")]
+unsafe extern "C" {
+    /// The CUDA device printf entry point: a format string and a buffer of arguments, each at an
+    /// offset aligned to its size. The driver's JIT and ptxas provide it.
+    #[link_name = "vprintf"]
+    fn cuda_vprintf(format: *const u8, args: *const u8) -> i32;
+}
+
+/// Device `printf` through CUDA's `vprintf(format, args)`: `args` holds the arguments in order,
+/// each at an offset aligned to its size (CUDA C++ Programming Guide, "Formatted Output"; PTX
+/// sees it as an `.extern .func vprintf`).
+///
+/// # Safety
+///
+/// `format` is NUL-terminated and its conversions match the arguments at `args`; string
+/// arguments are NUL-terminated.
+#[inline(always)]
+pub unsafe fn vprintf(format: *const u8, args: *const u8) {
+    #[cfg(target_arch = "nvptx64")]
+    // SAFETY: guaranteed by the caller.
+    unsafe {
+        cuda_vprintf(format, args);
+    }
+    #[cfg(not(target_arch = "nvptx64"))]
+    {
+        let _ = (format, args);
+        gpu_only("vprintf")
+    }
+}

@@ -269,4 +269,17 @@ unsafe impl<const P: u32, const C: u32> PipelineBackend for AmdCounterBackend<P,
     unsafe fn empty_handle(&self, stage: u32) -> CounterRef {
         self.empty.offset(stage)
     }
+
+    // The counters are exact arrival counts: they are their own shadows.
+    #[cfg(feature = "checked")]
+    #[inline(always)]
+    unsafe fn arrivals_full(&self, stage: u32) -> u32 {
+        self.full.offset(stage).load()
+    }
+
+    #[cfg(feature = "checked")]
+    #[inline(always)]
+    unsafe fn arrivals_empty(&self, stage: u32) -> u32 {
+        self.empty.offset(stage).load()
+    }
 }

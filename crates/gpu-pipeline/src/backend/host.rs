@@ -87,6 +87,18 @@ impl HostMbarrier {
         (phase & 1) != (parity & 1)
     }
 
+    /// The arrivals since `init`, modulo 2^32: `phase * expected + (expected - pending)`; the
+    /// model's state is an exact count, so it is its own shadow in checked builds.
+    #[must_use]
+    pub fn arrivals(&self) -> u32 {
+        let word = self.word().load(Ordering::Acquire);
+        let phase = (word >> PHASE_SHIFT) as u32;
+        let pending = (word & PENDING_MASK) as u32;
+        phase
+            .wrapping_mul(self.expected)
+            .wrapping_add(self.expected - pending)
+    }
+
     /// Blocks until [`try_wait_parity`](Self::try_wait_parity) holds.
     pub fn wait_parity(&self, parity: u32) {
         let mut round = 0;
@@ -200,6 +212,16 @@ unsafe impl<const P: u32, const C: u32> PipelineBackend for HostMbarBackend<P, C
 
     unsafe fn empty_handle(&self, stage: u32) -> HostMbarrier {
         self.empty_at(stage)
+    }
+
+    #[cfg(feature = "checked")]
+    unsafe fn arrivals_full(&self, stage: u32) -> u32 {
+        self.full_at(stage).arrivals()
+    }
+
+    #[cfg(feature = "checked")]
+    unsafe fn arrivals_empty(&self, stage: u32) -> u32 {
+        self.empty_at(stage).arrivals()
     }
 }
 
@@ -342,5 +364,15 @@ unsafe impl<const P: u32, const C: u32> PipelineBackend for HostCounterBackend<P
 
     unsafe fn empty_handle(&self, stage: u32) -> HostCounterSignal {
         self.empty_at(stage)
+    }
+
+    #[cfg(feature = "checked")]
+    unsafe fn arrivals_full(&self, stage: u32) -> u32 {
+        self.full_at(stage).value() as u32
+    }
+
+    #[cfg(feature = "checked")]
+    unsafe fn arrivals_empty(&self, stage: u32) -> u32 {
+        self.empty_at(stage).value() as u32
     }
 }

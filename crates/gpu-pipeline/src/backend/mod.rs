@@ -68,6 +68,10 @@ pub use crate::counter::MAX_COUNTER_ARRIVALS;
 /// - **No reset.** Nothing but `init` reinitialises a signal; arrivals are never lost.
 /// - **Constants.** `1 <= PRODUCER_ARRIVALS, CONSUMER_ARRIVALS <= MAX_ARRIVALS`, checked at
 ///   compile time in [`new`](Self::new) (use [`check_arrive_counts`]).
+/// - **Shadows (checked builds).** `arrivals_full`/`arrivals_empty` count every arrival made
+///   through the backend and the handles it gives out; each thread's count is updated before
+///   its barrier arrival (the release), so a waiter whose wait returned reads at least the
+///   arrivals of the lap it waited for. `init` zeroes them.
 pub unsafe trait PipelineBackend: Copy {
     /// One barrier's storage in shared memory (an mbarrier object, a 64-bit counter).
     type Storage;
@@ -82,11 +86,21 @@ pub unsafe trait PipelineBackend: Copy {
     /// The largest arrive count this backend's hardware accepts.
     const MAX_ARRIVALS: u32;
 
-    /// The number of `Storage` elements a pipeline of `stages` stages needs: `2 * stages`.
+    /// `Storage` elements per stage that checked builds add for arrival shadows (NVIDIA: one
+    /// 8-byte element, the two 32-bit shadows of a stage's barriers). 0 for backends whose
+    /// signals are readable arrival counts.
+    const SHADOW_ELEMS_PER_STAGE: usize = 0;
+
+    /// The number of `Storage` elements the backend uses for `stages` stages: `2 * stages`, plus
+    /// `stages * SHADOW_ELEMS_PER_STAGE` in checked builds.
     #[inline(always)]
     #[must_use]
     fn storage_elems(stages: usize) -> usize {
-        2 * stages
+        if cfg!(feature = "checked") {
+            (2 + Self::SHADOW_ELEMS_PER_STAGE) * stages
+        } else {
+            2 * stages
+        }
     }
 
     /// Describes the barrier storage at `storage`.
@@ -160,6 +174,25 @@ pub unsafe trait PipelineBackend: Copy {
     /// `stage < STAGES`, the `STAGES` this value was made with.
     #[must_use]
     unsafe fn empty_handle(&self, stage: u32) -> Self::Handle;
+
+    /// Checked builds: the arrivals `full[stage]` has received since `init`, modulo 2^32,
+    /// counting every arrival made through this backend and its handles.
+    ///
+    /// # Safety
+    ///
+    /// `stage < STAGES`, the `STAGES` this value was made with.
+    #[cfg(feature = "checked")]
+    #[must_use]
+    unsafe fn arrivals_full(&self, stage: u32) -> u32;
+
+    /// Checked builds: the arrivals `empty[stage]` has received since `init`, modulo 2^32.
+    ///
+    /// # Safety
+    ///
+    /// `stage < STAGES`, the `STAGES` this value was made with.
+    #[cfg(feature = "checked")]
+    #[must_use]
+    unsafe fn arrivals_empty(&self, stage: u32) -> u32;
 }
 
 /// Compile-time check of a backend's arrive counts; evaluate it from [`PipelineBackend::new`].

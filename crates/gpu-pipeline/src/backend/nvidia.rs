@@ -51,7 +51,15 @@ pub struct Mbarrier(UnsafeCell<u64>);
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct MbarrierRef {
     addr: u32,
+    /// Checked builds: the shared address of this barrier's 32-bit arrival shadow, or
+    /// [`NO_SHADOW`] for handles made from a bare address.
+    #[cfg(feature = "checked")]
+    shadow: u32,
 }
+
+/// The shadow address of a handle whose arrivals are not counted.
+#[cfg(feature = "checked")]
+const NO_SHADOW: u32 = u32::MAX;
 
 impl MbarrierRef {
     /// A handle from a `.shared::cta` address.
@@ -63,7 +71,32 @@ impl MbarrierRef {
     #[inline(always)]
     #[must_use]
     pub const unsafe fn from_shared_addr(shared_addr: u32) -> Self {
-        Self { addr: shared_addr }
+        Self {
+            addr: shared_addr,
+            #[cfg(feature = "checked")]
+            shadow: NO_SHADOW,
+        }
+    }
+
+    /// Checked builds: counts `n` arrivals in this barrier's shadow (before the arrival itself,
+    /// which is the release that publishes the count).
+    #[inline(always)]
+    fn count_arrivals(self, n: u32) {
+        #[cfg(feature = "checked")]
+        if self.shadow != NO_SHADOW {
+            // SAFETY: a shadow address comes from the backend, inside its checked storage.
+            unsafe { ptx::red_relaxed_cta_shared_add_u32(self.shadow, n) };
+        }
+        #[cfg(not(feature = "checked"))]
+        let _ = n;
+    }
+
+    /// Checked builds: the arrivals this barrier's shadow counted since `init` (modulo 2^32).
+    #[cfg(feature = "checked")]
+    #[inline(always)]
+    fn counted_arrivals(self) -> u32 {
+        // SAFETY: a shadow address comes from the backend, inside its checked storage.
+        unsafe { ptx::ld_relaxed_cta_shared_u32(self.shadow) }
     }
 
     /// The barrier's 32-bit `.shared::cta` address, for instructions this crate does not wrap.
@@ -76,6 +109,7 @@ impl MbarrierRef {
     /// One arrival by the calling thread (release, CTA scope).
     #[inline(always)]
     pub fn arrive(self) {
+        self.count_arrivals(1);
         #[cfg(target_feature = "sm_90")]
         // SAFETY: the handle's constructor guarantees an initialised mbarrier of this CTA.
         unsafe {
@@ -94,6 +128,7 @@ impl MbarrierRef {
     /// `if lane == 0 { bar.arrive_count(32) }` completes the warp's share.
     #[inline(always)]
     pub fn arrive_count(self, count: u32) {
+        self.count_arrivals(count);
         // SAFETY: the handle's constructor guarantees an initialised mbarrier of this CTA.
         unsafe { ptx::mbarrier_arrive_count(self.addr, count) }
     }
@@ -102,6 +137,7 @@ impl MbarrierRef {
     /// once (release, CTA scope). The producer side of a TMA stage with arrive count 1. sm_90.
     #[inline(always)]
     pub fn arrive_expect_tx(self, tx_bytes: u32) {
+        self.count_arrivals(1);
         // SAFETY: the handle's constructor guarantees an initialised mbarrier of this CTA.
         unsafe { ptx::mbarrier_arrive_expect_tx(self.addr, tx_bytes) }
     }
@@ -196,8 +232,14 @@ impl MbarrierRef {
     /// on its barriers.
     #[inline(always)]
     pub unsafe fn arrive_remote(self, cta_rank: u32) {
-        // SAFETY: the caller guarantees the peer exists, is initialised and is alive.
+        // SAFETY: the caller guarantees the peer exists, is initialised and is alive; its
+        // storage has the same layout, so the shadow maps to the peer's shadow.
         unsafe {
+            #[cfg(feature = "checked")]
+            if self.shadow != NO_SHADOW {
+                let remote_shadow = ptx::mapa_shared_cluster(self.shadow, cta_rank);
+                ptx::red_relaxed_cluster_shared_cluster_add_u32(remote_shadow, 1);
+            }
             let remote = ptx::mapa_shared_cluster(self.addr, cta_rank);
             ptx::mbarrier_arrive_remote(remote);
         }
@@ -277,6 +319,11 @@ pub struct NvidiaMbarBackend<
 > {
     full: u32,
     empty: u32,
+    /// Checked builds: the shadows of the full barriers, then of the empty barriers (32 bits each).
+    #[cfg(feature = "checked")]
+    shadow_full: u32,
+    #[cfg(feature = "checked")]
+    shadow_empty: u32,
     scope: PhantomData<S>,
 }
 
@@ -315,6 +362,8 @@ impl<const P: u32, const C: u32, S: MbarScope> NvidiaMbarBackend<P, C, S> {
     fn full_at(&self, stage: u32) -> MbarrierRef {
         MbarrierRef {
             addr: self.full + stage * MBARRIER_BYTES,
+            #[cfg(feature = "checked")]
+            shadow: self.shadow_full + stage * 4,
         }
     }
 
@@ -322,6 +371,8 @@ impl<const P: u32, const C: u32, S: MbarScope> NvidiaMbarBackend<P, C, S> {
     fn empty_at(&self, stage: u32) -> MbarrierRef {
         MbarrierRef {
             addr: self.empty + stage * MBARRIER_BYTES,
+            #[cfg(feature = "checked")]
+            shadow: self.shadow_empty + stage * 4,
         }
     }
 
@@ -368,6 +419,7 @@ unsafe impl<const P: u32, const C: u32, S: MbarScope> PipelineBackend
     const PRODUCER_ARRIVALS: u32 = P;
     const CONSUMER_ARRIVALS: u32 = C;
     const MAX_ARRIVALS: u32 = super::MAX_MBARRIER_ARRIVALS;
+    const SHADOW_ELEMS_PER_STAGE: usize = 1;
 
     #[inline(always)]
     unsafe fn new<const STAGES: usize>(storage: *mut Mbarrier) -> Self {
@@ -377,6 +429,10 @@ unsafe impl<const P: u32, const C: u32, S: MbarScope> PipelineBackend
         Self {
             full,
             empty: full + STAGES as u32 * MBARRIER_BYTES,
+            #[cfg(feature = "checked")]
+            shadow_full: full + 2 * STAGES as u32 * MBARRIER_BYTES,
+            #[cfg(feature = "checked")]
+            shadow_empty: full + 2 * STAGES as u32 * MBARRIER_BYTES + STAGES as u32 * 4,
             scope: PhantomData,
         }
     }
@@ -389,6 +445,12 @@ unsafe impl<const P: u32, const C: u32, S: MbarScope> PipelineBackend
                 ptx::mbarrier_init(self.full_at(stage).addr, P);
                 ptx::mbarrier_init(self.empty_at(stage).addr, C);
             }
+        }
+        // Checked builds: zero the 2 * STAGES shadows (STAGES 8-byte elements).
+        #[cfg(feature = "checked")]
+        for i in 0..STAGES as u32 {
+            // SAFETY: the caller is the only thread touching the storage now.
+            unsafe { ptx::st_shared_u64(self.shadow_full + i * 8, 0) };
         }
         // Make the initialisation visible to peer CTAs' remote arrivals as well; within a CTA
         // the block barrier the caller must issue next suffices, and this fence costs once.
@@ -434,5 +496,17 @@ unsafe impl<const P: u32, const C: u32, S: MbarScope> PipelineBackend
     #[inline(always)]
     unsafe fn empty_handle(&self, stage: u32) -> MbarrierRef {
         self.empty_at(stage)
+    }
+
+    #[cfg(feature = "checked")]
+    #[inline(always)]
+    unsafe fn arrivals_full(&self, stage: u32) -> u32 {
+        self.full_at(stage).counted_arrivals()
+    }
+
+    #[cfg(feature = "checked")]
+    #[inline(always)]
+    unsafe fn arrivals_empty(&self, stage: u32) -> u32 {
+        self.empty_at(stage).counted_arrivals()
     }
 }

@@ -1,0 +1,278 @@
+//! The broken-kernel tests of checked builds (`pipeline_suite::BROKEN`): each kernel makes a
+//! mistake that would hang; it must end within a second, trapped by the library, with a hang
+//! record that carries the expected diagnosis.
+//!
+//! A trapped kernel leaves its CUDA context unusable, so every test runs in a fresh process
+//! (this executable with `--broken-one NAME`), with a fresh context. The records go to host
+//! memory mapped into the device (`cuMemHostRegister`), which the process reads after the failed
+//! launch: device memory cannot be read any more at that point.
+
+use std::alloc::{Layout, alloc_zeroed, dealloc};
+use std::process::{Command, ExitCode, Stdio};
+use std::time::{Duration, Instant};
+
+use cudarc::driver::sys;
+use gpu_pipeline::checked::HangRecord;
+use pipeline_suite::{BROKEN, BROKEN_SMEM_BYTES, Broken};
+
+use crate::cuda::Gpu;
+
+/// Records the sink holds.
+const CAPACITY: usize = 16;
+/// A broken kernel must end this fast (from the launch to the error seen by the host).
+const LIMIT: Duration = Duration::from_secs(1);
+/// Past this, the child process is killed and the test fails (it hung).
+const CHILD_TIMEOUT: Duration = Duration::from_secs(20);
+
+/// Runs every broken test (or those whose name contains `filter`), each in a child process.
+pub fn run_all(ptx: &str, filter: Option<&str>) -> ExitCode {
+    println!("== broken kernels (checked build): each must end within 1 s with the right diagnosis");
+    let exe = match std::env::current_exe() {
+        Ok(exe) => exe,
+        Err(e) => {
+            eprintln!("error: cannot find this executable: {e}");
+            return ExitCode::from(2);
+        }
+    };
+    let (mut passed, mut failed) = (0, 0);
+    for test in BROKEN
+        .iter()
+        .filter(|t| filter.is_none_or(|f| t.name.contains(f)))
+    {
+        let child = Command::new(&exe)
+            .args(["--broken-one", test.name, "--ptx", ptx])
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn();
+        let mut child = match child {
+            Ok(child) => child,
+            Err(e) => {
+                eprintln!("error: cannot start a test process: {e}");
+                return ExitCode::from(2);
+            }
+        };
+        let start = Instant::now();
+        let status = loop {
+            match child.try_wait() {
+                Ok(Some(status)) => break Some(status),
+                Ok(None) if start.elapsed() > CHILD_TIMEOUT => {
+                    let _ = child.kill();
+                    let _ = child.wait();
+                    break None;
+                }
+                Ok(None) => std::thread::sleep(Duration::from_millis(5)),
+                Err(_) => break None,
+            }
+        };
+        let output = child.wait_with_output().ok();
+        let stdout = output
+            .as_ref()
+            .map(|o| String::from_utf8_lossy(&o.stdout).into_owned())
+            .unwrap_or_default();
+        let stderr = output
+            .as_ref()
+            .map(|o| String::from_utf8_lossy(&o.stderr).into_owned())
+            .unwrap_or_default();
+        let ok = matches!(status, Some(s) if s.success());
+        println!(
+            "{} {}  ({})",
+            if ok { "PASS" } else { "FAIL" },
+            test.name,
+            test.mistake
+        );
+        for line in stdout.lines() {
+            println!("    {line}");
+        }
+        if !ok {
+            for line in stderr.lines().take(20) {
+                println!("    stderr: {line}");
+            }
+            if status.is_none() {
+                println!(
+                    "    the test process did not end within {} s and was killed",
+                    CHILD_TIMEOUT.as_secs()
+                );
+            }
+        }
+        if ok {
+            passed += 1;
+        } else {
+            failed += 1;
+        }
+    }
+    println!("broken kernels: {passed} passed, {failed} failed");
+    if failed == 0 {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::from(1)
+    }
+}
+
+/// Host memory mapped into the device: page-aligned, registered, unregistered on drop only if
+/// the context still works (after a trap the process just ends).
+struct MappedRecords {
+    ptr: *mut HangRecord,
+    layout: Layout,
+}
+
+impl MappedRecords {
+    fn new() -> Result<(Self, u64), String> {
+        let bytes = (CAPACITY * size_of::<HangRecord>()).next_multiple_of(4096);
+        let layout = Layout::from_size_align(bytes, 4096).map_err(|e| e.to_string())?;
+        // SAFETY: a non-zero size.
+        let ptr = unsafe { alloc_zeroed(layout) }.cast::<HangRecord>();
+        if ptr.is_null() {
+            return Err("out of host memory".into());
+        }
+        let flags = sys::CU_MEMHOSTREGISTER_DEVICEMAP | sys::CU_MEMHOSTREGISTER_PORTABLE;
+        // SAFETY: `bytes` of page-aligned memory owned by this value.
+        let status = unsafe { sys::cuMemHostRegister_v2(ptr.cast(), bytes, flags) };
+        if status != sys::CUresult::CUDA_SUCCESS {
+            return Err(format!("cuMemHostRegister: {status:?}"));
+        }
+        let mut device = 0;
+        // SAFETY: the memory was registered just above with DEVICEMAP.
+        let status = unsafe { sys::cuMemHostGetDevicePointer_v2(&mut device, ptr.cast(), 0) };
+        if status != sys::CUresult::CUDA_SUCCESS {
+            return Err(format!("cuMemHostGetDevicePointer: {status:?}"));
+        }
+        Ok((Self { ptr, layout }, device))
+    }
+
+    /// The complete records, read from host memory (valid after the context failed).
+    fn complete(&self) -> Vec<HangRecord> {
+        (0..CAPACITY)
+            // SAFETY: inside the allocation; volatile because the device wrote it.
+            .map(|i| unsafe { self.ptr.add(i).read_volatile() })
+            .filter(HangRecord::is_complete)
+            .collect()
+    }
+}
+
+impl Drop for MappedRecords {
+    fn drop(&mut self) {
+        // SAFETY: registered in `new`; an error (a dead context) leaves nothing to undo.
+        unsafe {
+            let _ = sys::cuMemHostUnregister(self.ptr.cast());
+            dealloc(self.ptr.cast(), self.layout);
+        }
+    }
+}
+
+/// The child process: one broken kernel, with a fresh context. Prints what happened and the
+/// records in plain words; exit status 0 when the diagnosis is the expected one.
+pub fn run_one(ptx: &str, name: &str) -> ExitCode {
+    let Some(test) = BROKEN.iter().find(|t| t.name == name) else {
+        eprintln!("error: no broken test named `{name}`");
+        return ExitCode::from(2);
+    };
+    let verdict = match run_kernel(ptx, test) {
+        Ok(verdict) => verdict,
+        Err(message) => {
+            println!("error: {message}");
+            Err(message)
+        }
+    };
+    let code = match verdict {
+        Ok(()) => 0,
+        Err(why) => {
+            println!("wrong: {why}");
+            1
+        }
+    };
+    use std::io::Write;
+    let _ = std::io::stdout().flush();
+    // A trapped context may block in teardown: leave at once.
+    // SAFETY: ends the process; nothing is left to clean up that matters.
+    unsafe { libc::_exit(code) }
+}
+
+type Verdict = Result<(), String>;
+
+fn run_kernel(ptx: &str, test: &Broken) -> Result<Verdict, String> {
+    let gpu = Gpu::open(ptx)?;
+    let (records, device) = MappedRecords::new()?;
+    gpu.set_diagnostics_sink(device, CAPACITY as u32)?;
+    let function = gpu.function(test.name)?;
+    let start = Instant::now();
+    gpu.launch(
+        &function,
+        test.cluster,
+        test.threads,
+        test.cluster,
+        BROKEN_SMEM_BYTES,
+        &mut [],
+    )?;
+    let outcome = gpu.wait(Duration::from_secs(10));
+    let elapsed = start.elapsed();
+    let ended = match &outcome {
+        Ok(_) => "the kernel completed (no trap)".to_string(),
+        Err((true, m)) => format!("the kernel did not end: {m}"),
+        Err((false, m)) => m.clone(),
+    };
+    println!(
+        "kernel ended after {:.1} ms: {ended}",
+        elapsed.as_secs_f64() * 1e3
+    );
+    let found = records.complete();
+    println!("{} hang record(s):", found.len());
+    for record in &found {
+        for line in record.to_string().lines() {
+            println!("  {line}");
+        }
+    }
+    let mut why = Vec::new();
+    if !matches!(outcome, Err((false, _))) {
+        why.push("the kernel was not stopped by a trap".to_string());
+    }
+    if elapsed > LIMIT {
+        why.push(format!(
+            "it took {:.0} ms, more than {} ms",
+            elapsed.as_secs_f64() * 1e3,
+            LIMIT.as_millis()
+        ));
+    }
+    let expected_budget_ns = if test.budget_us == 0 {
+        u64::from(gpu_pipeline::checked::DEFAULT_WAIT_BUDGET_US) * 1000
+    } else {
+        u64::from(test.budget_us) * 1000
+    };
+    let matching = found.iter().any(|r| {
+        let role = if r.role == gpu_pipeline::checked::ROLE_PRODUCER {
+            "producer"
+        } else {
+            "consumer"
+        };
+        role == test.role
+            && format!("{:?}", r.verdict()) == test.verdict
+            && r.label == test.label
+            && r.budget_ns == expected_budget_ns
+            && test.stage_lap.is_none_or(|(s, l)| r.stage == s && r.lap == l)
+            && r.line != 0
+            && r.file().ends_with("broken.rs")
+    });
+    if !matching {
+        why.push(format!(
+            "no record says: {} {}{}, label {}, budget {} us, at a line of broken.rs",
+            test.role,
+            test.verdict,
+            test.stage_lap
+                .map(|(s, l)| format!(" on stage {s} lap {l}"))
+                .unwrap_or_default(),
+            test.label,
+            expected_budget_ns / 1000
+        ));
+    }
+    // A trapped context may fail or block in teardown: the process ends without it.
+    std::mem::forget(gpu);
+    std::mem::forget(records);
+    Ok(if why.is_empty() {
+        println!(
+            "diagnosis as expected: {} {} (label {})",
+            test.role, test.verdict, test.label
+        );
+        Ok(())
+    } else {
+        Err(why.join("; "))
+    })
+}

@@ -1,0 +1,239 @@
+//! Broken kernels of checked builds: each makes one mistake that hangs (or silently corrupts) a
+//! pipeline kernel, and must instead end within a second with a record that names it. The
+//! expected diagnoses are in `pipeline_suite::BROKEN`, which the harness checks.
+//!
+//! Every kernel is one block (or one cluster of 2): warp 0 produces, the other warps consume; only
+//! lane 0 of each warp takes part (arrive counts count those lanes). The mistakes are written the
+//! way users write them: with the safe API, passing every compile-time check.
+
+use gpu_pipeline::{
+    AmdCounterBackend, Cluster, ConsumerRole, Diagnostics, NvidiaMbarBackend, PipelineBackend,
+    ProducerConsumerPipeline, ProducerRole,
+};
+
+use crate::arch::{WARP, dynamic_smem, sync_cluster, sync_threads, thread_idx};
+
+const STAGES: usize = 2;
+
+/// A 2-stage pipeline over the dynamic shared memory, initialised with `label` and `budget_us`
+/// (0: the library's default budget) by thread 0, then a block barrier.
+#[inline(always)]
+fn pipeline<B: PipelineBackend>(label: u32, budget_us: u32) -> ProducerConsumerPipeline<STAGES, B> {
+    // SAFETY: the harness launches with `BROKEN_SMEM_BYTES`, more than the checked storage.
+    let pipe = unsafe { ProducerConsumerPipeline::<STAGES, B>::new(dynamic_smem().cast()) };
+    if thread_idx() == 0 {
+        let mut diagnostics = Diagnostics::DEFAULT;
+        diagnostics.label = label;
+        if budget_us != 0 {
+            diagnostics.wait_budget_us = budget_us;
+        }
+        // SAFETY: one thread, then the block barrier.
+        unsafe { pipe.init_with(diagnostics) };
+    }
+    sync_threads();
+    pipe
+}
+
+/// The consumer takes 2 items and never releases them (`release_without_signal` with no
+/// `arrive`); the producer blocks on `empty[0]` at lap 2.
+#[inline(always)]
+fn never_release<B: PipelineBackend>(label: u32) {
+    let tid = thread_idx();
+    let mut pipe = pipeline::<B>(label, 0);
+    if tid == 0 {
+        for _ in 0..8 {
+            pipe.produce(|_| {});
+        }
+    } else if tid == WARP {
+        for _ in 0..2 {
+            let stage = pipe.acquire_consumer();
+            // The mistake: the stage is let go without the consumer's arrival.
+            stage.release_without_signal();
+        }
+    }
+}
+
+/// The producer arrives on `full` with `arrive()` and again with `release()`.
+#[inline(always)]
+fn double_arrive<B: PipelineBackend>(label: u32) {
+    let tid = thread_idx();
+    let mut pipe = pipeline::<B>(label, 0);
+    if tid == 0 {
+        for _ in 0..8 {
+            let stage = pipe.acquire_producer();
+            stage.arrive();
+            // The mistake: `release` arrives too.
+            stage.release();
+        }
+    } else if tid == WARP {
+        for _ in 0..8 {
+            pipe.consume(|_| {});
+        }
+    }
+}
+
+/// The consumer takes 3 items, then makes a new pipeline value over the same storage (its cursor
+/// starts again at slot 0, lap 0) for 3 more; the barrier is 1 to 2 laps ahead of it.
+#[inline(always)]
+fn wrong_lap<B: PipelineBackend>(label: u32) {
+    let tid = thread_idx();
+    let mut pipe = pipeline::<B>(label, 0);
+    if tid == 0 {
+        for _ in 0..6 {
+            pipe.produce(|_| {});
+        }
+    } else if tid == WARP {
+        for _ in 0..3 {
+            pipe.consume(|_| {});
+        }
+        // The mistake: a fresh value (for "the next tile") instead of the one that kept the lap.
+        // SAFETY: the same storage, initialised above.
+        let mut again =
+            unsafe { ProducerConsumerPipeline::<STAGES, B>::new(dynamic_smem().cast()) };
+        for _ in 0..3 {
+            again.consume(|_| {});
+        }
+    }
+}
+
+/// Four consumer warps, one arriving lane each (arrive count 4); from item 1 on, warps 3 and 4
+/// take a branch that lets the stage go without arriving. The producer blocks on `empty[1]` at
+/// lap 2 with 2 of 4 arrivals.
+#[inline(always)]
+fn half_release<B: PipelineBackend>(label: u32) {
+    let tid = thread_idx();
+    let mut pipe = pipeline::<B>(label, 0);
+    if tid == 0 {
+        for _ in 0..8 {
+            pipe.produce(|_| {});
+        }
+    } else if tid % WARP == 0 {
+        let warp = tid / WARP;
+        for item in 0..8 {
+            let stage = pipe.acquire_consumer();
+            if item >= 1 && warp >= 3 {
+                // The mistake: this branch forgets the arrival.
+                stage.release_without_signal();
+            } else {
+                stage.release();
+            }
+        }
+    }
+}
+
+/// The producer makes 5 items, the consumer waits for 6 (a budget of 20 ms is given at init).
+#[inline(always)]
+fn trip_counts<B: PipelineBackend>(label: u32) {
+    let tid = thread_idx();
+    let mut pipe = pipeline::<B>(label, 20_000);
+    if tid == 0 {
+        for _ in 0..5 {
+            pipe.produce(|_| {});
+        }
+    } else if tid == WARP {
+        for _ in 0..6 {
+            pipe.consume(|_| {});
+        }
+    }
+}
+
+macro_rules! broken_kernel {
+    ($name:ident, $body:ident, $backend:ty, $label:literal) => {
+        /// A broken kernel (see the module docs and `pipeline_suite::BROKEN`).
+        #[unsafe(no_mangle)]
+        pub extern "gpu-kernel" fn $name() {
+            $body::<$backend>($label);
+        }
+    };
+}
+
+type Mbar<const C: u32> = NvidiaMbarBackend<1, C>;
+type Counter<const C: u32> = AmdCounterBackend<1, C>;
+
+broken_kernel!(broken_never_release_mbar, never_release, Mbar<1>, 11);
+broken_kernel!(broken_never_release_counter, never_release, Counter<1>, 12);
+broken_kernel!(broken_double_arrive_mbar, double_arrive, Mbar<1>, 21);
+broken_kernel!(broken_double_arrive_counter, double_arrive, Counter<1>, 22);
+broken_kernel!(broken_wrong_lap_mbar, wrong_lap, Mbar<1>, 31);
+broken_kernel!(broken_wrong_lap_counter, wrong_lap, Counter<1>, 32);
+broken_kernel!(broken_half_release_mbar, half_release, Mbar<4>, 41);
+broken_kernel!(broken_half_release_counter, half_release, Counter<4>, 42);
+broken_kernel!(broken_trip_counts_mbar, trip_counts, Mbar<1>, 51);
+broken_kernel!(broken_trip_counts_counter, trip_counts, Counter<1>, 52);
+
+/// A cluster of 2 with a 1-stage ring in CTA 0: its warp 0 produces; lane 0 of warp 1 of *each*
+/// CTA consumes (arrive count 2), CTA 1's releasing remotely on CTA 0's `empty` barrier. CTA 0's
+/// producer signals CTA 1's `full` barrier remotely. CTA 1's consumer leaves after its third item
+/// without releasing it (an early exit on a boundary check), so CTA 0's producer waits on
+/// `empty[0]` at lap 4 with 1 of 2 arrivals. With one stage the producer never signals CTA 1
+/// after it left.
+#[unsafe(no_mangle)]
+pub extern "gpu-kernel" fn broken_cluster_peer_exits() {
+    type B = NvidiaMbarBackend<1, 2, Cluster>;
+    let tid = thread_idx();
+    let rank = gpu_pipeline::arch::nvptx::cluster_ctarank();
+    // SAFETY: the harness launches with `BROKEN_SMEM_BYTES`.
+    let mut pipe = unsafe { ProducerConsumerPipeline::<1, B>::new(dynamic_smem().cast()) };
+    if tid == 0 {
+        let mut diagnostics = Diagnostics::DEFAULT;
+        diagnostics.label = 61;
+        // SAFETY: one thread per CTA; the cluster barrier follows.
+        unsafe { pipe.init_with(diagnostics) };
+    }
+    sync_cluster();
+    if tid == 0 && rank == 0 {
+        for _ in 0..8 {
+            let stage = pipe.acquire_producer();
+            // SAFETY: CTA 1 is alive: with one stage, this wait needed its release of the
+            // previous item, made before it waits for this one.
+            unsafe { stage.barrier().arrive_remote(1) };
+            stage.release();
+        }
+    } else if tid == WARP {
+        for item in 0..8 {
+            if rank == 0 {
+                pipe.consume(|_| {});
+            } else {
+                let stage = pipe.acquire_consumer();
+                if item == 2 {
+                    // The mistake: an early exit that skips this stage's release.
+                    stage.release_without_signal();
+                    return;
+                }
+                // SAFETY: CTA 0 is alive (it is the one that waits).
+                unsafe { stage.barrier().arrive_remote(0) };
+                stage.release_without_signal();
+            }
+        }
+    }
+}
+
+/// `RolePipeline`: the consumer takes 2 stages and never releases them; the producer's `acquire`
+/// runs out of budget on stage 0 at lap 2 (role barriers are bounded, not shadowed).
+#[unsafe(no_mangle)]
+pub extern "gpu-kernel" fn broken_role_never_release() {
+    let tid = thread_idx();
+    let base = dynamic_smem().cast::<gpu_pipeline::Mbarrier>();
+    let consumer_barriers = base.wrapping_add(STAGES);
+    if tid == 0 {
+        // SAFETY: the harness launches with `BROKEN_SMEM_BYTES`; one thread, then the barrier.
+        unsafe { ProducerRole::<STAGES>::new(base, consumer_barriers).init::<1, 1>() };
+    }
+    sync_threads();
+    if tid == 0 {
+        // SAFETY: as above.
+        let mut producer = unsafe { ProducerRole::<STAGES>::new(base, consumer_barriers) };
+        for _ in 0..8 {
+            producer.acquire();
+            producer.commit();
+        }
+    } else if tid == WARP {
+        // SAFETY: as above.
+        let mut consumer = unsafe { ConsumerRole::<STAGES>::new(base, consumer_barriers) };
+        for _ in 0..2 {
+            consumer.wait();
+            // The mistake: a step without `release`.
+            consumer.step();
+        }
+    }
+}
