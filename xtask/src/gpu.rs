@@ -66,7 +66,8 @@ pub const KERNELS: &str = "tests/kernels";
 pub fn build_checked(sh: &Shell) -> Result<PathBuf> {
     let start = Instant::now();
     let target = &NVPTX;
-    let output = target.cargo_build_output_in(sh, KERNELS, &["--features", "checked"], &checked_dir())?;
+    let output =
+        target.cargo_build_output_in(sh, KERNELS, &["--features", "checked"], &checked_dir())?;
     if !output.status.success() {
         eprintln!("{}", String::from_utf8_lossy(&output.stderr));
         return Err("building the checked kernels (sm_90, --features checked) failed".into());

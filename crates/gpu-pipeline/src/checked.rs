@@ -392,11 +392,7 @@ impl fmt::Display for HangRecord {
             self.column
         )?;
         writeln!(f)?;
-        write!(
-            f,
-            "  waited on {signal}[{}]",
-            self.stage
-        )?;
+        write!(f, "  waited on {signal}[{}]", self.stage)?;
         if self.sub_stage != NO_SUB_STAGE {
             write!(f, " sub-stage {}", self.sub_stage)?;
         }
@@ -447,10 +443,7 @@ impl fmt::Display for HangRecord {
             Verdict::ExtraArrivals => write!(
                 f,
                 "  {} arrivals more than this lap completes with (shadow count {}, expected exactly {}, {} per lap): {other} threads arrived more than once per stage (a double release or signal), or this {role}'s lap is behind the barrier's (a wrong start lap, a pipeline value re-created mid-kernel, a missed step)",
-                -missing,
-                self.observed,
-                self.expected,
-                self.per_phase
+                -missing, self.observed, self.expected, self.per_phase
             )?,
             Verdict::CountedButIncomplete => write!(
                 f,
@@ -491,7 +484,10 @@ pub struct DiagnosticsSink {
 pub const DIAGNOSTICS_SYMBOL: &str = "GPU_PIPELINE_DIAGNOSTICS";
 
 /// The device global of checked GPU builds: see [`DiagnosticsSink`].
-#[cfg(all(feature = "checked", any(target_arch = "nvptx64", target_arch = "amdgpu")))]
+#[cfg(all(
+    feature = "checked",
+    any(target_arch = "nvptx64", target_arch = "amdgpu")
+))]
 #[unsafe(no_mangle)]
 pub static mut GPU_PIPELINE_DIAGNOSTICS: DiagnosticsSink = DiagnosticsSink {
     records: core::ptr::null_mut(),
@@ -707,7 +703,10 @@ pub(crate) fn fail(report: &Report) -> ! {
 /// # Safety
 ///
 /// The host set `GPU_PIPELINE_DIAGNOSTICS` to null or to `capacity` writable records.
-#[cfg(all(feature = "checked", any(target_arch = "nvptx64", target_arch = "amdgpu")))]
+#[cfg(all(
+    feature = "checked",
+    any(target_arch = "nvptx64", target_arch = "amdgpu")
+))]
 unsafe fn publish(record: &HangRecord) {
     use core::ptr::{addr_of, addr_of_mut};
     use core::sync::atomic::{AtomicU32, Ordering};
@@ -862,13 +861,16 @@ impl DiagnosticsWord {
     /// Only the initialising thread, before the block barrier.
     #[inline(always)]
     pub(crate) unsafe fn store(self, value: u64) {
-        #[cfg(not(any(target_arch = "nvptx64", target_arch = "amdgpu")))]
+        // Relaxed atomics, not volatile accesses, off NVIDIA: LLVM keeps inferring the LDS
+        // address space of atomics on AMD (a volatile access through a generic pointer stays
+        // `flat_*`). On NVIDIA, Rust atomics are system scope: a plain volatile access suffices.
+        #[cfg(not(target_arch = "nvptx64"))]
         // SAFETY: the word is valid (`new`) and 8-byte aligned.
         unsafe {
             core::sync::atomic::AtomicU64::from_ptr(self.word)
                 .store(value, core::sync::atomic::Ordering::Relaxed);
         }
-        #[cfg(any(target_arch = "nvptx64", target_arch = "amdgpu"))]
+        #[cfg(target_arch = "nvptx64")]
         // SAFETY: the word is valid (`new`); no other thread reads it before the block barrier.
         unsafe {
             self.word.write_volatile(value);
@@ -878,13 +880,13 @@ impl DiagnosticsWord {
     /// The word `init` stored.
     #[inline(always)]
     pub(crate) fn load(self) -> u64 {
-        #[cfg(not(any(target_arch = "nvptx64", target_arch = "amdgpu")))]
+        #[cfg(not(target_arch = "nvptx64"))]
         // SAFETY: the word is valid (`new`) and 8-byte aligned.
         return unsafe {
             core::sync::atomic::AtomicU64::from_ptr(self.word)
                 .load(core::sync::atomic::Ordering::Relaxed)
         };
-        #[cfg(any(target_arch = "nvptx64", target_arch = "amdgpu"))]
+        #[cfg(target_arch = "nvptx64")]
         // SAFETY: the word is valid (`new`) and was written before the block barrier.
         return unsafe { self.word.read_volatile() };
     }

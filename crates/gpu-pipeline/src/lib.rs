@@ -91,7 +91,8 @@
     any(target_arch = "nvptx64", target_arch = "amdgpu"),
     feature(asm_experimental_arch)
 )]
-#![cfg_attr(target_arch = "amdgpu", feature(stdarch_amdgpu))]
+#![cfg_attr(target_arch = "amdgpu", feature(stdarch_amdgpu, link_llvm_intrinsics))]
+#![cfg_attr(target_arch = "amdgpu", allow(internal_features))]
 #![deny(missing_docs)]
 #![warn(clippy::undocumented_unsafe_blocks)]
 
@@ -112,13 +113,13 @@ pub mod stage;
 
 #[cfg(any(target_arch = "nvptx64", target_arch = "amdgpu", feature = "std", test))]
 pub use backend::DefaultBackend;
-pub use checked::Diagnostics;
 pub use backend::{
     AmdCounterBackend, Cluster, CounterRef, Cta, MbarScope, Mbarrier, MbarrierRef,
     NvidiaMbarBackend, PipelineBackend, fence_proxy_async, lds_data_fence,
 };
 #[cfg(any(feature = "std", test))]
 pub use backend::{HostCounterBackend, HostCounterSignal, HostMbarBackend, HostMbarrier};
+pub use checked::Diagnostics;
 pub use cursor::{Consumer, Cursor, Producer, Side};
 pub use epilogue::EpiLoadPipeline;
 pub use pipeline::ProducerConsumerPipeline;

@@ -94,10 +94,7 @@ impl<const STAGES: usize, B: PipelineBackend> ProducerConsumerPipeline<STAGES, B
             // SAFETY: the diagnostics word is the last of the STORAGE_ELEMS 8-byte elements.
             #[cfg(feature = "checked")]
             diagnostics: unsafe {
-                DiagnosticsWord::new(
-                    storage.cast(),
-                    storage.add(Self::STORAGE_ELEMS - 1).cast(),
-                )
+                DiagnosticsWord::new(storage.cast(), storage.add(Self::STORAGE_ELEMS - 1).cast())
             },
         }
     }
@@ -166,13 +163,36 @@ impl<const STAGES: usize, B: PipelineBackend> ProducerConsumerPipeline<STAGES, B
         {
             let _ = ticks;
             let location = Location::caller();
+            // The slow path gets copies, never `&self`: a pipeline whose address escapes to a
+            // non-inlined function loses LLVM's address-space inference (flat atomics on AMD).
+            let (backend, diagnostics) = (self.backend, self.diagnostics);
             checked::bounded_wait(
                 // SAFETY: a cursor's stage is always below STAGES.
-                || unsafe { self.backend.try_full(stage, lap) },
-                || self.diagnostics.load(),
-                |elapsed| self.fail(ROLE_CONSUMER, Fault::Timeout, call, elapsed, location),
+                move || unsafe { backend.try_full(stage, lap) },
+                move || diagnostics.load(),
+                move |elapsed| {
+                    fail::<STAGES, B>(
+                        backend,
+                        diagnostics,
+                        ROLE_CONSUMER,
+                        stage,
+                        lap,
+                        Fault::Timeout,
+                        call,
+                        elapsed,
+                        location,
+                    )
+                },
             );
-            self.check_count(ROLE_CONSUMER, call, location);
+            check_count::<STAGES, B>(
+                backend,
+                diagnostics,
+                ROLE_CONSUMER,
+                stage,
+                lap,
+                call,
+                location,
+            );
         }
     }
 
@@ -200,7 +220,15 @@ impl<const STAGES: usize, B: PipelineBackend> ProducerConsumerPipeline<STAGES, B
         };
         #[cfg(feature = "checked")]
         if ready {
-            self.check_count(ROLE_CONSUMER, Call::TryWaitProducer, Location::caller());
+            check_count::<STAGES, B>(
+                self.backend,
+                self.diagnostics,
+                ROLE_CONSUMER,
+                self.consumer.stage(),
+                self.consumer.lap(),
+                Call::TryWaitProducer,
+                Location::caller(),
+            );
         }
         ready
     }
@@ -312,13 +340,36 @@ impl<const STAGES: usize, B: PipelineBackend> ProducerConsumerPipeline<STAGES, B
         {
             let _ = ticks;
             let location = Location::caller();
+            // The slow path gets copies, never `&self`: a pipeline whose address escapes to a
+            // non-inlined function loses LLVM's address-space inference (flat atomics on AMD).
+            let (backend, diagnostics) = (self.backend, self.diagnostics);
             checked::bounded_wait(
                 // SAFETY: a cursor's stage is always below STAGES.
-                || unsafe { self.backend.try_empty(stage, lap) },
-                || self.diagnostics.load(),
-                |elapsed| self.fail(ROLE_PRODUCER, Fault::Timeout, call, elapsed, location),
+                move || unsafe { backend.try_empty(stage, lap) },
+                move || diagnostics.load(),
+                move |elapsed| {
+                    fail::<STAGES, B>(
+                        backend,
+                        diagnostics,
+                        ROLE_PRODUCER,
+                        stage,
+                        lap,
+                        Fault::Timeout,
+                        call,
+                        elapsed,
+                        location,
+                    )
+                },
             );
-            self.check_count(ROLE_PRODUCER, call, location);
+            check_count::<STAGES, B>(
+                backend,
+                diagnostics,
+                ROLE_PRODUCER,
+                stage,
+                lap,
+                call,
+                location,
+            );
         }
     }
 
@@ -341,7 +392,15 @@ impl<const STAGES: usize, B: PipelineBackend> ProducerConsumerPipeline<STAGES, B
         };
         #[cfg(feature = "checked")]
         if ready {
-            self.check_count(ROLE_PRODUCER, Call::TryWaitConsumer, Location::caller());
+            check_count::<STAGES, B>(
+                self.backend,
+                self.diagnostics,
+                ROLE_PRODUCER,
+                self.producer.stage(),
+                self.producer.lap(),
+                Call::TryWaitConsumer,
+                Location::caller(),
+            );
         }
         ready
     }
@@ -457,71 +516,6 @@ impl<const STAGES: usize, B: PipelineBackend> ProducerConsumerPipeline<STAGES, B
         unsafe { self.backend.empty_handle(stage) }
     }
 
-    // ---------------------------------------------------------------- checked builds
-
-    /// The expected and counted arrivals of the barrier `role` waits on now, and its count per
-    /// phase: `full[s]` after consumer lap `p` is `(p + 1) * P` exactly, `empty[s]` before
-    /// producer lap `q` is `(q - 1) * C` exactly (see the `checked` module for why).
-    #[cfg(feature = "checked")]
-    #[inline(always)]
-    fn counts(&self, role: u32) -> (u32, u32, u32, u32, u32) {
-        if role == ROLE_CONSUMER {
-            let (stage, lap) = (self.consumer.stage(), self.consumer.lap());
-            let expected = crate::counter::full_threshold(lap, B::PRODUCER_ARRIVALS);
-            // SAFETY: a cursor's stage is always below STAGES.
-            let observed = unsafe { self.backend.arrivals_full(stage) };
-            (stage, lap, expected, observed, B::PRODUCER_ARRIVALS)
-        } else {
-            let (stage, lap) = (self.producer.stage(), self.producer.lap());
-            let expected = crate::counter::empty_threshold(lap, B::CONSUMER_ARRIVALS);
-            // SAFETY: a cursor's stage is always below STAGES.
-            let observed = unsafe { self.backend.arrivals_empty(stage) };
-            (stage, lap, expected, observed, B::CONSUMER_ARRIVALS)
-        }
-    }
-
-    /// After a successful wait: the counted arrivals must be exactly those of the awaited lap.
-    #[cfg(feature = "checked")]
-    #[inline(always)]
-    fn check_count(&self, role: u32, call: Call, location: &'static Location<'static>) {
-        let (_, _, expected, observed, _) = self.counts(role);
-        if observed != expected {
-            self.fail(role, Fault::WrongCount, call, 0, location);
-        }
-    }
-
-    /// Stops the kernel with a record of this pipeline's state for `role`.
-    #[cfg(feature = "checked")]
-    #[cold]
-    #[inline(never)]
-    fn fail(
-        &self,
-        role: u32,
-        fault: Fault,
-        call: Call,
-        elapsed_ns: u64,
-        location: &'static Location<'static>,
-    ) -> ! {
-        let (stage, lap, expected, observed, per_phase) = self.counts(role);
-        checked::fail(&checked::Report {
-            fault,
-            call,
-            role,
-            diagnostics: self.diagnostics.load(),
-            storage: self.diagnostics.storage(),
-            stages: STAGES as u32,
-            stage,
-            sub_stage: NO_SUB_STAGE,
-            lap,
-            per_phase,
-            expected,
-            observed,
-            tracked: true,
-            elapsed_ns,
-            location,
-        })
-    }
-
     // ---------------------------------------------------------------- tests
 
     /// Constructs a pipeline with cursors at given places, for the crate's own wrap tests.
@@ -537,6 +531,94 @@ impl<const STAGES: usize, B: PipelineBackend> ProducerConsumerPipeline<STAGES, B
             consumer,
         }
     }
+}
+
+// ---------------------------------------------------------------- checked builds
+
+/// The expected and counted arrivals of the barrier `role` waits on at (`stage`, `lap`), and its
+/// count per phase: `full[s]` after consumer lap `p` is `(p + 1) * P` exactly, `empty[s]` before
+/// producer lap `q` is `(q - 1) * C` exactly (see the `checked` module for why).
+#[cfg(feature = "checked")]
+#[inline(always)]
+fn counts<B: PipelineBackend>(backend: B, role: u32, stage: u32, lap: u32) -> (u32, u32, u32) {
+    // SAFETY: the callers pass a cursor's stage, below STAGES.
+    unsafe {
+        if role == ROLE_CONSUMER {
+            let expected = crate::counter::full_threshold(lap, B::PRODUCER_ARRIVALS);
+            (expected, backend.arrivals_full(stage), B::PRODUCER_ARRIVALS)
+        } else {
+            let expected = crate::counter::empty_threshold(lap, B::CONSUMER_ARRIVALS);
+            (
+                expected,
+                backend.arrivals_empty(stage),
+                B::CONSUMER_ARRIVALS,
+            )
+        }
+    }
+}
+
+/// After a successful wait: the counted arrivals must be exactly those of the awaited lap.
+#[cfg(feature = "checked")]
+#[inline(always)]
+fn check_count<const STAGES: usize, B: PipelineBackend>(
+    backend: B,
+    diagnostics: DiagnosticsWord,
+    role: u32,
+    stage: u32,
+    lap: u32,
+    call: Call,
+    location: &'static Location<'static>,
+) {
+    let (expected, observed, _) = counts(backend, role, stage, lap);
+    if observed != expected {
+        fail::<STAGES, B>(
+            backend,
+            diagnostics,
+            role,
+            stage,
+            lap,
+            Fault::WrongCount,
+            call,
+            0,
+            location,
+        );
+    }
+}
+
+/// Stops the kernel with a record of the pipeline's state for `role` at (`stage`, `lap`).
+#[cfg(feature = "checked")]
+#[cold]
+#[inline(never)]
+#[allow(clippy::too_many_arguments)]
+fn fail<const STAGES: usize, B: PipelineBackend>(
+    backend: B,
+    diagnostics: DiagnosticsWord,
+    role: u32,
+    stage: u32,
+    lap: u32,
+    fault: Fault,
+    call: Call,
+    elapsed_ns: u64,
+    location: &'static Location<'static>,
+) -> ! {
+    let (expected, observed, per_phase) = counts(backend, role, stage, lap);
+    checked::fail(&checked::Report {
+        fault,
+        call,
+        role,
+        diagnostics: diagnostics.load(),
+        storage: diagnostics.storage(),
+        stages: STAGES as u32,
+        stage,
+        sub_stage: NO_SUB_STAGE,
+        lap,
+        per_phase,
+        expected,
+        observed,
+        tracked: true,
+        elapsed_ns,
+        location,
+    })
 }
 
 /// Checked builds keep the diagnostics word in one storage element: it must be 8 bytes.

@@ -342,7 +342,11 @@ impl<const STAGES: usize, const PS: usize, const CS: usize, const G: u32>
     #[inline(always)]
     pub fn acquire(&self) {
         for sub in 0..CS as u32 {
-            self.wait_on(self.consumer_at(sub), sub, crate::checked::Call::RoleAcquire);
+            self.wait_on(
+                self.consumer_at(sub),
+                sub,
+                crate::checked::Call::RoleAcquire,
+            );
         }
     }
 

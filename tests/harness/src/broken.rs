@@ -26,7 +26,9 @@ const CHILD_TIMEOUT: Duration = Duration::from_secs(20);
 
 /// Runs every broken test (or those whose name contains `filter`), each in a child process.
 pub fn run_all(ptx: &str, filter: Option<&str>) -> ExitCode {
-    println!("== broken kernels (checked build): each must end within 1 s with the right diagnosis");
+    println!(
+        "== broken kernels (checked build): each must end within 1 s with the right diagnosis"
+    );
     let exe = match std::env::current_exe() {
         Ok(exe) => exe,
         Err(e) => {
@@ -247,7 +249,9 @@ fn run_kernel(ptx: &str, test: &Broken) -> Result<Verdict, String> {
             && format!("{:?}", r.verdict()) == test.verdict
             && r.label == test.label
             && r.budget_ns == expected_budget_ns
-            && test.stage_lap.is_none_or(|(s, l)| r.stage == s && r.lap == l)
+            && test
+                .stage_lap
+                .is_none_or(|(s, l)| r.stage == s && r.lap == l)
             && r.line != 0
             && r.file().ends_with("broken.rs")
     });

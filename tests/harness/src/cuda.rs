@@ -96,10 +96,9 @@ impl Gpu {
     /// records at device address `records` (host memory mapped into the device).
     pub fn set_diagnostics_sink(&self, records: u64, capacity: u32) -> Result<(), String> {
         let symbol = gpu_pipeline::checked::DIAGNOSTICS_SYMBOL;
-        let mut view = self
-            .module
-            .get_global(symbol, &self.stream)
-            .map_err(|e| format!("`{symbol}` is not in the module (not a checked build?): {e:?}"))?;
+        let mut view = self.module.get_global(symbol, &self.stream).map_err(|e| {
+            format!("`{symbol}` is not in the module (not a checked build?): {e:?}")
+        })?;
         // The `DiagnosticsSink` layout: records pointer, capacity, next.
         let mut sink = [0u8; 16];
         sink[..8].copy_from_slice(&records.to_le_bytes());

@@ -132,7 +132,10 @@ fn double_arrive<B: HostBackend>() {
     expect(
         "double_arrive",
         result,
-        &["consumer in `consume`", "arrivals more than this lap completes with"],
+        &[
+            "consumer in `consume`",
+            "arrivals more than this lap completes with",
+        ],
     );
 }
 
