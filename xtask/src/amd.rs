@@ -147,6 +147,57 @@ fn check_probes(
 }
 
 /// A ROCm runtime on this machine, if any.
+/// Mangled-name parts of the checked build's slow paths, which run only after a wait's first
+/// probe failed: the reporting functions, the bounded polling loop, and the probe closures it
+/// calls out of line.
+const SLOW_PATHS: [&str; 5] = [
+    "7checked4fail",
+    "8pipeline4fail",
+    "9slow_wait",
+    "12wait_full_ass",
+    "13wait_empty_ass",
+];
+
+/// The checked build (hang diagnostics): the clock is the real-time counter, a hang ends in
+/// `s_trap 2`, and `flat_*` accesses (generic pointers) appear only in the slow paths
+/// ([`SLOW_PATHS`]), never in a kernel's own code.
+fn check_checked_disassembly(target: &GpuTarget, text: &str) -> Result<Vec<String>> {
+    let clock = if target.cpu.starts_with("gfx11") {
+        "sendmsg(MSG_RTN_GET_REALTIME)"
+    } else {
+        "s_memrealtime"
+    };
+    if !text.contains(clock) {
+        return Err(format!(
+            "{}: checked build: no `{clock}` (the wait budget's clock)",
+            target.cpu
+        ));
+    }
+    if !text.contains("s_trap 2") {
+        return Err(format!(
+            "{}: checked build: no `s_trap 2` (how a hang ends)",
+            target.cpu
+        ));
+    }
+    let mut function = String::new();
+    for line in text.lines() {
+        if let Some(name) = line.strip_prefix('<').and_then(|l| l.strip_suffix(">:")) {
+            function = name.to_string();
+        } else if line.trim_start().starts_with("flat_")
+            && !SLOW_PATHS.iter().any(|name| function.contains(name))
+        {
+            return Err(format!(
+                "{}: checked build: `{}` outside the reporting paths, in {function}",
+                target.cpu,
+                line.trim()
+            ));
+        }
+    }
+    Ok(vec![format!(
+        "checked build: `{clock}` clock, `s_trap 2`, flat_* only in the slow paths (after a failed probe)"
+    )])
+}
+
 fn rocm_runtime() -> Option<&'static str> {
     ["/dev/kfd", "/opt/rocm/lib/libamdhip64.so"]
         .into_iter()
@@ -169,6 +220,11 @@ pub fn test(sh: &Shell, bless: bool) -> Result {
             println!("  ok   {:<8} {line}", target.cpu);
         }
         snapshots::compare(sh, target.cpu, "s", &probes, bless)?;
+        let checked = crate::gpu::build_checked_for(sh, target)?;
+        let checked_text = snapshots::amd_disassembly(sh, target, &checked)?;
+        for line in check_checked_disassembly(target, &checked_text)? {
+            println!("  ok   {:<8} {line}", target.cpu);
+        }
     }
 
     println!(

@@ -62,6 +62,26 @@ pub const AMD: [GpuTarget; 3] = [
 /// The device-kernel crate: a no_std dependent of the library.
 pub const KERNELS: &str = "tests/kernels";
 
+/// Builds the kernels for `target` with the `checked` feature, into `target/gpu/<cpu>-checked`,
+/// and returns the artifact.
+pub fn build_checked_for(sh: &Shell, target: &GpuTarget) -> Result<PathBuf> {
+    let dir = crate::root()
+        .join("target/gpu")
+        .join(format!("{}-checked", target.cpu));
+    let output = target.cargo_build_output_in(sh, KERNELS, &["--features", "checked"], &dir)?;
+    if !output.status.success() {
+        eprintln!("{}", String::from_utf8_lossy(&output.stderr));
+        return Err(format!(
+            "building the checked kernels for {} failed",
+            target.cpu
+        ));
+    }
+    Ok(dir
+        .join(target.triple)
+        .join("release")
+        .join(format!("pipeline_kernels.{}", target.extension)))
+}
+
 /// Builds the kernels with the `checked` feature into `target/gpu/sm_90-checked`.
 pub fn build_checked(sh: &Shell) -> Result<PathBuf> {
     let start = Instant::now();
@@ -188,6 +208,7 @@ pub fn build_all(sh: &Shell) -> Result<Vec<String>> {
     let mut artifacts = vec![
         build(sh, &NVPTX)?.display().to_string(),
         build(sh, &NVPTX_SM100A)?.display().to_string(),
+        build_checked(sh)?.display().to_string(),
     ];
     for target in &AMD {
         artifacts.push(build(sh, target)?.display().to_string());

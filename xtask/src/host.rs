@@ -22,18 +22,32 @@ pub fn lint(sh: &Shell) -> Result {
     cmd!(sh, "cargo clippy --workspace --all-targets -- -D warnings")
         .run()
         .map_err(|_| "clippy found problems (above)".to_string())?;
+    cmd!(
+        sh,
+        "cargo clippy --workspace --all-targets --features gpu-pipeline/checked,protocol-tests/checked -- -D warnings"
+    )
+    .run()
+    .map_err(|_| "clippy found problems with the `checked` feature (above)".to_string())?;
     println!("  fmt and clippy clean");
     Ok(())
 }
 
 /// The host tests: library unit tests and doc tests, the protocol tests (stress, traces, drop
 /// checks) on both host backends, the harness and xtask tests. Release mode: the stress tests
-/// move over 100,000 items per configuration.
+/// move over 100,000 items per configuration. Then the library's unit tests and the broken
+/// protocols of `tests/host/tests/checked.rs` with the `checked` feature.
 pub fn test(sh: &Shell) -> Result {
     println!("running the host tests:");
     cmd!(sh, "cargo test --workspace --release")
         .run()
-        .map_err(|_| "host tests failed (above)".to_string())
+        .map_err(|_| "host tests failed (above)".to_string())?;
+    println!("running the host tests of checked builds (hang diagnostics):");
+    cmd!(
+        sh,
+        "cargo test --release -p gpu-pipeline -p protocol-tests --features gpu-pipeline/std,gpu-pipeline/checked,protocol-tests/checked --lib --test checked"
+    )
+    .run()
+    .map_err(|_| "host tests of checked builds failed (above)".to_string())
 }
 
 /// The loom model checks of the protocol (`--cfg loom`, in their own target directory).
