@@ -140,6 +140,8 @@ pub enum Fault {
     /// A wait or try-wait succeeded, but the barrier's shadow count is not the exact count of the
     /// lap the waiter waited for.
     WrongCount = 2,
+    /// A pipeline value that served one side was used for the other side's call.
+    WrongRole = 3,
 }
 
 /// The library call that waited (or, for [`Fault::WrongCount`], that saw the completion).
@@ -161,6 +163,10 @@ pub enum Call {
     ProducerSignalAndStep,
     RoleAcquire,
     RoleWait,
+    ProducerSignal,
+    ConsumerSignal,
+    ProducerStep,
+    ConsumerStep,
 }
 
 impl Call {
@@ -182,13 +188,17 @@ impl Call {
             Self::ProducerSignalAndStep => "producer_signal_and_step",
             Self::RoleAcquire => "RolePipeline::acquire",
             Self::RoleWait => "RolePipeline::wait",
+            Self::ProducerSignal => "producer_signal",
+            Self::ConsumerSignal => "consumer_signal",
+            Self::ProducerStep => "producer_step",
+            Self::ConsumerStep => "consumer_step",
         }
     }
 
     /// The call whose number is `raw`, if any.
     #[must_use]
     pub const fn from_raw(raw: u32) -> Option<Self> {
-        const ALL: [Call; 14] = [
+        const ALL: [Call; 18] = [
             Call::WaitProducer,
             Call::WaitConsumer,
             Call::TryWaitProducer,
@@ -203,6 +213,10 @@ impl Call {
             Call::ProducerSignalAndStep,
             Call::RoleAcquire,
             Call::RoleWait,
+            Call::ProducerSignal,
+            Call::ConsumerSignal,
+            Call::ProducerStep,
+            Call::ConsumerStep,
         ];
         if raw >= 1 && raw as usize <= ALL.len() {
             Some(ALL[raw as usize - 1])
@@ -330,6 +344,9 @@ impl HangRecord {
     /// The diagnosis, in a few words (the first line of `Display`'s explanation).
     #[must_use]
     pub fn verdict(&self) -> Verdict {
+        if self.fault == Fault::WrongRole as u32 {
+            return Verdict::WrongRole;
+        }
         if self.tracked == 0 {
             return Verdict::NotTracked;
         }
@@ -370,6 +387,8 @@ pub enum Verdict {
     CountedButIncomplete,
     /// Arrivals are not tracked for this barrier.
     NotTracked,
+    /// One pipeline value was used for both sides.
+    WrongRole,
 }
 
 impl fmt::Display for HangRecord {
@@ -379,6 +398,7 @@ impl fmt::Display for HangRecord {
         let fault = match self.fault {
             1 => "HANG (wait budget spent)",
             2 => "WRONG ARRIVAL COUNT",
+            3 => "WRONG ROLE",
             _ => "unknown fault",
         };
         write!(
@@ -412,6 +432,10 @@ impl fmt::Display for HangRecord {
         let arrived = self.arrived_this_lap();
         let missing = i64::from(self.per_phase) - arrived;
         match self.verdict() {
+            Verdict::WrongRole => write!(
+                f,
+                "  this pipeline value was used on the {other} side before, and `{call}` is a {role} call: a value serves one side (make one value per role), or a {role} method was called by mistake (for example `producer_signal` where `consumer_signal` was meant)"
+            )?,
             Verdict::NotTracked => write!(
                 f,
                 "  the {other} side did not complete this lap of the barrier (arrivals are not counted for RolePipeline barriers)"
@@ -754,11 +778,12 @@ fn print_line(record: &HangRecord) {
         Verdict::ExtraArrivals => b"extra arrivals, or the waiter's lap is behind\0",
         Verdict::CountedButIncomplete => b"all arrivals counted, barrier incomplete\0",
         Verdict::NotTracked => b"not tracked\0",
+        Verdict::WrongRole => b"a value used for both sides\0",
     };
-    let fault: &'static [u8] = if record.fault == Fault::Timeout as u32 {
-        b"HANG\0"
-    } else {
-        b"WRONG ARRIVAL COUNT\0"
+    let fault: &'static [u8] = match record.fault {
+        1 => b"HANG\0",
+        2 => b"WRONG ARRIVAL COUNT\0",
+        _ => b"WRONG ROLE\0",
     };
     let role: &'static [u8] = if record.role == ROLE_PRODUCER {
         b"producer\0"

@@ -6,7 +6,8 @@ use crate::cursor::{Consumer, Cursor, Producer, StageCount};
 use crate::stage::{ConsumerStage, ProducerStage, StageView};
 
 #[cfg(feature = "checked")]
-use crate::checked::{self, DiagnosticsWord, Fault, NO_SUB_STAGE, ROLE_CONSUMER, ROLE_PRODUCER};
+use crate::checked::{self, DiagnosticsWord, Fault, NO_SUB_STAGE};
+use crate::checked::{ROLE_CONSUMER, ROLE_PRODUCER};
 #[cfg(feature = "checked")]
 use core::panic::Location;
 
@@ -42,6 +43,9 @@ pub struct ProducerConsumerPipeline<const STAGES: usize, B: PipelineBackend> {
     consumer: Cursor<STAGES, Consumer>,
     #[cfg(feature = "checked")]
     diagnostics: DiagnosticsWord,
+    /// Checked builds: the side this value has served (0: none yet, else `ROLE_* + 1`).
+    #[cfg(feature = "checked")]
+    side: core::cell::Cell<u32>,
 }
 
 impl<const STAGES: usize, B: PipelineBackend> ProducerConsumerPipeline<STAGES, B> {
@@ -96,6 +100,8 @@ impl<const STAGES: usize, B: PipelineBackend> ProducerConsumerPipeline<STAGES, B
             diagnostics: unsafe {
                 DiagnosticsWord::new(storage.cast(), storage.add(Self::STORAGE_ELEMS - 1).cast())
             },
+            #[cfg(feature = "checked")]
+            side: core::cell::Cell::new(0),
         }
     }
 
@@ -148,10 +154,46 @@ impl<const STAGES: usize, B: PipelineBackend> ProducerConsumerPipeline<STAGES, B
         self.wait_full_as(None, Call::WaitProducer);
     }
 
+    /// Checked builds: records that this value serves `role`'s side, and stops the kernel if it
+    /// served the other side before (the wrong-role mistake).
+    #[cfg_attr(feature = "checked", track_caller)]
+    #[inline(always)]
+    fn claim(&self, role: u32, call: Call) {
+        #[cfg(feature = "checked")]
+        {
+            let used = self.side.get();
+            if used != role + 1 {
+                if used == 0 {
+                    self.side.set(role + 1);
+                } else {
+                    let (stage, lap) = if role == ROLE_CONSUMER {
+                        (self.consumer.stage(), self.consumer.lap())
+                    } else {
+                        (self.producer.stage(), self.producer.lap())
+                    };
+                    fail::<STAGES, B>(
+                        self.backend,
+                        self.diagnostics,
+                        role,
+                        stage,
+                        lap,
+                        Fault::WrongRole,
+                        call,
+                        0,
+                        Location::caller(),
+                    );
+                }
+            }
+        }
+        #[cfg(not(feature = "checked"))]
+        let _ = (role, call);
+    }
+
     /// The consumer's wait on `full`, for `call` (checked builds: bounded, then the count check).
     #[cfg_attr(feature = "checked", track_caller)]
     #[inline(always)]
     fn wait_full_as(&self, ticks: Option<u32>, call: Call) {
+        self.claim(ROLE_CONSUMER, call);
         let (stage, lap) = (self.consumer.stage(), self.consumer.lap());
         #[cfg(not(feature = "checked"))]
         {
@@ -213,6 +255,7 @@ impl<const STAGES: usize, B: PipelineBackend> ProducerConsumerPipeline<STAGES, B
     #[inline(always)]
     #[must_use]
     pub fn try_wait_producer(&self) -> bool {
+        self.claim(ROLE_CONSUMER, Call::TryWaitProducer);
         // SAFETY: a cursor's stage is always below STAGES.
         let ready = unsafe {
             self.backend
@@ -259,15 +302,19 @@ impl<const STAGES: usize, B: PipelineBackend> ProducerConsumerPipeline<STAGES, B
 
     /// Consumer: the calling thread arrives on `empty` of the consumer's current slot
     /// (the slot may be refilled once all consumer arrivals are in). Does not step.
+    #[cfg_attr(feature = "checked", track_caller)]
     #[inline(always)]
     pub fn consumer_signal(&self) {
+        self.claim(ROLE_CONSUMER, Call::ConsumerSignal);
         // SAFETY: a cursor's stage is always below STAGES.
         unsafe { self.backend.arrive_empty(self.consumer.stage()) };
     }
 
     /// Consumer: moves to the next slot (and lap, past the last slot). Does not signal.
+    #[cfg_attr(feature = "checked", track_caller)]
     #[inline(always)]
     pub fn consumer_step(&mut self) {
+        self.claim(ROLE_CONSUMER, Call::ConsumerStep);
         self.consumer.step();
     }
 
@@ -329,6 +376,7 @@ impl<const STAGES: usize, B: PipelineBackend> ProducerConsumerPipeline<STAGES, B
     #[cfg_attr(feature = "checked", track_caller)]
     #[inline(always)]
     fn wait_empty_as(&self, ticks: Option<u32>, call: Call) {
+        self.claim(ROLE_PRODUCER, call);
         let (stage, lap) = (self.producer.stage(), self.producer.lap());
         #[cfg(not(feature = "checked"))]
         {
@@ -385,6 +433,7 @@ impl<const STAGES: usize, B: PipelineBackend> ProducerConsumerPipeline<STAGES, B
     #[inline(always)]
     #[must_use]
     pub fn try_wait_consumer(&self) -> bool {
+        self.claim(ROLE_PRODUCER, Call::TryWaitConsumer);
         // SAFETY: a cursor's stage is always below STAGES.
         let ready = unsafe {
             self.backend
@@ -431,15 +480,19 @@ impl<const STAGES: usize, B: PipelineBackend> ProducerConsumerPipeline<STAGES, B
 
     /// Producer: the calling thread arrives on `full` of the producer's current slot.
     /// Does not step.
+    #[cfg_attr(feature = "checked", track_caller)]
     #[inline(always)]
     pub fn producer_signal(&self) {
+        self.claim(ROLE_PRODUCER, Call::ProducerSignal);
         // SAFETY: a cursor's stage is always below STAGES.
         unsafe { self.backend.arrive_full(self.producer.stage()) };
     }
 
     /// Producer: moves to the next slot (and lap, past the last slot). Does not signal.
+    #[cfg_attr(feature = "checked", track_caller)]
     #[inline(always)]
     pub fn producer_step(&mut self) {
+        self.claim(ROLE_PRODUCER, Call::ProducerStep);
         self.producer.step();
     }
 

@@ -231,6 +231,35 @@ fn trip_counts<B: HostBackend>() {
     );
 }
 
+fn wrong_role<B: HostBackend>() {
+    let result = run::<B>(
+        71,
+        1,
+        |p| {
+            for _ in 0..8 {
+                p.produce(|_| {});
+            }
+        },
+        |_, p, _| {
+            for _ in 0..8 {
+                p.wait_producer();
+                // The mistake: the producer's signal where the consumer's was meant.
+                p.producer_signal();
+                p.consumer_step();
+            }
+        },
+    );
+    expect(
+        "wrong_role",
+        result,
+        &[
+            "WRONG ROLE",
+            "producer in `producer_signal`",
+            "used on the consumer side before",
+        ],
+    );
+}
+
 fn correct_ring<B: HostBackend>() {
     let (messages, _) = run::<B>(
         1,
@@ -268,6 +297,7 @@ on_both_backends! {
     consumer_restarts_at_lap_0: wrong_lap, 1;
     half_the_consumers_release: half_release, 4;
     trip_counts_differ: trip_counts, 1;
+    consumer_calls_a_producer_method: wrong_role, 1;
     correct_ring_one_consumer: correct_ring, 1;
     correct_ring_four_consumers: correct_ring, 4;
 }

@@ -137,6 +137,25 @@ fn trip_counts<B: PipelineBackend>(label: u32) {
     }
 }
 
+/// The consumer signals with `producer_signal` where `consumer_signal` was meant.
+#[inline(always)]
+fn wrong_role<B: PipelineBackend>(label: u32) {
+    let tid = thread_idx();
+    let mut pipe = pipeline::<B>(label, 0);
+    if tid == 0 {
+        for _ in 0..8 {
+            pipe.produce(|_| {});
+        }
+    } else if tid == WARP {
+        for _ in 0..8 {
+            pipe.wait_producer();
+            // The mistake: the producer's signal.
+            pipe.producer_signal();
+            pipe.consumer_step();
+        }
+    }
+}
+
 macro_rules! broken_kernel {
     ($name:ident, $body:ident, $backend:ty, $label:literal) => {
         /// A broken kernel (see the module docs and `pipeline_suite::BROKEN`).
@@ -160,6 +179,7 @@ broken_kernel!(broken_half_release_mbar, half_release, Mbar<4>, 41);
 broken_kernel!(broken_half_release_counter, half_release, Counter<4>, 42);
 broken_kernel!(broken_trip_counts_mbar, trip_counts, Mbar<1>, 51);
 broken_kernel!(broken_trip_counts_counter, trip_counts, Counter<1>, 52);
+broken_kernel!(broken_wrong_role_mbar, wrong_role, Mbar<1>, 71);
 
 /// A cluster of 2 with a 1-stage ring in CTA 0: its warp 0 produces; lane 0 of warp 1 of *each*
 /// CTA consumes (arrive count 2), CTA 1's releasing remotely on CTA 0's `empty` barrier. CTA 0's
