@@ -28,7 +28,11 @@
 //!   need `buffer_gl0_inv`); pass data through LDS. [`lds_data_fence`] is the same fence by name,
 //!   for signals made by other means.
 //! - NVIDIA: the leader's `red.release.cta` is preceded by `bar.warp.sync` over the arriving lanes,
-//!   which orders their accesses before the leader's release; waits are `ld.acquire.cta`.
+//!   which orders their accesses before the leader's release; waits are `ld.acquire.cta`. A full
+//!   warp syncs with the constant mask `0xffffffff` (lane 0 adds 32) and a lone lane does not sync
+//!   at all: a run-time mask costs ptxas's divergence check (`MATCH.ANY`, `REDUX.OR`, `BRA.DIV`)
+//!   on every arrive. The release itself is a `MEMBAR.ALL.CTA` on sm_90, whatever PTX form asks for
+//!   it: on NVIDIA this backend costs several times the hardware `mbarrier` (tests/results).
 //!   The atomics act on the low 32-bit word of each counter: sm_90 adds 32-bit shared words
 //!   natively, a 64-bit add becomes a compare-and-swap loop, and only the value modulo 2^32 matters.
 
@@ -72,16 +76,43 @@ impl CounterRef {
     /// active lanes, after the data-before-signal fence (see the module docs).
     #[inline(always)]
     pub fn arrive(self) {
+        // Why this is a release of every arriving lane's earlier accesses (PTX ISA, "Memory
+        // Consistency Model"): `bar.warp.sync` orders the memory accesses of the lanes of its mask
+        // before the accesses that follow it in each of them (PTX ISA, "bar.warp.sync": it
+        // "guarantees memory ordering among threads participating in barrier"), so they precede
+        // the leader's `red.release.cta` in causality order; the release makes them visible to any
+        // thread of the CTA whose `ld.acquire.cta` reads the new count ("Release and acquire
+        // patterns"; `red`: "Parallel Synchronization and Communication Instructions: red"). A
+        // lone arriving lane needs no warp sync: program order orders its own accesses before
+        // its release. ptxas turns the release into `MEMBAR.ALL.CTA` + `ATOMS`; every other
+        // release form measured (`fence.acq_rel.cta` + relaxed `red`, `atom.release`, and with PTX
+        // 8.6 `fence.release.cta` or `fence.release.sync_restrict::shared::cta.cluster`) gives the
+        // same `MEMBAR.ALL.CTA` or a heavier one (tests/results, the counter-ring variants).
         #[cfg(target_arch = "nvptx64")]
         {
-            let mask = arch::activemask();
-            // SAFETY: every lane of `mask` executes this same code with the same mask.
-            unsafe { arch::bar_warp_sync(mask) };
-            // The leader is the lowest arriving lane: no arriving lane below it.
-            if mask & arch::lanemask_lt() == 0 {
+            let add = |n: u32| {
                 // SAFETY: the backend's constructor guarantees a shared counter address; the low
                 // word of the little-endian counter is at that address.
-                unsafe { arch::red_release_cta_shared_add_u32(self.addr, mask.count_ones()) };
+                unsafe { arch::red_release_cta_shared_add_u32(self.addr, n) }
+            };
+            let mask = arch::activemask();
+            if mask == u32::MAX {
+                // The whole warp: the mask is a constant, so no run-time divergence check.
+                // SAFETY: all 32 lanes are here (the mask says so) and execute this same code.
+                unsafe { arch::bar_warp_sync_all() };
+                if arch::laneid() == 0 {
+                    add(32);
+                }
+            } else if mask & (mask - 1) == 0 {
+                // One lane: nobody to sync with.
+                add(1);
+            } else {
+                // SAFETY: every lane of `mask` executes this same code with the same mask.
+                unsafe { arch::bar_warp_sync(mask) };
+                // The leader is the lowest arriving lane: no arriving lane below it.
+                if mask & arch::lanemask_lt() == 0 {
+                    add(mask.count_ones());
+                }
             }
         }
         #[cfg(not(target_arch = "nvptx64"))]
