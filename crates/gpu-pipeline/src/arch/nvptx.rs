@@ -639,7 +639,7 @@ pub fn lanemask_lt() -> u32 {
 }
 
 /// `nanosleep.u32 t;`: suspends the thread for about `t` ns (at most 1 ms). Back-off for
-/// counter waits given a ticks hint.
+/// counter waits: up to the ticks hint, or `0` after a failed poll without one.
 ///
 /// PTX ISA 6.3, sm_70. PTX ISA, "Miscellaneous Instructions: nanosleep".
 #[inline(always)]

@@ -31,8 +31,10 @@
 //!   which orders their accesses before the leader's release; waits are `ld.acquire.cta`. A full
 //!   warp syncs with the constant mask `0xffffffff` (lane 0 adds 32) and a lone lane does not sync
 //!   at all: a run-time mask costs ptxas's divergence check (`MATCH.ANY`, `REDUX.OR`, `BRA.DIV`)
-//!   on every arrive. The release itself is a `MEMBAR.ALL.CTA` on sm_90, whatever PTX form asks for
-//!   it: on NVIDIA this backend costs several times the hardware `mbarrier` (tests/results).
+//!   on every arrive. Waits sleep `nanosleep 0` after each failed read (no `YIELD` spin). The
+//!   release is a `MEMBAR.ALL.CTA` on sm_90, whatever PTX form asks for it, but it is not what
+//!   costs: on NVIDIA this backend takes several times the hardware `mbarrier` per stage, mostly
+//!   in the shared-memory atomic and the polling (tests/results, the counter-ring variants).
 //!   The atomics act on the low 32-bit word of each counter: sm_90 adds 32-bit shared words
 //!   natively, a 64-bit add becomes a compare-and-swap loop, and only the value modulo 2^32 matters.
 
@@ -87,7 +89,9 @@ impl CounterRef {
         // its release. ptxas turns the release into `MEMBAR.ALL.CTA` + `ATOMS`; every other
         // release form measured (`fence.acq_rel.cta` + relaxed `red`, `atom.release`, and with PTX
         // 8.6 `fence.release.cta` or `fence.release.sync_restrict::shared::cta.cluster`) gives the
-        // same `MEMBAR.ALL.CTA` or a heavier one (tests/results, the counter-ring variants).
+        // same `MEMBAR.ALL.CTA` or a heavier one, none faster (the counter-ring variants in
+        // tests/results; without any fence, which is not a release, the ring was only about 8
+        // cycles per stage faster: the cost is in the shared-memory atomic and the polling).
         #[cfg(target_arch = "nvptx64")]
         {
             let add = |n: u32| {
@@ -156,6 +160,10 @@ impl CounterRef {
 
     /// Blocks until the counter reached `threshold`; with a ticks hint, backs off between reads
     /// (AMD `s_sleep 1`, about 64 clocks; NVIDIA `nanosleep` of at most the hint, capped at 1 µs).
+    /// Without a hint, NVIDIA still issues `nanosleep 0` after each failed read: ptxas otherwise
+    /// puts a `YIELD` in the spin loop, and the loop with `NANOSLEEP` instead was 35 to 50 cycles
+    /// per stage faster on the H200 (the counter-ring variants in tests/results). A sleep has no
+    /// memory semantics: the acquire is still the read that succeeds.
     #[inline(always)]
     pub fn wait(self, threshold: u32, ticks: Option<u32>) {
         while !self.reached(threshold) {
@@ -167,6 +175,9 @@ impl CounterRef {
                     let _ = t;
                     arch::s_sleep_1();
                 }
+            } else {
+                #[cfg(target_arch = "nvptx64")]
+                arch::nanosleep(0);
             }
         }
     }
