@@ -97,6 +97,10 @@ __device__ __forceinline__ uint32_t ld_relaxed(uint32_t addr) {
     return v;
 }
 
+__device__ __forceinline__ void st_release(uint32_t addr, uint32_t v) {
+    asm volatile("st.release.cta.shared.u32 [%0], %1;" ::"r"(addr), "r"(v) : "memory");
+}
+
 __device__ __forceinline__ void fence_acq_rel_cta() { asm volatile("fence.acq_rel.cta;" ::: "memory"); }
 __device__ __forceinline__ void fence_sc_cta() { asm volatile("fence.sc.cta;" ::: "memory"); }
 #if defined(BENCH_ONLY_RESTRICT)
@@ -174,7 +178,7 @@ struct MbarRing {
 // Counter ring: 64-bit counters, counting in their low word, thresholds modulo 2^32. `V` selects the
 // arrive and wait forms (V_* below). V = 0 is the library's first algorithm: the arriving lanes of a
 // warp sync on their run-time mask and the lowest of them adds their count with `red.release.cta`;
-// waits poll `ld.acquire.cta`. The library now uses V_LIBRARY.
+// waits spin on `ld.acquire.cta`. The library now uses V_LIBRARY.
 enum : uint32_t {
     V_CMASK = 0x1,             // constant-mask paths: a full warp syncs with 0xffffffff and lane 0 adds
                                // 32; a lone lane adds 1 without a warp sync; other masks as V = 0
@@ -186,15 +190,16 @@ enum : uint32_t {
     V_REL_SC = 0x40,           //   fence.sc.cta; red.relaxed.cta
     V_REL_RESTRICT = 0x50,     //   fence.release.sync_restrict::shared::cta.cluster; red.relaxed.cta (PTX 8.6)
     V_REL_FENCE_RELEASE = 0x60,//   fence.release.cta; red.relaxed.cta (PTX 8.6)
-    V_POLL = 0xf00,            // how a wait polls:
-    V_POLL_ACQUIRE = 0x000,    //   ld.acquire.cta until reached
+    V_REL_STORE = 0x70,        //   ld.relaxed.cta; st.release.cta of the sum: ONE arriving warp per
+                               //   counter only (not a counter backend: measures the atomic's cost)
+                               // how a wait polls (default: ld.acquire.cta until reached):
     V_POLL_RELAXED = 0x100,    //   ld.relaxed.cta until reached, then fence.acq_rel.cta
-    V_POLL_SLEEP0 = 0x200,     //   ld.acquire.cta, nanosleep 0 after each miss
+    V_POLL_SLEEP0 = 0x200,     //   nanosleep 0 after each miss
     V_PAD = 0x1000,            // each counter in its own 128-byte line (default: 8 bytes apart)
 };
 
 // The library's counter backend on NVIDIA (crates/gpu-pipeline/src/backend/counter.rs).
-constexpr uint32_t V_LIBRARY = V_CMASK;
+constexpr uint32_t V_LIBRARY = V_CMASK | V_POLL_SLEEP0;
 
 template <int S, uint32_t V = V_LIBRARY>
 struct CounterRing {
@@ -216,6 +221,7 @@ struct CounterRing {
 #if defined(BENCH_ONLY_FENCE_RELEASE)
         case V_REL_FENCE_RELEASE: fence_release_cta(); red_add_relaxed(addr, n); break;
 #endif
+        case V_REL_STORE: st_release(addr, ld_relaxed(addr) + n); break;
         default: red_add_release(addr, n); break;
         }
     }
@@ -236,19 +242,15 @@ struct CounterRing {
         __syncwarp(mask);
         if ((mask & lanemask_lt()) == 0) add(addr, __popc(mask));
     }
+    __device__ __forceinline__ static bool reached(uint32_t addr, uint32_t threshold) {
+        const uint32_t value = (V & V_POLL_RELAXED) ? ld_relaxed(addr) : ld_acquire(addr);
+        return static_cast<int32_t>(value - threshold) >= 0;
+    }
     __device__ __forceinline__ static void wait(uint32_t addr, uint32_t threshold) {
-        switch (V & V_POLL) {
-        case V_POLL_RELAXED:
-            while (static_cast<int32_t>(ld_relaxed(addr) - threshold) < 0) {}
-            fence_acq_rel_cta();
-            break;
-        case V_POLL_SLEEP0:
-            while (static_cast<int32_t>(ld_acquire(addr) - threshold) < 0) nanosleep0();
-            break;
-        default:
-            while (static_cast<int32_t>(ld_acquire(addr) - threshold) < 0) {}
-            break;
+        while (!reached(addr, threshold)) {
+            if (V & V_POLL_SLEEP0) nanosleep0();
         }
+        if (V & V_POLL_RELAXED) fence_acq_rel_cta();
     }
 };
 
@@ -454,6 +456,18 @@ COUNTER_VARIANT(cmask_ldrelaxed, V_CMASK | V_POLL_RELAXED)
 COUNTER_VARIANT(cmask_sleep0, V_CMASK | V_POLL_SLEEP0)
 COUNTER_VARIANT(cmask_pad, V_CMASK | V_PAD)
 COUNTER_VARIANT(cmask_nofence, V_CMASK | V_REL_NONE)
+COUNTER_VARIANT(sleep0_ldrelaxed, V_CMASK | V_POLL_SLEEP0 | V_POLL_RELAXED)
+COUNTER_VARIANT(sleep0_nofence, V_CMASK | V_POLL_SLEEP0 | V_REL_NONE)
+// One arriving warp per counter only: no 4-consumer-warp shapes.
+extern "C" __global__ void var_sleep0_store_rt(uint32_t iters, uint64_t* out) {
+    roundtrip_counter<V_CMASK | V_POLL_SLEEP0 | V_REL_STORE>(iters, out);
+}
+extern "C" __global__ void var_sleep0_store_c1_warp(uint32_t iters, uint64_t* out) {
+    ring_counter<4, 1, false, V_CMASK | V_POLL_SLEEP0 | V_REL_STORE>(iters, out);
+}
+extern "C" __global__ void var_sleep0_store_c1_thread(uint32_t iters, uint64_t* out) {
+    ring_counter<4, 1, true, V_CMASK | V_POLL_SLEEP0 | V_REL_STORE>(iters, out);
+}
 #endif
 #if defined(BENCH_ONLY_RESTRICT)
 COUNTER_VARIANT(cmask_restrict, V_CMASK | V_REL_RESTRICT)
@@ -607,4 +621,12 @@ STREAM(s8_k16_p2_w2, 8, 16, 2, CONTIG, 2)
 STREAM(s6_k32_p1_d_w2, 6, 32, 1, DYNAMIC, 2)
 STREAM(s7_k32_p2_d_w2, 7, 32, 2, DYNAMIC, 2)
 STREAM(s8_k16_p1_d_w4, 8, 16, 1, DYNAMIC, 4)
+// Dynamic chunks and several storers, around the best of the first run.
+STREAM(s8_k16_p1_d_w2, 8, 16, 1, DYNAMIC, 2)
+STREAM(s8_k8_p1_d_w4, 8, 8, 1, DYNAMIC, 4)
+STREAM(s12_k16_p2_d_w4, 12, 16, 2, DYNAMIC, 4)
+STREAM(s16_k8_p1_d_w4, 16, 8, 1, DYNAMIC, 4)
+STREAM(s8_k16_p0_d_w4, 8, 16, 0, DYNAMIC, 4)
+STREAM(s4_k16_p1_d_w2, 4, 16, 1, DYNAMIC, 2)
+STREAM(s6_k16_p1_d_w4, 6, 16, 1, DYNAMIC, 4)
 #endif

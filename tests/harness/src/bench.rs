@@ -189,10 +189,10 @@ const CYCLES: &[Cycles] = &[
 /// `tests/kernels/src/bench/variants.rs`): name and what differs. `base` is the library itself
 /// (the `bench_*_counter*` kernels); the others run the library's pipeline over a test backend.
 const VARIANTS: &[(&str, &str)] = &[
-    ("base", "the library now (the cmask algorithm)"),
+    ("base", "the library now (the cmask_sleep0 algorithm)"),
     (
         "old",
-        "the library's first algorithm: run-time-mask warp sync, red.release.cta, ld.acquire.cta poll",
+        "the library's first algorithm: run-time-mask warp sync, red.release.cta, spin on ld.acquire.cta",
     ),
     (
         "nofence",
@@ -223,7 +223,27 @@ const VARIANTS: &[(&str, &str)] = &[
         "cmask_nofence",
         "cmask, red.relaxed.cta without fence (NOT a release: measurement only)",
     ),
+    (
+        "sleep0_ldrelaxed",
+        "cmask_sleep0, poll ld.relaxed.cta then fence.acq_rel.cta",
+    ),
+    (
+        "sleep0_nofence",
+        "cmask_sleep0, red.relaxed.cta without fence (NOT a release: measurement only)",
+    ),
+    (
+        "sleep0_store",
+        "cmask_sleep0, ld + st.release.cta instead of the atomic (one arriving warp per counter only: measurement only)",
+    ),
 ];
+
+/// Variants that are only valid where one warp arrives on each counter (no 4-consumer-warp shapes).
+const SINGLE_WRITER: &[&str] = &["sleep0_store"];
+
+/// Whether `variant` has a kernel in `shape`.
+fn variant_has_shape(variant: &str, shape: &str) -> bool {
+    !(SINGLE_WRITER.contains(&variant) && shape.starts_with("c4"))
+}
 
 /// The shapes of the variant table: suffix, threads, the mbarrier kernel of the same shape, label.
 const SHAPES: &[(&str, u32, &str, &str)] = &[
@@ -388,6 +408,13 @@ const STREAMS: &[Stream] = &[
     stream("bench_stream_s6_k32_p1_d_w2", 6, 32, 1, Dynamic, 2, 1),
     stream("bench_stream_s7_k32_p2_d_w2", 7, 32, 2, Dynamic, 2, 1),
     stream("bench_stream_s8_k16_p1_d_w4", 8, 16, 1, Dynamic, 4, 1),
+    stream("bench_stream_s8_k16_p1_d_w2", 8, 16, 1, Dynamic, 2, 1),
+    stream("bench_stream_s8_k8_p1_d_w4", 8, 8, 1, Dynamic, 4, 1),
+    stream("bench_stream_s12_k16_p2_d_w4", 12, 16, 2, Dynamic, 4, 1),
+    stream("bench_stream_s16_k8_p1_d_w4", 16, 8, 1, Dynamic, 4, 1),
+    stream("bench_stream_s8_k16_p0_d_w4", 8, 16, 0, Dynamic, 4, 1),
+    stream("bench_stream_s4_k16_p1_d_w2", 4, 16, 1, Dynamic, 2, 2),
+    stream("bench_stream_s6_k16_p1_d_w4", 6, 16, 1, Dynamic, 4, 2),
 ];
 
 /// Every kernel a table launches, Rust and C++ alike (`--list-kernels`), except the C++-only
@@ -399,7 +426,9 @@ fn required_kernels() -> Vec<String> {
             continue;
         }
         for &(shape, ..) in SHAPES {
-            names.push(variant_kernel(variant, shape));
+            if variant_has_shape(variant, shape) {
+                names.push(variant_kernel(variant, shape));
+            }
         }
     }
     names.extend(STREAMS.iter().map(|s| s.kernel.to_string()));
@@ -575,6 +604,9 @@ impl Bench {
         ));
         for &(name, _) in VARIANTS {
             for &(shape, threads, mbar, label) in SHAPES {
+                if !variant_has_shape(name, shape) {
+                    continue;
+                }
                 let kernel = variant_kernel(name, shape);
                 let (r, c) = match self.cycles.get(&kernel) {
                     Some(&done) => done,
@@ -592,7 +624,7 @@ impl Bench {
                 ));
                 writeln!(
                     self.csv,
-                    "variant,{kernel},{},{},{},{mbar}",
+                    "variant,{name}_{shape},{},{},{},{mbar}",
                     figure(r, 0, 2).trim(),
                     figure(c, 0, 2).trim(),
                     figure(ratio(r, c), 0, 4).trim()
@@ -695,12 +727,19 @@ impl Bench {
             let (rust, cpp) = (self.rust_function(s.kernel), self.cpp_function(s.kernel));
             // All of the SM's unified L1 as shared memory, so that rows of several CTAs per SM get
             // them (the driver could otherwise pick a carveout that fits one).
+            // The dynamic shared memory limit is raised here (not only at launch) so that the
+            // occupancy query below sees it.
             for f in rust.iter().chain(cpp.iter()) {
                 f.set_attribute(
                     sys::CUfunction_attribute::CU_FUNC_ATTRIBUTE_PREFERRED_SHARED_MEMORY_CARVEOUT,
                     100,
                 )
                 .map_err(|e| format!("{}: shared memory carveout: {e:?}", s.kernel))?;
+                f.set_attribute(
+                    sys::CUfunction_attribute::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
+                    smem as i32,
+                )
+                .map_err(|e| format!("{}: dynamic shared memory {smem}: {e:?}", s.kernel))?;
             }
             // CTAs per SM the driver can co-schedule for this launch (Rust kernel, else C++).
             let mut resident = 0;

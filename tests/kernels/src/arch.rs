@@ -174,6 +174,19 @@ pub mod bench {
         value
     }
 
+    /// `st.release.cta.shared.u32 [addr], v;` (PTX ISA 6.0, sm_70; PTX ISA, "st").
+    ///
+    /// # Safety
+    ///
+    /// `addr` is the `.shared::cta` address of an aligned 32-bit word.
+    #[inline(always)]
+    pub unsafe fn st_release_cta_shared_u32(addr: u32, value: u32) {
+        // SAFETY: guaranteed by the caller.
+        unsafe {
+            asm!("st.release.cta.shared.u32 [{a}], {v};", a = in(reg32) addr, v = in(reg32) value, options(nostack, preserves_flags));
+        }
+    }
+
     /// `fence.sc.cta;` (PTX ISA 6.0, sm_70; PTX ISA, "membar / fence").
     #[inline(always)]
     pub fn fence_sc_cta() {

@@ -456,4 +456,11 @@ stream_kernels! {
     bench_stream_s6_k32_p1_d_w2: 6, 32, 1, DYNAMIC, 2;
     bench_stream_s7_k32_p2_d_w2: 7, 32, 2, DYNAMIC, 2;
     bench_stream_s8_k16_p1_d_w4: 8, 16, 1, DYNAMIC, 4;
+    bench_stream_s8_k16_p1_d_w2: 8, 16, 1, DYNAMIC, 2;
+    bench_stream_s8_k8_p1_d_w4: 8, 8, 1, DYNAMIC, 4;
+    bench_stream_s12_k16_p2_d_w4: 12, 16, 2, DYNAMIC, 4;
+    bench_stream_s16_k8_p1_d_w4: 16, 8, 1, DYNAMIC, 4;
+    bench_stream_s8_k16_p0_d_w4: 8, 16, 0, DYNAMIC, 4;
+    bench_stream_s4_k16_p1_d_w2: 4, 16, 1, DYNAMIC, 2;
+    bench_stream_s6_k16_p1_d_w4: 6, 16, 1, DYNAMIC, 4;
 }

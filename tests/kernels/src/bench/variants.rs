@@ -14,13 +14,13 @@ use gpu_pipeline::{PipelineBackend, counter};
 
 use crate::arch::bench::{
     atom_release_cta_shared_add_u32, bar_warp_sync_all, fence_sc_cta, ld_relaxed_cta_shared_u32,
-    red_relaxed_cta_shared_add_u32,
+    red_relaxed_cta_shared_add_u32, st_release_cta_shared_u32,
 };
 
 /// Constant-mask paths: a full warp syncs with `0xffffffff` and lane 0 adds 32; a lone lane adds
 /// 1 without a warp sync; other masks sync on their run-time mask and the lowest lane adds. Without
-/// it (`V = 0`): every arrive syncs on its run-time mask, the library's first algorithm. With it
-/// and nothing else: the library's current algorithm.
+/// it (`V = 0`): every arrive syncs on its run-time mask, the library's first algorithm. With
+/// `V_POLL_SLEEP0` and nothing else: the library's current algorithm.
 pub const V_CMASK: u32 = 0x1;
 /// How the add releases (`V_REL_*`).
 const V_REL: u32 = 0xf0;
@@ -32,11 +32,12 @@ pub const V_REL_ATOM: u32 = 0x20;
 pub const V_REL_NONE: u32 = 0x30;
 /// `fence.sc.cta; red.relaxed.cta`.
 pub const V_REL_SC: u32 = 0x40;
-/// How a wait polls (`V_POLL_*`; default `ld.acquire.cta` until reached).
-const V_POLL: u32 = 0xf00;
-/// `ld.relaxed.cta` until reached, then `fence.acq_rel.cta`.
+/// `ld.relaxed.cta`, then `st.release.cta` of the sum: valid only where one warp arrives on each
+/// counter (not a counter backend: it measures what the atomic costs).
+pub const V_REL_STORE: u32 = 0x70;
+/// Polls with `ld.relaxed.cta` until reached, then `fence.acq_rel.cta` (default: `ld.acquire.cta`).
 pub const V_POLL_RELAXED: u32 = 0x100;
-/// `ld.acquire.cta`, `nanosleep 0` after each miss.
+/// `nanosleep 0` after each failed poll (default: spin).
 pub const V_POLL_SLEEP0: u32 = 0x200;
 /// Each counter in its own 128-byte line (default: 8 bytes apart).
 pub const V_PAD: u32 = 0x1000;
@@ -68,6 +69,7 @@ impl<const P: u32, const C: u32, const V: u32> VarCounter<P, C, V> {
                     fence_sc_cta();
                     red_relaxed_cta_shared_add_u32(addr, n);
                 }
+                V_REL_STORE => st_release_cta_shared_u32(addr, ld_relaxed_cta_shared_u32(addr) + n),
                 _ => red_release_cta_shared_add_u32(addr, n),
             }
         }
@@ -103,7 +105,7 @@ impl<const P: u32, const C: u32, const V: u32> VarCounter<P, C, V> {
     fn reached(addr: u32, threshold: u32) -> bool {
         // SAFETY: `addr` is a counter of this backend's shared storage.
         let value = unsafe {
-            if V & V_POLL == V_POLL_RELAXED {
+            if V & V_POLL_RELAXED != 0 {
                 ld_relaxed_cta_shared_u32(addr)
             } else {
                 ld_acquire_cta_shared_u32(addr)
@@ -116,11 +118,11 @@ impl<const P: u32, const C: u32, const V: u32> VarCounter<P, C, V> {
     #[inline(always)]
     fn wait(addr: u32, threshold: u32) {
         while !Self::reached(addr, threshold) {
-            if V & V_POLL == V_POLL_SLEEP0 {
+            if V & V_POLL_SLEEP0 != 0 {
                 nanosleep(0);
             }
         }
-        if V & V_POLL == V_POLL_RELAXED {
+        if V & V_POLL_RELAXED != 0 {
             fence_acq_rel_cta();
         }
     }
@@ -129,7 +131,7 @@ impl<const P: u32, const C: u32, const V: u32> VarCounter<P, C, V> {
     #[inline(always)]
     fn try_reached(addr: u32, threshold: u32) -> bool {
         let done = Self::reached(addr, threshold);
-        if done && V & V_POLL == V_POLL_RELAXED {
+        if done && V & V_POLL_RELAXED != 0 {
             fence_acq_rel_cta();
         }
         done
@@ -257,4 +259,25 @@ counter_variant! {
         var_cmask_pad_c4_thread: V_CMASK | V_PAD;
     var_cmask_nofence_rt, var_cmask_nofence_c1_warp, var_cmask_nofence_c4_warp,
         var_cmask_nofence_c1_thread, var_cmask_nofence_c4_thread: V_CMASK | V_REL_NONE;
+    var_sleep0_ldrelaxed_rt, var_sleep0_ldrelaxed_c1_warp, var_sleep0_ldrelaxed_c4_warp,
+        var_sleep0_ldrelaxed_c1_thread, var_sleep0_ldrelaxed_c4_thread:
+        V_CMASK | V_POLL_SLEEP0 | V_POLL_RELAXED;
+    var_sleep0_nofence_rt, var_sleep0_nofence_c1_warp, var_sleep0_nofence_c4_warp,
+        var_sleep0_nofence_c1_thread, var_sleep0_nofence_c4_thread:
+        V_CMASK | V_POLL_SLEEP0 | V_REL_NONE;
 }
+
+/// The store variant: one arriving warp per counter only, so no 4-consumer-warp shapes.
+const STORE: u32 = V_CMASK | V_POLL_SLEEP0 | V_REL_STORE;
+cycles_kernel!(
+    var_sleep0_store_rt,
+    super::roundtrip::<VarCounter<1, 1, STORE>, { super::PLAIN }>
+);
+cycles_kernel!(
+    var_sleep0_store_c1_warp,
+    super::ring::<4, VarCounter<1, 1, STORE>, 1, false>
+);
+cycles_kernel!(
+    var_sleep0_store_c1_thread,
+    super::ring::<4, VarCounter<32, 32, STORE>, 1, true>
+);
