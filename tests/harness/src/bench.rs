@@ -406,7 +406,6 @@ const STREAMS: &[Stream] = &[
     stream("bench_stream_s6_k32_p1_w2", 6, 32, 1, Contig, 2, 1),
     stream("bench_stream_s8_k16_p2_w2", 8, 16, 2, Contig, 2, 1),
     stream("bench_stream_s6_k32_p1_d_w2", 6, 32, 1, Dynamic, 2, 1),
-    stream("bench_stream_s7_k32_p2_d_w2", 7, 32, 2, Dynamic, 2, 1),
     stream("bench_stream_s8_k16_p1_d_w4", 8, 16, 1, Dynamic, 4, 1),
     stream("bench_stream_s8_k16_p1_d_w2", 8, 16, 1, Dynamic, 2, 1),
     stream("bench_stream_s8_k8_p1_d_w4", 8, 8, 1, Dynamic, 4, 1),
@@ -414,7 +413,6 @@ const STREAMS: &[Stream] = &[
     stream("bench_stream_s16_k8_p1_d_w4", 16, 8, 1, Dynamic, 4, 1),
     stream("bench_stream_s8_k16_p0_d_w4", 8, 16, 0, Dynamic, 4, 1),
     stream("bench_stream_s4_k16_p1_d_w2", 4, 16, 1, Dynamic, 2, 2),
-    stream("bench_stream_s6_k16_p1_d_w4", 6, 16, 1, Dynamic, 4, 2),
 ];
 
 /// Every kernel a table launches, Rust and C++ alike (`--list-kernels`), except the C++-only
@@ -907,7 +905,12 @@ fn run() -> Result<bool, String> {
         .map_err(|e| format!("write bench.csv: {e}"))?;
     std::fs::write(format!("{out}/bench_table.txt"), &bench.table)
         .map_err(|e| format!("write bench_table.txt: {e}"))?;
-    result?;
+    if let Err(message) = result {
+        // Exit at once: after a hung kernel, freeing the buffers (dropping `bench`) would block
+        // on it, and the message would never be printed (seen on the H200).
+        eprintln!("error: {message}");
+        std::process::exit(1);
+    }
     if !bench.wrong.is_empty() {
         eprintln!("error: wrong copies: {}", bench.wrong.join("; "));
     }
