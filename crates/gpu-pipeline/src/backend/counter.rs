@@ -161,7 +161,7 @@ impl CounterRef {
     /// Blocks until the counter reached `threshold`; with a ticks hint, backs off between reads
     /// (AMD `s_sleep 1`, about 64 clocks; NVIDIA `nanosleep` of at most the hint, capped at 1 µs).
     /// Without a hint, NVIDIA still issues `nanosleep 0` after each failed read: ptxas otherwise
-    /// puts a `YIELD` in the spin loop, and the loop with `NANOSLEEP` instead was 35 to 50 cycles
+    /// puts a `YIELD` in the spin loop, and the loop with `NANOSLEEP` instead was 37 to 52 cycles
     /// per stage faster on the H200 (the counter-ring variants in tests/results). A sleep has no
     /// memory semantics: the acquire is still the read that succeeds.
     #[inline(always)]
