@@ -1,4 +1,5 @@
-"""Plots the benchmark CSV: ring cycles per stage vs stages, streaming GB/s vs stage size.
+"""Plots the benchmark CSV: mbarrier ring cycles per stage vs stages; the counter ring against the
+mbarrier ring (4 stages, per shape); streaming GB/s vs stage size against cudaMemcpy.
 
 Usage: python3 plot.py bench.csv bench.png
 """
@@ -11,16 +12,25 @@ import matplotlib
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt
 
-rows = list(csv.DictReader(open(sys.argv[1])))
-fig, (left, right) = plt.subplots(1, 2, figsize=(13, 5))
 
+def number(text):
+    try:
+        return float(text)
+    except ValueError:
+        return None
+
+
+rows = list(csv.DictReader(open(sys.argv[1])))
+fig, (left, middle, right) = plt.subplots(1, 3, figsize=(19, 5.5))
+
+# mbarrier ring, synchronisation only.
 for mode, style in (("warp", "-"), ("thread", "--")):
     for warps in (1, 4):
         pts = []
         for row in rows:
             m = re.fullmatch(rf"bench_ring_mbar_s(\d+)_c{warps}_{mode}", row["kernel"])
-            if m:
-                pts.append((int(m.group(1)), float(row["rust"]), float(row["cpp"])))
+            if m and row["kind"] == "cycles":
+                pts.append((int(m.group(1)), number(row["rust"]), number(row["cpp"])))
         pts.sort()
         if pts:
             s = [p[0] for p in pts]
@@ -32,21 +42,58 @@ left.set_title("mbarrier ring, synchronisation only")
 left.set_xticks([2, 4, 8])
 left.legend(fontsize=7)
 
+# Counter ring (4 stages) against the mbarrier ring of the same shape, Rust.
+shapes = [("c1_warp", "1 warp\nper-warp"), ("c4_warp", "4 warps\nper-warp"),
+          ("c1_thread", "1 warp\nper-thread"), ("c4_thread", "4 warps\nper-thread")]
+variant = {row["kernel"]: row for row in rows if row["kind"] == "variant"}
+cycles = {row["kernel"]: row for row in rows if row["kind"] == "cycles"}
+series = [("old", "counter, first algorithm"), ("base", "counter, library now"),
+          ("sleep0_nofence", "counter now, without fence (not correct)")]
+width = 0.2
+for i, (name, label) in enumerate(series):
+    ys = [number(variant.get(f"{name}_{shape}", {}).get("rust", "")) for shape, _ in shapes]
+    xs = [k + (i - 1.5) * width for k in range(len(shapes))]
+    middle.bar(xs, [y or 0 for y in ys], width, label=label)
+ys = [number(cycles.get(f"bench_ring_mbar_s4_{shape}", {}).get("rust", "")) for shape, _ in shapes]
+middle.bar([k + 1.5 * width for k in range(len(shapes))], [y or 0 for y in ys], width, label="mbarrier (library)")
+middle.plot([k + 1.5 * width for k in range(len(shapes))], [1.5 * (y or 0) for y in ys], "k_", markersize=18,
+            label="1.5x mbarrier (target)")
+tallest = [number(variant.get(f"{name}_{shape}", {}).get("rust", "")) or 0 for name, _ in series for shape, _ in shapes]
+middle.set_ylim(0, 1.45 * max(tallest + [1]))
+middle.set_xticks(range(len(shapes)))
+middle.set_xticklabels([label for _, label in shapes], fontsize=8)
+middle.set_ylabel("cycles per stage (median, Rust)")
+middle.set_title("counter ring vs mbarrier ring, 4 stages")
+middle.legend(fontsize=7)
+
+# Streaming: the original shape per stage count, and the dynamic rows.
 memcpy = None
+streams = [row for row in rows if row["kind"] == "stream"]
 for stages in (2, 4, 8):
     pts = []
-    for row in rows:
+    for row in streams:
         m = re.fullmatch(rf"bench_stream_s{stages}_k(\d+)", row["kernel"])
         if m:
-            pts.append((int(m.group(1)), float(row["rust"]), float(row["cpp"])))
-            memcpy = float(row["reference"])
+            pts.append((int(m.group(1)), number(row["rust"]), number(row["cpp"])))
+            memcpy = number(row["reference"])
     pts.sort()
     if pts:
         k = [p[0] for p in pts]
-        right.plot(k, [p[1] for p in pts], "-o", label=f"Rust, {stages} stages")
-        right.plot(k, [p[2] for p in pts], "--x", label=f"C++, {stages} stages")
+        right.plot(k, [p[1] for p in pts], "-o", label=f"Rust, {stages} stages (first shape)")
+        right.plot(k, [p[2] for p in pts], "--x", label=f"C++, {stages} stages (first shape)")
+dyn = []
+for row in streams:
+    m = re.fullmatch(r"bench_stream_s(\d+)_k(\d+)_p\d+_d(?:_w(\d+))?(?:@.*)?", row["kernel"])
+    # Rows with a stage count that is not a multiple of the storers are left out: such kernels are
+    # wrong by construction (mbarrier parity aliasing) and were removed after the run.
+    if m and int(m.group(1)) % int(m.group(3) or 1) == 0:
+        dyn.append((int(m.group(2)), number(row["rust"]), number(row["cpp"])))
+if dyn:
+    right.scatter([d[0] * 1.04 for d in dyn], [d[1] for d in dyn], marker="^", label="Rust, dynamic chunks (all rows)")
+    right.scatter([d[0] / 1.04 for d in dyn], [d[2] for d in dyn], marker="v", label="C++, dynamic chunks (all rows)")
 if memcpy:
     right.axhline(memcpy, color="k", linestyle=":", label=f"cudaMemcpy D2D {memcpy:.0f} GB/s")
+    right.axhline(0.95 * memcpy, color="r", linestyle=":", label="0.95 x cudaMemcpy (target)")
 right.set_xscale("log", base=2)
 right.set_xlabel("KiB per stage")
 right.set_ylabel("GB/s copied (median)")

@@ -27,13 +27,26 @@ command -v nvcc >/dev/null || { echo "error: nvcc not found: the C++ baseline ne
 echo "== nvcc -arch=sm_90a -cubin bench.cu; ptxas -arch=sm_90a the Rust PTX"
 timeout 300 nvcc -arch=sm_90a -O3 -cubin -o "$out/bench_cpp.cubin" "$here/bench.cu" || { echo "nvcc failed"; exit 1; }
 timeout 300 ptxas -arch=sm_90a -O3 "$here/pipeline_kernels.ptx" -o "$out/bench_rust.cubin" || { echo "ptxas failed"; exit 1; }
+# The C++-only counter variants that need PTX ISA 8.6, each in its own cubin: a toolkit without
+# those forms loses only their rows.
+extra=()
+for v in RESTRICT FENCE_RELEASE; do
+  if timeout 120 nvcc -arch=sm_90a -O3 -cubin -DBENCH_ONLY_$v -o "$out/bench_cpp_$v.cubin" "$here/bench.cu"; then
+    extra+=(--cpp-extra "$out/bench_cpp_$v.cubin")
+  else
+    echo "nvcc -DBENCH_ONLY_$v failed: those variant rows stay empty"
+  fi
+done
 echo "== benchmarks"
-timeout -k 10 500 "$here/pipeline-bench" --rust-ptx "$here/pipeline_kernels.ptx" --rust-cubin "$out/bench_rust.cubin" \
-  --cpp-cubin "$out/bench_cpp.cubin" --out "$out" "$@" 2>&1 | tee "$out/bench.log"
+timeout -k 10 ${BENCH_TIMEOUT:-330} "$here/pipeline-bench" --rust-ptx "$here/pipeline_kernels.ptx" --rust-cubin "$out/bench_rust.cubin" \
+  --cpp-cubin "$out/bench_cpp.cubin" "${extra[@]}" --out "$out" "$@" 2>&1 | tee "$out/bench.log"
 status=${PIPESTATUS[0]}
 echo "== SASS instruction counts, Rust vs C++ (sm_90a)"
 cuobjdump --dump-sass "$out/bench_rust.cubin" > "$out/rust.sass"
 cuobjdump --dump-sass "$out/bench_cpp.cubin" > "$out/cpp.sass"
+for v in RESTRICT FENCE_RELEASE; do
+  [ -f "$out/bench_cpp_$v.cubin" ] && cuobjdump --dump-sass "$out/bench_cpp_$v.cubin" >> "$out/cpp.sass"
+done
 python3 "$here/sass_compare.py" "$out/rust.sass" "$out/cpp.sass" | tee "$out/sass_compare.txt"
 for k in bench_roundtrip_mbar bench_roundtrip_counter; do
   for side in rust cpp; do
@@ -41,15 +54,21 @@ for k in bench_roundtrip_mbar bench_roundtrip_counter; do
       | grep -E '^\s+/\*[0-9a-f]{4}\*/' | grep -v NOP | sed -e 's@/\*[0-9a-f]*\*/@@' -e 's@ */\* 0x[0-9a-f]* \*/@@' > "$out/sass_${k}_$side.txt"
   done
 done
+# The counter kernels and their variants, whole, for reading the arrive and wait.
+for side in rust cpp; do
+  awk '/Function :/ {p = ($3 ~ /^(var_|bench_ring_counter|bench_roundtrip_counter)/)} p' "$out/$side.sass" \
+    | grep -E 'Function :|^\s+/\*[0-9a-f]{4}\*/' | grep -v NOP | sed -e 's@/\*[0-9a-f]*\*/@@' -e 's@ */\* 0x[0-9a-f]* \*/@@' > "$out/sass_counter_variants_$side.txt"
+done
 rm -f "$out/rust.sass" "$out/cpp.sass" "$out"/*.cubin
 echo "== plot"
 python3 "$here/plot.py" "$out/bench.csv" "$out/bench.png" && echo "plot written: bench.png"
 exit $status
 "#;
 
-/// Builds the PTX and the bench binary, and writes the bundle into `dir`.
+/// Builds the PTX and the bench binary, and writes the bundle into `dir`. Checks first that the PTX
+/// holds every kernel the bench binary will launch (a missing one would only show on the GPU).
 fn bundle(sh: &Shell, dir: &Path) -> Result {
-    gpu::build(sh, &NVPTX)?;
+    let ptx = gpu::build(sh, &NVPTX)?;
     let commit = crate::nvidia::commit(sh);
     cmd!(
         sh,
@@ -59,6 +78,22 @@ fn bundle(sh: &Shell, dir: &Path) -> Result {
     .run()
     .map_err(|_| "building the bench binary failed (above)".to_string())?;
     let root = crate::root();
+    let bench = root.join("target/release/pipeline-bench");
+    let needed = cmd!(sh, "{bench} --list-kernels")
+        .quiet()
+        .read()
+        .map_err(|_| "pipeline-bench --list-kernels failed".to_string())?;
+    let ptx = std::fs::read_to_string(&ptx).map_err(crate::err("cannot read the PTX"))?;
+    let missing: Vec<&str> = needed
+        .lines()
+        .filter(|k| !ptx.contains(&format!(".entry {k}(")))
+        .collect();
+    if !missing.is_empty() {
+        return Err(format!(
+            "the kernels' PTX lacks benchmark kernels the bench binary launches: {}",
+            missing.join(", ")
+        ));
+    }
     let files = [
         (root.join("target/release/pipeline-bench"), "pipeline-bench"),
         (NVPTX.kernels_artifact(), "pipeline_kernels.ptx"),

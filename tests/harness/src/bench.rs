@@ -4,12 +4,19 @@
 //! exists. Cycle figures come from `%clock64` in the kernels (median over repetitions, after a
 //! warm-up); bandwidth from CUDA events around each launch. Streaming outputs are verified.
 //!
-//! Usage: `pipeline-bench --rust-ptx FILE --rust-cubin FILE --cpp-cubin FILE --out DIR [--quick]`
-//! (the Rust PTX assembled by the same `ptxas -arch=sm_90a` as the C++, so both run the same
-//! compiler's machine code; the PTX itself opens the context).
+//! Usage: `pipeline-bench --rust-ptx FILE --rust-cubin FILE --cpp-cubin FILE [--cpp-extra FILE]...
+//! --out DIR [--quick]` (the Rust PTX assembled by the same `ptxas -arch=sm_90a` as the C++, so both
+//! run the same compiler's machine code; the PTX itself opens the context; `--cpp-extra` cubins hold
+//! C++ kernels that need a newer PTX ISA, looked up after the main one). `pipeline-bench
+//! --list-kernels` prints the kernels the tables need, for the bundle's check.
+//!
+//! Three tables: the cycle benchmarks (Rust against C++), the counter-ring variants (Rust and C++
+//! against the mbarrier ring of the same shape), and the streaming copies (against
+//! `cudaMemcpy`). Each row is printed as soon as it is measured.
 
 mod cuda;
 
+use std::collections::HashMap;
 use std::ffi::c_void;
 use std::fmt::Write as _;
 use std::process::ExitCode;
@@ -178,44 +185,310 @@ const CYCLES: &[Cycles] = &[
     ),
 ];
 
-/// The streaming benchmarks: (kernel, stages, KiB per stage).
-const STREAMS: &[(&str, u32, u32)] = &[
-    ("bench_stream_s2_k8", 2, 8),
-    ("bench_stream_s2_k16", 2, 16),
-    ("bench_stream_s2_k32", 2, 32),
-    ("bench_stream_s2_k64", 2, 64),
-    ("bench_stream_s4_k8", 4, 8),
-    ("bench_stream_s4_k16", 4, 16),
-    ("bench_stream_s4_k32", 4, 32),
-    ("bench_stream_s8_k8", 8, 8),
-    ("bench_stream_s8_k16", 8, 16),
+/// The counter-ring variants (flags in `tests/bench/bench.cu` and
+/// `tests/kernels/src/bench/variants.rs`): name and what differs. `base` is the library itself
+/// (the `bench_*_counter*` kernels); the others run the library's pipeline over a test backend.
+const VARIANTS: &[(&str, &str)] = &[
+    ("base", "the library now (the cmask_sleep0 algorithm)"),
+    (
+        "old",
+        "the library's first algorithm: run-time-mask warp sync, red.release.cta, spin on ld.acquire.cta",
+    ),
+    (
+        "nofence",
+        "old, red.relaxed.cta without fence (NOT a release: measurement only)",
+    ),
+    (
+        "cmask",
+        "old with constant-mask paths (full warp: bar.warp.sync 0xffffffff, lane 0 adds; one lane: no warp sync)",
+    ),
+    ("cmask_fence", "cmask, fence.acq_rel.cta + red.relaxed.cta"),
+    ("cmask_sc", "cmask, fence.sc.cta + red.relaxed.cta"),
+    ("cmask_atom", "cmask, atom.release.cta"),
+    (
+        "cmask_ldrelaxed",
+        "cmask, poll ld.relaxed.cta then fence.acq_rel.cta",
+    ),
+    ("cmask_sleep0", "cmask, nanosleep 0 after each failed poll"),
+    ("cmask_pad", "cmask, counters 128 bytes apart"),
+    (
+        "cmask_restrict",
+        "cmask, fence.release.sync_restrict::shared::cta.cluster + red.relaxed.cta (PTX 8.6; C++ only)",
+    ),
+    (
+        "cmask_frelease",
+        "cmask, fence.release.cta + red.relaxed.cta (PTX 8.6; C++ only)",
+    ),
+    (
+        "cmask_nofence",
+        "cmask, red.relaxed.cta without fence (NOT a release: measurement only)",
+    ),
+    (
+        "sleep0_ldrelaxed",
+        "cmask_sleep0, poll ld.relaxed.cta then fence.acq_rel.cta",
+    ),
+    (
+        "sleep0_nofence",
+        "cmask_sleep0, red.relaxed.cta without fence (NOT a release: measurement only)",
+    ),
+    (
+        "sleep0_store",
+        "cmask_sleep0, ld + st.release.cta instead of the atomic (one arriving warp per counter only: measurement only)",
+    ),
 ];
+
+/// Variants that are only valid where one warp arrives on each counter (no 4-consumer-warp shapes).
+const SINGLE_WRITER: &[&str] = &["sleep0_store"];
+
+/// Whether `variant` has a kernel in `shape`.
+fn variant_has_shape(variant: &str, shape: &str) -> bool {
+    !(SINGLE_WRITER.contains(&variant) && shape.starts_with("c4"))
+}
+
+/// The shapes of the variant table: suffix, threads, the mbarrier kernel of the same shape, label.
+const SHAPES: &[(&str, u32, &str, &str)] = &[
+    ("rt", 64, "bench_roundtrip_mbar", "round trip"),
+    (
+        "c1_warp",
+        64,
+        "bench_ring_mbar_s4_c1_warp",
+        "s4, 1 warp, per-warp",
+    ),
+    (
+        "c4_warp",
+        160,
+        "bench_ring_mbar_s4_c4_warp",
+        "s4, 4 warps, per-warp",
+    ),
+    (
+        "c1_thread",
+        64,
+        "bench_ring_mbar_s4_c1_thread",
+        "s4, 1 warp, per-thread",
+    ),
+    (
+        "c4_thread",
+        160,
+        "bench_ring_mbar_s4_c4_thread",
+        "s4, 4 warps, per-thread",
+    ),
+];
+
+/// The kernel of a variant in a shape.
+fn variant_kernel(variant: &str, shape: &str) -> String {
+    match (variant, shape) {
+        ("base", "rt") => "bench_roundtrip_counter".into(),
+        ("base", _) => format!("bench_ring_counter_s4_{shape}"),
+        _ => format!("var_{variant}_{shape}"),
+    }
+}
+
+/// How a streaming kernel assigns chunks to CTAs (see `stream` in the kernels).
+#[derive(Clone, Copy, PartialEq)]
+enum Mode {
+    Contig,
+    Interleaved,
+    Dynamic,
+}
+
+/// One streaming benchmark: its kernel's ring (stages, KiB per stage), the stores each storer
+/// keeps in flight past the one it releases, the chunk assignment, the storers, and CTAs per SM.
+struct Stream {
+    kernel: &'static str,
+    stages: u32,
+    kib: u32,
+    pending: u32,
+    mode: Mode,
+    storers: u32,
+    ctas_per_sm: u32,
+}
+
+const fn stream(
+    kernel: &'static str,
+    stages: u32,
+    kib: u32,
+    pending: u32,
+    mode: Mode,
+    storers: u32,
+    ctas_per_sm: u32,
+) -> Stream {
+    Stream {
+        kernel,
+        stages,
+        kib,
+        pending,
+        mode,
+        storers,
+        ctas_per_sm,
+    }
+}
+
+impl Stream {
+    /// Dynamic shared memory: the header (`stream_header` of the kernels) and the slots.
+    fn smem(&self) -> u32 {
+        let tags = if self.mode == Mode::Dynamic {
+            4 * self.stages
+        } else {
+            0
+        };
+        (16 * self.stages + tags).div_ceil(128) * 128 + self.stages * self.kib * 1024
+    }
+
+    fn label(&self) -> String {
+        let mode = match self.mode {
+            Mode::Contig => "contiguous",
+            Mode::Interleaved => "interleaved",
+            Mode::Dynamic => "dynamic",
+        };
+        format!(
+            "s{:<2} x {:>2} KiB, {} in flight, {mode:<11}, {} storer{}, {} CTA/SM",
+            self.stages,
+            self.kib,
+            self.pending + 1,
+            self.storers,
+            if self.storers > 1 { "s" } else { " " },
+            self.ctas_per_sm
+        )
+    }
+
+    /// The CSV key: the kernel, and the CTAs per SM where more than one.
+    fn key(&self) -> String {
+        if self.ctas_per_sm > 1 {
+            format!("{}@{}cta", self.kernel, self.ctas_per_sm)
+        } else {
+            self.kernel.to_string()
+        }
+    }
+}
+
+use Mode::{Contig, Dynamic, Interleaved};
+
+/// The streaming benchmarks. The first nine are the original shape (one loader lane, one storer
+/// lane, a stage released one store later, contiguous chunks, one CTA per SM); the others vary one
+/// or more of those. The kernels' lists (`STREAM` in bench.cu, `stream_kernels!`) match this one.
+const STREAMS: &[Stream] = &[
+    stream("bench_stream_s2_k8", 2, 8, 1, Contig, 1, 1),
+    stream("bench_stream_s2_k16", 2, 16, 1, Contig, 1, 1),
+    stream("bench_stream_s2_k32", 2, 32, 1, Contig, 1, 1),
+    stream("bench_stream_s2_k64", 2, 64, 1, Contig, 1, 1),
+    stream("bench_stream_s4_k8", 4, 8, 1, Contig, 1, 1),
+    stream("bench_stream_s4_k16", 4, 16, 1, Contig, 1, 1),
+    stream("bench_stream_s4_k32", 4, 32, 1, Contig, 1, 1),
+    stream("bench_stream_s8_k8", 8, 8, 1, Contig, 1, 1),
+    stream("bench_stream_s8_k16", 8, 16, 1, Contig, 1, 1),
+    stream("bench_stream_s4_k32_p2", 4, 32, 2, Contig, 1, 1),
+    stream("bench_stream_s4_k32_p3", 4, 32, 3, Contig, 1, 1),
+    stream("bench_stream_s8_k16_p3", 8, 16, 3, Contig, 1, 1),
+    stream("bench_stream_s8_k16_p6", 8, 16, 6, Contig, 1, 1),
+    stream("bench_stream_s3_k64_p1", 3, 64, 1, Contig, 1, 1),
+    stream("bench_stream_s3_k64_p2", 3, 64, 2, Contig, 1, 1),
+    stream("bench_stream_s6_k32_p2", 6, 32, 2, Contig, 1, 1),
+    stream("bench_stream_s6_k32_p4", 6, 32, 4, Contig, 1, 1),
+    stream("bench_stream_s7_k32_p3", 7, 32, 3, Contig, 1, 1),
+    stream("bench_stream_s14_k16_p6", 14, 16, 6, Contig, 1, 1),
+    stream("bench_stream_s4_k32_p1_i", 4, 32, 1, Interleaved, 1, 1),
+    stream("bench_stream_s6_k32_p2_i", 6, 32, 2, Interleaved, 1, 1),
+    stream("bench_stream_s8_k16_p3_i", 8, 16, 3, Interleaved, 1, 1),
+    stream("bench_stream_s3_k64_p1_i", 3, 64, 1, Interleaved, 1, 1),
+    stream("bench_stream_s4_k32_p1_d", 4, 32, 1, Dynamic, 1, 1),
+    stream("bench_stream_s6_k32_p2_d", 6, 32, 2, Dynamic, 1, 1),
+    stream("bench_stream_s8_k16_p3_d", 8, 16, 3, Dynamic, 1, 1),
+    stream("bench_stream_s3_k64_p1_d", 3, 64, 1, Dynamic, 1, 1),
+    stream("bench_stream_s7_k32_p3_d", 7, 32, 3, Dynamic, 1, 1),
+    stream("bench_stream_s3_k32_p1", 3, 32, 1, Contig, 1, 2),
+    stream("bench_stream_s3_k32_p1_i", 3, 32, 1, Interleaved, 1, 2),
+    stream("bench_stream_s3_k32_p1_d", 3, 32, 1, Dynamic, 1, 2),
+    stream("bench_stream_s6_k16_p2", 6, 16, 2, Contig, 1, 2),
+    stream("bench_stream_s6_k16_p2_d", 6, 16, 2, Dynamic, 1, 2),
+    stream("bench_stream_s7_k16_p3_d", 7, 16, 3, Dynamic, 1, 2),
+    stream("bench_stream_s4_k16_p2_d", 4, 16, 2, Dynamic, 1, 3),
+    stream("bench_stream_s3_k16_p1_d", 3, 16, 1, Dynamic, 1, 4),
+    stream("bench_stream_s6_k32_p1_w2", 6, 32, 1, Contig, 2, 1),
+    stream("bench_stream_s8_k16_p2_w2", 8, 16, 2, Contig, 2, 1),
+    stream("bench_stream_s6_k32_p1_d_w2", 6, 32, 1, Dynamic, 2, 1),
+    stream("bench_stream_s8_k16_p1_d_w4", 8, 16, 1, Dynamic, 4, 1),
+    stream("bench_stream_s8_k16_p1_d_w2", 8, 16, 1, Dynamic, 2, 1),
+    stream("bench_stream_s8_k8_p1_d_w4", 8, 8, 1, Dynamic, 4, 1),
+    stream("bench_stream_s12_k16_p2_d_w4", 12, 16, 2, Dynamic, 4, 1),
+    stream("bench_stream_s16_k8_p1_d_w4", 16, 8, 1, Dynamic, 4, 1),
+    stream("bench_stream_s8_k16_p0_d_w4", 8, 16, 0, Dynamic, 4, 1),
+    stream("bench_stream_s4_k16_p1_d_w2", 4, 16, 1, Dynamic, 2, 2),
+];
+
+/// Every kernel a table launches, Rust and C++ alike (`--list-kernels`), except the C++-only
+/// variants, which may be missing where ptxas lacks their PTX ISA.
+fn required_kernels() -> Vec<String> {
+    let mut names: Vec<String> = CYCLES.iter().map(|b| b.kernel.to_string()).collect();
+    for &(variant, _) in VARIANTS {
+        if variant == "cmask_restrict" || variant == "cmask_frelease" {
+            continue;
+        }
+        for &(shape, ..) in SHAPES {
+            if variant_has_shape(variant, shape) {
+                names.push(variant_kernel(variant, shape));
+            }
+        }
+    }
+    names.extend(STREAMS.iter().map(|s| s.kernel.to_string()));
+    names.push("bench_fill".into());
+    names.push("bench_verify".into());
+    names.sort();
+    names.dedup();
+    names
+}
 
 fn median(values: &mut [f64]) -> f64 {
     values.sort_by(|a, b| a.total_cmp(b));
     values[values.len() / 2]
 }
 
+/// A figure or `-` where the kernel is missing.
+fn figure(value: Option<f64>, width: usize, precision: usize) -> String {
+    value.map_or_else(
+        || format!("{:>width$}", "-"),
+        |v| format!("{v:>width$.precision$}"),
+    )
+}
+
+/// `a / b` where both exist.
+fn ratio(a: Option<f64>, b: Option<f64>) -> Option<f64> {
+    Some(a? / b?)
+}
+
 struct Bench {
     gpu: Gpu,
     rust: Arc<CudaModule>,
-    cpp: Arc<CudaModule>,
+    /// The main C++ cubin, then the extra ones.
+    cpp: Vec<Arc<CudaModule>>,
     csv: String,
     table: String,
+    /// Medians of the cycle table, by kernel: (Rust, C++).
+    cycles: HashMap<String, (Option<f64>, Option<f64>)>,
+    /// Rows whose copy was wrong.
+    wrong: Vec<String>,
 }
 
 impl Bench {
-    fn function(module: &Arc<CudaModule>, name: &str, side: &str) -> Result<CudaFunction, String> {
-        module
-            .load_function(name)
-            .map_err(|e| format!("{side} kernel `{name}` missing: {e:?}"))
+    /// Appends a line to the table and prints it at once (a later hang keeps what was measured).
+    fn line(&mut self, text: String) {
+        println!("{text}");
+        self.table.push_str(&text);
+        self.table.push('\n');
+    }
+
+    fn rust_function(&self, name: &str) -> Option<CudaFunction> {
+        self.rust.load_function(name).ok()
+    }
+
+    fn cpp_function(&self, name: &str) -> Option<CudaFunction> {
+        self.cpp.iter().find_map(|m| m.load_function(name).ok())
     }
 
     /// Runs a cycle kernel once and returns its cycles per iteration.
     fn run_cycles(
         &self,
         f: &CudaFunction,
-        b: &Cycles,
+        (threads, cluster, smem): (u32, u32, u32),
         iters: u32,
         out: &mut cudarc::driver::CudaSlice<u64>,
     ) -> Result<f64, String> {
@@ -226,7 +499,7 @@ impl Bench {
             vec![(&raw mut iters_arg).cast(), (&raw mut out_arg).cast()];
         drop(_sync);
         self.gpu
-            .launch(f, b.cluster, b.threads, b.cluster, b.smem, &mut args)?;
+            .launch(f, cluster, threads, cluster, smem, &mut args)?;
         self.gpu
             .wait(std::time::Duration::from_secs(30))
             .map_err(|(_, m)| m)?;
@@ -238,47 +511,124 @@ impl Bench {
         Ok(cycles[0] as f64 / f64::from(iters))
     }
 
+    /// The medians of `reps` alternating Rust and C++ runs of `kernel` after a warm-up; `None` for
+    /// a side that lacks it.
+    fn measure_cycles(
+        &self,
+        kernel: &str,
+        shape: (u32, u32, u32),
+        reps: usize,
+        iters: u32,
+        out: &mut cudarc::driver::CudaSlice<u64>,
+    ) -> Result<(Option<f64>, Option<f64>), String> {
+        let rust = self.rust_function(kernel);
+        let cpp = self.cpp_function(kernel);
+        let sides: Vec<&CudaFunction> = rust.iter().chain(cpp.iter()).collect();
+        for f in &sides {
+            self.run_cycles(f, shape, iters / 10, out)?;
+        }
+        let (mut r, mut c) = (Vec::new(), Vec::new());
+        for _ in 0..reps {
+            if let Some(f) = &rust {
+                r.push(self.run_cycles(f, shape, iters, out)?);
+            }
+            if let Some(f) = &cpp {
+                c.push(self.run_cycles(f, shape, iters, out)?);
+            }
+        }
+        let r = (!r.is_empty()).then(|| median(&mut r));
+        let c = (!c.is_empty()).then(|| median(&mut c));
+        Ok((r, c))
+    }
+
     fn cycles(&mut self, reps: usize, iters: u32) -> Result<(), String> {
         let mut out = self
             .gpu
             .stream
             .alloc_zeros::<u64>(4)
             .map_err(|e| format!("{e:?}"))?;
-        writeln!(
-            self.table,
+        self.line(format!(
             "\n{:<52} {:>10} {:>10} {:>7}  hand-written C++ reference (DESIGN.md)",
             "cycles (median)", "Rust", "C++", "ratio"
-        )
-        .unwrap();
+        ));
         for b in CYCLES {
-            let rust = Self::function(&self.rust, b.kernel, "Rust")?;
-            let cpp = Self::function(&self.cpp, b.kernel, "C++")?;
-            self.run_cycles(&rust, b, iters / 10, &mut out)?;
-            self.run_cycles(&cpp, b, iters / 10, &mut out)?;
-            let (mut r, mut c) = (Vec::new(), Vec::new());
-            for _ in 0..reps {
-                r.push(self.run_cycles(&rust, b, iters, &mut out)?);
-                c.push(self.run_cycles(&cpp, b, iters, &mut out)?);
-            }
-            let (r, c) = (median(&mut r), median(&mut c));
+            let (r, c) = self.measure_cycles(
+                b.kernel,
+                (b.threads, b.cluster, b.smem),
+                reps,
+                iters,
+                &mut out,
+            )?;
             let reference = b.reference.unwrap_or("-");
-            writeln!(
-                self.table,
-                "{:<52} {:>10.1} {:>10.1} {:>7.3}  {}",
+            self.line(format!(
+                "{:<52} {} {} {}  {}",
                 b.what,
-                r,
-                c,
-                r / c,
+                figure(r, 10, 1),
+                figure(c, 10, 1),
+                figure(ratio(r, c), 7, 3),
                 reference
-            )
-            .unwrap();
+            ));
             writeln!(
                 self.csv,
-                "cycles,{},{r:.2},{c:.2},{:.4},{reference}",
+                "cycles,{},{},{},{},{reference}",
                 b.kernel,
-                r / c
+                figure(r, 0, 2).trim(),
+                figure(c, 0, 2).trim(),
+                figure(ratio(r, c), 0, 4).trim()
             )
             .unwrap();
+            self.cycles.insert(b.kernel.to_string(), (r, c));
+        }
+        Ok(())
+    }
+
+    /// The counter-ring variants: each in every shape, Rust and C++, and each against the mbarrier
+    /// kernel of the same shape from the cycle table (same side).
+    fn variants(&mut self, reps: usize, iters: u32) -> Result<(), String> {
+        let mut out = self
+            .gpu
+            .stream
+            .alloc_zeros::<u64>(4)
+            .map_err(|e| format!("{e:?}"))?;
+        self.line(format!(
+            "\ncounter-ring variants (cycles per round trip or per stage, median of {reps}; x mbar: over the mbarrier kernel of the same shape, same side)"
+        ));
+        for &(name, what) in VARIANTS {
+            self.line(format!("  {name:<16} {what}"));
+        }
+        self.line(format!(
+            "{:<16} {:<24} {:>9} {:>9} {:>12} {:>11}",
+            "variant", "shape", "Rust", "C++", "Rust x mbar", "C++ x mbar"
+        ));
+        for &(name, _) in VARIANTS {
+            for &(shape, threads, mbar, label) in SHAPES {
+                if !variant_has_shape(name, shape) {
+                    continue;
+                }
+                let kernel = variant_kernel(name, shape);
+                let (r, c) = match self.cycles.get(&kernel) {
+                    Some(&done) => done,
+                    None => {
+                        self.measure_cycles(&kernel, (threads, 1, 2048), reps, iters, &mut out)?
+                    }
+                };
+                let (mr, mc) = self.cycles.get(mbar).copied().unwrap_or((None, None));
+                self.line(format!(
+                    "{name:<16} {label:<24} {} {} {} {}",
+                    figure(r, 9, 1),
+                    figure(c, 9, 1),
+                    figure(ratio(r, mr), 12, 2),
+                    figure(ratio(c, mc), 11, 2)
+                ));
+                writeln!(
+                    self.csv,
+                    "variant,{name}_{shape},{},{},{},{mbar}",
+                    figure(r, 0, 2).trim(),
+                    figure(c, 0, 2).trim(),
+                    figure(ratio(r, c), 0, 4).trim()
+                )
+                .unwrap();
+            }
         }
         Ok(())
     }
@@ -291,50 +641,61 @@ impl Bench {
     }
 
     fn streams(&mut self, reps: usize, total: u64) -> Result<(), String> {
-        let grid = self.gpu.sms;
-        let bytes_per_block = total / u64::from(grid) / (64 * 1024) * (64 * 1024);
-        let bytes = bytes_per_block * u64::from(grid);
-        let words = bytes / 4;
-        let src = self.gpu.alloc(words as usize)?;
-        let dst = self.gpu.alloc(words as usize)?;
+        let sms = self.gpu.sms;
+        // The largest copy any row makes: rows round their share per CTA down to 64 KiB.
+        let max_words = (total / 4) as usize;
+        let src = self.gpu.alloc(max_words)?;
+        let dst = self.gpu.alloc(max_words)?;
         let mut mismatches = self
             .gpu
             .stream
             .alloc_zeros::<u32>(1)
             .map_err(|e| format!("{e:?}"))?;
-        let (src_ptr, dst_ptr) = (self.gpu.address(&src), self.gpu.address(&dst));
-        let fill = Self::function(&self.rust, "bench_fill", "Rust")?;
-        let verify = Self::function(&self.rust, "bench_verify", "Rust")?;
+        let work = self.gpu.alloc(1)?;
+        let (src_ptr, dst_ptr, work_ptr) = (
+            self.gpu.address(&src),
+            self.gpu.address(&dst),
+            self.gpu.address(&work),
+        );
+        let fill = self
+            .rust_function("bench_fill")
+            .ok_or("Rust kernel `bench_fill` missing")?;
+        let verify = self
+            .rust_function("bench_verify")
+            .ok_or("Rust kernel `bench_verify` missing")?;
         {
-            let (mut p, mut n) = (src_ptr, words);
+            let (mut p, mut n) = (src_ptr, max_words as u64);
             let mut args: Vec<*mut c_void> = vec![(&raw mut p).cast(), (&raw mut n).cast()];
-            self.gpu.launch(&fill, grid * 4, 256, 1, 0, &mut args)?;
+            self.gpu.launch(&fill, sms * 4, 256, 1, 0, &mut args)?;
         }
         let (start, stop) = (self.event()?, self.event()?);
-        let timed =
-            |this: &Self, launch: &mut dyn FnMut() -> Result<(), String>| -> Result<f64, String> {
-                start
-                    .record(&this.gpu.stream)
-                    .map_err(|e| format!("{e:?}"))?;
-                launch()?;
-                stop.record(&this.gpu.stream)
-                    .map_err(|e| format!("{e:?}"))?;
-                this.gpu
-                    .wait(std::time::Duration::from_secs(60))
-                    .map_err(|(_, m)| m)?;
-                let ms = start.elapsed_ms(&stop).map_err(|e| format!("{e:?}"))?;
-                Ok(bytes as f64 / (f64::from(ms) * 1e-3) / 1e9)
-            };
-        // cudaMemcpy device to device (cuMemcpyDtoDAsync), the baseline.
+        let timed = |this: &Self,
+                     bytes: u64,
+                     launch: &mut dyn FnMut() -> Result<(), String>|
+         -> Result<f64, String> {
+            start
+                .record(&this.gpu.stream)
+                .map_err(|e| format!("{e:?}"))?;
+            launch()?;
+            stop.record(&this.gpu.stream)
+                .map_err(|e| format!("{e:?}"))?;
+            this.gpu
+                .wait(std::time::Duration::from_secs(30))
+                .map_err(|(_, m)| m)?;
+            let ms = start.elapsed_ms(&stop).map_err(|e| format!("{e:?}"))?;
+            Ok(bytes as f64 / (f64::from(ms) * 1e-3) / 1e9)
+        };
+        // cudaMemcpy device to device (cuMemcpyDtoDAsync) of the one-CTA-per-SM size, the baseline.
+        let base_bytes = total / u64::from(sms) / (64 * 1024) * (64 * 1024) * u64::from(sms);
         let mut memcpy = Vec::new();
         for _ in 0..=reps {
-            memcpy.push(timed(self, &mut || {
-                // SAFETY: both buffers hold `bytes` bytes.
+            memcpy.push(timed(self, base_bytes, &mut || {
+                // SAFETY: both buffers hold at least `base_bytes` bytes.
                 let status = unsafe {
                     sys::cuMemcpyDtoDAsync_v2(
                         dst_ptr,
                         src_ptr,
-                        bytes as usize,
+                        base_bytes as usize,
                         self.gpu.stream.cu_stream(),
                     )
                 };
@@ -346,23 +707,71 @@ impl Bench {
             })?);
         }
         let memcpy = median(&mut memcpy[1..]);
-        writeln!(self.table, "\nstreaming copy of {:.2} GiB, {grid} CTAs (GB/s copied, median of {reps}) {:>6} {:>9} {:>7}  {:>9}  memcpy D2D", bytes as f64 / (1u64 << 30) as f64, "Rust", "C++", "R/C++", "R/memcpy").unwrap();
-        for &(kernel, stages, kib) in STREAMS {
-            let smem = 128 + stages * kib * 1024;
-            let rust = Self::function(&self.rust, kernel, "Rust")?;
-            let cpp = Self::function(&self.cpp, kernel, "C++")?;
+        self.line(format!(
+            "\nstreaming copy of {:.2} GiB (GB/s copied, median of {reps}; in flight: stores per storer)   {:>6} {:>6} {:>6} {:>9}  memcpy D2D",
+            base_bytes as f64 / (1u64 << 30) as f64,
+            "Rust",
+            "C++",
+            "R/C++",
+            "R/memcpy"
+        ));
+        for s in STREAMS {
+            let grid = sms * s.ctas_per_sm;
+            let bytes_per_block = total / u64::from(grid) / (64 * 1024) * (64 * 1024);
+            let bytes = bytes_per_block * u64::from(grid);
+            let words = bytes / 4;
+            let threads = 32 * (1 + s.storers);
+            let smem = s.smem();
+            let (rust, cpp) = (self.rust_function(s.kernel), self.cpp_function(s.kernel));
+            // All of the SM's unified L1 as shared memory, so that rows of several CTAs per SM get
+            // them (the driver could otherwise pick a carveout that fits one).
+            // The dynamic shared memory limit is raised here (not only at launch) so that the
+            // occupancy query below sees it.
+            for f in rust.iter().chain(cpp.iter()) {
+                f.set_attribute(
+                    sys::CUfunction_attribute::CU_FUNC_ATTRIBUTE_PREFERRED_SHARED_MEMORY_CARVEOUT,
+                    100,
+                )
+                .map_err(|e| format!("{}: shared memory carveout: {e:?}", s.kernel))?;
+                f.set_attribute(
+                    sys::CUfunction_attribute::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
+                    smem as i32,
+                )
+                .map_err(|e| format!("{}: dynamic shared memory {smem}: {e:?}", s.kernel))?;
+            }
+            // CTAs per SM the driver can co-schedule for this launch (Rust kernel, else C++).
+            let mut resident = 0;
+            if let Some(f) = rust.as_ref().or(cpp.as_ref()) {
+                // SAFETY: writes one int; the function belongs to this context.
+                let status = unsafe {
+                    sys::cuOccupancyMaxActiveBlocksPerMultiprocessor(
+                        &mut resident,
+                        f.cu_function(),
+                        threads as i32,
+                        smem as usize,
+                    )
+                };
+                if status != sys::CUresult::CUDA_SUCCESS {
+                    resident = -1;
+                }
+            }
             let (mut r, mut c) = (Vec::new(), Vec::new());
+            let mut wrong = Vec::new();
             for rep in 0..=reps {
                 for (side, f, sink) in [("Rust", &rust, &mut r), ("C++", &cpp, &mut c)] {
+                    let Some(f) = f else { continue };
                     self.gpu.fill(&dst, 0xDEAD_BEEF, words as usize)?;
-                    let gbs = timed(self, &mut || {
-                        let (mut s, mut d, mut n) = (src_ptr, dst_ptr, bytes_per_block);
+                    self.gpu.fill(&work, 0, 1)?;
+                    let gbs = timed(self, bytes, &mut || {
+                        let (mut a, mut d, mut n, mut w) =
+                            (src_ptr, dst_ptr, bytes_per_block, work_ptr);
                         let mut args: Vec<*mut c_void> = vec![
-                            (&raw mut s).cast(),
+                            (&raw mut a).cast(),
                             (&raw mut d).cast(),
                             (&raw mut n).cast(),
+                            (&raw mut w).cast(),
                         ];
-                        self.gpu.launch(f, grid, 64, 1, smem, &mut args)
+                        self.gpu.launch(f, grid, threads, 1, smem, &mut args)
                     })?;
                     self.gpu
                         .stream
@@ -380,28 +789,49 @@ impl Bench {
                         (&raw mut n).cast(),
                         (&raw mut m).cast(),
                     ];
-                    self.gpu.launch(&verify, grid * 4, 256, 1, 0, &mut args)?;
-                    let wrong = self
+                    self.gpu.launch(&verify, sms * 4, 256, 1, 0, &mut args)?;
+                    let bad = self
                         .gpu
                         .stream
                         .clone_dtoh(&mismatches)
                         .map_err(|e| format!("{e:?}"))?[0];
-                    if wrong != 0 {
-                        return Err(format!(
-                            "{side} {kernel}: {wrong} words of the copy are wrong"
-                        ));
+                    if bad != 0 {
+                        wrong.push(format!("{side}: {bad} wrong words"));
                     }
                     if rep > 0 {
                         sink.push(gbs);
                     }
                 }
             }
-            let (r, c) = (median(&mut r), median(&mut c));
-            writeln!(self.table, "stages {stages}, {kib:>2} KiB per stage {:>38.0} {:>9.0} {:>7.3}  {:>9.3}  {memcpy:.0}", r, c, r / c, r / memcpy).unwrap();
+            let r = (!r.is_empty()).then(|| median(&mut r));
+            let c = (!c.is_empty()).then(|| median(&mut c));
+            let flag = if resident < s.ctas_per_sm as i32 {
+                format!("  (only {resident} CTA/SM resident)")
+            } else {
+                String::new()
+            };
+            let flag = if wrong.is_empty() {
+                flag
+            } else {
+                self.wrong
+                    .push(format!("{} ({})", s.key(), wrong.join(", ")));
+                format!("{flag}  WRONG: {}", wrong.join(", "))
+            };
+            self.line(format!(
+                "{:<75} {} {} {} {}  {memcpy:.0}{flag}",
+                s.label(),
+                figure(r, 6, 0),
+                figure(c, 6, 0),
+                figure(ratio(r, c), 6, 3),
+                figure(r.map(|r| r / memcpy), 9, 3),
+            ));
             writeln!(
                 self.csv,
-                "stream,{kernel},{r:.1},{c:.1},{:.4},{memcpy:.1}",
-                r / c
+                "stream,{},{},{},{},{memcpy:.1}",
+                s.key(),
+                figure(r, 0, 1).trim(),
+                figure(c, 0, 1).trim(),
+                figure(ratio(r, c), 0, 4).trim()
             )
             .unwrap();
         }
@@ -409,15 +839,21 @@ impl Bench {
     }
 }
 
-fn run() -> Result<(), String> {
+fn run() -> Result<bool, String> {
     let args: Vec<String> = std::env::args().skip(1).collect();
+    if args.iter().any(|a| a == "--list-kernels") {
+        for name in required_kernels() {
+            println!("{name}");
+        }
+        return Ok(true);
+    }
     let value = |flag: &str| {
         args.iter()
             .position(|a| a == flag)
             .and_then(|i| args.get(i + 1))
             .cloned()
     };
-    let usage = "usage: pipeline-bench --rust-ptx FILE --rust-cubin FILE --cpp-cubin FILE --out DIR [--quick]";
+    let usage = "usage: pipeline-bench --rust-ptx FILE --rust-cubin FILE --cpp-cubin FILE [--cpp-extra FILE]... --out DIR [--quick]";
     let rust_ptx = value("--rust-ptx").ok_or(usage)?;
     let rust_cubin = value("--rust-cubin").ok_or(usage)?;
     let cpp_cubin = value("--cpp-cubin").ok_or(usage)?;
@@ -425,13 +861,21 @@ fn run() -> Result<(), String> {
     let quick = args.iter().any(|a| a == "--quick");
     let gpu = Gpu::open(&rust_ptx)?;
     let rust = gpu.load_file(&rust_cubin)?;
-    let cpp = gpu.load_file(&cpp_cubin)?;
+    let mut cpp = vec![gpu.load_file(&cpp_cubin)?];
+    for (i, a) in args.iter().enumerate() {
+        if a == "--cpp-extra" {
+            let path = args.get(i + 1).ok_or(usage)?;
+            cpp.push(gpu.load_file(path)?);
+        }
+    }
     let mut bench = Bench {
         gpu,
         rust,
         cpp,
         csv: String::from("kind,kernel,rust,cpp,ratio,reference\n"),
         table: String::new(),
+        cycles: HashMap::new(),
+        wrong: Vec::new(),
     };
     println!(
         "gpu-pipeline benchmarks: {} (sm_{}{}, {} SMs), CUDA {}.{}, commit {}",
@@ -448,23 +892,35 @@ fn run() -> Result<(), String> {
     } else {
         (21, 200_000, 4u64 << 30)
     };
+    let (variant_reps, variant_iters) = (reps.min(11), iters / 2);
     println!(
-        "cycle kernels: {iters} iterations, median of {reps} alternating runs after a warm-up; streaming: median of {} runs after a warm-up",
+        "cycle kernels: {iters} iterations, median of {reps} alternating runs after a warm-up; variants: {variant_iters} iterations, median of {variant_reps}; streaming: median of {} runs after a warm-up",
         reps.min(7)
     );
-    bench.cycles(reps, iters)?;
-    bench.streams(reps.min(7), total)?;
-    print!("{}", bench.table);
+    let result = bench
+        .cycles(reps, iters)
+        .and_then(|()| bench.variants(variant_reps, variant_iters))
+        .and_then(|()| bench.streams(reps.min(7), total));
     std::fs::write(format!("{out}/bench.csv"), &bench.csv)
         .map_err(|e| format!("write bench.csv: {e}"))?;
     std::fs::write(format!("{out}/bench_table.txt"), &bench.table)
         .map_err(|e| format!("write bench_table.txt: {e}"))?;
-    Ok(())
+    if let Err(message) = result {
+        // Exit at once: after a hung kernel, freeing the buffers (dropping `bench`) would block
+        // on it, and the message would never be printed (seen on the H200).
+        eprintln!("error: {message}");
+        std::process::exit(1);
+    }
+    if !bench.wrong.is_empty() {
+        eprintln!("error: wrong copies: {}", bench.wrong.join("; "));
+    }
+    Ok(bench.wrong.is_empty())
 }
 
 fn main() -> ExitCode {
     match run() {
-        Ok(()) => ExitCode::SUCCESS,
+        Ok(true) => ExitCode::SUCCESS,
+        Ok(false) => ExitCode::FAILURE,
         Err(message) => {
             eprintln!("error: {message}");
             ExitCode::FAILURE

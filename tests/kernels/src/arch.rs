@@ -98,3 +98,115 @@ pub fn global_add(counter: *mut u32, value: u32) {
             .fetch_add(value, core::sync::atomic::Ordering::Relaxed)
     };
 }
+
+/// The leaves below serve only the benchmarks' counter-ring variants and streaming kernels
+/// (`bench.rs`, `bench/variants.rs`): forms the library does not use, measured beside the ones it
+/// does. Same layout as the library's leaves: the PTX form, minimum PTX ISA and SM, manual section.
+#[cfg(target_arch = "nvptx64")]
+pub mod bench {
+    use core::arch::asm;
+
+    /// The grid size in blocks (x).
+    #[inline(always)]
+    pub fn grid_dim() -> u32 {
+        // SAFETY: reads a special register.
+        unsafe { core::arch::nvptx::_grid_dim_x() }
+    }
+
+    /// `bar.warp.sync 0xffffffff;`: the whole warp, with the mask as an immediate (PTX ISA 6.0,
+    /// sm_30; PTX ISA, "Parallel Synchronization and Communication Instructions: bar.warp.sync").
+    ///
+    /// # Safety
+    ///
+    /// All 32 lanes of the warp execute it.
+    #[inline(always)]
+    pub unsafe fn bar_warp_sync_all() {
+        // SAFETY: guaranteed by the caller.
+        unsafe {
+            asm!(
+                "bar.warp.sync 0xffffffff;",
+                options(nostack, preserves_flags)
+            )
+        };
+    }
+
+    /// `red.relaxed.cta.shared.add.u32 [addr], n;`: a relaxed add (no release) at CTA scope
+    /// (PTX ISA 6.0, sm_70; PTX ISA, "red").
+    ///
+    /// # Safety
+    ///
+    /// `addr` is the `.shared::cta` address of an aligned 32-bit word.
+    #[inline(always)]
+    pub unsafe fn red_relaxed_cta_shared_add_u32(addr: u32, n: u32) {
+        // SAFETY: guaranteed by the caller.
+        unsafe {
+            asm!("red.relaxed.cta.shared.add.u32 [{a}], {n};", a = in(reg32) addr, n = in(reg32) n, options(nostack, preserves_flags));
+        }
+    }
+
+    /// `atom.release.cta.shared.add.u32 d, [addr], n;`: the add as an atom with release, result
+    /// unused (PTX ISA 6.0, sm_70; PTX ISA, "atom").
+    ///
+    /// # Safety
+    ///
+    /// `addr` is the `.shared::cta` address of an aligned 32-bit word.
+    #[inline(always)]
+    pub unsafe fn atom_release_cta_shared_add_u32(addr: u32, n: u32) {
+        let _old: u32;
+        // SAFETY: guaranteed by the caller.
+        unsafe {
+            asm!("atom.release.cta.shared.add.u32 {d}, [{a}], {n};", d = out(reg32) _old, a = in(reg32) addr, n = in(reg32) n, options(nostack, preserves_flags));
+        }
+    }
+
+    /// `ld.relaxed.cta.shared.u32 d, [addr];` (PTX ISA 6.0, sm_70; PTX ISA, "ld").
+    ///
+    /// # Safety
+    ///
+    /// `addr` is the `.shared::cta` address of an aligned 32-bit word.
+    #[inline(always)]
+    pub unsafe fn ld_relaxed_cta_shared_u32(addr: u32) -> u32 {
+        let value: u32;
+        // SAFETY: guaranteed by the caller.
+        unsafe {
+            asm!("ld.relaxed.cta.shared.u32 {d}, [{a}];", d = out(reg32) value, a = in(reg32) addr, options(nostack, preserves_flags));
+        }
+        value
+    }
+
+    /// `st.release.cta.shared.u32 [addr], v;` (PTX ISA 6.0, sm_70; PTX ISA, "st").
+    ///
+    /// # Safety
+    ///
+    /// `addr` is the `.shared::cta` address of an aligned 32-bit word.
+    #[inline(always)]
+    pub unsafe fn st_release_cta_shared_u32(addr: u32, value: u32) {
+        // SAFETY: guaranteed by the caller.
+        unsafe {
+            asm!("st.release.cta.shared.u32 [{a}], {v};", a = in(reg32) addr, v = in(reg32) value, options(nostack, preserves_flags));
+        }
+    }
+
+    /// `fence.sc.cta;` (PTX ISA 6.0, sm_70; PTX ISA, "membar / fence").
+    #[inline(always)]
+    pub fn fence_sc_cta() {
+        // SAFETY: a fence has no preconditions.
+        unsafe { asm!("fence.sc.cta;", options(nostack, preserves_flags)) };
+    }
+
+    /// `atom.relaxed.gpu.global.add.u32 d, [counter], 1;`: a ticket from a global work counter
+    /// (PTX ISA 6.0, sm_70; PTX ISA, "atom"). Not a synchronisation.
+    ///
+    /// # Safety
+    ///
+    /// `counter` is a valid, aligned global word.
+    #[inline(always)]
+    pub unsafe fn ticket(counter: *mut u32) -> u32 {
+        let old: u32;
+        // SAFETY: guaranteed by the caller.
+        unsafe {
+            asm!("atom.relaxed.gpu.global.add.u32 {d}, [{c}], 1;", d = out(reg32) old, c = in(reg64) counter, options(nostack, preserves_flags));
+        }
+        old
+    }
+}

@@ -3,7 +3,8 @@
 //! algorithm, so that the harness can run both side by side and compare.
 //!
 //! Cycle kernels take `(iters, out)`: thread 0 writes the `%clock64` cycles of its timed loop to
-//! `out[block]`. Streaming kernels take `(src, dst, bytes_per_block)`.
+//! `out[block]`. Streaming kernels take `(src, dst, bytes_per_block, work)`. The counter-ring
+//! variants are in [`variants`].
 
 use gpu_pipeline::arch::nvptx::{
     clock64, cp_async_bulk_commit_group, cp_async_bulk_shared_to_global,
@@ -13,6 +14,7 @@ use gpu_pipeline::{
     AmdCounterBackend, Cluster, NvidiaMbarBackend, PipelineBackend, ProducerConsumerPipeline,
 };
 
+use crate::arch::bench::{grid_dim, ticket};
 use crate::arch::{WARP, block_idx, dynamic_smem, sync_cluster, sync_threads, thread_idx};
 
 /// How a round-trip waits.
@@ -140,63 +142,170 @@ unsafe fn cluster_roundtrip(iters: u32, out: *mut u64) {
     sync_cluster();
 }
 
-/// Streaming copy: thread 0 loads chunks of `KIB` KiB into an `S`-stage ring with bulk copies
-/// (`arrive_expect_tx`, producer count 1); thread 32 stores each stage back to global memory with
-/// a bulk store and releases it once the store has read it, one store kept in flight.
+/// How the chunks of a streaming copy are assigned to the CTAs: CTA `b` copies chunks
+/// `[b n, (b + 1) n)` (`CONTIG`), or `b, b + grid, b + 2 grid, ...` (`INTERLEAVED`), or takes the
+/// next chunk from a global counter (`DYNAMIC`: the loader's `ticket(work)`, passed to the storers
+/// through a tag per stage; past the end, one sentinel stage per storer).
+const CONTIG: u32 = 0;
+/// See [`CONTIG`].
+const INTERLEAVED: u32 = 1;
+/// See [`CONTIG`].
+const DYNAMIC: u32 = 2;
+/// The tag of a stage that ends a storer's work (`DYNAMIC`).
+const SENTINEL: u32 = u32::MAX;
+
+/// Shared memory before the slots: `S` full then `S` empty barriers, the `DYNAMIC` tags, rounded
+/// up to 128 bytes.
+const fn stream_header(stages: usize, mode: u32) -> usize {
+    (16 * stages + if mode == DYNAMIC { 4 * stages } else { 0 }).div_ceil(128) * 128
+}
+
+/// Streaming copy through an `S`-stage ring of `KIB` KiB slots: thread 0 loads chunks with bulk
+/// copies (`arrive_expect_tx`, producer count 1); lane 0 of warps `1..=W` (the storers) take ring
+/// positions `k, k + W, k + 2W, ...`, store each with a bulk store and release a stage once its
+/// store has read it, keeping `PENDING` further stores of their own in flight
+/// (`cp.async.bulk.wait_group.read PENDING`). Needs `PENDING * W < S` (a storer releases a stage
+/// before the loader needs it again) and `S` a multiple of `W`: then the position a storer waits
+/// on one lap earlier in the same stage was its own, so the full barrier is never two phases behind
+/// its wait (mbarrier parity would alias: with `S = 6, W = 4` a storer passed a wait early and the
+/// kernel hung on the H200).
 #[inline(always)]
-unsafe fn stream<const S: usize, const KIB: usize>(
+unsafe fn stream<
+    const S: usize,
+    const KIB: usize,
+    const PENDING: u32,
+    const MODE: u32,
+    const W: u32,
+>(
     src: *const u8,
     dst: *mut u8,
     bytes_per_block: u64,
+    work: *mut u32,
 ) {
+    const {
+        assert!(
+            PENDING * W < S as u32,
+            "a storer must release a stage before the loader needs it again"
+        )
+    };
+    const {
+        assert!(
+            S as u32 % W == 0,
+            "each stage must belong to one storer (mbarrier parity)"
+        )
+    };
     type B = NvidiaMbarBackend<1, 1>;
     let chunk = KIB * 1024;
     let tid = thread_idx();
-    let base = block_idx() as u64 * bytes_per_block;
+    let (block, grid) = (block_idx(), grid_dim());
     let chunks = (bytes_per_block / chunk as u64) as u32;
+    let total = chunks * grid;
     let slot = |stage: u32| {
-        // SAFETY: the harness launches with `128 + S * KIB KiB` of dynamic shared memory.
-        unsafe { dynamic_smem().add(128 + stage as usize * chunk) }
+        // SAFETY: the harness launches with `stream_header + S * KIB KiB` of dynamic shared memory.
+        unsafe { dynamic_smem().add(stream_header(S, MODE) + stage as usize * chunk) }
+    };
+    let tag = |stage: u32| {
+        // SAFETY: the tags follow the barriers in the header (`DYNAMIC` only).
+        unsafe { dynamic_smem().add(16 * S).cast::<u32>().add(stage as usize) }
+    };
+    let chunk_of = |i: u32| {
+        if MODE == INTERLEAVED {
+            i * grid + block
+        } else {
+            block * chunks + i
+        }
     };
     let mut pipe = pipeline::<S, B>();
     if tid == 0 {
-        for c in 0..chunks {
-            let offset = (base + c as u64 * chunk as u64) as usize;
+        let load = |pipe: &mut ProducerConsumerPipeline<S, B>, idx: u32| {
             pipe.produce_explicit(|stage| {
                 let bar = stage.barrier();
+                if MODE == DYNAMIC && idx == SENTINEL {
+                    // SAFETY: the stage is free; the storer reads the tag after its wait.
+                    unsafe { tag(stage.index()).write(SENTINEL) };
+                    bar.arrive();
+                    return;
+                }
+                if MODE == DYNAMIC {
+                    // SAFETY: as above.
+                    unsafe { tag(stage.index()).write(idx) };
+                }
                 bar.arrive_expect_tx(chunk as u32);
                 // SAFETY: the slot is free; source and slot are 128-byte aligned; `chunk` bytes.
                 unsafe {
-                    bar.bulk_copy_from_global(slot(stage.index()), src.add(offset), chunk as u32)
+                    bar.bulk_copy_from_global(
+                        slot(stage.index()),
+                        src.add(idx as usize * chunk),
+                        chunk as u32,
+                    )
                 };
             });
+        };
+        if MODE == DYNAMIC {
+            // SAFETY: the harness passes a zeroed work counter.
+            let mut next = unsafe { ticket(work) };
+            let mut sentinels = 0;
+            while sentinels < W {
+                let idx = next;
+                if idx < total {
+                    // SAFETY: as above.
+                    next = unsafe { ticket(work) };
+                    load(&mut pipe, idx);
+                } else {
+                    load(&mut pipe, SENTINEL);
+                    sentinels += 1;
+                }
+            }
+        } else {
+            for i in 0..chunks {
+                load(&mut pipe, chunk_of(i));
+            }
         }
-    } else if tid == WARP {
-        let mut previous = None;
-        for c in 0..chunks {
-            let offset = (base + c as u64 * chunk as u64) as usize;
+    } else if tid % WARP == 0 && tid / WARP <= W {
+        let k = tid / WARP - 1;
+        for _ in 0..k {
+            pipe.consumer_step();
+        }
+        let (mut pos, mut stored) = (k, 0);
+        loop {
+            if MODE != DYNAMIC && pos >= chunks {
+                break;
+            }
             pipe.wait_producer();
             let stage = pipe.consumer_stage();
-            // SAFETY: the slot is full (waited); 128-byte aligned; the destination is this block's.
+            let idx = if MODE == DYNAMIC {
+                // SAFETY: written by the loader before the arrival this wait observed.
+                let idx = unsafe { tag(stage).read() };
+                if idx == SENTINEL {
+                    break;
+                }
+                idx
+            } else {
+                chunk_of(pos)
+            };
+            // SAFETY: the slot is full (waited); 128-byte aligned; the destination chunk is ours.
             unsafe {
                 cp_async_bulk_shared_to_global(
-                    dst.add(offset),
+                    dst.add(idx as usize * chunk),
                     cvta_to_shared(slot(stage)),
                     chunk as u32,
                 )
             };
             cp_async_bulk_commit_group();
-            if let Some(done) = previous {
-                // The previous store has read its stage: release it.
-                cp_async_bulk_wait_group_read::<1>();
-                pipe.empty_barrier(done).arrive();
+            stored += 1;
+            if stored > PENDING {
+                // The store PENDING positions back has read its stage: release it.
+                cp_async_bulk_wait_group_read::<PENDING>();
+                pipe.empty_barrier((pos - PENDING * W) % S as u32).arrive();
             }
-            previous = Some(stage);
-            pipe.consumer_step();
+            pos += W;
+            for _ in 0..W {
+                pipe.consumer_step();
+            }
         }
         cp_async_bulk_wait_group_read::<0>();
-        if let Some(done) = previous {
-            pipe.empty_barrier(done).arrive();
+        for j in 1..=stored.min(PENDING) {
+            pipe.empty_barrier((pos - j * W) % S as u32).arrive();
         }
     }
 }
@@ -296,27 +405,69 @@ ring_kernels! {
     bench_ring_counter_s4_c4_thread: 4, AmdCounterBackend, 4, true, 32, 128;
 }
 
+/// The counter-ring variants (declared after `cycles_kernel!`, which they use).
+mod variants;
+
 macro_rules! stream_kernels {
-    ($($name:ident: $s:literal, $kib:literal;)*) => {
+    ($($name:ident: $s:literal, $kib:literal, $pending:literal, $mode:ident, $w:literal;)*) => {
         $(
             /// A streaming benchmark kernel (see `stream`).
             #[unsafe(no_mangle)]
-            pub unsafe extern "gpu-kernel" fn $name(src: *const u8, dst: *mut u8, bytes_per_block: u64) {
-                // SAFETY: the harness launches 2 warps with `128 + S * KIB KiB` of shared memory.
-                unsafe { stream::<$s, $kib>(src, dst, bytes_per_block) }
+            pub unsafe extern "gpu-kernel" fn $name(src: *const u8, dst: *mut u8, bytes_per_block: u64, work: *mut u32) {
+                // SAFETY: the harness launches `1 + W` warps with the stream's shared memory and a
+                // zeroed work counter.
+                unsafe { stream::<$s, $kib, $pending, $mode, $w>(src, dst, bytes_per_block, work) }
             }
         )*
     };
 }
 
+// The C++ twins' list (`STREAM` in tests/bench/bench.cu), in the same order.
 stream_kernels! {
-    bench_stream_s2_k8: 2, 8;
-    bench_stream_s2_k16: 2, 16;
-    bench_stream_s2_k32: 2, 32;
-    bench_stream_s2_k64: 2, 64;
-    bench_stream_s4_k8: 4, 8;
-    bench_stream_s4_k16: 4, 16;
-    bench_stream_s4_k32: 4, 32;
-    bench_stream_s8_k8: 8, 8;
-    bench_stream_s8_k16: 8, 16;
+    bench_stream_s2_k8: 2, 8, 1, CONTIG, 1;
+    bench_stream_s2_k16: 2, 16, 1, CONTIG, 1;
+    bench_stream_s2_k32: 2, 32, 1, CONTIG, 1;
+    bench_stream_s2_k64: 2, 64, 1, CONTIG, 1;
+    bench_stream_s4_k8: 4, 8, 1, CONTIG, 1;
+    bench_stream_s4_k16: 4, 16, 1, CONTIG, 1;
+    bench_stream_s4_k32: 4, 32, 1, CONTIG, 1;
+    bench_stream_s8_k8: 8, 8, 1, CONTIG, 1;
+    bench_stream_s8_k16: 8, 16, 1, CONTIG, 1;
+    bench_stream_s4_k32_p2: 4, 32, 2, CONTIG, 1;
+    bench_stream_s4_k32_p3: 4, 32, 3, CONTIG, 1;
+    bench_stream_s8_k16_p3: 8, 16, 3, CONTIG, 1;
+    bench_stream_s8_k16_p6: 8, 16, 6, CONTIG, 1;
+    bench_stream_s3_k64_p1: 3, 64, 1, CONTIG, 1;
+    bench_stream_s3_k64_p2: 3, 64, 2, CONTIG, 1;
+    bench_stream_s6_k32_p2: 6, 32, 2, CONTIG, 1;
+    bench_stream_s6_k32_p4: 6, 32, 4, CONTIG, 1;
+    bench_stream_s7_k32_p3: 7, 32, 3, CONTIG, 1;
+    bench_stream_s14_k16_p6: 14, 16, 6, CONTIG, 1;
+    bench_stream_s4_k32_p1_i: 4, 32, 1, INTERLEAVED, 1;
+    bench_stream_s6_k32_p2_i: 6, 32, 2, INTERLEAVED, 1;
+    bench_stream_s8_k16_p3_i: 8, 16, 3, INTERLEAVED, 1;
+    bench_stream_s3_k64_p1_i: 3, 64, 1, INTERLEAVED, 1;
+    bench_stream_s4_k32_p1_d: 4, 32, 1, DYNAMIC, 1;
+    bench_stream_s6_k32_p2_d: 6, 32, 2, DYNAMIC, 1;
+    bench_stream_s8_k16_p3_d: 8, 16, 3, DYNAMIC, 1;
+    bench_stream_s3_k64_p1_d: 3, 64, 1, DYNAMIC, 1;
+    bench_stream_s7_k32_p3_d: 7, 32, 3, DYNAMIC, 1;
+    bench_stream_s3_k32_p1: 3, 32, 1, CONTIG, 1;
+    bench_stream_s3_k32_p1_i: 3, 32, 1, INTERLEAVED, 1;
+    bench_stream_s3_k32_p1_d: 3, 32, 1, DYNAMIC, 1;
+    bench_stream_s6_k16_p2: 6, 16, 2, CONTIG, 1;
+    bench_stream_s6_k16_p2_d: 6, 16, 2, DYNAMIC, 1;
+    bench_stream_s7_k16_p3_d: 7, 16, 3, DYNAMIC, 1;
+    bench_stream_s4_k16_p2_d: 4, 16, 2, DYNAMIC, 1;
+    bench_stream_s3_k16_p1_d: 3, 16, 1, DYNAMIC, 1;
+    bench_stream_s6_k32_p1_w2: 6, 32, 1, CONTIG, 2;
+    bench_stream_s8_k16_p2_w2: 8, 16, 2, CONTIG, 2;
+    bench_stream_s6_k32_p1_d_w2: 6, 32, 1, DYNAMIC, 2;
+    bench_stream_s8_k16_p1_d_w4: 8, 16, 1, DYNAMIC, 4;
+    bench_stream_s8_k16_p1_d_w2: 8, 16, 1, DYNAMIC, 2;
+    bench_stream_s8_k8_p1_d_w4: 8, 8, 1, DYNAMIC, 4;
+    bench_stream_s12_k16_p2_d_w4: 12, 16, 2, DYNAMIC, 4;
+    bench_stream_s16_k8_p1_d_w4: 16, 8, 1, DYNAMIC, 4;
+    bench_stream_s8_k16_p0_d_w4: 8, 16, 0, DYNAMIC, 4;
+    bench_stream_s4_k16_p1_d_w2: 4, 16, 1, DYNAMIC, 2;
 }

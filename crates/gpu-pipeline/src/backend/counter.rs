@@ -28,7 +28,13 @@
 //!   need `buffer_gl0_inv`); pass data through LDS. [`lds_data_fence`] is the same fence by name,
 //!   for signals made by other means.
 //! - NVIDIA: the leader's `red.release.cta` is preceded by `bar.warp.sync` over the arriving lanes,
-//!   which orders their accesses before the leader's release; waits are `ld.acquire.cta`.
+//!   which orders their accesses before the leader's release; waits are `ld.acquire.cta`. A full
+//!   warp syncs with the constant mask `0xffffffff` (lane 0 adds 32) and a lone lane does not sync
+//!   at all: a run-time mask costs ptxas's divergence check (`MATCH.ANY`, `REDUX.OR`, `BRA.DIV`)
+//!   on every arrive. Waits sleep `nanosleep 0` after each failed read (no `YIELD` spin). The
+//!   release is a `MEMBAR.ALL.CTA` on sm_90, whatever PTX form asks for it, but it is not what
+//!   costs: on NVIDIA this backend takes several times the hardware `mbarrier` per stage, mostly
+//!   in the shared-memory atomic and the polling (tests/results, the counter-ring variants).
 //!   The atomics act on the low 32-bit word of each counter: sm_90 adds 32-bit shared words
 //!   natively, a 64-bit add becomes a compare-and-swap loop, and only the value modulo 2^32 matters.
 
@@ -72,16 +78,45 @@ impl CounterRef {
     /// active lanes, after the data-before-signal fence (see the module docs).
     #[inline(always)]
     pub fn arrive(self) {
+        // Why this is a release of every arriving lane's earlier accesses (PTX ISA, "Memory
+        // Consistency Model"): `bar.warp.sync` orders the memory accesses of the lanes of its mask
+        // before the accesses that follow it in each of them (PTX ISA, "bar.warp.sync": it
+        // "guarantees memory ordering among threads participating in barrier"), so they precede
+        // the leader's `red.release.cta` in causality order; the release makes them visible to any
+        // thread of the CTA whose `ld.acquire.cta` reads the new count ("Release and acquire
+        // patterns"; `red`: "Parallel Synchronization and Communication Instructions: red"). A
+        // lone arriving lane needs no warp sync: program order orders its own accesses before
+        // its release. ptxas turns the release into `MEMBAR.ALL.CTA` + `ATOMS`; every other
+        // release form measured (`fence.acq_rel.cta` + relaxed `red`, `atom.release`, and with PTX
+        // 8.6 `fence.release.cta` or `fence.release.sync_restrict::shared::cta.cluster`) gives the
+        // same `MEMBAR.ALL.CTA` or a heavier one, none faster (the counter-ring variants in
+        // tests/results; without any fence, which is not a release, the ring was only about 8
+        // cycles per stage faster: the cost is in the shared-memory atomic and the polling).
         #[cfg(target_arch = "nvptx64")]
         {
-            let mask = arch::activemask();
-            // SAFETY: every lane of `mask` executes this same code with the same mask.
-            unsafe { arch::bar_warp_sync(mask) };
-            // The leader is the lowest arriving lane: no arriving lane below it.
-            if mask & arch::lanemask_lt() == 0 {
+            let add = |n: u32| {
                 // SAFETY: the backend's constructor guarantees a shared counter address; the low
                 // word of the little-endian counter is at that address.
-                unsafe { arch::red_release_cta_shared_add_u32(self.addr, mask.count_ones()) };
+                unsafe { arch::red_release_cta_shared_add_u32(self.addr, n) }
+            };
+            let mask = arch::activemask();
+            if mask == u32::MAX {
+                // The whole warp: the mask is a constant, so no run-time divergence check.
+                // SAFETY: all 32 lanes are here (the mask says so) and execute this same code.
+                unsafe { arch::bar_warp_sync_all() };
+                if arch::laneid() == 0 {
+                    add(32);
+                }
+            } else if mask & (mask - 1) == 0 {
+                // One lane: nobody to sync with.
+                add(1);
+            } else {
+                // SAFETY: every lane of `mask` executes this same code with the same mask.
+                unsafe { arch::bar_warp_sync(mask) };
+                // The leader is the lowest arriving lane: no arriving lane below it.
+                if mask & arch::lanemask_lt() == 0 {
+                    add(mask.count_ones());
+                }
             }
         }
         #[cfg(not(target_arch = "nvptx64"))]
@@ -125,6 +160,10 @@ impl CounterRef {
 
     /// Blocks until the counter reached `threshold`; with a ticks hint, backs off between reads
     /// (AMD `s_sleep 1`, about 64 clocks; NVIDIA `nanosleep` of at most the hint, capped at 1 µs).
+    /// Without a hint, NVIDIA still issues `nanosleep 0` after each failed read: ptxas otherwise
+    /// puts a `YIELD` in the spin loop, and the loop with `NANOSLEEP` instead was 37 to 52 cycles
+    /// per stage faster on the H200 (the counter-ring variants in tests/results). A sleep has no
+    /// memory semantics: the acquire is still the read that succeeds.
     #[inline(always)]
     pub fn wait(self, threshold: u32, ticks: Option<u32>) {
         while !self.reached(threshold) {
@@ -136,6 +175,9 @@ impl CounterRef {
                     let _ = t;
                     arch::s_sleep_1();
                 }
+            } else {
+                #[cfg(target_arch = "nvptx64")]
+                arch::nanosleep(0);
             }
         }
     }
