@@ -27,6 +27,8 @@ command -v nvcc >/dev/null || { echo "error: nvcc not found: the C++ baseline ne
 echo "== nvcc -arch=sm_90a -cubin bench.cu; ptxas -arch=sm_90a the Rust PTX"
 timeout 300 nvcc -arch=sm_90a -O3 -cubin -o "$out/bench_cpp.cubin" "$here/bench.cu" || { echo "nvcc failed"; exit 1; }
 timeout 300 ptxas -arch=sm_90a -O3 "$here/pipeline_kernels.ptx" -o "$out/bench_rust.cubin" || { echo "ptxas failed"; exit 1; }
+# The same kernels built with the library's `checked` feature, for the cost of hang diagnostics.
+timeout 300 ptxas -arch=sm_90a -O3 "$here/pipeline_kernels_checked.ptx" -o "$out/bench_rust_checked.cubin" || { echo "ptxas (checked) failed"; exit 1; }
 # The C++-only counter variants that need PTX ISA 8.6, each in its own cubin: a toolkit without
 # those forms loses only their rows.
 extra=()
@@ -39,7 +41,7 @@ for v in RESTRICT FENCE_RELEASE; do
 done
 echo "== benchmarks"
 timeout -k 10 ${BENCH_TIMEOUT:-330} "$here/pipeline-bench" --rust-ptx "$here/pipeline_kernels.ptx" --rust-cubin "$out/bench_rust.cubin" \
-  --cpp-cubin "$out/bench_cpp.cubin" "${extra[@]}" --out "$out" "$@" 2>&1 | tee "$out/bench.log"
+  --cpp-cubin "$out/bench_cpp.cubin" "${extra[@]}" --checked-cubin "$out/bench_rust_checked.cubin" --out "$out" "$@" 2>&1 | tee "$out/bench.log"
 status=${PIPESTATUS[0]}
 echo "== SASS instruction counts, Rust vs C++ (sm_90a)"
 cuobjdump --dump-sass "$out/bench_rust.cubin" > "$out/rust.sass"
@@ -69,6 +71,7 @@ exit $status
 /// holds every kernel the bench binary will launch (a missing one would only show on the GPU).
 fn bundle(sh: &Shell, dir: &Path) -> Result {
     let ptx = gpu::build(sh, &NVPTX)?;
+    let checked = gpu::build_checked(sh)?;
     let commit = crate::nvidia::commit(sh);
     cmd!(
         sh,
@@ -97,6 +100,7 @@ fn bundle(sh: &Shell, dir: &Path) -> Result {
     let files = [
         (root.join("target/release/pipeline-bench"), "pipeline-bench"),
         (NVPTX.kernels_artifact(), "pipeline_kernels.ptx"),
+        (checked, "pipeline_kernels_checked.ptx"),
         (root.join("tests/bench/bench.cu"), "bench.cu"),
         (root.join("tests/bench/sass_compare.py"), "sass_compare.py"),
         (root.join("tests/bench/plot.py"), "plot.py"),

@@ -458,6 +458,8 @@ fn ratio(a: Option<f64>, b: Option<f64>) -> Option<f64> {
 struct Bench {
     gpu: Gpu,
     rust: Arc<CudaModule>,
+    /// The same Rust kernels built with the library's `checked` feature.
+    checked: Option<Arc<CudaModule>>,
     /// The main C++ cubin, then the extra ones.
     cpp: Vec<Arc<CudaModule>>,
     csv: String,
@@ -578,6 +580,56 @@ impl Bench {
             )
             .unwrap();
             self.cycles.insert(b.kernel.to_string(), (r, c));
+        }
+        Ok(())
+    }
+
+    /// The cost of the `checked` feature: every Rust cycle kernel against the same kernel built
+    /// with hang diagnostics, alternating, in the same process. The checked storage is larger
+    /// (`3 * STAGES + 1` elements on NVIDIA): both sides get 256 bytes of shared memory.
+    fn checked_costs(&mut self, reps: usize, iters: u32) -> Result<(), String> {
+        let Some(checked) = self.checked.clone() else {
+            self.line("\nchecked build: not measured (no --checked-cubin)".into());
+            return Ok(());
+        };
+        let mut out = self
+            .gpu
+            .stream
+            .alloc_zeros::<u64>(4)
+            .map_err(|e| format!("{e:?}"))?;
+        self.line(format!(
+            "\n{:<52} {:>10} {:>10} {:>7} {:>7}",
+            "checked build vs unchecked (Rust, cycles, median)",
+            "unchecked",
+            "checked",
+            "+cycles",
+            "ratio"
+        ));
+        for b in CYCLES {
+            let (Some(plain), Some(with)) = (
+                self.rust_function(b.kernel),
+                checked.load_function(b.kernel).ok(),
+            ) else {
+                continue;
+            };
+            let shape = (b.threads, b.cluster, b.smem.max(256));
+            self.run_cycles(&plain, shape, iters / 10, &mut out)?;
+            self.run_cycles(&with, shape, iters / 10, &mut out)?;
+            let (mut u, mut c) = (Vec::new(), Vec::new());
+            for _ in 0..reps {
+                u.push(self.run_cycles(&plain, shape, iters, &mut out)?);
+                c.push(self.run_cycles(&with, shape, iters, &mut out)?);
+            }
+            let (u, c) = (median(&mut u), median(&mut c));
+            self.line(format!(
+                "{:<52} {} {} {:>7.1} {}",
+                b.what,
+                figure(Some(u), 10, 1),
+                figure(Some(c), 10, 1),
+                c - u,
+                figure(ratio(Some(c), Some(u)), 7, 3)
+            ));
+            writeln!(self.csv, "checked,{},{u:.2},{c:.2},{:.4},", b.kernel, c / u).unwrap();
         }
         Ok(())
     }
@@ -853,7 +905,7 @@ fn run() -> Result<bool, String> {
             .and_then(|i| args.get(i + 1))
             .cloned()
     };
-    let usage = "usage: pipeline-bench --rust-ptx FILE --rust-cubin FILE --cpp-cubin FILE [--cpp-extra FILE]... --out DIR [--quick]";
+    let usage = "usage: pipeline-bench --rust-ptx FILE --rust-cubin FILE --cpp-cubin FILE [--cpp-extra FILE]... [--checked-cubin FILE] --out DIR [--quick]";
     let rust_ptx = value("--rust-ptx").ok_or(usage)?;
     let rust_cubin = value("--rust-cubin").ok_or(usage)?;
     let cpp_cubin = value("--cpp-cubin").ok_or(usage)?;
@@ -868,9 +920,14 @@ fn run() -> Result<bool, String> {
             cpp.push(gpu.load_file(path)?);
         }
     }
+    let checked = match value("--checked-cubin") {
+        Some(path) => Some(gpu.load_file(&path)?),
+        None => None,
+    };
     let mut bench = Bench {
         gpu,
         rust,
+        checked,
         cpp,
         csv: String::from("kind,kernel,rust,cpp,ratio,reference\n"),
         table: String::new(),
@@ -899,6 +956,7 @@ fn run() -> Result<bool, String> {
     );
     let result = bench
         .cycles(reps, iters)
+        .and_then(|()| bench.checked_costs(reps, iters))
         .and_then(|()| bench.variants(variant_reps, variant_iters))
         .and_then(|()| bench.streams(reps.min(7), total));
     std::fs::write(format!("{out}/bench.csv"), &bench.csv)
