@@ -49,12 +49,13 @@ pub struct ProducerConsumerPipeline<const STAGES: usize, B: PipelineBackend> {
 }
 
 impl<const STAGES: usize, B: PipelineBackend> ProducerConsumerPipeline<STAGES, B> {
-    /// The number of barrier storage elements: `2 * STAGES` (full then empty); checked builds
-    /// add the backend's arrival shadows and one diagnostics word.
+    /// The number of barrier storage elements: `B::ELEMS_PER_STAGE * STAGES` (`2 * STAGES`, full
+    /// then empty, unless the backend pads); checked builds add the backend's arrival shadows and
+    /// one diagnostics word.
     pub const STORAGE_ELEMS: usize = if cfg!(feature = "checked") {
-        (2 + B::SHADOW_ELEMS_PER_STAGE) * STAGES + 1
+        (B::ELEMS_PER_STAGE + B::SHADOW_ELEMS_PER_STAGE) * STAGES + 1
     } else {
-        2 * STAGES
+        B::ELEMS_PER_STAGE * STAGES
     };
 
     /// The shared-memory bytes the barriers take: `STORAGE_ELEMS * size_of::<B::Storage>()`

@@ -113,37 +113,6 @@ pub mod bench {
         unsafe { core::arch::nvptx::_grid_dim_x() }
     }
 
-    /// `bar.warp.sync 0xffffffff;`: the whole warp, with the mask as an immediate (PTX ISA 6.0,
-    /// sm_30; PTX ISA, "Parallel Synchronization and Communication Instructions: bar.warp.sync").
-    ///
-    /// # Safety
-    ///
-    /// All 32 lanes of the warp execute it.
-    #[inline(always)]
-    pub unsafe fn bar_warp_sync_all() {
-        // SAFETY: guaranteed by the caller.
-        unsafe {
-            asm!(
-                "bar.warp.sync 0xffffffff;",
-                options(nostack, preserves_flags)
-            )
-        };
-    }
-
-    /// `red.relaxed.cta.shared.add.u32 [addr], n;`: a relaxed add (no release) at CTA scope
-    /// (PTX ISA 6.0, sm_70; PTX ISA, "red").
-    ///
-    /// # Safety
-    ///
-    /// `addr` is the `.shared::cta` address of an aligned 32-bit word.
-    #[inline(always)]
-    pub unsafe fn red_relaxed_cta_shared_add_u32(addr: u32, n: u32) {
-        // SAFETY: guaranteed by the caller.
-        unsafe {
-            asm!("red.relaxed.cta.shared.add.u32 [{a}], {n};", a = in(reg32) addr, n = in(reg32) n, options(nostack, preserves_flags));
-        }
-    }
-
     /// `atom.release.cta.shared.add.u32 d, [addr], n;`: the add as an atom with release, result
     /// unused (PTX ISA 6.0, sm_70; PTX ISA, "atom").
     ///
@@ -157,21 +126,6 @@ pub mod bench {
         unsafe {
             asm!("atom.release.cta.shared.add.u32 {d}, [{a}], {n};", d = out(reg32) _old, a = in(reg32) addr, n = in(reg32) n, options(nostack, preserves_flags));
         }
-    }
-
-    /// `ld.relaxed.cta.shared.u32 d, [addr];` (PTX ISA 6.0, sm_70; PTX ISA, "ld").
-    ///
-    /// # Safety
-    ///
-    /// `addr` is the `.shared::cta` address of an aligned 32-bit word.
-    #[inline(always)]
-    pub unsafe fn ld_relaxed_cta_shared_u32(addr: u32) -> u32 {
-        let value: u32;
-        // SAFETY: guaranteed by the caller.
-        unsafe {
-            asm!("ld.relaxed.cta.shared.u32 {d}, [{a}];", d = out(reg32) value, a = in(reg32) addr, options(nostack, preserves_flags));
-        }
-        value
     }
 
     /// `st.release.cta.shared.u32 [addr], v;` (PTX ISA 6.0, sm_70; PTX ISA, "st").

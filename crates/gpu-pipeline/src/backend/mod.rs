@@ -86,20 +86,25 @@ pub unsafe trait PipelineBackend: Copy {
     /// The largest arrive count this backend's hardware accepts.
     const MAX_ARRIVALS: u32;
 
+    /// `Storage` elements per stage for the two signals: 2 (one each), more for a backend that
+    /// pads its signals apart.
+    const ELEMS_PER_STAGE: usize = 2;
+
     /// `Storage` elements per stage that checked builds add for arrival shadows (NVIDIA: one
     /// 8-byte element, the two 32-bit shadows of a stage's barriers). 0 for backends whose
     /// signals are readable arrival counts.
     const SHADOW_ELEMS_PER_STAGE: usize = 0;
 
-    /// The number of `Storage` elements the backend uses for `stages` stages: `2 * stages`, plus
-    /// `stages * SHADOW_ELEMS_PER_STAGE` in checked builds.
+    /// The number of `Storage` elements the backend uses for `stages` stages:
+    /// `ELEMS_PER_STAGE * stages`, plus `SHADOW_ELEMS_PER_STAGE * stages` in checked builds.
+    /// Derived from the constants; implementations set those, not this.
     #[inline(always)]
     #[must_use]
     fn storage_elems(stages: usize) -> usize {
         if cfg!(feature = "checked") {
-            (2 + Self::SHADOW_ELEMS_PER_STAGE) * stages
+            (Self::ELEMS_PER_STAGE + Self::SHADOW_ELEMS_PER_STAGE) * stages
         } else {
-            2 * stages
+            Self::ELEMS_PER_STAGE * stages
         }
     }
 

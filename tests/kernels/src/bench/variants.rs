@@ -7,14 +7,14 @@
 //! nothing here is a backend to use.
 
 use gpu_pipeline::arch::nvptx::{
-    activemask, bar_warp_sync, cvta_to_shared, fence_acq_rel_cta, laneid, lanemask_lt,
-    ld_acquire_cta_shared_u32, nanosleep, red_release_cta_shared_add_u32, st_shared_u64,
+    activemask, bar_warp_sync, bar_warp_sync_all, cvta_to_shared, fence_acq_rel_cta, laneid,
+    lanemask_lt, ld_acquire_cta_shared_u32, ld_relaxed_cta_shared_u32, nanosleep,
+    red_relaxed_cta_shared_add_u32, red_release_cta_shared_add_u32, st_shared_u64,
 };
 use gpu_pipeline::{PipelineBackend, counter};
 
 use crate::arch::bench::{
-    atom_release_cta_shared_add_u32, bar_warp_sync_all, fence_sc_cta, ld_relaxed_cta_shared_u32,
-    red_relaxed_cta_shared_add_u32, st_release_cta_shared_u32,
+    atom_release_cta_shared_add_u32, fence_sc_cta, st_release_cta_shared_u32,
 };
 
 /// Constant-mask paths: a full warp syncs with `0xffffffff` and lane 0 adds 32; a lone lane adds
@@ -138,7 +138,7 @@ impl<const P: u32, const C: u32, const V: u32> VarCounter<P, C, V> {
     }
 }
 
-// SAFETY: layout: `2 * STAGES` counters `STRIDE` bytes apart (`storage_elems` counts the 8-byte
+// SAFETY: layout: `2 * STAGES` counters `STRIDE` bytes apart (`ELEMS_PER_STAGE` counts the 8-byte
 // elements that spans), full then empty. Completion, arrival unit, no reset, constants: as the
 // library's counter backend, whose threshold arithmetic this uses. Ordering: as the library's
 // except for `V_REL_NONE`, which is measured and never used to pass data.
@@ -150,10 +150,7 @@ unsafe impl<const P: u32, const C: u32, const V: u32> PipelineBackend for VarCou
     const CONSUMER_ARRIVALS: u32 = C;
     const MAX_ARRIVALS: u32 = gpu_pipeline::backend::MAX_COUNTER_ARRIVALS;
 
-    #[inline(always)]
-    fn storage_elems(stages: usize) -> usize {
-        2 * stages * (Self::STRIDE as usize / 8)
-    }
+    const ELEMS_PER_STAGE: usize = 2 * (Self::STRIDE as usize / 8);
 
     #[inline(always)]
     unsafe fn new<const STAGES: usize>(storage: *mut u64) -> Self {
@@ -224,6 +221,21 @@ unsafe impl<const P: u32, const C: u32, const V: u32> PipelineBackend for VarCou
     #[inline(always)]
     unsafe fn empty_handle(&self, stage: u32) -> u32 {
         self.empty + stage * Self::STRIDE
+    }
+
+    // Checked builds: the counters are their own shadows, as in the library's counter backend.
+    #[cfg(feature = "checked")]
+    #[inline(always)]
+    unsafe fn arrivals_full(&self, stage: u32) -> u32 {
+        // SAFETY: a counter of this backend's shared storage.
+        unsafe { ld_relaxed_cta_shared_u32(self.full + stage * Self::STRIDE) }
+    }
+
+    #[cfg(feature = "checked")]
+    #[inline(always)]
+    unsafe fn arrivals_empty(&self, stage: u32) -> u32 {
+        // SAFETY: a counter of this backend's shared storage.
+        unsafe { ld_relaxed_cta_shared_u32(self.empty + stage * Self::STRIDE) }
     }
 }
 
