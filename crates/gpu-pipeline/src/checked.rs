@@ -562,22 +562,30 @@ pub(crate) fn budget_ns(word: u64) -> u64 {
 }
 
 /// Polls `ready` until it returns true; past the budget of `diagnostics`, calls `expired` with
-/// the time spent. The clock is read only after the first probe failed.
+/// the time spent. The clock is read only after the first probe failed. `settle` runs right after
+/// the first probe: the previous wait's count check, whose shared-memory read has had the whole
+/// probe to arrive (compared before the probe, its latency showed in every round trip).
 #[cfg(feature = "checked")]
 #[inline(always)]
 pub(crate) fn bounded_wait(
     mut ready: impl FnMut() -> bool,
+    settle: impl FnOnce(),
     diagnostics: impl FnOnce() -> u64,
     expired: impl FnOnce(u64) -> !,
 ) {
-    if ready() {
+    let first = ready();
+    settle();
+    if first {
         return;
     }
     slow_wait(&mut ready, diagnostics, expired);
 }
 
+/// The loop after a failed first probe. Inlined: an out-of-line call would need its closures'
+/// captures in local memory, and LLVM builds them before the first probe (seen in the SASS: nine
+/// `STL.64` per wait on the fast path).
 #[cfg(feature = "checked")]
-#[inline(never)]
+#[inline(always)]
 fn slow_wait(
     ready: &mut impl FnMut() -> bool,
     diagnostics: impl FnOnce() -> u64,

@@ -46,6 +46,24 @@ pub struct ProducerConsumerPipeline<const STAGES: usize, B: PipelineBackend> {
     /// Checked builds: the side this value has served (0: none yet, else `ROLE_* + 1`).
     #[cfg(feature = "checked")]
     side: core::cell::Cell<u32>,
+    /// Checked builds: the count check of the last completed wait, compared at the next wait (or
+    /// when the value is dropped), so that the shared-memory read of the shadow is not waited
+    /// for on the way out of a wait.
+    #[cfg(feature = "checked")]
+    pending: core::cell::Cell<Option<PendingCheck>>,
+}
+
+/// A completed wait's count check, not yet compared (see `ProducerConsumerPipeline::pending`).
+#[cfg(feature = "checked")]
+#[derive(Clone, Copy)]
+struct PendingCheck {
+    role: u32,
+    stage: u32,
+    lap: u32,
+    expected: u32,
+    observed: u32,
+    call: Call,
+    location: &'static Location<'static>,
 }
 
 impl<const STAGES: usize, B: PipelineBackend> ProducerConsumerPipeline<STAGES, B> {
@@ -103,6 +121,8 @@ impl<const STAGES: usize, B: PipelineBackend> ProducerConsumerPipeline<STAGES, B
             },
             #[cfg(feature = "checked")]
             side: core::cell::Cell::new(0),
+            #[cfg(feature = "checked")]
+            pending: core::cell::Cell::new(None),
         }
     }
 
@@ -153,6 +173,51 @@ impl<const STAGES: usize, B: PipelineBackend> ProducerConsumerPipeline<STAGES, B
     #[inline(always)]
     pub fn wait_producer(&self) {
         self.wait_full_as(None, Call::WaitProducer);
+    }
+
+    /// Checked builds: reads the shadow of the barrier a wait of `role` just completed on, for a
+    /// comparison with the exact count at the next wait ([`settle`](Self::settle)).
+    #[cfg(feature = "checked")]
+    #[inline(always)]
+    fn defer_check(
+        &self,
+        role: u32,
+        stage: u32,
+        lap: u32,
+        call: Call,
+        location: &'static Location<'static>,
+    ) {
+        let (expected, observed, _) = counts(self.backend, role, stage, lap);
+        self.pending.set(Some(PendingCheck {
+            role,
+            stage,
+            lap,
+            expected,
+            observed,
+            call,
+            location,
+        }));
+    }
+
+    /// Checked builds: compares the pending count check, if any; stops the kernel on a mismatch.
+    #[cfg(feature = "checked")]
+    #[inline(always)]
+    fn settle(&self) {
+        if let Some(check) = self.pending.take() {
+            if check.observed != check.expected {
+                fail::<STAGES, B>(
+                    self.backend,
+                    self.diagnostics,
+                    check.role,
+                    check.stage,
+                    check.lap,
+                    Fault::WrongCount,
+                    check.call,
+                    0,
+                    check.location,
+                );
+            }
+        }
     }
 
     /// Checked builds: records that this value serves `role`'s side, and stops the kernel if it
@@ -212,6 +277,7 @@ impl<const STAGES: usize, B: PipelineBackend> ProducerConsumerPipeline<STAGES, B
             checked::bounded_wait(
                 // SAFETY: a cursor's stage is always below STAGES.
                 move || unsafe { backend.try_full(stage, lap) },
+                || self.settle(),
                 move || diagnostics.load(),
                 move |elapsed| {
                     fail::<STAGES, B>(
@@ -227,15 +293,7 @@ impl<const STAGES: usize, B: PipelineBackend> ProducerConsumerPipeline<STAGES, B
                     )
                 },
             );
-            check_count::<STAGES, B>(
-                backend,
-                diagnostics,
-                ROLE_CONSUMER,
-                stage,
-                lap,
-                call,
-                location,
-            );
+            self.defer_check(ROLE_CONSUMER, stage, lap, call, location);
         }
     }
 
@@ -262,11 +320,12 @@ impl<const STAGES: usize, B: PipelineBackend> ProducerConsumerPipeline<STAGES, B
             self.backend
                 .try_full(self.consumer.stage(), self.consumer.lap())
         };
+        // The previous wait's count check, after this probe (see `bounded_wait`).
+        #[cfg(feature = "checked")]
+        self.settle();
         #[cfg(feature = "checked")]
         if ready {
-            check_count::<STAGES, B>(
-                self.backend,
-                self.diagnostics,
+            self.defer_check(
                 ROLE_CONSUMER,
                 self.consumer.stage(),
                 self.consumer.lap(),
@@ -395,6 +454,7 @@ impl<const STAGES: usize, B: PipelineBackend> ProducerConsumerPipeline<STAGES, B
             checked::bounded_wait(
                 // SAFETY: a cursor's stage is always below STAGES.
                 move || unsafe { backend.try_empty(stage, lap) },
+                || self.settle(),
                 move || diagnostics.load(),
                 move |elapsed| {
                     fail::<STAGES, B>(
@@ -410,15 +470,7 @@ impl<const STAGES: usize, B: PipelineBackend> ProducerConsumerPipeline<STAGES, B
                     )
                 },
             );
-            check_count::<STAGES, B>(
-                backend,
-                diagnostics,
-                ROLE_PRODUCER,
-                stage,
-                lap,
-                call,
-                location,
-            );
+            self.defer_check(ROLE_PRODUCER, stage, lap, call, location);
         }
     }
 
@@ -440,11 +492,12 @@ impl<const STAGES: usize, B: PipelineBackend> ProducerConsumerPipeline<STAGES, B
             self.backend
                 .try_empty(self.producer.stage(), self.producer.lap())
         };
+        // The previous wait's count check, after this probe (see `bounded_wait`).
+        #[cfg(feature = "checked")]
+        self.settle();
         #[cfg(feature = "checked")]
         if ready {
-            check_count::<STAGES, B>(
-                self.backend,
-                self.diagnostics,
+            self.defer_check(
                 ROLE_PRODUCER,
                 self.producer.stage(),
                 self.producer.lap(),
@@ -611,34 +664,6 @@ fn counts<B: PipelineBackend>(backend: B, role: u32, stage: u32, lap: u32) -> (u
     }
 }
 
-/// After a successful wait: the counted arrivals must be exactly those of the awaited lap.
-#[cfg(feature = "checked")]
-#[inline(always)]
-fn check_count<const STAGES: usize, B: PipelineBackend>(
-    backend: B,
-    diagnostics: DiagnosticsWord,
-    role: u32,
-    stage: u32,
-    lap: u32,
-    call: Call,
-    location: &'static Location<'static>,
-) {
-    let (expected, observed, _) = counts(backend, role, stage, lap);
-    if observed != expected {
-        fail::<STAGES, B>(
-            backend,
-            diagnostics,
-            role,
-            stage,
-            lap,
-            Fault::WrongCount,
-            call,
-            0,
-            location,
-        );
-    }
-}
-
 /// Stops the kernel with a record of the pipeline's state for `role` at (`stage`, `lap`).
 #[cfg(feature = "checked")]
 #[cold]
@@ -673,6 +698,15 @@ fn fail<const STAGES: usize, B: PipelineBackend>(
         elapsed_ns,
         location,
     })
+}
+
+/// Checked builds: the last wait's count check is compared when the value goes away.
+#[cfg(feature = "checked")]
+impl<const STAGES: usize, B: PipelineBackend> Drop for ProducerConsumerPipeline<STAGES, B> {
+    #[inline(always)]
+    fn drop(&mut self) {
+        self.settle();
+    }
 }
 
 /// Checked builds keep the diagnostics word in one storage element: it must be 8 bytes.

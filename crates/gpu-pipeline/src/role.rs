@@ -299,6 +299,7 @@ impl<const STAGES: usize, R: Side, const PS: usize, const CS: usize, const G: u3
                         bar.try_wait_parity(lap)
                     }
                 },
+                || {},
                 || word,
                 |elapsed_ns| {
                     checked::fail(&checked::Report {

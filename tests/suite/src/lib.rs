@@ -398,6 +398,17 @@ pub const BROKEN: &[Broken] = &[
         budget_us: 0,
     },
     Broken {
+        name: "broken_wrong_role_mbar",
+        mistake: "the consumer calls producer_signal where consumer_signal was meant",
+        threads: 64,
+        cluster: 1,
+        role: "producer",
+        verdict: "WrongRole",
+        stage_lap: Some((0, 1)),
+        label: 71,
+        budget_us: 0,
+    },
+    Broken {
         name: "broken_role_never_release",
         mistake: "RolePipeline: the consumer never releases",
         threads: 64,
