@@ -16,14 +16,17 @@
 //! | when | what | diagnosis |
 //! |---|---|---|
 //! | a wait's first probe fails | the time spent since (`%globaltimer`, `s_memrealtime`, `Instant`) against the budget | the record, with the shadow count at expiry |
-//! | a wait or try-wait succeeds | the shadow count equals the exact count of a completed lap | over-arrival, or a waiter whose lap is not the barrier's |
+//! | a wait or try-wait succeeds | the shadow count is not above the exact count of the completed lap (read at completion, compared after the next wait's first probe or when the value is dropped) | over-arrival, or a waiter whose lap is behind the barrier's |
 //!
 //! The exact count is a protocol invariant: when a consumer's wait for lap `p` of `full[s]`
 //! returns, `full[s]` has received exactly `(p + 1) * PRODUCER_ARRIVALS` arrivals, because the
 //! producer cannot start lap `p + 1` of slot `s` before this consumer released lap `p`. The same
-//! holds for producers and `empty[s]` with `(q - 1) * CONSUMER_ARRIVALS`. Shadow increments precede
-//! the barrier arrival of the same thread, which is a release; the wait is an acquire; so the
-//! waiter reads every increment of the lap it waited for.
+//! holds for producers and `empty[s]` with `(q - 1) * CONSUMER_ARRIVALS`. A shadow never counts
+//! an arrival before it happened, so a count above the exact one at completion is always a fault.
+//! On NVIDIA the shadow increment follows its arrival (an arrival is a release and would wait for
+//! an increment made before it), so a fresh completion may not show the last increments yet: a
+//! count *below* the exact one is only reported by an expired wait, when every increment has
+//! long landed. The counter and host backends are their own shadows, and exact.
 //!
 //! # The budget
 //!
@@ -412,7 +415,11 @@ impl fmt::Display for HangRecord {
             self.column
         )?;
         writeln!(f)?;
-        write!(f, "  waited on {signal}[{}]", self.stage)?;
+        if self.fault == Fault::WrongRole as u32 {
+            write!(f, "  its {role} cursor: {signal}[{}]", self.stage)?;
+        } else {
+            write!(f, "  waited on {signal}[{}]", self.stage)?;
+        }
         if self.sub_stage != NO_SUB_STAGE {
             write!(f, " sub-stage {}", self.sub_stage)?;
         }
@@ -570,7 +577,7 @@ pub(crate) fn budget_ns(word: u64) -> u64 {
 pub(crate) fn bounded_wait(
     mut ready: impl FnMut() -> bool,
     settle: impl FnOnce(),
-    diagnostics: impl FnOnce() -> u64,
+    diagnostics: impl Fn() -> u64,
     expired: impl FnOnce(u64) -> !,
 ) {
     let first = ready();
@@ -581,29 +588,52 @@ pub(crate) fn bounded_wait(
     slow_wait(&mut ready, diagnostics, expired);
 }
 
-/// The loop after a failed first probe. Inlined: an out-of-line call would need its closures'
-/// captures in local memory, and LLVM builds them before the first probe (seen in the SASS: nine
-/// `STL.64` per wait on the fast path).
+/// Probes between two clock reads in [`slow_wait`].
+#[cfg(feature = "checked")]
+const PROBES_PER_CLOCK_READ: u32 = 32;
+
+/// The loop after a failed first probe: the clock is read once per [`PROBES_PER_CLOCK_READ`]
+/// probes (first after that many), so a wait that ends within them reads no clock at all.
+/// Inlined: an out-of-line call would need its closures' captures in local memory, and LLVM builds
+/// them before the first probe (seen in the SASS: nine `STL.64` per wait on the fast path).
 #[cfg(feature = "checked")]
 #[inline(always)]
 fn slow_wait(
     ready: &mut impl FnMut() -> bool,
-    diagnostics: impl FnOnce() -> u64,
+    diagnostics: impl Fn() -> u64,
     expired: impl FnOnce(u64) -> !,
 ) {
-    let start = now_ns();
-    let budget = budget_ns(diagnostics());
+    let mut start = None;
     loop {
-        if ready() {
-            return;
+        for _ in 0..PROBES_PER_CLOCK_READ {
+            if ready() {
+                return;
+            }
+            pause();
         }
-        let elapsed = now_ns().wrapping_sub(start);
-        if elapsed > budget {
-            expired(elapsed);
+        let now = now_ns();
+        match start {
+            None => start = Some(now),
+            Some(start) => {
+                let elapsed = now.wrapping_sub(start);
+                if elapsed > budget_ns(diagnostics()) {
+                    expired(elapsed);
+                }
+            }
         }
-        #[cfg(not(any(target_arch = "nvptx64", target_arch = "amdgpu")))]
-        std::thread::yield_now();
     }
+}
+
+/// Between two failed probes: NVIDIA `nanosleep 0` (cheaper than a spin, as the counter
+/// backend's own wait measured; an mbarrier `try_wait` has already suspended in hardware), the
+/// host yields, AMD polls on.
+#[cfg(feature = "checked")]
+#[inline(always)]
+fn pause() {
+    #[cfg(target_arch = "nvptx64")]
+    crate::arch::nvptx::nanosleep(0);
+    #[cfg(not(any(target_arch = "nvptx64", target_arch = "amdgpu")))]
+    std::thread::yield_now();
 }
 
 /// Builds the full record of `report` for the calling thread.

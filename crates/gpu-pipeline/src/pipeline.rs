@@ -204,7 +204,9 @@ impl<const STAGES: usize, B: PipelineBackend> ProducerConsumerPipeline<STAGES, B
     #[inline(always)]
     fn settle(&self) {
         if let Some(check) = self.pending.take() {
-            if check.observed != check.expected {
+            // Only a count above the exact one is a fault here: NVIDIA shadow increments follow
+            // their arrivals, so a fresh completion may not show the last ones yet.
+            if (check.observed.wrapping_sub(check.expected) as i32) > 0 {
                 fail::<STAGES, B>(
                     self.backend,
                     self.diagnostics,

@@ -146,6 +146,19 @@ impl CounterRef {
         return unsafe { arch::ds_read_u64(self.addr) } as u32;
     }
 
+    /// Checked builds: the counter's value modulo 2^32 without ordering (the arrival count of the
+    /// shadow checks, read after a wait that already acquired).
+    #[cfg(feature = "checked")]
+    #[inline(always)]
+    fn load_relaxed(self) -> u32 {
+        #[cfg(target_arch = "nvptx64")]
+        // SAFETY: the backend's constructor guarantees a shared counter address.
+        return unsafe { crate::arch::nvptx::ld_relaxed_cta_shared_u32(self.addr) };
+        #[cfg(not(target_arch = "nvptx64"))]
+        // SAFETY: the backend's constructor guarantees an LDS counter.
+        return unsafe { arch::ds_read_u64(self.addr) } as u32;
+    }
+
     /// Whether the counter reached `threshold` (modulo 2^32), with acquire ordering if so.
     #[inline(always)]
     #[must_use]
@@ -316,12 +329,12 @@ unsafe impl<const P: u32, const C: u32> PipelineBackend for AmdCounterBackend<P,
     #[cfg(feature = "checked")]
     #[inline(always)]
     unsafe fn arrivals_full(&self, stage: u32) -> u32 {
-        self.full.offset(stage).load()
+        self.full.offset(stage).load_relaxed()
     }
 
     #[cfg(feature = "checked")]
     #[inline(always)]
     unsafe fn arrivals_empty(&self, stage: u32) -> u32 {
-        self.empty.offset(stage).load()
+        self.empty.offset(stage).load_relaxed()
     }
 }

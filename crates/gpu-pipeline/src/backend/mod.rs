@@ -69,9 +69,8 @@ pub use crate::counter::MAX_COUNTER_ARRIVALS;
 /// - **Constants.** `1 <= PRODUCER_ARRIVALS, CONSUMER_ARRIVALS <= MAX_ARRIVALS`, checked at
 ///   compile time in [`new`](Self::new) (use [`check_arrive_counts`]).
 /// - **Shadows (checked builds).** `arrivals_full`/`arrivals_empty` count every arrival made
-///   through the backend and the handles it gives out; each thread's count is updated before
-///   its barrier arrival (the release), so a waiter whose wait returned reads at least the
-///   arrivals of the lap it waited for. `init` zeroes them.
+///   through the backend and the handles it gives out, never one that has not happened (an
+///   increment may follow its arrival, and be seen late). `init` zeroes them.
 pub unsafe trait PipelineBackend: Copy {
     /// One barrier's storage in shared memory (an mbarrier object, a 64-bit counter).
     type Storage;

@@ -78,8 +78,10 @@ impl MbarrierRef {
         }
     }
 
-    /// Checked builds: counts `n` arrivals in this barrier's shadow (before the arrival itself,
-    /// which is the release that publishes the count).
+    /// Checked builds: counts `n` arrivals in this barrier's shadow, *after* the arrival: the
+    /// arrival must not wait for the shadow's atomic (as a release, it would). So a waiter whose
+    /// wait just returned may not see the latest increments yet, never more than were made: the
+    /// count check at completion only flags a count above the exact one (see `checked`).
     #[inline(always)]
     fn count_arrivals(self, n: u32) {
         #[cfg(feature = "checked")]
@@ -109,7 +111,6 @@ impl MbarrierRef {
     /// One arrival by the calling thread (release, CTA scope).
     #[inline(always)]
     pub fn arrive(self) {
-        self.count_arrivals(1);
         #[cfg(target_feature = "sm_90")]
         // SAFETY: the handle's constructor guarantees an initialised mbarrier of this CTA.
         unsafe {
@@ -120,6 +121,7 @@ impl MbarrierRef {
         unsafe {
             ptx::mbarrier_arrive_sm80(self.addr)
         }
+        self.count_arrivals(1);
     }
 
     /// `count` arrivals at once by the calling thread (release, CTA scope). sm_90.
@@ -128,18 +130,18 @@ impl MbarrierRef {
     /// `if lane == 0 { bar.arrive_count(32) }` completes the warp's share.
     #[inline(always)]
     pub fn arrive_count(self, count: u32) {
-        self.count_arrivals(count);
         // SAFETY: the handle's constructor guarantees an initialised mbarrier of this CTA.
-        unsafe { ptx::mbarrier_arrive_count(self.addr, count) }
+        unsafe { ptx::mbarrier_arrive_count(self.addr, count) };
+        self.count_arrivals(count);
     }
 
     /// Expects `tx_bytes` more bytes of asynchronous copies in the current phase, then arrives
     /// once (release, CTA scope). The producer side of a TMA stage with arrive count 1. sm_90.
     #[inline(always)]
     pub fn arrive_expect_tx(self, tx_bytes: u32) {
-        self.count_arrivals(1);
         // SAFETY: the handle's constructor guarantees an initialised mbarrier of this CTA.
-        unsafe { ptx::mbarrier_arrive_expect_tx(self.addr, tx_bytes) }
+        unsafe { ptx::mbarrier_arrive_expect_tx(self.addr, tx_bytes) };
+        self.count_arrivals(1);
     }
 
     /// Expects `tx_bytes` more bytes of asynchronous copies in the current phase, without
@@ -235,13 +237,15 @@ impl MbarrierRef {
         // SAFETY: the caller guarantees the peer exists, is initialised and is alive; its
         // storage has the same layout, so the shadow maps to the peer's shadow.
         unsafe {
+            let remote = ptx::mapa_shared_cluster(self.addr, cta_rank);
+            ptx::mbarrier_arrive_remote(remote);
+            // The peer's shadow, after the arrival (see `count_arrivals`); the peer outlives
+            // both, by the caller's contract.
             #[cfg(feature = "checked")]
             if self.shadow != NO_SHADOW {
                 let remote_shadow = ptx::mapa_shared_cluster(self.shadow, cta_rank);
                 ptx::red_relaxed_cluster_shared_cluster_add_u32(remote_shadow, 1);
             }
-            let remote = ptx::mapa_shared_cluster(self.addr, cta_rank);
-            ptx::mbarrier_arrive_remote(remote);
         }
     }
 
