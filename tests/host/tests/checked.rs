@@ -40,17 +40,22 @@ fn run<B: HostBackend>(
     {
         let ring = ring.clone();
         threads.push(std::thread::spawn(move || {
-            // SAFETY: the ring outlives the value (the Arc); one producer thread.
-            let mut pipe = unsafe { ring.pipeline() };
-            catch_unwind(AssertUnwindSafe(|| producer(&mut pipe)))
+            // The value is made inside: checked builds compare its last count checks on drop.
+            catch_unwind(AssertUnwindSafe(|| {
+                // SAFETY: the ring outlives the value (the Arc); one producer thread.
+                let mut pipe = unsafe { ring.pipeline() };
+                producer(&mut pipe)
+            }))
         }));
     }
     for c in 0..consumers {
         let (ring, consumer) = (ring.clone(), consumer.clone());
         threads.push(std::thread::spawn(move || {
-            // SAFETY: as above; `consumers` matches the consumer arrive count.
-            let mut pipe = unsafe { ring.pipeline() };
-            catch_unwind(AssertUnwindSafe(|| consumer(c, &mut pipe, &ring)))
+            catch_unwind(AssertUnwindSafe(|| {
+                // SAFETY: as above; `consumers` matches the consumer arrive count.
+                let mut pipe = unsafe { ring.pipeline() };
+                consumer(c, &mut pipe, &ring)
+            }))
         }));
     }
     let mut messages = Vec::new();
