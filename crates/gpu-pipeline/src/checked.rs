@@ -16,7 +16,7 @@
 //! | when | what | diagnosis |
 //! |---|---|---|
 //! | a wait's first probe fails | the time spent since (`%globaltimer`, `s_memrealtime`, `Instant`) against the budget | the record, with the shadow count at expiry |
-//! | a wait or try-wait succeeds | the shadow count is not above the exact count of the completed lap (read at completion, before this thread's release; compared two waits later, before an expired wait reports, or when the value is dropped, so the read never stalls) | over-arrival, or a waiter whose lap is behind the barrier's |
+//! | a wait or try-wait succeeds | the shadow count is not above the exact count of the completed lap (read at completion, compared after the next wait's first probe or when the value is dropped) | over-arrival, or a waiter whose lap is behind the barrier's |
 //!
 //! The exact count is a protocol invariant: when a consumer's wait for lap `p` of `full[s]`
 //! returns, `full[s]` has received exactly `(p + 1) * PRODUCER_ARRIVALS` arrivals, because the

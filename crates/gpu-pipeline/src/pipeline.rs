@@ -46,14 +46,11 @@ pub struct ProducerConsumerPipeline<const STAGES: usize, B: PipelineBackend> {
     /// Checked builds: the side this value has served (0: none yet, else `ROLE_* + 1`).
     #[cfg(feature = "checked")]
     side: core::cell::Cell<u32>,
-    /// Checked builds: the count checks of the last two completed waits, newest first. A check is
-    /// compared after the first probe of the second wait that follows it (or when the value is
-    /// dropped): its shared-memory read then has a whole iteration to land, and never stalls a
-    /// wait or a ring stage.
+    /// Checked builds: the count check of the last completed wait, compared at the next wait (or
+    /// when the value is dropped), so that the shared-memory read of the shadow is not waited
+    /// for on the way out of a wait.
     #[cfg(feature = "checked")]
     pending: core::cell::Cell<Option<PendingCheck>>,
-    #[cfg(feature = "checked")]
-    pending_older: core::cell::Cell<Option<PendingCheck>>,
 }
 
 /// A completed wait's count check, not yet compared (see `ProducerConsumerPipeline::pending`).
@@ -126,8 +123,6 @@ impl<const STAGES: usize, B: PipelineBackend> ProducerConsumerPipeline<STAGES, B
             side: core::cell::Cell::new(0),
             #[cfg(feature = "checked")]
             pending: core::cell::Cell::new(None),
-            #[cfg(feature = "checked")]
-            pending_older: core::cell::Cell::new(None),
         }
     }
 
@@ -181,9 +176,7 @@ impl<const STAGES: usize, B: PipelineBackend> ProducerConsumerPipeline<STAGES, B
     }
 
     /// Checked builds: reads the shadow of the barrier a wait of `role` just completed on, for a
-    /// comparison with the exact count two waits later ([`settle`](Self::settle)). The read is
-    /// made now, before this thread's release (which orders it): later, the other side could
-    /// already have arrived for the next lap.
+    /// comparison with the exact count at the next wait ([`settle`](Self::settle)).
     #[cfg(feature = "checked")]
     #[inline(always)]
     fn defer_check(
@@ -195,8 +188,6 @@ impl<const STAGES: usize, B: PipelineBackend> ProducerConsumerPipeline<STAGES, B
         location: &'static Location<'static>,
     ) {
         let (expected, observed, _) = counts(self.backend, role, stage, lap);
-        // `settle` has emptied `pending_older` after this wait's first probe.
-        self.pending_older.set(self.pending.get());
         self.pending.set(Some(PendingCheck {
             role,
             stage,
@@ -208,33 +199,17 @@ impl<const STAGES: usize, B: PipelineBackend> ProducerConsumerPipeline<STAGES, B
         }));
     }
 
-    /// Checked builds: compares the older pending count check, if any; stops the kernel on a
-    /// mismatch.
+    /// Checked builds: compares the pending count check, if any; stops the kernel on a mismatch.
     #[cfg(feature = "checked")]
     #[inline(always)]
     fn settle(&self) {
-        Self::compare(self.pending_older.take(), self.backend, self.diagnostics);
-    }
-
-    /// Checked builds: compares both pending count checks (the value goes away).
-    #[cfg(feature = "checked")]
-    #[inline(always)]
-    fn settle_all(&self) {
-        Self::compare(self.pending_older.take(), self.backend, self.diagnostics);
-        Self::compare(self.pending.take(), self.backend, self.diagnostics);
-    }
-
-    /// Checked builds: stops the kernel if `check` saw a count above the exact one.
-    #[cfg(feature = "checked")]
-    #[inline(always)]
-    fn compare(check: Option<PendingCheck>, backend: B, diagnostics: DiagnosticsWord) {
-        if let Some(check) = check {
+        if let Some(check) = self.pending.take() {
             // Only a count above the exact one is a fault here: NVIDIA shadow increments follow
             // their arrivals, so a fresh completion may not show the last ones yet.
             if (check.observed.wrapping_sub(check.expected) as i32) > 0 {
                 fail::<STAGES, B>(
-                    backend,
-                    diagnostics,
+                    self.backend,
+                    self.diagnostics,
                     check.role,
                     check.stage,
                     check.lap,
@@ -301,16 +276,12 @@ impl<const STAGES: usize, B: PipelineBackend> ProducerConsumerPipeline<STAGES, B
             // The slow path gets copies, never `&self`: a pipeline whose address escapes to a
             // non-inlined function loses LLVM's address-space inference (flat atomics on AMD).
             let (backend, diagnostics) = (self.backend, self.diagnostics);
-            let pending = (self.pending_older.get(), self.pending.get());
             checked::bounded_wait(
                 // SAFETY: a cursor's stage is always below STAGES.
                 move || unsafe { backend.try_full(stage, lap) },
                 || self.settle(),
                 move || diagnostics.load(),
                 move |elapsed| {
-                    // A count check still pending is the likelier root cause: report it first.
-                    Self::compare(pending.0, backend, diagnostics);
-                    Self::compare(pending.1, backend, diagnostics);
                     fail::<STAGES, B>(
                         backend,
                         diagnostics,
@@ -482,16 +453,12 @@ impl<const STAGES: usize, B: PipelineBackend> ProducerConsumerPipeline<STAGES, B
             // The slow path gets copies, never `&self`: a pipeline whose address escapes to a
             // non-inlined function loses LLVM's address-space inference (flat atomics on AMD).
             let (backend, diagnostics) = (self.backend, self.diagnostics);
-            let pending = (self.pending_older.get(), self.pending.get());
             checked::bounded_wait(
                 // SAFETY: a cursor's stage is always below STAGES.
                 move || unsafe { backend.try_empty(stage, lap) },
                 || self.settle(),
                 move || diagnostics.load(),
                 move |elapsed| {
-                    // A count check still pending is the likelier root cause: report it first.
-                    Self::compare(pending.0, backend, diagnostics);
-                    Self::compare(pending.1, backend, diagnostics);
                     fail::<STAGES, B>(
                         backend,
                         diagnostics,
@@ -745,7 +712,7 @@ impl<const STAGES: usize, B: PipelineBackend> Drop for ProducerConsumerPipeline<
         if std::thread::panicking() {
             return;
         }
-        self.settle_all();
+        self.settle();
     }
 }
 
