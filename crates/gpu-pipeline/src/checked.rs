@@ -1,6 +1,6 @@
 //! Hang diagnostics: the `checked` feature.
 //!
-//! With the `checked` cargo feature, every wait of [`ProducerConsumerPipeline`],
+//! With the `checked` cargo feature, every wait of [`ProducerConsumerPipeline`](crate::ProducerConsumerPipeline),
 //! [`EpiLoadPipeline`](crate::EpiLoadPipeline) and [`RolePipeline`](crate::RolePipeline) is
 //! bounded by a time budget, and every arrival made through the pipeline (its methods, its stage
 //! handles, and the barrier handles they give out) is also counted in a software *shadow*. A wait
@@ -32,7 +32,7 @@
 //!
 //! [`DEFAULT_WAIT_BUDGET_US`] (200 ms, or `GPU_PIPELINE_WAIT_BUDGET_MS` in the environment of
 //! the build), overridden per pipeline at init with
-//! [`ProducerConsumerPipeline::init_with`] and [`Diagnostics`]. The clock is read only after a
+//! [`ProducerConsumerPipeline::init_with`](crate::ProducerConsumerPipeline::init_with) and [`Diagnostics`]. The clock is read only after a
 //! failed probe, so a wait that succeeds at once costs no clock read.
 //!
 //! # Where the record goes
@@ -150,25 +150,42 @@ pub enum Fault {
 /// The library call that waited (or, for [`Fault::WrongCount`], that saw the completion).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 #[repr(u32)]
-#[allow(missing_docs)]
 pub enum Call {
+    /// `wait_producer` or `wait_producer_ticks` (consumer).
     WaitProducer = 1,
+    /// `wait_consumer` or `wait_consumer_ticks` (producer).
     WaitConsumer,
+    /// `try_wait_producer` (consumer).
     TryWaitProducer,
+    /// `try_wait_consumer` (producer).
     TryWaitConsumer,
+    /// `acquire_consumer` (consumer).
     AcquireConsumer,
+    /// `acquire_producer` (producer).
     AcquireProducer,
+    /// `consume` (consumer).
     Consume,
+    /// `produce` (producer).
     Produce,
+    /// `consume_explicit` (consumer).
     ConsumeExplicit,
+    /// `produce_explicit` (producer).
     ProduceExplicit,
+    /// `consumer_signal_and_step` (consumer).
     ConsumerSignalAndStep,
+    /// `producer_signal_and_step` (producer).
     ProducerSignalAndStep,
+    /// `RolePipeline::acquire` or `acquire_sub` (producer).
     RoleAcquire,
+    /// `RolePipeline::wait` or `wait_sub` (consumer).
     RoleWait,
+    /// `producer_signal` (a wrong-role record).
     ProducerSignal,
+    /// `consumer_signal` (a wrong-role record).
     ConsumerSignal,
+    /// `producer_step` (a wrong-role record).
     ProducerStep,
+    /// `consumer_step` (a wrong-role record).
     ConsumerStep,
 }
 

@@ -47,7 +47,7 @@ pub fn s_waitcnt_lgkmcnt0() {
 
 /// `s_sleep 1`: the wave sleeps about 64 clocks. Back-off for waits given a ticks hint.
 ///
-/// CDNA3 ISA / RDNA3 ISA, SOPP instructions, `S_SLEEP` ("approximately 64*SIMM16[6:0] clocks").
+/// CDNA3 ISA / RDNA3 ISA, SOPP instructions, `S_SLEEP` ("approximately 64*SIMM16\[6:0\] clocks").
 #[inline(always)]
 pub fn s_sleep_1() {
     #[cfg(target_arch = "amdgpu")]

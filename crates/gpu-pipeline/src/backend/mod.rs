@@ -7,10 +7,10 @@
 //!
 //! | backend | where | storage element | lap mapping |
 //! |---|---|---|---|
-//! | [`NvidiaMbarBackend`](crate::NvidiaMbarBackend) | nvptx64, sm_90 | `mbarrier` (8 bytes) | parity `lap & 1` |
-//! | [`AmdCounterBackend`](crate::AmdCounterBackend) | amdgcn (and nvptx, for GPUs without mbarrier) | 64-bit LDS counter | threshold from the lap |
-//! | [`HostMbarBackend`](crate::HostMbarBackend) | host, `std` feature | a model of an mbarrier on one atomic | parity `lap & 1` |
-//! | [`HostCounterBackend`](crate::HostCounterBackend) | host, `std` feature | atomic counter | threshold from the lap |
+//! | [`NvidiaMbarBackend`] | nvptx64, sm_90 | `mbarrier` (8 bytes) | parity `lap & 1` |
+//! | [`AmdCounterBackend`] | amdgcn (and nvptx, for GPUs without mbarrier) | 64-bit LDS counter | threshold from the lap |
+//! | [`HostMbarBackend`] | host, `std` feature | a model of an mbarrier on one atomic | parity `lap & 1` |
+//! | [`HostCounterBackend`] | host, `std` feature | atomic counter | threshold from the lap |
 //!
 //! [`DefaultBackend`] picks the natural backend of the target being compiled: this is the one
 //! place where the target chooses a backend.
@@ -231,21 +231,21 @@ pub const fn check_arrive_counts<B: PipelineBackend>() {
 }
 
 /// The natural backend of the target being compiled, with the given arrive counts:
-/// [`NvidiaMbarBackend`] on nvptx64, [`AmdCounterBackend`](crate::AmdCounterBackend) on
+/// [`NvidiaMbarBackend`] on nvptx64, [`AmdCounterBackend`] on
 /// amdgcn, [`HostMbarBackend`] on the host (with the `std` feature).
 #[cfg(target_arch = "nvptx64")]
 pub type DefaultBackend<const PRODUCER_ARRIVALS: u32, const CONSUMER_ARRIVALS: u32> =
     NvidiaMbarBackend<PRODUCER_ARRIVALS, CONSUMER_ARRIVALS>;
 
 /// The natural backend of the target being compiled, with the given arrive counts:
-/// [`NvidiaMbarBackend`] on nvptx64, [`AmdCounterBackend`](crate::AmdCounterBackend) on
+/// [`NvidiaMbarBackend`] on nvptx64, [`AmdCounterBackend`] on
 /// amdgcn, [`HostMbarBackend`] on the host (with the `std` feature).
 #[cfg(target_arch = "amdgpu")]
 pub type DefaultBackend<const PRODUCER_ARRIVALS: u32, const CONSUMER_ARRIVALS: u32> =
     AmdCounterBackend<PRODUCER_ARRIVALS, CONSUMER_ARRIVALS>;
 
 /// The natural backend of the target being compiled, with the given arrive counts:
-/// [`NvidiaMbarBackend`] on nvptx64, [`AmdCounterBackend`](crate::AmdCounterBackend) on
+/// [`NvidiaMbarBackend`] on nvptx64, [`AmdCounterBackend`] on
 /// amdgcn, [`HostMbarBackend`] on the host (with the `std` feature).
 #[cfg(all(
     not(any(target_arch = "nvptx64", target_arch = "amdgpu")),
