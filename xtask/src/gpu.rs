@@ -65,54 +65,47 @@ pub const KERNELS: &str = "tests/kernels";
 /// Builds the kernels for `target` with the `checked` feature, into `target/gpu/<cpu>-checked`,
 /// and returns the artifact.
 pub fn build_checked_for(sh: &Shell, target: &GpuTarget) -> Result<PathBuf> {
-    let dir = crate::root()
-        .join("target/gpu")
-        .join(format!("{}-checked", target.cpu));
+    let dir = checked_dir(target);
     let output = target.cargo_build_output_in(sh, KERNELS, &["--features", "checked"], &dir)?;
     if !output.status.success() {
         eprintln!("{}", String::from_utf8_lossy(&output.stderr));
         return Err(format!(
-            "building the checked kernels for {} failed",
+            "building the checked kernels for {} (--features checked) failed",
             target.cpu
         ));
     }
-    Ok(dir
-        .join(target.triple)
-        .join("release")
-        .join(format!("pipeline_kernels.{}", target.extension)))
+    Ok(checked_artifact_for(target))
 }
 
-/// Builds the kernels with the `checked` feature into `target/gpu/sm_90-checked`.
+/// Builds the sm_90 kernels with the `checked` feature into `target/gpu/sm_90-checked`, timed.
 pub fn build_checked(sh: &Shell) -> Result<PathBuf> {
     let start = Instant::now();
-    let target = &NVPTX;
-    let output =
-        target.cargo_build_output_in(sh, KERNELS, &["--features", "checked"], &checked_dir())?;
-    if !output.status.success() {
-        eprintln!("{}", String::from_utf8_lossy(&output.stderr));
-        return Err("building the checked kernels (sm_90, --features checked) failed".into());
-    }
-    let artifact = checked_artifact();
+    let artifact = build_checked_for(sh, &NVPTX)?;
     println!(
         "  {:<8} {:<22} {:>6.1} s  {}",
         "sm_90+checked",
-        target.triple,
+        NVPTX.triple,
         start.elapsed().as_secs_f64(),
         artifact.display()
     );
     Ok(artifact)
 }
 
-fn checked_dir() -> PathBuf {
-    crate::root().join("target/gpu/sm_90-checked")
+/// The target directory of `target`'s checked build.
+fn checked_dir(target: &GpuTarget) -> PathBuf {
+    crate::root()
+        .join("target/gpu")
+        .join(format!("{}-checked", target.cpu))
+}
+
+/// The kernels' artifact of `target`'s checked build.
+fn checked_artifact_for(target: &GpuTarget) -> PathBuf {
+    target.kernels_artifact_in(&checked_dir(target))
 }
 
 /// The PTX of [`build_checked`].
 pub fn checked_artifact() -> PathBuf {
-    checked_dir()
-        .join(NVPTX.triple)
-        .join("release")
-        .join("pipeline_kernels.ptx")
+    checked_artifact_for(&NVPTX)
 }
 
 impl GpuTarget {
@@ -173,7 +166,12 @@ impl GpuTarget {
 
     /// The kernels' artifact of this target.
     pub fn kernels_artifact(&self) -> PathBuf {
-        self.target_dir()
+        self.kernels_artifact_in(&self.target_dir())
+    }
+
+    /// The kernels' artifact of this target built into `target_dir`.
+    fn kernels_artifact_in(&self, target_dir: &Path) -> PathBuf {
+        target_dir
             .join(self.triple)
             .join("release")
             .join(format!("pipeline_kernels.{}", self.extension))
