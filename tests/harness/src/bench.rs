@@ -525,22 +525,35 @@ impl Bench {
     ) -> Result<(Option<f64>, Option<f64>), String> {
         let rust = self.rust_function(kernel);
         let cpp = self.cpp_function(kernel);
-        let sides: Vec<&CudaFunction> = rust.iter().chain(cpp.iter()).collect();
-        for f in &sides {
+        self.measure_pair(rust.as_ref(), cpp.as_ref(), shape, reps, iters, out)
+    }
+
+    /// The medians of `reps` alternating runs of `a` and `b` after a warm-up of each; `None` for
+    /// a side that is absent.
+    fn measure_pair(
+        &self,
+        a: Option<&CudaFunction>,
+        b: Option<&CudaFunction>,
+        shape: (u32, u32, u32),
+        reps: usize,
+        iters: u32,
+        out: &mut cudarc::driver::CudaSlice<u64>,
+    ) -> Result<(Option<f64>, Option<f64>), String> {
+        for f in a.iter().chain(b.iter()) {
             self.run_cycles(f, shape, iters / 10, out)?;
         }
-        let (mut r, mut c) = (Vec::new(), Vec::new());
+        let (mut ra, mut rb) = (Vec::new(), Vec::new());
         for _ in 0..reps {
-            if let Some(f) = &rust {
-                r.push(self.run_cycles(f, shape, iters, out)?);
+            if let Some(f) = a {
+                ra.push(self.run_cycles(f, shape, iters, out)?);
             }
-            if let Some(f) = &cpp {
-                c.push(self.run_cycles(f, shape, iters, out)?);
+            if let Some(f) = b {
+                rb.push(self.run_cycles(f, shape, iters, out)?);
             }
         }
-        let r = (!r.is_empty()).then(|| median(&mut r));
-        let c = (!c.is_empty()).then(|| median(&mut c));
-        Ok((r, c))
+        let ra = (!ra.is_empty()).then(|| median(&mut ra));
+        let rb = (!rb.is_empty()).then(|| median(&mut rb));
+        Ok((ra, rb))
     }
 
     fn cycles(&mut self, reps: usize, iters: u32) -> Result<(), String> {
@@ -613,14 +626,11 @@ impl Bench {
                 continue;
             };
             let shape = (b.threads, b.cluster, b.smem.max(256));
-            self.run_cycles(&plain, shape, iters / 10, &mut out)?;
-            self.run_cycles(&with, shape, iters / 10, &mut out)?;
-            let (mut u, mut c) = (Vec::new(), Vec::new());
-            for _ in 0..reps {
-                u.push(self.run_cycles(&plain, shape, iters, &mut out)?);
-                c.push(self.run_cycles(&with, shape, iters, &mut out)?);
-            }
-            let (u, c) = (median(&mut u), median(&mut c));
+            let (Some(u), Some(c)) =
+                self.measure_pair(Some(&plain), Some(&with), shape, reps, iters, &mut out)?
+            else {
+                unreachable!("both sides are present and reps >= 1, so both have medians");
+            };
             self.line(format!(
                 "{:<52} {} {} {:>7.1} {}",
                 b.what,

@@ -15,7 +15,7 @@ use cudarc::driver::sys;
 use gpu_pipeline::checked::HangRecord;
 use pipeline_suite::{BROKEN, BROKEN_SMEM_BYTES, Broken};
 
-use crate::cuda::Gpu;
+use crate::cuda::{Gpu, check};
 
 /// Records the sink holds.
 const CAPACITY: usize = 16;
@@ -127,17 +127,17 @@ impl MappedRecords {
             return Err("out of host memory".into());
         }
         let flags = sys::CU_MEMHOSTREGISTER_DEVICEMAP | sys::CU_MEMHOSTREGISTER_PORTABLE;
-        // SAFETY: `bytes` of page-aligned memory owned by this value.
-        let status = unsafe { sys::cuMemHostRegister_v2(ptr.cast(), bytes, flags) };
-        if status != sys::CUresult::CUDA_SUCCESS {
-            return Err(format!("cuMemHostRegister: {status:?}"));
-        }
+        check(
+            // SAFETY: `bytes` of page-aligned memory owned by this value.
+            unsafe { sys::cuMemHostRegister_v2(ptr.cast(), bytes, flags) },
+            "cuMemHostRegister",
+        )?;
         let mut device = 0;
-        // SAFETY: the memory was registered just above with DEVICEMAP.
-        let status = unsafe { sys::cuMemHostGetDevicePointer_v2(&mut device, ptr.cast(), 0) };
-        if status != sys::CUresult::CUDA_SUCCESS {
-            return Err(format!("cuMemHostGetDevicePointer: {status:?}"));
-        }
+        check(
+            // SAFETY: the memory was registered just above with DEVICEMAP.
+            unsafe { sys::cuMemHostGetDevicePointer_v2(&mut device, ptr.cast(), 0) },
+            "cuMemHostGetDevicePointer",
+        )?;
         Ok((Self { ptr, layout }, device))
     }
 

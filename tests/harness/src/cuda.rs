@@ -23,7 +23,7 @@ pub struct Gpu {
 }
 
 /// Turns a driver status into a result.
-fn check(status: sys::CUresult, what: &str) -> Result<(), String> {
+pub fn check(status: sys::CUresult, what: &str) -> Result<(), String> {
     if status == sys::CUresult::CUDA_SUCCESS {
         Ok(())
     } else {
