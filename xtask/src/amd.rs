@@ -10,11 +10,12 @@ use crate::gpu::{AMD, GpuTarget};
 use crate::snapshots;
 
 /// Cache-maintenance instructions that must never appear in pipeline paths: LDS needs none, and
-/// these act at agent or system scope (CDNA3 ISA / RDNA3 ISA, "Memory" chapters).
-const FORBIDDEN: [&str; 6] = [
+/// these act at agent or system scope (CDNA3 ISA / RDNA3 ISA, "Memory" chapters). The one
+/// invalidation allowed is gfx11's `buffer_gl0_inv` right after an acquire read of a counter
+/// ([`acquire_invalidation`]).
+const FORBIDDEN: [&str; 5] = [
     "buffer_wbl2",
     "buffer_inv",
-    "buffer_gl0_inv",
     "buffer_gl1_inv",
     "buffer_wbinvl1",
     "flat_",
@@ -40,6 +41,22 @@ fn fenced_before(lines: &[&str], at: usize) -> bool {
     false
 }
 
+/// Whether the `buffer_gl0_inv` at `at` completes the acquire of a counter read: LLVM's
+/// work-group-scope acquire on gfx11 in WGP mode is the read, `s_waitcnt lgkmcnt(0)`, then
+/// `buffer_gl0_inv` (*AMDGPUUsage*, "Memory Model GFX11", `load atomic acquire workgroup`), so
+/// walking back over straight-line code must meet an LDS 64-bit read within a few instructions.
+fn acquire_invalidation(lines: &[&str], at: usize) -> bool {
+    for line in lines[..at].iter().rev().take(6) {
+        if line.starts_with("ds_load_b64") || line.starts_with("ds_read_b64") {
+            return true;
+        }
+        if line.starts_with("s_branch") || line.starts_with("s_cbranch") || line.starts_with('<') {
+            return false;
+        }
+    }
+    false
+}
+
 /// The checks on one target's disassembly; returns what was asserted.
 fn check_disassembly(target: &GpuTarget, text: &str) -> Result<Vec<String>> {
     let lines: Vec<&str> = text
@@ -58,7 +75,26 @@ fn check_disassembly(target: &GpuTarget, text: &str) -> Result<Vec<String>> {
             ));
         }
     }
-    asserted.push("no flat_* access (every counter and slot access is ds_*), no buffer_wbl2/buffer_inv/gl0/gl1 cache maintenance".into());
+    let invalidations: Vec<usize> = lines
+        .iter()
+        .enumerate()
+        .filter(|(_, l)| l.starts_with("buffer_gl0_inv"))
+        .map(|(i, _)| i)
+        .collect();
+    for &at in &invalidations {
+        if !target.cpu.starts_with("gfx11") || !acquire_invalidation(&lines, at) {
+            let context = lines[at.saturating_sub(6)..=at].join("\n    ");
+            return Err(format!(
+                "{}: buffer_gl0_inv that is not the gfx11 acquire of a counter read:\n    {context}",
+                target.cpu
+            ));
+        }
+    }
+    asserted.push(if invalidations.is_empty() {
+        "no flat_* access (every counter and slot access is ds_*), no buffer_wbl2/buffer_inv/gl0/gl1 cache maintenance".into()
+    } else {
+        format!("no flat_* access (every counter and slot access is ds_*), no buffer_wbl2/buffer_inv/gl1 cache maintenance; {} buffer_gl0_inv, each the WGP-mode acquire right after a counter read", invalidations.len())
+    });
 
     let adds: Vec<usize> = lines
         .iter()
@@ -118,6 +154,21 @@ fn check_probes(
             target.cpu
         ));
     }
+    // Lanes on different counters: the arrive loops over the distinct counters (the first
+    // remaining lane's address by `v_readfirstlane_b32`, its peers by a compare into a lane mask),
+    // and each counter's lowest lane adds the count of its peers (`*_bcnt*`): one ds_add_u64
+    // instruction, never one add of the whole wave's count on one lane's counter.
+    let split = get("probe_counter_arrive_split")?;
+    if split.matches("ds_add_u64").count() != 1
+        || !split.contains("v_readfirstlane_b32")
+        || !split.contains("_bcnt")
+        || !split.contains("s_cbranch_execnz")
+    {
+        return Err(format!(
+            "{}: the split arrive must loop over distinct counters (v_readfirstlane_b32 in a loop, the peers' count by *_bcnt*, one ds_add_u64):\n{split}",
+            target.cpu
+        ));
+    }
     let wait = get("probe_counter_wait")?;
     if !(wait.contains("ds_read_b64") || wait.contains("ds_load_b64")) || wait.contains("s_sleep") {
         return Err(format!(
@@ -141,6 +192,7 @@ fn check_probes(
     }
     Ok(vec![
         "arrive = s_bcnt1 of EXEC + one ds_add_u64 by the first active lane".into(),
+        "split arrive (lanes on two counters) = a loop over distinct counters (v_readfirstlane_b32), the peers' count by *_bcnt*, one ds_add_u64".into(),
         "wait polls ds_read_b64 without s_sleep; with a ticks hint, s_sleep 1 between polls".into(),
         "init ends with s_waitcnt lgkmcnt(0)".into(),
     ])

@@ -2,8 +2,9 @@
 //!
 //! The counter backends ([`AmdCounterBackend`](crate::AmdCounterBackend), its nvptx build,
 //! and the host model [`HostCounterBackend`](crate::HostCounterBackend)) keep one monotonic
-//! counter per signal. Each arrival adds 1 (a wave adds its number of arriving lanes in one
-//! atomic). Nothing is ever reset, so there is no parity and no ABA.
+//! counter per signal. Each arrival adds 1 (the lanes of a wave that arrive on one counter in
+//! the same call are added in one atomic, see [`wave_share`]). Nothing is ever reset, so there is
+//! no parity and no ABA.
 //!
 //! - A consumer on lap `p` waits until `full >= (p + 1) * producer_arrivals`.
 //! - A producer on lap `q` waits until `empty >= (q - 1) * consumer_arrivals`.
@@ -52,9 +53,30 @@ pub const fn reached(counter: u32, threshold: u32) -> bool {
     (counter.wrapping_sub(threshold) as i32) >= 0
 }
 
+/// The arrivals the calling lane adds for its wave, when lanes of one wave (warp) arrive
+/// together and each lane's arrival must count on the counter *that lane* names.
+///
+/// `peers` is the mask of the arriving lanes whose counter is the calling lane's (the calling
+/// lane included: NVIDIA `match.any.sync` on the counter address, AMD the lanes that share the
+/// first remaining lane's address); `peers_below` is how many of them sit below the calling lane.
+/// The lowest lane of `peers` adds them all; every other lane adds nothing. Summed over the lanes
+/// of a call, each counter receives exactly the number of lanes that named it, however the lanes
+/// split between counters: a leader never adds for a lane of another counter.
+#[inline(always)]
+#[must_use]
+pub const fn wave_share(peers: u64, peers_below: u32) -> u32 {
+    if peers_below == 0 {
+        peers.count_ones()
+    } else {
+        0
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::vec;
+    use std::vec::Vec;
 
     #[test]
     fn first_pass_producer_never_waits_and_consumer_waits_for_one_fill() {
@@ -102,6 +124,60 @@ mod tests {
                     );
                 }
             }
+        }
+    }
+
+    /// A wave whose lanes arrive on counters `target[lane]` (`None`: the lane does not arrive):
+    /// peers as the hardware forms them, then every lane's [`wave_share`]; each counter must
+    /// receive exactly its lanes.
+    fn check_wave(target: &[Option<u8>]) {
+        let mut added = [0u32; 256];
+        for (lane, mine) in target.iter().enumerate() {
+            let Some(mine) = mine else { continue };
+            let peers = target
+                .iter()
+                .enumerate()
+                .filter(|(_, t)| **t == Some(*mine))
+                .fold(0u64, |m, (l, _)| m | 1 << l);
+            let below = (peers & ((1u64 << lane) - 1)).count_ones();
+            added[*mine as usize] += wave_share(peers, below);
+        }
+        for counter in 0..=255u8 {
+            let lanes = target.iter().filter(|t| **t == Some(counter)).count() as u32;
+            assert_eq!(added[counter as usize], lanes, "counter {counter}, wave {target:?}");
+        }
+    }
+
+    #[test]
+    fn wave_share_counts_each_lane_on_its_own_counter() {
+        for width in [32usize, 64] {
+            // One counter, all lanes or one lane (the fast paths).
+            check_wave(&vec![Some(0); width]);
+            check_wave(&(0..width).map(|l| (l == 5).then_some(3)).collect::<Vec<_>>());
+            // Lane l on counter l & 1 (two stages' full signals), l on counter l (all distinct),
+            // lanes 0..4 on counters 0..4 (several storers done with lanes), and some idle lanes.
+            check_wave(&(0..width).map(|l| Some((l & 1) as u8)).collect::<Vec<_>>());
+            check_wave(&(0..width).map(|l| Some(l as u8)).collect::<Vec<_>>());
+            check_wave(&(0..width).map(|l| (l < 4).then_some(l as u8)).collect::<Vec<_>>());
+            check_wave(
+                &(0..width)
+                    .map(|l| (l % 3 != 0).then_some((l % 5) as u8))
+                    .collect::<Vec<_>>(),
+            );
+        }
+        // Pseudo-random splits.
+        let mut x = 0x9e37_79b9_7f4a_7c15u64;
+        for _ in 0..2000 {
+            let wave: Vec<Option<u8>> = (0..64)
+                .map(|_| {
+                    x ^= x << 13;
+                    x ^= x >> 7;
+                    x ^= x << 17;
+                    (x % 7 != 0).then_some((x % 4) as u8)
+                })
+                .collect();
+            check_wave(&wave);
+            check_wave(&wave[..32]);
         }
     }
 }

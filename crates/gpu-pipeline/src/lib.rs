@@ -91,8 +91,15 @@
     any(target_arch = "nvptx64", target_arch = "amdgpu"),
     feature(asm_experimental_arch)
 )]
-#![cfg_attr(target_arch = "amdgpu", feature(stdarch_amdgpu, link_llvm_intrinsics))]
-#![cfg_attr(target_arch = "amdgpu", allow(internal_features))]
+#![cfg_attr(target_arch = "amdgpu", feature(stdarch_amdgpu))]
+#![cfg_attr(
+    any(target_arch = "nvptx64", target_arch = "amdgpu"),
+    feature(link_llvm_intrinsics)
+)]
+#![cfg_attr(
+    any(target_arch = "nvptx64", target_arch = "amdgpu"),
+    allow(internal_features)
+)]
 #![deny(missing_docs)]
 #![warn(clippy::undocumented_unsafe_blocks)]
 

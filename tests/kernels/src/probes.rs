@@ -34,6 +34,15 @@ probe!(probe_counter_init, |out, x| unsafe {
 });
 probe!(probe_counter_arrive, |out, x| pipe::<Counter>()
     .producer_signal());
+// Lanes of one wave arriving on two different counters in one call (lane `l` on stage `l & 1`):
+// the general arrive path, one aggregated add per distinct counter.
+probe!(probe_counter_arrive_split, |out, x| {
+    // SAFETY: probes are only compiled and disassembled, never launched.
+    let pipe = unsafe {
+        ProducerConsumerPipeline::<2, Counter>::new(dynamic_smem().cast())
+    };
+    pipe.full_barrier(crate::arch::thread_idx() & 1).arrive()
+});
 probe!(probe_counter_wait, |out, x| pipe::<Counter>()
     .wait_producer());
 probe!(probe_counter_wait_ticks, |out, x| pipe::<Counter>()

@@ -59,10 +59,17 @@ pub fn s_sleep_1() {
     gpu_only("s_sleep 1")
 }
 
-/// `ds_add_u64 addr, n` (no return): adds `n` to a 64-bit LDS counter, atomically.
+/// `ds_add_u64 addr, n` (no return): adds `n` to a 64-bit LDS counter, atomically, with
+/// *release* ordering.
 ///
-/// A relaxed `fetch_add` whose result is unused, on an LDS pointer. CDNA3 ISA / RDNA3 ISA,
-/// "LDS Instructions": `DS_ADD_U64`. Ordering comes from the caller (see the module docs).
+/// A `fetch_add(n, Release)` whose result is unused, on an LDS pointer. The release is what
+/// Rust's memory model needs to order the caller's earlier slot accesses before the arrival; on
+/// the hardware LLVM lowers a release of an LDS-only atomic at work-group scope (the widest
+/// scope LDS has: *AMDGPUUsage*, "Memory Model GFX942", "the LDS memory has a single ... work-group
+/// scope"; LLVM narrows the system scope of a Rust atomic to it for the local address space) to
+/// `s_waitcnt lgkmcnt(0)` before the add (`atomicrmw release workgroup` code sequence), the same
+/// instruction as the explicit data-before-signal fence. CDNA3 ISA / RDNA3 ISA, "LDS
+/// Instructions": `DS_ADD_U64`.
 ///
 /// # Safety
 ///
@@ -71,19 +78,37 @@ pub fn s_sleep_1() {
 #[inline(always)]
 pub unsafe fn ds_add_u64(counter: *const AtomicU64, n: u64) {
     // SAFETY: guaranteed by the caller.
-    unsafe { (*counter).fetch_add(n, Ordering::Relaxed) };
+    unsafe { (*counter).fetch_add(n, Ordering::Release) };
 }
 
-/// `ds_read_b64 v, addr` (+ the `s_waitcnt lgkmcnt(0)` the compiler inserts before the value is
-/// used): reads a 64-bit LDS counter, atomically (relaxed).
+/// `ds_read_b64 v, addr` + `s_waitcnt lgkmcnt(0)`: reads a 64-bit LDS counter, atomically, with
+/// *acquire* ordering.
 ///
-/// CDNA3 ISA / RDNA3 ISA, "LDS Instructions": `DS_READ_B64` (`DS_LOAD_B64` in RDNA3 naming).
+/// A `load(Acquire)` on an LDS pointer: the read of a wait that succeeds synchronises with the
+/// release adds it observes, in Rust's memory model and on the hardware. LLVM lowers an acquire
+/// LDS load at work-group scope to the load followed by `s_waitcnt lgkmcnt(0)` (*AMDGPUUsage*,
+/// "Memory Model GFX942" / "GFX11", `load atomic acquire workgroup` on the local address space),
+/// which a relaxed read needs anyway before its value is compared; no cache maintenance (LDS is
+/// not cached). CDNA3 ISA / RDNA3 ISA, "LDS Instructions": `DS_READ_B64` (`DS_LOAD_B64` in RDNA3
+/// naming).
 ///
 /// # Safety
 ///
 /// As for [`ds_add_u64`].
 #[inline(always)]
-pub unsafe fn ds_read_u64(counter: *const AtomicU64) -> u64 {
+pub unsafe fn ds_read_u64_acquire(counter: *const AtomicU64) -> u64 {
+    // SAFETY: guaranteed by the caller.
+    unsafe { (*counter).load(Ordering::Acquire) }
+}
+
+/// `ds_read_b64 v, addr`: reads a 64-bit LDS counter, atomically, without ordering (the checked
+/// builds' arrival counts, read after a wait that already acquired).
+///
+/// # Safety
+///
+/// As for [`ds_add_u64`].
+#[inline(always)]
+pub unsafe fn ds_read_u64_relaxed(counter: *const AtomicU64) -> u64 {
     // SAFETY: guaranteed by the caller.
     unsafe { (*counter).load(Ordering::Relaxed) }
 }
@@ -93,10 +118,36 @@ pub unsafe fn ds_read_u64(counter: *const AtomicU64) -> u64 {
 #[inline(always)]
 #[must_use]
 pub fn active_lanes() -> u64 {
+    ballot(true)
+}
+
+/// The value of the lowest active lane (`v_readfirstlane_b32`, through
+/// `llvm.amdgcn.readfirstlane`). CDNA3 ISA / RDNA3 ISA, VOP1 `V_READFIRSTLANE_B32`.
+#[inline(always)]
+#[must_use]
+pub fn readfirstlane(value: u32) -> u32 {
     #[cfg(target_arch = "amdgpu")]
-    return core::arch::amdgpu::ballot(true);
+    return core::arch::amdgpu::readfirstlane_u32(value);
     #[cfg(not(target_arch = "amdgpu"))]
-    gpu_only("llvm.amdgcn.ballot.i64")
+    {
+        let _ = value;
+        gpu_only("v_readfirstlane_b32")
+    }
+}
+
+/// The active lanes for which `predicate` holds (`v_cmp` into an SGPR pair through
+/// `llvm.amdgcn.ballot.i64`; on wave32 the high half is zero). CDNA3 ISA / RDNA3 ISA, "EXEC
+/// register" and VOPC.
+#[inline(always)]
+#[must_use]
+pub fn ballot(predicate: bool) -> u64 {
+    #[cfg(target_arch = "amdgpu")]
+    return core::arch::amdgpu::ballot(predicate);
+    #[cfg(not(target_arch = "amdgpu"))]
+    {
+        let _ = predicate;
+        gpu_only("llvm.amdgcn.ballot.i64")
+    }
 }
 
 /// The number of lanes of `mask` below the calling lane (`v_mbcnt_lo_u32_b32` then

@@ -600,6 +600,40 @@ pub unsafe fn bar_warp_sync_all() {
     gpu_only("bar.warp.sync 0xffffffff")
 }
 
+#[cfg(target_arch = "nvptx64")]
+unsafe extern "llvm-intrinsic" {
+    /// `llvm.nvvm.match.any.sync.i32`: `match.any.sync.b32` as a convergent LLVM intrinsic.
+    #[link_name = "llvm.nvvm.match.any.sync.i32"]
+    fn llvm_match_any_sync_i32(mask: u32, value: u32) -> u32;
+}
+
+/// `match.any.sync.b32 d, value, mask;`: the lanes of `mask` whose `value` equals the calling
+/// lane's, as a mask (the calling lane included).
+///
+/// Through LLVM's convergent intrinsic `llvm.nvvm.match.any.sync.i32`, not inline assembly: LLVM
+/// then keeps it where every lane of the mask reaches it together.
+///
+/// PTX ISA 6.0, sm_70. PTX ISA, "Parallel Synchronization and Communication Instructions:
+/// match.sync" ("the executing thread waits until all non-exited threads of membermask have
+/// executed match.sync with the same qualifiers and membermask").
+///
+/// # Safety
+///
+/// The calling lane is in `mask`, and every lane of `mask` executes a `match.any.sync` with the
+/// same mask.
+#[inline(always)]
+#[must_use]
+pub unsafe fn match_any_sync(mask: u32, value: u32) -> u32 {
+    #[cfg(target_arch = "nvptx64")]
+    // SAFETY: guaranteed by the caller (all lanes of the mask take part).
+    return unsafe { llvm_match_any_sync_i32(mask, value) };
+    #[cfg(not(target_arch = "nvptx64"))]
+    {
+        let _ = (mask, value);
+        gpu_only("match.any.sync.b32")
+    }
+}
+
 /// `mov.u32 d, %laneid;`: the calling thread's lane in its warp.
 ///
 /// PTX ISA 1.3, all SMs. PTX ISA, "Special Registers: %laneid".

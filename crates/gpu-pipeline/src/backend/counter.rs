@@ -12,21 +12,32 @@
 //! # Arrivals
 //!
 //! The arrival unit is the thread (as on every backend). Threads of one wave (warp) that arrive
-//! together are counted in **one** atomic: the first active lane adds the number of active lanes.
-//! A wave of 64 arriving lanes makes one `ds_add_u64` of 64, not 64 atomics on one address.
+//! together on the same counter are counted in **one** atomic: the lowest of them adds their
+//! number. A wave of 64 lanes arriving on one counter makes one `ds_add_u64` of 64, not 64 atomics
+//! on one address; lanes that arrive on different counters in the same call (lane `l` on stage
+//! `l & 1`) are grouped by counter, one atomic per counter.
 //!
 //! # Memory ordering (the data-before-signal fence is part of the arrive)
 //!
-//! - AMD: an arrive is `s_waitcnt lgkmcnt(0)` then `ds_add_u64`: every LDS (and FLAT) access the
-//!   wave issued before it has completed before the counter moves. LDS operations of a CU are
-//!   performed in one global order (*AMDGPUUsage*, "Memory Model GFX942": "All LDS operations of a
-//!   CU are performed as wavefront wide operations in a global order and involve no caching"), so a
-//!   waiter that reads the new count and then reads the slot sees the data. The wait is a
-//!   `ds_read_b64` loop followed by a compiler acquire fence. This is release/acquire at
-//!   work-group scope **for LDS**, which is where the slots live. Global memory written by one
-//!   side and read by the other through the ring is not covered (on gfx11 in WGP mode that would
-//!   need `buffer_gl0_inv`); pass data through LDS. [`lds_data_fence`] is the same fence by name,
-//!   for signals made by other means.
+//! - AMD: an arrive is `s_waitcnt lgkmcnt(0)` then a *release* `ds_add_u64` (Rust's
+//!   `fetch_add(Release)` on the LDS counter, which LLVM lowers to that same wait before the add):
+//!   every LDS (and FLAT) access the wave issued before it has completed before the counter moves.
+//!   LDS operations of a CU are performed in one global order (*AMDGPUUsage*, "Memory Model
+//!   GFX942": "All LDS operations of a CU are performed as wavefront wide operations in a global
+//!   order and involve no caching"), so a waiter that reads the new count and then reads the slot
+//!   sees the data. The wait polls with *acquire* `ds_read_b64` loads (`load(Acquire)`, lowered to
+//!   the read and its `s_waitcnt lgkmcnt(0)`), so the read that succeeds synchronises with the
+//!   release adds it observes in Rust's memory model too, not only on the hardware. Rust atomics
+//!   are system scope; on an LDS-only access LLVM narrows that to work-group scope, the widest LDS
+//!   has. On gfx90a and gfx942 that adds no instruction to the read; on gfx11 in WGP mode the acquire
+//!   ends with `buffer_gl0_inv` (the tests/snapshots diff shows both), the only cache maintenance
+//!   `cargo xtask test-amd` allows. These are LLVM's work-group-scope sequences for all address
+//!   spaces, but no AMD GPU has run this code: the path the device tests cover (on NVIDIA) is
+//!   slots in shared memory, so pass data through LDS. One limit of the model: when
+//!   a wave's lanes are aggregated, the leader's release covers the other lanes' accesses because
+//!   a wave executes them before the leader's `s_waitcnt` (hardware lockstep); Rust's model has no
+//!   word for lanes of one wave. [`lds_data_fence`] is the data-before-signal fence by name, for
+//!   signals made by other means.
 //! - NVIDIA: the leader's `red.release.cta` is preceded by `bar.warp.sync` over the arriving lanes,
 //!   which orders their accesses before the leader's release; waits are `ld.acquire.cta`. A full
 //!   warp syncs with the constant mask `0xffffffff` (lane 0 adds 32) and a lone lane does not sync
@@ -74,10 +85,20 @@ impl CounterRef {
         };
     }
 
-    /// The arriving threads of the calling wave arrive: the first active lane adds the number of
-    /// active lanes, after the data-before-signal fence (see the module docs).
+    /// The calling thread arrives on this counter. The lanes of the calling wave that arrive in
+    /// the same call are counted together: for each counter named by them, the lowest of its lanes
+    /// adds their number ([`counter::wave_share`]), after the data-before-signal fence (see the
+    /// module docs). Lanes that name different counters (lane `l` on stage `l & 1`, lanes 0-3 on
+    /// four stages) each count on their own counter.
     #[inline(always)]
     pub fn arrive(self) {
+        // Why each arrival lands on its own counter: the lanes that take part in one aggregated
+        // add are those that name the same counter (NVIDIA: `match.any.sync` on the address; AMD:
+        // the lanes whose address equals the first remaining lane's), so the leader's add counts
+        // exactly the lanes of its counter ([`counter::wave_share`], tested over every split).
+        // Aggregating over all active lanes instead put every arrival on the leader's counter: one
+        // slot completed early and the others never did (seen on the H200).
+        //
         // Why this is a release of every arriving lane's earlier accesses (PTX ISA, "Memory
         // Consistency Model"): `bar.warp.sync` orders the memory accesses of the lanes of its mask
         // before the accesses that follow it in each of them (PTX ISA, "bar.warp.sync": it
@@ -100,38 +121,56 @@ impl CounterRef {
                 unsafe { arch::red_release_cta_shared_add_u32(self.addr, n) }
             };
             let mask = arch::activemask();
-            if mask == u32::MAX {
-                // The whole warp: the mask is a constant, so no run-time divergence check.
-                // SAFETY: all 32 lanes are here (the mask says so) and execute this same code.
-                unsafe { arch::bar_warp_sync_all() };
-                if arch::laneid() == 0 {
-                    add(32);
-                }
-            } else if mask & (mask - 1) == 0 {
-                // One lane: nobody to sync with.
+            if mask & mask.wrapping_sub(1) == 0 {
+                // One lane: nobody to sync or aggregate with.
                 add(1);
+                return;
+            }
+            let peers = if mask == u32::MAX {
+                // The whole warp: constant masks, so no run-time divergence check.
+                // SAFETY: all 32 lanes are here (the mask says so) and execute this same code.
+                unsafe {
+                    arch::bar_warp_sync_all();
+                    arch::match_any_sync(u32::MAX, self.addr)
+                }
             } else {
                 // SAFETY: every lane of `mask` executes this same code with the same mask.
-                unsafe { arch::bar_warp_sync(mask) };
-                // The leader is the lowest arriving lane: no arriving lane below it.
-                if mask & arch::lanemask_lt() == 0 {
-                    add(mask.count_ones());
+                unsafe {
+                    arch::bar_warp_sync(mask);
+                    arch::match_any_sync(mask, self.addr)
                 }
+            };
+            let share = counter::wave_share(
+                u64::from(peers),
+                (peers & arch::lanemask_lt()).count_ones(),
+            );
+            if share != 0 {
+                add(share);
             }
         }
         #[cfg(not(target_arch = "nvptx64"))]
         {
-            let active = arch::active_lanes();
-            if arch::lanes_below(active) == 0 {
-                lds_data_fence();
-                // SAFETY: the backend's constructor guarantees an LDS counter.
-                unsafe { arch::ds_add_u64(self.addr, u64::from(active.count_ones())) };
+            // One pass per distinct counter among the arriving lanes (usually one): the lanes
+            // whose counter is the first remaining lane's add and leave; the others go round.
+            let key = self.addr.addr() as u32;
+            loop {
+                let first = arch::readfirstlane(key);
+                let peers = arch::ballot(key == first);
+                if key == first {
+                    let share = counter::wave_share(peers, arch::lanes_below(peers));
+                    if share != 0 {
+                        lds_data_fence();
+                        // SAFETY: the backend's constructor guarantees an LDS counter.
+                        unsafe { arch::ds_add_u64(self.addr, u64::from(share)) };
+                    }
+                    break;
+                }
             }
         }
     }
 
-    /// The counter's value modulo 2^32, all the protocol compares (acquire on NVIDIA; on AMD a
-    /// relaxed LDS read, see [`Self::reached`]).
+    /// The counter's value modulo 2^32, all the protocol compares (an acquire load on both
+    /// vendors).
     ///
     /// On NVIDIA the counters count in their low 32-bit word only (native 32-bit shared atomics);
     /// on AMD in all 64 bits (`ds_add_u64` is native).
@@ -143,7 +182,7 @@ impl CounterRef {
         return unsafe { arch::ld_acquire_cta_shared_u32(self.addr) };
         #[cfg(not(target_arch = "nvptx64"))]
         // SAFETY: the backend's constructor guarantees an LDS counter.
-        return unsafe { arch::ds_read_u64(self.addr) } as u32;
+        return unsafe { arch::ds_read_u64_acquire(self.addr) } as u32;
     }
 
     /// Checked builds: the counter's value modulo 2^32 without ordering (the arrival count of the
@@ -156,19 +195,14 @@ impl CounterRef {
         return unsafe { crate::arch::nvptx::ld_relaxed_cta_shared_u32(self.addr) };
         #[cfg(not(target_arch = "nvptx64"))]
         // SAFETY: the backend's constructor guarantees an LDS counter.
-        return unsafe { arch::ds_read_u64(self.addr) } as u32;
+        return unsafe { arch::ds_read_u64_relaxed(self.addr) } as u32;
     }
 
     /// Whether the counter reached `threshold` (modulo 2^32), with acquire ordering if so.
     #[inline(always)]
     #[must_use]
     pub fn reached(self, threshold: u32) -> bool {
-        let done = counter::reached(self.load(), threshold);
-        #[cfg(not(target_arch = "nvptx64"))]
-        if done {
-            core::sync::atomic::compiler_fence(core::sync::atomic::Ordering::Acquire);
-        }
-        done
+        counter::reached(self.load(), threshold)
     }
 
     /// Blocks until the counter reached `threshold`; with a ticks hint, backs off between reads
