@@ -117,6 +117,9 @@ pub fn run(sh: &Shell) -> Result {
         match verdict {
             Ok(what) => match &rustflags {
                 None => println!("  ok   {name:<30} {what}"),
+                Some(flags) if flags.is_empty() => {
+                    println!("  ok   {name:<30} {what} (no rustflags)")
+                }
                 Some(flags) => {
                     println!("  ok   {name:<30} {what} (rustflags: {})", flags.join(" "))
                 }
