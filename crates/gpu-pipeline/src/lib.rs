@@ -77,6 +77,19 @@
 //! }
 //! ```
 //!
+//! # Targets
+//!
+//! - `nvptx64-nvidia-cuda`: sm_90 or newer with PTX ISA 8.0 or newer, set with
+//!   `RUSTFLAGS="-Ctarget-cpu=sm_90 -Ctarget-feature=+ptx80"` (`-Zbuild-std=core`). Anything less
+//!   is a compile error that names the missing flag: the library's PTX (`mbarrier.try_wait`,
+//!   `.release`/`.acquire` scoped arrivals and waits, `expect_tx`, `cp.async.bulk`, `mapa`,
+//!   clusters) would otherwise compile and be rejected by the CUDA driver only when it loads the
+//!   module. [`RolePipeline::commit_mma`] (`tcgen05.commit`) also needs
+//!   `-Ctarget-cpu=sm_100a -Ctarget-feature=+ptx86`.
+//! - `amdgcn-amd-amdhsa`: with an explicit `-Ctarget-cpu` (gfx90a, gfx942, gfx1100, ...).
+//! - The host: the host backends (feature `std`); GPU-only functions exist and panic with their
+//!   instruction's name.
+//!
 //! # Features
 //!
 //! - `std`: the host backends [`HostMbarBackend`] and [`HostCounterBackend`] (std atomics; under
