@@ -4,6 +4,14 @@
 //! `// expect: error<...>: <text>`. An `error` case passes only if the build fails *and* the
 //! compiler's output contains the text; a `pass` case (which proves the set-up builds at all)
 //! passes only if the build succeeds.
+//!
+//! A case is built with the flags of [`NVPTX`] (`-Ctarget-cpu=sm_90 -Ctarget-feature=+ptx80`)
+//! unless its second line is `// rustflags: <flags>`: then with exactly those flags, separated by
+//! spaces (none at all: `// rustflags:` alone builds for the target's default processor, sm_70).
+//! Such cases check what a wrong build configuration does; each set of flags builds in its own
+//! target directory (`target/gpu/compile-fail-<flags>`), so that the normal cases' cache stays.
+
+use std::path::PathBuf;
 
 use xshell::Shell;
 
@@ -18,16 +26,55 @@ enum Expect {
     Error(String),
 }
 
-fn expectation(source: &str, name: &str) -> Result<Expect> {
-    let first = source.lines().next().unwrap_or_default();
+/// An example's header: its expectation and, if it states them, its own target flags.
+struct Header {
+    expect: Expect,
+    rustflags: Option<Vec<String>>,
+}
+
+fn header(source: &str, name: &str) -> Result<Header> {
+    let mut lines = source.lines();
+    let first = lines.next().unwrap_or_default();
     let rest = first
         .strip_prefix("// expect: ")
         .ok_or_else(|| format!("{DIR}/examples/{name}.rs must start with `// expect: pass` or `// expect: error...: <text>`"))?;
-    Ok(if rest == "pass" {
+    let expect = if rest == "pass" {
         Expect::Pass
     } else {
         Expect::Error(rest.to_string())
-    })
+    };
+    let rustflags = lines
+        .next()
+        .and_then(|second| second.strip_prefix("// rustflags:"))
+        .map(|flags| flags.split_whitespace().map(str::to_string).collect());
+    Ok(Header { expect, rustflags })
+}
+
+/// The target directory of the cases built with `flags`: one per distinct set of flags.
+fn flags_target_dir(flags: &[String]) -> PathBuf {
+    let name = if flags.is_empty() {
+        "none".to_string()
+    } else {
+        flags
+            .iter()
+            .map(|f| {
+                f.trim_start_matches('-')
+                    .chars()
+                    .map(|c| {
+                        if c.is_ascii_alphanumeric() || c == '_' {
+                            c
+                        } else {
+                            '-'
+                        }
+                    })
+                    .collect::<String>()
+            })
+            .collect::<Vec<_>>()
+            .join("_")
+    };
+    crate::root()
+        .join("target/gpu")
+        .join(format!("compile-fail-{name}"))
 }
 
 /// Builds every example and checks its expectation.
@@ -46,8 +93,17 @@ pub fn run(sh: &Shell) -> Result {
         let source = sh
             .read_file(format!("{DIR}/examples/{name}.rs"))
             .map_err(crate::err("read"))?;
-        let expect = expectation(&source, name)?;
-        let output = NVPTX.cargo_build_output(sh, DIR, &["--example", name])?;
+        let Header { expect, rustflags } = header(&source, name)?;
+        let output = match &rustflags {
+            None => NVPTX.cargo_build_output(sh, DIR, &["--example", name])?,
+            Some(flags) => NVPTX.cargo_build_output_with_flags(
+                sh,
+                DIR,
+                &["--example", name],
+                &flags_target_dir(flags),
+                &flags.join("\x1f"),
+            )?,
+        };
         let stderr = String::from_utf8_lossy(&output.stderr);
         let verdict = match (&expect, output.status.success()) {
             (Expect::Pass, true) => Ok("builds".to_string()),
@@ -59,7 +115,15 @@ pub fn run(sh: &Shell) -> Result {
             (Expect::Error(text), true) => Err(format!("built, but should fail with `{text}`")),
         };
         match verdict {
-            Ok(what) => println!("  ok   {name:<30} {what}"),
+            Ok(what) => match &rustflags {
+                None => println!("  ok   {name:<30} {what}"),
+                Some(flags) if flags.is_empty() => {
+                    println!("  ok   {name:<30} {what} (no rustflags)")
+                }
+                Some(flags) => {
+                    println!("  ok   {name:<30} {what} (rustflags: {})", flags.join(" "))
+                }
+            },
             Err(why) => {
                 println!(
                     "  FAIL {name:<30} {}",

@@ -134,6 +134,7 @@ impl GpuTarget {
         self.cargo_build_output_in(sh, manifest_dir, extra, &self.target_dir())
     }
 
+    /// As [`cargo_build_output`](Self::cargo_build_output), into `target_dir`.
     pub fn cargo_build_output_in(
         &self,
         sh: &Shell,
@@ -141,10 +142,25 @@ impl GpuTarget {
         extra: &[&str],
         target_dir: &Path,
     ) -> Result<std::process::Output> {
+        self.cargo_build_output_with_flags(sh, manifest_dir, extra, target_dir, &self.rustflags())
+    }
+
+    /// As [`cargo_build_output_in`](Self::cargo_build_output_in), with `rustflags` (encoded as
+    /// `CARGO_ENCODED_RUSTFLAGS`: separated by `\x1f`) in place of this target's processor and
+    /// features: for compile-fail cases built with a wrong configuration on purpose. Give such a
+    /// build its own `target_dir`, or it throws away the cache of the normal builds.
+    pub fn cargo_build_output_with_flags(
+        &self,
+        sh: &Shell,
+        manifest_dir: &str,
+        extra: &[&str],
+        target_dir: &Path,
+        rustflags: &str,
+    ) -> Result<std::process::Output> {
         let manifest = Path::new(manifest_dir).join("Cargo.toml");
         let triple = self.triple;
         cmd!(sh, "cargo build --release --manifest-path {manifest} --target {triple} -Zbuild-std=core --target-dir {target_dir} {extra...}")
-            .env("CARGO_ENCODED_RUSTFLAGS", self.rustflags())
+            .env("CARGO_ENCODED_RUSTFLAGS", rustflags)
             .quiet()
             .ignore_status()
             .output()

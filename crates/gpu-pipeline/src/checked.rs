@@ -703,10 +703,7 @@ fn where_am_i() -> Place {
     let [nx, ny, _] = ptx::ntid();
     Place {
         block: ptx::ctaid(),
-        #[cfg(target_feature = "sm_90")]
         cluster_rank: ptx::cluster_ctarank(),
-        #[cfg(not(target_feature = "sm_90"))]
-        cluster_rank: 0,
         thread: tx + nx * (ty + ny * tz),
     }
 }

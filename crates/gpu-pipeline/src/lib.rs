@@ -77,6 +77,19 @@
 //! }
 //! ```
 //!
+//! # Targets
+//!
+//! - `nvptx64-nvidia-cuda`: sm_90 or newer with PTX ISA 8.0 or newer, set with
+//!   `RUSTFLAGS="-Ctarget-cpu=sm_90 -Ctarget-feature=+ptx80"` (`-Zbuild-std=core`). Anything less
+//!   is a compile error that names the missing flag: the library's PTX (`mbarrier.try_wait`,
+//!   `.release`/`.acquire` scoped arrivals and waits, `expect_tx`, `cp.async.bulk`, `mapa`,
+//!   clusters) would otherwise compile and be rejected by the CUDA driver only when it loads the
+//!   module. [`RolePipeline::commit_mma`] (`tcgen05.commit`) also needs
+//!   `-Ctarget-cpu=sm_100a -Ctarget-feature=+ptx86`.
+//! - `amdgcn-amd-amdhsa`: with an explicit `-Ctarget-cpu` (gfx90a, gfx942, gfx1100, ...).
+//! - The host: the host backends (feature `std`); GPU-only functions exist and panic with their
+//!   instruction's name.
+//!
 //! # Features
 //!
 //! - `std`: the host backends [`HostMbarBackend`] and [`HostCounterBackend`] (std atomics; under
@@ -105,6 +118,32 @@
 
 #[cfg(any(feature = "std", test))]
 extern crate std;
+
+// The minimum NVIDIA target, for the whole crate. Every NVIDIA leaf in `arch/nvptx.rs` is inline
+// PTX, which rustc and LLVM pass through unchecked: built for an older processor or PTX ISA, a
+// kernel compiles and the CUDA driver rejects the module only when it loads it
+// (`Feature 'mbarrier.init' requires .target sm_80`, `Modifier '.acquire' ... requires PTX ISA
+// 8.0`). So the target features are checked here, once, where they are known at compile time.
+// rustc reports `target_feature = "sm_90"` for sm_90 and every newer processor (sm_90a, sm_100a,
+// ...), and `ptx80` for `+ptx80` and every newer `+ptx*`; `-Ctarget-cpu=sm_90` alone reports no
+// `ptx*` feature and LLVM writes `.version 7.8`. Blackwell-only forms (`tcgen05.commit`) have
+// their own, narrower check beside them (`role.rs`, `NoTcgen05`).
+#[cfg(all(target_arch = "nvptx64", not(target_feature = "sm_90")))]
+compile_error!(
+    "gpu-pipeline: nvptx64 builds need sm_90 (Hopper) or newer: add -Ctarget-cpu=sm_90 to RUSTFLAGS \
+     (RUSTFLAGS=\"-Ctarget-cpu=sm_90 -Ctarget-feature=+ptx80\", or a newer sm_* with a newer +ptx*). \
+     The library emits sm_90 instructions (mbarrier.try_wait, expect_tx, cp.async.bulk, mapa, cluster \
+     barriers); built for an older processor (the default is sm_70) a kernel would compile, and the \
+     CUDA driver would reject its module only when loading it."
+);
+#[cfg(all(target_arch = "nvptx64", not(target_feature = "ptx80")))]
+compile_error!(
+    "gpu-pipeline: nvptx64 builds need PTX ISA 8.0 or newer: add -Ctarget-feature=+ptx80 to RUSTFLAGS \
+     (RUSTFLAGS=\"-Ctarget-cpu=sm_90 -Ctarget-feature=+ptx80\"). -Ctarget-cpu=sm_90 alone emits PTX \
+     ISA 7.8 (.version 7.8), while the library's mbarrier arrives and waits (.release.cta, \
+     .acquire.cta), expect_tx, cp.async.bulk and fence.proxy.async need PTX ISA 8.0: a kernel would \
+     compile, and the CUDA driver would reject its module only when loading it."
+);
 
 pub mod arch;
 pub mod backend;

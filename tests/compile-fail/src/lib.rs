@@ -1,6 +1,8 @@
 //! Shared set-up of the compile-fail examples: each example is a kernel crate of its own
 //! (`examples/*.rs`, built as rlibs so that their kernels are instantiated) whose first line says
-//! `// expect: pass` or `// expect: error: <text the compiler must print>`.
+//! `// expect: pass` or `// expect: error: <text the compiler must print>`. A second line
+//! `// rustflags: <flags>` builds the example with exactly those flags instead of
+//! `-Ctarget-cpu=sm_90 -Ctarget-feature=+ptx80` (the `wrong_flags_*` cases).
 
 #![no_std]
 #![feature(gpu_intrinsics, gpu_launch_sized_workgroup_mem, core_intrinsics)]

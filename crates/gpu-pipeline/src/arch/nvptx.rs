@@ -1,9 +1,15 @@
 //! NVIDIA leaf instructions: one PTX instruction form per function.
 //!
 //! Every inline-assembly block of the NVIDIA backend lives here. Above each function: the PTX
-//! form, the minimum PTX ISA version and SM, and the section of the PTX ISA manual ("PTX ISA"
-//! below means NVIDIA's *Parallel Thread Execution ISA*, version 8.0 or later; section titles
-//! are given because section numbers move between versions).
+//! form, the minimum PTX ISA version and SM of *that exact form* (qualifiers included: a
+//! `.shared::cta` or `.acquire.cta` can raise the minimum above the instruction's own), and the
+//! section of the PTX ISA manual ("PTX ISA" below means NVIDIA's *Parallel Thread Execution ISA*;
+//! the minimums were checked against the "PTX ISA Notes" and "Target ISA Notes" of version 9.1;
+//! section titles are given because section numbers move between versions).
+//!
+//! The crate as a whole requires sm_90 and PTX ISA 8.0 on nvptx64 (a `compile_error!` in
+//! `lib.rs`), so a leaf with a lower minimum is not usable on older targets through this crate;
+//! the minimums say what each form needs, not what the crate supports.
 //!
 //! Addresses of `.shared::cta` objects are 32-bit offsets in the shared window (PTX ISA,
 //! "State Spaces: Shared State Space"), obtained once with [`cvta_to_shared`].
@@ -27,7 +33,7 @@ fn gpu_only(name: &str) -> ! {
 
 /// `cvta.to.shared.u64 d, a;` then the low 32 bits: the `.shared::cta` address of a generic pointer.
 ///
-/// PTX ISA 2.0, all SMs. PTX ISA, "Data Movement and Conversion Instructions: cvta".
+/// PTX ISA 2.0, sm_20. PTX ISA, "Data Movement and Conversion Instructions: cvta".
 ///
 /// # Safety
 ///
@@ -52,7 +58,8 @@ pub unsafe fn cvta_to_shared(generic: *mut u8) -> u32 {
 
 /// `mbarrier.init.shared::cta.b64 [addr], count;`: phase 0, `count` expected arrivals, tx-count 0.
 ///
-/// PTX ISA 7.0, sm_80. PTX ISA, "Parallel Synchronization and Communication Instructions: mbarrier.init".
+/// PTX ISA 7.8 (the `::cta` sub-qualifier; `mbarrier.init` itself: 7.0), sm_80. PTX ISA,
+/// "Parallel Synchronization and Communication Instructions: mbarrier.init".
 ///
 /// # Safety
 ///
@@ -74,7 +81,8 @@ pub unsafe fn mbarrier_init(addr: u32, count: u32) {
 
 /// `mbarrier.inval.shared::cta.b64 [addr];`: invalidates an mbarrier so that its memory may be reused.
 ///
-/// PTX ISA 7.0, sm_80. PTX ISA, "Parallel Synchronization and Communication Instructions: mbarrier.inval".
+/// PTX ISA 7.8 (the `::cta` sub-qualifier; `mbarrier.inval` itself: 7.0), sm_80. PTX ISA,
+/// "Parallel Synchronization and Communication Instructions: mbarrier.inval".
 ///
 /// # Safety
 ///
@@ -95,7 +103,11 @@ pub unsafe fn mbarrier_inval(addr: u32) {
 
 /// `mbarrier.arrive.release.cta.shared::cta.b64 _, [addr];`: one arrival, release at CTA scope.
 ///
-/// PTX ISA 8.0, sm_90. PTX ISA, "Parallel Synchronization and Communication Instructions: mbarrier.arrive".
+/// PTX ISA 8.0 (`.release.cta`; `.shared::cta`: 7.8; the sink `_`: 7.1), sm_80: by the manual's
+/// Target ISA Notes no part of this form needs sm_90 (`.cluster` scope, `::cluster`, a count
+/// operand and `.expect_tx` do), though CCCL's `cuda::ptx` lists the same form with a `state`
+/// result as SM_90. PTX ISA, "Parallel Synchronization and Communication Instructions:
+/// mbarrier.arrive".
 ///
 /// # Safety
 ///
@@ -114,38 +126,10 @@ pub unsafe fn mbarrier_arrive(addr: u32) {
     }
 }
 
-/// `mbarrier.arrive.shared.b64 state, [addr];`: one arrival, with the default semantics
-/// (release at CTA scope); the returned state is discarded. The sm_80 form.
-///
-/// PTX ISA 7.0, sm_80. PTX ISA, "mbarrier.arrive".
-///
-/// # Safety
-///
-/// `addr` is an initialised mbarrier of this CTA.
-#[inline(always)]
-pub unsafe fn mbarrier_arrive_sm80(addr: u32) {
-    #[cfg(target_arch = "nvptx64")]
-    // SAFETY: the caller guarantees an initialised mbarrier; an arrive only updates it.
-    unsafe {
-        asm!(
-            "{{",
-            ".reg .b64 state;",
-            "mbarrier.arrive.shared.b64 state, [{a}];",
-            "}}",
-            a = in(reg32) addr,
-            options(nostack, preserves_flags),
-        );
-    }
-    #[cfg(not(target_arch = "nvptx64"))]
-    {
-        let _ = addr;
-        gpu_only("mbarrier.arrive.shared.b64")
-    }
-}
-
 /// `mbarrier.arrive.release.cta.shared::cta.b64 _, [addr], count;`: `count` arrivals at once.
 ///
-/// PTX ISA 8.0, sm_90 (the count operand: PTX ISA 7.8). PTX ISA, "mbarrier.arrive".
+/// PTX ISA 8.0 (`.release.cta`; the count operand without `.noComplete`: 7.8), sm_90 (the count
+/// operand). PTX ISA, "mbarrier.arrive".
 ///
 /// # Safety
 ///
@@ -167,7 +151,7 @@ pub unsafe fn mbarrier_arrive_count(addr: u32, count: u32) {
 /// `mbarrier.arrive.expect_tx.release.cta.shared::cta.b64 _, [addr], tx;`: raises the
 /// expected transaction count by `tx` bytes, then arrives once.
 ///
-/// PTX ISA 8.0, sm_90. PTX ISA, "mbarrier.arrive" (the `.expect_tx` qualifier) and
+/// PTX ISA 8.0, sm_90 (both for `.expect_tx`). PTX ISA, "mbarrier.arrive" and
 /// "Tracking asynchronous operations by the mbarrier object".
 ///
 /// # Safety
@@ -235,7 +219,7 @@ pub unsafe fn mbarrier_complete_tx(addr: u32, tx_bytes: u32) {
 /// phase of the given parity has completed; may wait a short, system-dependent time first.
 /// Acquire at CTA scope when it returns true.
 ///
-/// PTX ISA 8.0, sm_90 (`.acquire.cta`; the form without them: PTX ISA 7.8).
+/// PTX ISA 8.0 (`.acquire.cta`; `try_wait` and `.shared::cta`: 7.8), sm_90 (`try_wait`).
 /// PTX ISA, "mbarrier.test_wait / mbarrier.try_wait".
 ///
 /// # Safety
@@ -271,7 +255,8 @@ pub unsafe fn mbarrier_try_wait_parity(addr: u32, parity: u32) -> bool {
 /// [`mbarrier_try_wait_parity`], with a suspend-time hint: the thread may be suspended for
 /// up to `ticks` nanoseconds waiting for the phase, and resumes as soon as it completes.
 ///
-/// PTX ISA 8.0, sm_90. PTX ISA, "mbarrier.test_wait / mbarrier.try_wait" (`suspendTimeHint`).
+/// PTX ISA 8.0 (`.acquire.cta`), sm_90 (`try_wait`). PTX ISA, "mbarrier.test_wait /
+/// mbarrier.try_wait" (`suspendTimeHint`).
 ///
 /// # Safety
 ///
@@ -306,7 +291,8 @@ pub unsafe fn mbarrier_try_wait_parity_ticks(addr: u32, parity: u32, ticks: u32)
 /// [`mbarrier_try_wait_parity`], acquire at *cluster* scope, for phases completed by arrivals
 /// from peer CTAs of the cluster.
 ///
-/// PTX ISA 8.0, sm_90. PTX ISA, "mbarrier.test_wait / mbarrier.try_wait".
+/// PTX ISA 8.0 (`.acquire.cluster`), sm_90 (`try_wait`, `.cluster` scope). PTX ISA,
+/// "mbarrier.test_wait / mbarrier.try_wait".
 ///
 /// # Safety
 ///
@@ -338,9 +324,11 @@ pub unsafe fn mbarrier_try_wait_parity_cluster(addr: u32, parity: u32) -> bool {
 }
 
 /// `mbarrier.test_wait.parity.shared.b64 p, [addr], parity;`: whether the phase of the given
-/// parity has completed, without waiting (acquire at CTA scope by default). The sm_80 path.
+/// parity has completed, without waiting (acquire at CTA scope: the default semantics of a form
+/// without `.sem.scope`, which would need PTX ISA 8.0).
 ///
-/// PTX ISA 7.1, sm_80. PTX ISA, "mbarrier.test_wait / mbarrier.try_wait".
+/// PTX ISA 7.1 (`.parity`; `test_wait` itself: 7.0), sm_80. PTX ISA, "mbarrier.test_wait /
+/// mbarrier.try_wait".
 ///
 /// # Safety
 ///
@@ -400,7 +388,8 @@ pub unsafe fn mapa_shared_cluster(addr: u32, rank: u32) -> u32 {
 /// `mbarrier.arrive.release.cluster.shared::cluster.b64 _, [remote];`: one arrival on an
 /// mbarrier of a peer CTA (address from [`mapa_shared_cluster`]), release at cluster scope.
 ///
-/// PTX ISA 8.0, sm_90. PTX ISA, "mbarrier.arrive" (`.shared::cluster` requires the sink `_`).
+/// PTX ISA 8.0 (`.shared::cluster`, `.release.cluster`), sm_90 (both). PTX ISA, "mbarrier.arrive"
+/// (`.shared::cluster` requires the sink `_`).
 ///
 /// # Safety
 ///
@@ -423,7 +412,9 @@ pub unsafe fn mbarrier_arrive_remote(remote: u32) {
 /// `fence.mbarrier_init.release.cluster;`: orders prior `mbarrier.init`s of this thread before
 /// later cluster-scope accesses to those barriers by peer CTAs.
 ///
-/// PTX ISA 8.0, sm_90. PTX ISA, "Parallel Synchronization and Communication Instructions: membar / fence".
+/// PTX ISA 8.0, sm_90 (both for the operation fence `.mbarrier_init`, whose syntax includes
+/// `.release.cluster`; the thread fence `fence.release` is a different form, PTX ISA 8.6). PTX
+/// ISA, "Parallel Synchronization and Communication Instructions: membar / fence".
 #[inline(always)]
 pub fn fence_mbarrier_init_release_cluster() {
     #[cfg(target_arch = "nvptx64")]
@@ -441,7 +432,8 @@ pub fn fence_mbarrier_init_release_cluster() {
 /// `fence.proxy.async.shared::cta;`: orders this thread's generic-proxy accesses to shared
 /// memory with later async-proxy accesses (TMA, `cp.async.bulk`, wgmma operands), and the reverse.
 ///
-/// PTX ISA 8.0, sm_90. PTX ISA, "membar / fence" (`.proxy.async`) and "Memory Consistency Model: Proxies".
+/// PTX ISA 8.0, sm_90 (both for `fence.proxy.async`). PTX ISA, "membar / fence" and "Memory
+/// Consistency Model: Proxies".
 #[inline(always)]
 pub fn fence_proxy_async_shared_cta() {
     #[cfg(target_arch = "nvptx64")]
@@ -460,7 +452,10 @@ pub fn fence_proxy_async_shared_cta() {
 /// an asynchronous bulk copy of `size` bytes from global to shared memory that, when done,
 /// performs complete-tx of `size` bytes on the mbarrier.
 ///
-/// PTX ISA 8.0, sm_90. PTX ISA, "Data Movement and Conversion Instructions: cp.async.bulk".
+/// PTX ISA 8.0, sm_90. (A `.shared::cta` destination would need PTX ISA 8.6: hence the
+/// `.shared::cluster` form, whose window contains this CTA's `.shared::cta` addresses.) PTX ISA,
+/// "Data Movement and Conversion Instructions: cp.async.bulk" and "State Spaces: Shared State
+/// Space".
 ///
 /// # Safety
 ///
@@ -754,8 +749,8 @@ pub fn cluster_ctarank() -> u32 {
 /// lanes 1-31 of a warp two different copies of the instruction, and the kernel hung). The
 /// non-aligned form is defined for divergent execution.
 ///
-/// PTX ISA 7.8, sm_90 (`.release`: PTX ISA 8.0). PTX ISA, "Parallel Synchronization and
-/// Communication Instructions: barrier.cluster".
+/// PTX ISA 8.0 (`.release`; `barrier.cluster` itself: 7.8), sm_90. PTX ISA, "Parallel
+/// Synchronization and Communication Instructions: barrier.cluster".
 ///
 /// # Safety
 ///
@@ -778,7 +773,7 @@ pub unsafe fn barrier_cluster_arrive_release() {
 /// [`barrier_cluster_arrive_release`], also for why this is not the `.aligned` form), acquire at
 /// cluster scope.
 ///
-/// PTX ISA 7.8, sm_90 (`.acquire`: PTX ISA 8.0). PTX ISA, "barrier.cluster".
+/// PTX ISA 8.0 (`.acquire`; `barrier.cluster` itself: 7.8), sm_90. PTX ISA, "barrier.cluster".
 ///
 /// # Safety
 ///
@@ -1113,21 +1108,21 @@ special_xyz!(
     "%tid.x",
     "%tid.y",
     "%tid.z",
-    "`mov.u32 d, %tid.{x,y,z};`: this thread's index in its block.\n\nPTX ISA 1.0, all SMs. PTX ISA, \"Special Registers: %tid\"."
+    "`mov.u32 d, %tid.{x,y,z};`: this thread's index in its block.\n\nPTX ISA 2.0 (32-bit components; 1.0 had them as `.v4.u16`), all SMs. PTX ISA, \"Special Registers: %tid\"."
 );
 special_xyz!(
     ntid,
     "%ntid.x",
     "%ntid.y",
     "%ntid.z",
-    "`mov.u32 d, %ntid.{x,y,z};`: the block's dimensions.\n\nPTX ISA 1.0, all SMs. PTX ISA, \"Special Registers: %ntid\"."
+    "`mov.u32 d, %ntid.{x,y,z};`: the block's dimensions.\n\nPTX ISA 2.0 (32-bit components; 1.0 had them as `.v4.u16`), all SMs. PTX ISA, \"Special Registers: %ntid\"."
 );
 special_xyz!(
     ctaid,
     "%ctaid.x",
     "%ctaid.y",
     "%ctaid.z",
-    "`mov.u32 d, %ctaid.{x,y,z};`: this block's index in the grid.\n\nPTX ISA 1.0, all SMs. PTX ISA, \"Special Registers: %ctaid\"."
+    "`mov.u32 d, %ctaid.{x,y,z};`: this block's index in the grid.\n\nPTX ISA 2.0 (32-bit components; 1.0 had them as `.v4.u16`), all SMs. PTX ISA, \"Special Registers: %ctaid\"."
 );
 
 #[cfg(target_arch = "nvptx64")]

@@ -1,8 +1,10 @@
 //! The counter backend: monotonic 64-bit shared-memory counters, no parity.
 //!
 //! Built for AMD (`amdgcn`, LDS atomics) and for NVIDIA (`nvptx64`, shared-memory atomics with
-//! explicit `.cta` scope), where it serves GPUs without `mbarrier` (sm_70, sm_75) and lets the
-//! counter protocol run, with real concurrency, in the NVIDIA device suite.
+//! explicit `.cta` scope). On NVIDIA it lets the counter protocol run, with real concurrency, in
+//! the device suite, and be measured against the hardware `mbarrier`. Its own PTX forms would
+//! run on sm_70, but it is built under the crate's requirement like everything else (sm_90 and
+//! PTX ISA 8.0 on nvptx64): it is not a path for GPUs without `mbarrier`.
 //!
 //! Storage: `2 * STAGES` counters, `full[0..STAGES)` then `empty[0..STAGES)`, zeroed by `init`.
 //! A consumer on lap `p` waits for `full >= (p + 1) * P`, a producer on lap `q` for

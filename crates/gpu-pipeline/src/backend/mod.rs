@@ -7,8 +7,8 @@
 //!
 //! | backend | where | storage element | lap mapping |
 //! |---|---|---|---|
-//! | [`NvidiaMbarBackend`] | nvptx64, sm_90 | `mbarrier` (8 bytes) | parity `lap & 1` |
-//! | [`AmdCounterBackend`] | amdgcn (and nvptx, for GPUs without mbarrier) | 64-bit LDS counter | threshold from the lap |
+//! | [`NvidiaMbarBackend`] | nvptx64 (sm_90, PTX ISA 8.0) | `mbarrier` (8 bytes) | parity `lap & 1` |
+//! | [`AmdCounterBackend`] | amdgcn (and nvptx64, sm_90, PTX ISA 8.0, to test and measure the counter protocol) | 64-bit LDS counter | threshold from the lap |
 //! | [`HostMbarBackend`] | host, `std` feature | a model of an mbarrier on one atomic | parity `lap & 1` |
 //! | [`HostCounterBackend`] | host, `std` feature | atomic counter | threshold from the lap |
 //!
@@ -28,7 +28,8 @@ pub use nvidia::{
 };
 
 /// The arrive-count limit of mbarrier: `mbarrier.init` takes a count in `1..=2^20 - 1`
-/// (PTX ISA 8.x, section 9.7.13.15.10 "mbarrier.init"; the expected-arrival count field is 20 bits).
+/// (PTX ISA, "Parallel Synchronization and Communication Instructions: mbarrier.init" and
+/// "Contents of the mbarrier object": the expected arrival count is at most 2^20 - 1).
 pub const MAX_MBARRIER_ARRIVALS: u32 = (1 << 20) - 1;
 
 pub use crate::counter::MAX_COUNTER_ARRIVALS;

@@ -6,10 +6,9 @@
 //! a fresh barrier is in phase 0, so the producer's first wait (lap 1, parity 1) asks for the
 //! completion of the phase *before* phase 0, which counts as complete, and passes at once.
 //!
-//! On sm_90 (`target_feature = "sm_90"`) waits use `try_wait` with `.acquire.cta`, arrivals
-//! `.release.cta` (PTX ISA 8.0). Without sm_90 the backend falls back to the sm_80 forms:
-//! `test_wait.parity` in a loop and the plain `mbarrier.arrive.shared.b64`, whose semantics
-//! default to release/acquire at CTA scope.
+//! Waits use `mbarrier.try_wait.parity` with `.acquire.cta` (`.acquire.cluster` for
+//! [`Cluster`] scope), arrivals `.release.cta`: PTX ISA 8.0 and sm_90, which the crate requires on
+//! nvptx64 (a build without `-Ctarget-cpu=sm_90 -Ctarget-feature=+ptx80` does not compile).
 //!
 //! # Why this is correct
 //!
@@ -111,16 +110,8 @@ impl MbarrierRef {
     /// One arrival by the calling thread (release, CTA scope).
     #[inline(always)]
     pub fn arrive(self) {
-        #[cfg(target_feature = "sm_90")]
         // SAFETY: the handle's constructor guarantees an initialised mbarrier of this CTA.
-        unsafe {
-            ptx::mbarrier_arrive(self.addr)
-        }
-        #[cfg(not(target_feature = "sm_90"))]
-        // SAFETY: as above.
-        unsafe {
-            ptx::mbarrier_arrive_sm80(self.addr)
-        }
+        unsafe { ptx::mbarrier_arrive(self.addr) };
         self.count_arrivals(1);
     }
 
@@ -177,7 +168,10 @@ impl MbarrierRef {
         unsafe { ptx::mbarrier_try_wait_parity_ticks(self.addr, parity & 1, ticks) }
     }
 
-    /// Whether the phase of parity `parity & 1` has completed, without waiting. sm_80.
+    /// Whether the phase of parity `parity & 1` has completed (acquire, CTA scope if so), without
+    /// waiting: `mbarrier.test_wait`, which answers at once where
+    /// [`try_wait_parity`](Self::try_wait_parity) may wait a short time first. The library's
+    /// waits do not use it.
     #[inline(always)]
     #[must_use]
     pub fn test_wait_parity(self, parity: u32) -> bool {
@@ -188,24 +182,14 @@ impl MbarrierRef {
     /// Blocks until the phase of parity `parity & 1` has completed (acquire, CTA scope).
     #[inline(always)]
     pub fn wait_parity(self, parity: u32) {
-        #[cfg(target_feature = "sm_90")]
         while !self.try_wait_parity(parity) {}
-        #[cfg(not(target_feature = "sm_90"))]
-        while !self.test_wait_parity(parity) {}
     }
 
     /// Blocks until the phase of parity `parity & 1` has completed, suspending for up to
-    /// `ticks` ns per try (acquire, CTA scope). Without sm_90 the hint is ignored.
+    /// `ticks` ns per try (acquire, CTA scope).
     #[inline(always)]
     pub fn wait_parity_ticks(self, parity: u32, ticks: u32) {
-        #[cfg(target_feature = "sm_90")]
         while !self.try_wait_parity_ticks(parity, ticks) {}
-        // The sm_80 path has no suspend-time hint: the hint is ignored.
-        #[cfg(not(target_feature = "sm_90"))]
-        {
-            let _ = ticks;
-            self.wait_parity(parity);
-        }
     }
 
     /// Whether the phase of parity `parity & 1` has completed, acquire at *cluster* scope:
@@ -398,12 +382,10 @@ impl<const P: u32, const C: u32, S: MbarScope> NvidiaMbarBackend<P, C, S> {
     #[inline(always)]
     fn try_wait(bar: MbarrierRef, lap: u32) -> bool {
         if S::CLUSTER {
-            return bar.try_wait_parity_cluster(lap);
+            bar.try_wait_parity_cluster(lap)
+        } else {
+            bar.try_wait_parity(lap)
         }
-        #[cfg(target_feature = "sm_90")]
-        return bar.try_wait_parity(lap);
-        #[cfg(not(target_feature = "sm_90"))]
-        return bar.test_wait_parity(lap);
     }
 }
 
@@ -411,9 +393,9 @@ impl<const P: u32, const C: u32, S: MbarScope> NvidiaMbarBackend<P, C, S> {
 // 2 * STAGES mbarriers in all. Completion: waits test the parity of the waiter's lap (see the
 // module essay for why one bit suffices under the protocol); try_wait returns true only once
 // the phase completed. Arrival unit: every arrive is `mbarrier.arrive` without a count, one per
-// calling thread. Ordering: arrive is `.release.cta`, wait `.acquire.cta` (sm_80 forms default
-// to the same; with `S = Cluster`, waits are `.acquire.cluster`). No reset: only `init` runs
-// `mbarrier.init`. Constants: checked in `new`.
+// calling thread. Ordering: arrive is `.release.cta`, wait `.acquire.cta` (with `S = Cluster`,
+// waits are `.acquire.cluster`). No reset: only `init` runs `mbarrier.init`. Constants: checked
+// in `new`.
 unsafe impl<const P: u32, const C: u32, S: MbarScope> PipelineBackend
     for NvidiaMbarBackend<P, C, S>
 {
@@ -458,7 +440,6 @@ unsafe impl<const P: u32, const C: u32, S: MbarScope> PipelineBackend
         }
         // Make the initialisation visible to peer CTAs' remote arrivals as well; within a CTA
         // the block barrier the caller must issue next suffices, and this fence costs once.
-        #[cfg(target_feature = "sm_90")]
         ptx::fence_mbarrier_init_release_cluster();
     }
 
