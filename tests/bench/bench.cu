@@ -1,7 +1,11 @@
 // The CUDA C++ twins of the Rust benchmark kernels (tests/kernels/src/bench.rs): the same names,
-// launch shapes and algorithms, written by hand with raw inline PTX and no library, as a user of
-// mbarrier would write them. Compiled on the GPU machine by `nvcc -arch=sm_90a -cubin -O3`
-// (see the bench bundle's run script) and loaded by the bench harness next to the Rust PTX.
+// launch shapes, algorithms and loop shapes, written by hand with raw inline PTX and no library,
+// as a user of mbarrier would write them. Compiled by `nvcc -arch=sm_90a -cubin -O3` (see the bench
+// bundle's run script) and loaded by the bench harness next to the Rust PTX.
+//
+// Every cycle kernel exists in two loop shapes, `_flat` (neither compiler unrolls the loop) and
+// `_x4` (the body written four times, the loop not unrolled further), as on the Rust side: a
+// ratio then compares the library with raw PTX, not LLVM's unrolling with nvcc's.
 //
 // PTX forms and their manual sections are the same as in crates/gpu-pipeline/src/arch/nvptx.rs.
 
@@ -81,40 +85,9 @@ __device__ __forceinline__ uint32_t ld_acquire(uint32_t addr) {
     return v;
 }
 
-// The forms the counter-ring variants compare (see "counter-ring variants" below).
-__device__ __forceinline__ void red_add_relaxed(uint32_t addr, uint32_t n) {
-    asm volatile("red.relaxed.cta.shared.add.u32 [%0], %1;" ::"r"(addr), "r"(n) : "memory");
-}
-
-__device__ __forceinline__ void atom_add_release(uint32_t addr, uint32_t n) {
-    uint32_t old;
-    asm volatile("atom.release.cta.shared.add.u32 %0, [%1], %2;" : "=r"(old) : "r"(addr), "r"(n) : "memory");
-}
-
-__device__ __forceinline__ uint32_t ld_relaxed(uint32_t addr) {
-    uint32_t v;
-    asm volatile("ld.relaxed.cta.shared.u32 %0, [%1];" : "=r"(v) : "r"(addr) : "memory");
-    return v;
-}
-
-__device__ __forceinline__ void st_release(uint32_t addr, uint32_t v) {
-    asm volatile("st.release.cta.shared.u32 [%0], %1;" ::"r"(addr), "r"(v) : "memory");
-}
-
-__device__ __forceinline__ void fence_acq_rel_cta() { asm volatile("fence.acq_rel.cta;" ::: "memory"); }
-__device__ __forceinline__ void fence_sc_cta() { asm volatile("fence.sc.cta;" ::: "memory"); }
-#if defined(BENCH_ONLY_RESTRICT)
-// PTX ISA 8.6, sm_90: a release fence whose effect is restricted to .shared::cta operations.
-__device__ __forceinline__ void fence_release_shared_cta() {
-    asm volatile("fence.release.sync_restrict::shared::cta.cluster;" ::: "memory");
-}
-#endif
-#if defined(BENCH_ONLY_FENCE_RELEASE)
-// PTX ISA 8.6, sm_90: the release-only fence.
-__device__ __forceinline__ void fence_release_cta() { asm volatile("fence.release.cta;" ::: "memory"); }
-#endif
 
 __device__ __forceinline__ void bar_warp_sync_all() { asm volatile("bar.warp.sync 0xffffffff;" ::: "memory"); }
+__device__ __forceinline__ void bar_warp_sync(uint32_t mask) { asm volatile("bar.warp.sync %0;" ::"r"(mask) : "memory"); }
 
 __device__ __forceinline__ uint32_t lanemask_lt() {
     uint32_t lt;
@@ -129,6 +102,28 @@ __device__ __forceinline__ uint32_t laneid() {
 }
 
 __device__ __forceinline__ void nanosleep0() { asm volatile("nanosleep.u32 0;" ::: "memory"); }
+
+// `match.any.sync.b32`: the lanes of `mask` whose value equals this lane's (PTX ISA 6.0, sm_70).
+__device__ __forceinline__ uint32_t match_any(uint32_t mask, uint32_t value) { return __match_any_sync(mask, value); }
+
+// The loops' bound, through a move the compiler cannot see through (the Rust twin's `opaque`).
+__device__ __forceinline__ uint32_t opaque(uint32_t n) {
+    uint32_t r;
+    asm volatile("mov.u32 %0, %1;" : "=r"(r) : "r"(n));
+    return r;
+}
+
+// Runs `body` `iters` times (a multiple of 4) in loop shape U: 1 = flat (not unrolled: the bound is
+// re-read through `opaque` in every iteration, so the trip count is unknown to the compiler), 4 = the
+// body written four times. The Rust twin's `repeat` is the same loop.
+enum : int { FLAT = 1, X4 = 4 };
+template <int U, typename F>
+__device__ __forceinline__ void repeat(uint32_t iters, F&& body) {
+    for (uint32_t i = 0; i < opaque(iters); i += U) {
+        body();
+        if (U == X4) { body(); body(); body(); }
+    }
+}
 
 __device__ __forceinline__ void bulk_g2s(uint32_t dst, const void* src, uint32_t bytes, uint32_t bar) {
     asm volatile("cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1], %2, [%3];"
@@ -175,95 +170,72 @@ struct MbarRing {
     }
 };
 
-// Counter ring: 64-bit counters, counting in their low word, thresholds modulo 2^32. `V` selects the
-// arrive and wait forms (V_* below). V = 0 is the library's first algorithm: the arriving lanes of a
-// warp sync on their run-time mask and the lowest of them adds their count with `red.release.cta`;
-// waits spin on `ld.acquire.cta`. The library now uses V_LIBRARY.
+// Counter ring: 64-bit counters, counting in their low word, thresholds modulo 2^32, as the library's
+// counter backend on NVIDIA (crates/gpu-pipeline/src/backend/counter.rs): an arrive syncs the arriving
+// lanes of the warp and the lanes that name the same counter (`match.any.sync`) are counted by their
+// lowest with one `red.release.cta`; a lone lane adds 1 without a sync; a wait polls `ld.acquire.cta`
+// with `nanosleep 0` between reads. `V` selects a variant arrive (see the variant table):
 enum : uint32_t {
-    V_CMASK = 0x1,             // constant-mask paths: a full warp syncs with 0xffffffff and lane 0 adds
-                               // 32; a lone lane adds 1 without a warp sync; other masks as V = 0
-    V_REL = 0xf0,              // how the add releases:
-    V_REL_RED = 0x00,          //   red.release.cta
-    V_REL_FENCE = 0x10,        //   fence.acq_rel.cta; red.relaxed.cta
-    V_REL_ATOM = 0x20,         //   atom.release.cta (result unused)
-    V_REL_NONE = 0x30,         //   red.relaxed.cta, no fence: NOT a release, measurement only
-    V_REL_SC = 0x40,           //   fence.sc.cta; red.relaxed.cta
-    V_REL_RESTRICT = 0x50,     //   fence.release.sync_restrict::shared::cta.cluster; red.relaxed.cta (PTX 8.6)
-    V_REL_FENCE_RELEASE = 0x60,//   fence.release.cta; red.relaxed.cta (PTX 8.6)
-    V_REL_STORE = 0x70,        //   ld.relaxed.cta; st.release.cta of the sum: ONE arriving warp per
-                               //   counter only (not a counter backend: measures the atomic's cost)
-                               // how a wait polls (default: ld.acquire.cta until reached):
-    V_POLL_RELAXED = 0x100,    //   ld.relaxed.cta until reached, then fence.acq_rel.cta
-    V_POLL_SLEEP0 = 0x200,     //   nanosleep 0 after each miss
-    V_PAD = 0x1000,            // each counter in its own 128-byte line (default: 8 bytes apart)
+    V_PREV = 0x1,     // the library before each lane counted on its own counter: a full warp syncs and
+                      // lane 0 adds 32, other masks add their count at the lowest lane (wrong when lanes
+                      // name different counters: measurement only)
+    V_UNIFORM = 0x2,  // a full warp first checks that all lanes name lane 0's counter (shfl + vote.all),
+                      // then lane 0 adds 32; otherwise the match.any grouping
 };
 
-// The library's counter backend on NVIDIA (crates/gpu-pipeline/src/backend/counter.rs).
-constexpr uint32_t V_LIBRARY = V_CMASK | V_POLL_SLEEP0;
-
-template <int S, uint32_t V = V_LIBRARY>
+template <int S, uint32_t V = 0>
 struct CounterRing {
-    static constexpr uint32_t STRIDE = (V & V_PAD) ? 128 : 8;
+    static constexpr uint32_t STRIDE = 8;
     uint32_t full, empty;
     __device__ __forceinline__ CounterRing() : full(shared_addr(smem)), empty(shared_addr(smem) + STRIDE * S) {}
     __device__ __forceinline__ void init() const {
         for (int i = 0; i < 2 * S; ++i) *reinterpret_cast<uint64_t*>(smem + STRIDE * i) = 0;
     }
-    __device__ __forceinline__ static void add(uint32_t addr, uint32_t n) {
-        switch (V & V_REL) {
-        case V_REL_FENCE: fence_acq_rel_cta(); red_add_relaxed(addr, n); break;
-        case V_REL_ATOM: atom_add_release(addr, n); break;
-        case V_REL_NONE: red_add_relaxed(addr, n); break;
-        case V_REL_SC: fence_sc_cta(); red_add_relaxed(addr, n); break;
-#if defined(BENCH_ONLY_RESTRICT)
-        case V_REL_RESTRICT: fence_release_shared_cta(); red_add_relaxed(addr, n); break;
-#endif
-#if defined(BENCH_ONLY_FENCE_RELEASE)
-        case V_REL_FENCE_RELEASE: fence_release_cta(); red_add_relaxed(addr, n); break;
-#endif
-        case V_REL_STORE: st_release(addr, ld_relaxed(addr) + n); break;
-        default: red_add_release(addr, n); break;
-        }
+    __device__ __forceinline__ static void add_grouped(uint32_t mask, uint32_t addr) {
+        const uint32_t peers = match_any(mask, addr);
+        const uint32_t share = (peers & lanemask_lt()) == 0 ? __popc(peers) : 0;
+        if (share != 0) red_add_release(addr, share);
     }
-    // The arriving lanes of the warp are counted in one atomic by the lowest of them.
     __device__ __forceinline__ static void arrive(uint32_t addr) {
-        uint32_t mask = __activemask();
-        if (V & V_CMASK) {
-            if (mask == 0xffffffffu) {
-                bar_warp_sync_all();
-                if (laneid() == 0) add(addr, 32);
-                return;
-            }
-            if ((mask & (mask - 1)) == 0) {
-                add(addr, 1);
-                return;
-            }
+        const uint32_t mask = __activemask();
+        if ((mask & (mask - 1)) == 0) {
+            red_add_release(addr, 1);
+            return;
         }
-        __syncwarp(mask);
-        if ((mask & lanemask_lt()) == 0) add(addr, __popc(mask));
+        if (mask == 0xffffffffu) {
+            bar_warp_sync_all();
+            if (V & V_PREV) {
+                if (laneid() == 0) red_add_release(addr, 32);
+            } else if (V & V_UNIFORM) {
+                const uint32_t first = __shfl_sync(0xffffffffu, addr, 0);
+                if (__all_sync(0xffffffffu, addr == first)) {
+                    if (laneid() == 0) red_add_release(addr, 32);
+                } else {
+                    add_grouped(0xffffffffu, addr);
+                }
+            } else {
+                add_grouped(0xffffffffu, addr);
+            }
+            return;
+        }
+        bar_warp_sync(mask);
+        if (V & V_PREV) {
+            if ((mask & lanemask_lt()) == 0) red_add_release(addr, __popc(mask));
+        } else {
+            add_grouped(mask, addr);
+        }
     }
     __device__ __forceinline__ static bool reached(uint32_t addr, uint32_t threshold) {
-        const uint32_t value = (V & V_POLL_RELAXED) ? ld_relaxed(addr) : ld_acquire(addr);
-        return static_cast<int32_t>(value - threshold) >= 0;
+        return static_cast<int32_t>(ld_acquire(addr) - threshold) >= 0;
     }
     __device__ __forceinline__ static void wait(uint32_t addr, uint32_t threshold) {
-        while (!reached(addr, threshold)) {
-            if (V & V_POLL_SLEEP0) nanosleep0();
-        }
-        if (V & V_POLL_RELAXED) fence_acq_rel_cta();
+        while (!reached(addr, threshold)) nanosleep0();
     }
 };
 
 // ---------------------------------------------------------------- round trips
 
-// The main module holds every kernel below; `-DBENCH_ONLY_RESTRICT` or `-DBENCH_ONLY_FENCE_RELEASE`
-// builds only the counter variants that need PTX ISA 8.6, each into its own cubin, so that a ptxas
-// without those forms loses only them.
-#if !defined(BENCH_ONLY_RESTRICT) && !defined(BENCH_ONLY_FENCE_RELEASE)
-#define BENCH_MAIN 1
-#endif
-
-enum { PLAIN = 0, TICKS = 1, POLL = 2 };
+enum { WAIT = 0, TICKS = 1, POLL = 2 };
 constexpr uint32_t HINT_NS = 1000;
 
 template <int MODE>
@@ -272,7 +244,7 @@ __device__ __forceinline__ void mbar_wait(uint32_t bar, uint32_t lap) {
     else { while (!mbar_try_wait(bar, lap & 1)) {} }
 }
 
-template <int MODE>
+template <int MODE, int U>
 __device__ __forceinline__ void roundtrip_mbar(uint32_t iters, uint64_t* out) {
     MbarRing<1> ring;
     if (threadIdx.x == 0) ring.init(1, 1);
@@ -280,23 +252,23 @@ __device__ __forceinline__ void roundtrip_mbar(uint32_t iters, uint64_t* out) {
     if (threadIdx.x == 0) {
         Cursor<1> c{0, 1};
         uint64_t start = clock64();
-        for (uint32_t i = 0; i < iters; ++i) {
+        repeat<U>(iters, [&] {
             mbar_wait<MODE>(ring.empty + 8 * c.stage, c.lap);
             mbar_arrive(ring.full + 8 * c.stage);
             c.step();
-        }
+        });
         out[blockIdx.x] = clock64() - start;
     } else if (threadIdx.x == 32) {
         Cursor<1> c{0, 0};
-        for (uint32_t i = 0; i < iters; ++i) {
+        repeat<U>(iters, [&] {
             mbar_wait<MODE>(ring.full + 8 * c.stage, c.lap);
             mbar_arrive(ring.empty + 8 * c.stage);
             c.step();
-        }
+        });
     }
 }
 
-template <uint32_t V>
+template <uint32_t V, int U>
 __device__ __forceinline__ void roundtrip_counter(uint32_t iters, uint64_t* out) {
     using Ring = CounterRing<1, V>;
     Ring ring;
@@ -305,29 +277,24 @@ __device__ __forceinline__ void roundtrip_counter(uint32_t iters, uint64_t* out)
     if (threadIdx.x == 0) {
         Cursor<1> c{0, 1};
         uint64_t start = clock64();
-        for (uint32_t i = 0; i < iters; ++i) {
+        repeat<U>(iters, [&] {
             Ring::wait(ring.empty + Ring::STRIDE * c.stage, (c.lap - 1) * 1u);
             Ring::arrive(ring.full + Ring::STRIDE * c.stage);
             c.step();
-        }
+        });
         out[blockIdx.x] = clock64() - start;
     } else if (threadIdx.x == 32) {
         Cursor<1> c{0, 0};
-        for (uint32_t i = 0; i < iters; ++i) {
+        repeat<U>(iters, [&] {
             Ring::wait(ring.full + Ring::STRIDE * c.stage, (c.lap + 1) * 1u);
             Ring::arrive(ring.empty + Ring::STRIDE * c.stage);
             c.step();
-        }
+        });
     }
 }
 
-#ifdef BENCH_MAIN
-extern "C" __global__ void bench_roundtrip_mbar(uint32_t iters, uint64_t* out) { roundtrip_mbar<PLAIN>(iters, out); }
-extern "C" __global__ void bench_roundtrip_mbar_ticks(uint32_t iters, uint64_t* out) { roundtrip_mbar<TICKS>(iters, out); }
-extern "C" __global__ void bench_roundtrip_mbar_poll(uint32_t iters, uint64_t* out) { roundtrip_mbar<POLL>(iters, out); }
-extern "C" __global__ void bench_roundtrip_counter(uint32_t iters, uint64_t* out) { roundtrip_counter<V_LIBRARY>(iters, out); }
-
-extern "C" __global__ void bench_cluster_roundtrip(uint32_t iters, uint64_t* out) {
+template <int U>
+__device__ __forceinline__ void cluster_roundtrip(uint32_t iters, uint64_t* out) {
     MbarRing<1> ring;
     uint32_t rank = cluster_rank();
     if (threadIdx.x == 0) ring.init(1, 1);
@@ -335,27 +302,39 @@ extern "C" __global__ void bench_cluster_roundtrip(uint32_t iters, uint64_t* out
     if (threadIdx.x == 0 && rank == 0) {
         Cursor<1> c{0, 1};
         uint64_t start = clock64();
-        for (uint32_t i = 0; i < iters; ++i) {
+        repeat<U>(iters, [&] {
             while (!mbar_try_wait_cluster(ring.empty + 8 * c.stage, c.lap & 1)) {}
             mbar_arrive_remote(ring.full + 8 * c.stage, 1);
             c.step();
-        }
+        });
         out[blockIdx.x / 2] = clock64() - start;
     } else if (threadIdx.x == 0 && rank == 1) {
         Cursor<1> c{0, 0};
-        for (uint32_t i = 0; i < iters; ++i) {
+        repeat<U>(iters, [&] {
             while (!mbar_try_wait_cluster(ring.full + 8 * c.stage, c.lap & 1)) {}
             mbar_arrive_remote(ring.empty + 8 * c.stage, 0);
             c.step();
-        }
+        });
     }
     cluster_sync();
 }
-#endif
+
+// Defines `NAME_flat` and `NAME_x4` from a kernel body template whose last parameter is the shape.
+#define CYCLES(NAME, ...) \
+    extern "C" __global__ void NAME##_flat(uint32_t iters, uint64_t* out) { __VA_ARGS__, FLAT>(iters, out); } \
+    extern "C" __global__ void NAME##_x4(uint32_t iters, uint64_t* out) { __VA_ARGS__, X4>(iters, out); }
+
+CYCLES(bench_roundtrip_mbar, roundtrip_mbar<WAIT)
+CYCLES(bench_roundtrip_mbar_ticks, roundtrip_mbar<TICKS)
+CYCLES(bench_roundtrip_mbar_poll, roundtrip_mbar<POLL)
+CYCLES(bench_roundtrip_counter, roundtrip_counter<0)
+extern "C" __global__ void bench_cluster_roundtrip_flat(uint32_t iters, uint64_t* out) { cluster_roundtrip<FLAT>(iters, out); }
+extern "C" __global__ void bench_cluster_roundtrip_x4(uint32_t iters, uint64_t* out) { cluster_roundtrip<X4>(iters, out); }
 
 // ---------------------------------------------------------------- sync-only rings
 
-template <int S, int W, bool PER_THREAD>
+// Only lane 0 of each warp takes part (the other lanes return); per-thread: every lane arrives.
+template <int S, int W, bool PER_THREAD, int U>
 __device__ __forceinline__ void ring_mbar(uint32_t iters, uint64_t* out) {
     MbarRing<S> ring;
     if (threadIdx.x == 0) ring.init(PER_THREAD ? 32 : 1, PER_THREAD ? 32 * W : W);
@@ -364,24 +343,24 @@ __device__ __forceinline__ void ring_mbar(uint32_t iters, uint64_t* out) {
     if (threadIdx.x < 32) {
         Cursor<S> c{0, 1};
         uint64_t start = clock64();
-        for (uint32_t i = 0; i < iters; ++i) {
+        repeat<U>(iters, [&] {
             while (!mbar_try_wait(ring.empty + 8 * c.stage, c.lap & 1)) {}
             mbar_arrive(ring.full + 8 * c.stage);
             c.step();
-        }
+        });
         uint64_t cycles = clock64() - start;
         if (threadIdx.x == 0) out[blockIdx.x] = cycles;
     } else {
         Cursor<S> c{0, 0};
-        for (uint32_t i = 0; i < iters; ++i) {
+        repeat<U>(iters, [&] {
             while (!mbar_try_wait(ring.full + 8 * c.stage, c.lap & 1)) {}
             mbar_arrive(ring.empty + 8 * c.stage);
             c.step();
-        }
+        });
     }
 }
 
-template <int S, int W, bool PER_THREAD, uint32_t V = V_LIBRARY>
+template <int S, int W, bool PER_THREAD, uint32_t V, int U>
 __device__ __forceinline__ void ring_counter(uint32_t iters, uint64_t* out) {
     using Ring = CounterRing<S, V>;
     Ring ring;
@@ -392,26 +371,24 @@ __device__ __forceinline__ void ring_counter(uint32_t iters, uint64_t* out) {
     if (threadIdx.x < 32) {
         Cursor<S> c{0, 1};
         uint64_t start = clock64();
-        for (uint32_t i = 0; i < iters; ++i) {
+        repeat<U>(iters, [&] {
             Ring::wait(ring.empty + Ring::STRIDE * c.stage, (c.lap - 1) * cc);
             Ring::arrive(ring.full + Ring::STRIDE * c.stage);
             c.step();
-        }
+        });
         uint64_t cycles = clock64() - start;
         if (threadIdx.x == 0) out[blockIdx.x] = cycles;
     } else {
         Cursor<S> c{0, 0};
-        for (uint32_t i = 0; i < iters; ++i) {
+        repeat<U>(iters, [&] {
             Ring::wait(ring.full + Ring::STRIDE * c.stage, (c.lap + 1) * p);
             Ring::arrive(ring.empty + Ring::STRIDE * c.stage);
             c.step();
-        }
+        });
     }
 }
 
-#ifdef BENCH_MAIN
-#define RING_MBAR(S, W, MODE, PT) \
-    extern "C" __global__ void bench_ring_mbar_s##S##_c##W##_##MODE(uint32_t iters, uint64_t* out) { ring_mbar<S, W, PT>(iters, out); }
+#define RING_MBAR(S, W, MODE, PT) CYCLES(bench_ring_mbar_s##S##_c##W##_##MODE, ring_mbar<S, W, PT)
 RING_MBAR(2, 1, warp, false)
 RING_MBAR(4, 1, warp, false)
 RING_MBAR(8, 1, warp, false)
@@ -425,56 +402,70 @@ RING_MBAR(2, 4, thread, true)
 RING_MBAR(4, 4, thread, true)
 RING_MBAR(8, 4, thread, true)
 
-#define RING_COUNTER(S, W, MODE, PT) \
-    extern "C" __global__ void bench_ring_counter_s##S##_c##W##_##MODE(uint32_t iters, uint64_t* out) { ring_counter<S, W, PT>(iters, out); }
+#define RING_COUNTER(S, W, MODE, PT) CYCLES(bench_ring_counter_s##S##_c##W##_##MODE, ring_counter<S, W, PT, 0)
 RING_COUNTER(4, 1, warp, false)
 RING_COUNTER(4, 4, warp, false)
 RING_COUNTER(4, 1, thread, true)
 RING_COUNTER(4, 4, thread, true)
-#endif
+
+// ---------------------------------------------------------------- elected-lane rings
+
+// The most common arrival pattern of real kernels: every lane of a warp waits, one elected lane (lane
+// 0) arrives. One producer warp (count 1), W consumer warps releasing per warp (lane 0, count W) or
+// per thread (every lane, count 32 W). The Rust twins exist once per library API (handles, scopes,
+// direct calls); raw PTX has one way to write it.
+template <int S, int W, bool PER_THREAD, int U>
+__device__ __forceinline__ void elect_ring(uint32_t iters, uint64_t* out) {
+    MbarRing<S> ring;
+    if (threadIdx.x == 0) ring.init(1, PER_THREAD ? 32 * W : W);
+    __syncthreads();
+    const uint32_t lane = threadIdx.x % 32;
+    if (threadIdx.x < 32) {
+        Cursor<S> c{0, 1};
+        uint64_t start = clock64();
+        repeat<U>(iters, [&] {
+            while (!mbar_try_wait(ring.empty + 8 * c.stage, c.lap & 1)) {}
+            if (lane == 0) mbar_arrive(ring.full + 8 * c.stage);
+            c.step();
+        });
+        uint64_t cycles = clock64() - start;
+        if (threadIdx.x == 0) out[blockIdx.x] = cycles;
+    } else {
+        Cursor<S> c{0, 0};
+        repeat<U>(iters, [&] {
+            while (!mbar_try_wait(ring.full + 8 * c.stage, c.lap & 1)) {}
+            if (PER_THREAD || lane == 0) mbar_arrive(ring.empty + 8 * c.stage);
+            c.step();
+        });
+    }
+}
+
+#define ELECT(S, W) \
+    CYCLES(bench_elect_s##S##_c##W##_warp, elect_ring<S, W, false) \
+    CYCLES(bench_elect_s##S##_c##W##_thread, elect_ring<S, W, true)
+ELECT(1, 1)
+ELECT(2, 1)
+ELECT(4, 1)
+ELECT(8, 1)
+ELECT(1, 4)
+ELECT(2, 4)
+ELECT(4, 4)
+ELECT(8, 4)
 
 // ---------------------------------------------------------------- counter-ring variants
 
 // One variant of the counter ring (flags V_*) in the five shapes of the variant table: the round
-// trip, and the 4-stage ring with 1 or 4 consumer warps, per-warp or per-thread arrivals. The Rust
-// twins (tests/kernels/src/bench/variants.rs) have the same names.
+// trip, and the 4-stage ring with 1 or 4 consumer warps, per-warp or per-thread arrivals; flat loops.
+// The Rust twins (tests/kernels/src/bench/variants.rs) have the same names.
 #define COUNTER_VARIANT(NAME, V) \
-    extern "C" __global__ void var_##NAME##_rt(uint32_t iters, uint64_t* out) { roundtrip_counter<V>(iters, out); } \
-    extern "C" __global__ void var_##NAME##_c1_warp(uint32_t iters, uint64_t* out) { ring_counter<4, 1, false, V>(iters, out); } \
-    extern "C" __global__ void var_##NAME##_c4_warp(uint32_t iters, uint64_t* out) { ring_counter<4, 4, false, V>(iters, out); } \
-    extern "C" __global__ void var_##NAME##_c1_thread(uint32_t iters, uint64_t* out) { ring_counter<4, 1, true, V>(iters, out); } \
-    extern "C" __global__ void var_##NAME##_c4_thread(uint32_t iters, uint64_t* out) { ring_counter<4, 4, true, V>(iters, out); }
+    extern "C" __global__ void var_##NAME##_rt(uint32_t iters, uint64_t* out) { roundtrip_counter<V, FLAT>(iters, out); } \
+    extern "C" __global__ void var_##NAME##_c1_warp(uint32_t iters, uint64_t* out) { ring_counter<4, 1, false, V, FLAT>(iters, out); } \
+    extern "C" __global__ void var_##NAME##_c4_warp(uint32_t iters, uint64_t* out) { ring_counter<4, 4, false, V, FLAT>(iters, out); } \
+    extern "C" __global__ void var_##NAME##_c1_thread(uint32_t iters, uint64_t* out) { ring_counter<4, 1, true, V, FLAT>(iters, out); } \
+    extern "C" __global__ void var_##NAME##_c4_thread(uint32_t iters, uint64_t* out) { ring_counter<4, 4, true, V, FLAT>(iters, out); }
 
-#ifdef BENCH_MAIN
-COUNTER_VARIANT(old, 0)
-COUNTER_VARIANT(nofence, V_REL_NONE)
-COUNTER_VARIANT(cmask, V_CMASK)
-COUNTER_VARIANT(cmask_fence, V_CMASK | V_REL_FENCE)
-COUNTER_VARIANT(cmask_sc, V_CMASK | V_REL_SC)
-COUNTER_VARIANT(cmask_atom, V_CMASK | V_REL_ATOM)
-COUNTER_VARIANT(cmask_ldrelaxed, V_CMASK | V_POLL_RELAXED)
-COUNTER_VARIANT(cmask_sleep0, V_CMASK | V_POLL_SLEEP0)
-COUNTER_VARIANT(cmask_pad, V_CMASK | V_PAD)
-COUNTER_VARIANT(cmask_nofence, V_CMASK | V_REL_NONE)
-COUNTER_VARIANT(sleep0_ldrelaxed, V_CMASK | V_POLL_SLEEP0 | V_POLL_RELAXED)
-COUNTER_VARIANT(sleep0_nofence, V_CMASK | V_POLL_SLEEP0 | V_REL_NONE)
-// One arriving warp per counter only: no 4-consumer-warp shapes.
-extern "C" __global__ void var_sleep0_store_rt(uint32_t iters, uint64_t* out) {
-    roundtrip_counter<V_CMASK | V_POLL_SLEEP0 | V_REL_STORE>(iters, out);
-}
-extern "C" __global__ void var_sleep0_store_c1_warp(uint32_t iters, uint64_t* out) {
-    ring_counter<4, 1, false, V_CMASK | V_POLL_SLEEP0 | V_REL_STORE>(iters, out);
-}
-extern "C" __global__ void var_sleep0_store_c1_thread(uint32_t iters, uint64_t* out) {
-    ring_counter<4, 1, true, V_CMASK | V_POLL_SLEEP0 | V_REL_STORE>(iters, out);
-}
-#endif
-#if defined(BENCH_ONLY_RESTRICT)
-COUNTER_VARIANT(cmask_restrict, V_CMASK | V_REL_RESTRICT)
-#endif
-#if defined(BENCH_ONLY_FENCE_RELEASE)
-COUNTER_VARIANT(cmask_frelease, V_CMASK | V_REL_FENCE_RELEASE)
-#endif
+COUNTER_VARIANT(prev, V_PREV)
+COUNTER_VARIANT(uniform, V_UNIFORM)
 
 // ---------------------------------------------------------------- streaming copy
 
@@ -577,7 +568,6 @@ __device__ __forceinline__ void stream(const uint8_t* src, uint8_t* dst, uint64_
     extern "C" __global__ void bench_stream_##NAME(const uint8_t* src, uint8_t* dst, uint64_t bytes, uint32_t* work) { \
         stream<S, K, P, MODE, W>(src, dst, bytes, work); \
     }
-#ifdef BENCH_MAIN
 STREAM(s2_k8, 2, 8, 1, CONTIG, 1)
 STREAM(s2_k16, 2, 16, 1, CONTIG, 1)
 STREAM(s2_k32, 2, 32, 1, CONTIG, 1)
@@ -631,4 +621,3 @@ STREAM(s12_k16_p2_d_w4, 12, 16, 2, DYNAMIC, 4)
 STREAM(s16_k8_p1_d_w4, 16, 8, 1, DYNAMIC, 4)
 STREAM(s8_k16_p0_d_w4, 8, 16, 0, DYNAMIC, 4)
 STREAM(s4_k16_p1_d_w2, 4, 16, 1, DYNAMIC, 2)
-#endif

@@ -1,5 +1,5 @@
-"""Plots the benchmark CSV: mbarrier ring cycles per stage vs stages; the counter ring against the
-mbarrier ring (4 stages, per shape); streaming GB/s vs stage size against cudaMemcpy.
+"""Plots the benchmark CSV: the elected-lane mbarrier ring's cycles per stage vs stages; the counter
+ring against the mbarrier ring (4 stages, per shape); streaming GB/s vs stage size against cudaMemcpy.
 
 Usage: python3 plot.py bench.csv bench.png
 """
@@ -22,33 +22,33 @@ def number(text):
 
 rows = list(csv.DictReader(open(sys.argv[1])))
 fig, (left, middle, right) = plt.subplots(1, 3, figsize=(19, 5.5))
+cycles = {row["kernel"]: row for row in rows if row["kind"] == "cycles"}
 
-# mbarrier ring, synchronisation only.
-for mode, style in (("warp", "-"), ("thread", "--")):
-    for warps in (1, 4):
-        pts = []
-        for row in rows:
-            m = re.fullmatch(rf"bench_ring_mbar_s(\d+)_c{warps}_{mode}", row["kernel"])
-            if m and row["kind"] == "cycles":
-                pts.append((int(m.group(1)), number(row["rust"]), number(row["cpp"])))
-        pts.sort()
-        if pts:
-            s = [p[0] for p in pts]
-            left.plot(s, [p[1] for p in pts], style + "o", label=f"Rust, {warps} consumer warp(s), per-{mode}")
-            left.plot(s, [p[2] for p in pts], style + "x", label=f"C++, {warps} consumer warp(s), per-{mode}")
+# The elected-lane ring (every lane waits, lane 0 arrives; direct calls), per stage count: Rust and
+# C++ at equal (flat) loop shape, and the Rust plain loop as LLVM unrolls it.
+for warps, style in ((1, "-"), (4, "--")):
+    pts = []
+    for stages in (1, 2, 4, 8):
+        row = cycles.get(f"bench_elect_s{stages}_c{warps}_warp_direct")
+        if row:
+            pts.append((stages, number(row["rust"]), number(row["cpp"]), number(row["rust_llvm_loop"])))
+    if pts:
+        s = [p[0] for p in pts]
+        left.plot(s, [p[1] for p in pts], style + "o", label=f"Rust flat, {warps} consumer warp(s)")
+        left.plot(s, [p[2] for p in pts], style + "x", label=f"C++ flat, {warps} consumer warp(s)")
+        left.plot(s, [p[3] for p in pts], style + "s", label=f"Rust plain loop (LLVM-unrolled), {warps} warp(s)")
 left.set_xlabel("stages")
 left.set_ylabel("cycles per stage (median)")
-left.set_title("mbarrier ring, synchronisation only")
-left.set_xticks([2, 4, 8])
+left.set_title("elected-lane mbarrier ring (per-warp release)")
+left.set_xticks([1, 2, 4, 8])
 left.legend(fontsize=7)
 
-# Counter ring (4 stages) against the mbarrier ring of the same shape, Rust.
+# Counter ring (4 stages) against the mbarrier ring of the same shape, Rust, flat loops.
 shapes = [("c1_warp", "1 warp\nper-warp"), ("c4_warp", "4 warps\nper-warp"),
           ("c1_thread", "1 warp\nper-thread"), ("c4_thread", "4 warps\nper-thread")]
 variant = {row["kernel"]: row for row in rows if row["kind"] == "variant"}
-cycles = {row["kernel"]: row for row in rows if row["kind"] == "cycles"}
-series = [("old", "counter, first algorithm"), ("base", "counter, library now"),
-          ("sleep0_nofence", "counter now, without fence (not correct)")]
+series = [("base", "counter, library"), ("prev", "counter, before issue 11 (wrong for split lanes)"),
+          ("uniform", "counter, uniform check first")]
 width = 0.2
 for i, (name, label) in enumerate(series):
     ys = [number(variant.get(f"{name}_{shape}", {}).get("rust", "")) for shape, _ in shapes]
@@ -56,13 +56,11 @@ for i, (name, label) in enumerate(series):
     middle.bar(xs, [y or 0 for y in ys], width, label=label)
 ys = [number(cycles.get(f"bench_ring_mbar_s4_{shape}", {}).get("rust", "")) for shape, _ in shapes]
 middle.bar([k + 1.5 * width for k in range(len(shapes))], [y or 0 for y in ys], width, label="mbarrier (library)")
-middle.plot([k + 1.5 * width for k in range(len(shapes))], [1.5 * (y or 0) for y in ys], "k_", markersize=18,
-            label="1.5x mbarrier (target)")
 tallest = [number(variant.get(f"{name}_{shape}", {}).get("rust", "")) or 0 for name, _ in series for shape, _ in shapes]
-middle.set_ylim(0, 1.45 * max(tallest + [1]))
+middle.set_ylim(0, 1.2 * max(tallest + [1]))
 middle.set_xticks(range(len(shapes)))
 middle.set_xticklabels([label for _, label in shapes], fontsize=8)
-middle.set_ylabel("cycles per stage (median, Rust)")
+middle.set_ylabel("cycles per stage (median, Rust, flat loop)")
 middle.set_title("counter ring vs mbarrier ring, 4 stages")
 middle.legend(fontsize=7)
 
@@ -75,7 +73,7 @@ for stages in (2, 4, 8):
         m = re.fullmatch(rf"bench_stream_s{stages}_k(\d+)", row["kernel"])
         if m:
             pts.append((int(m.group(1)), number(row["rust"]), number(row["cpp"])))
-            memcpy = number(row["reference"])
+            memcpy = number(row["memcpy"])
     pts.sort()
     if pts:
         k = [p[0] for p in pts]

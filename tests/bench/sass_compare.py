@@ -1,9 +1,10 @@
 """Side-by-side SASS instruction counts of the Rust and C++ benchmark kernels.
 
 Usage: python3 sass_compare.py RUST.sass CPP.sass > sass_compare.txt
-(both from `cuobjdump --dump-sass` of the sm_90a cubins). For each kernel present in both, prints
-the number of instructions (NOPs and the trailing self-branch excluded) and, where they differ,
-the opcodes whose counts differ.
+(both from `cuobjdump --dump-sass` of the sm_90a cubins). For each Rust kernel with a C++ twin,
+prints the number of instructions (NOPs and the trailing self-branch excluded) and, where they
+differ, the opcodes whose counts differ. The elected-lane rings exist once per library API on the
+Rust side (`..._handles_flat`, `..._scopes_flat`, `..._direct_flat`) and once in C++ (`..._flat`).
 """
 import collections
 import re
@@ -30,10 +31,15 @@ def functions(path):
     return funcs
 
 
+def twin(name):
+    """The C++ kernel a Rust kernel is compared with."""
+    return re.sub(r"_(handles|scopes|direct)_(flat|x4|llvm)$", r"_\2", name)
+
+
 rust, cpp = functions(sys.argv[1]), functions(sys.argv[2])
-print(f"{'kernel':<36} {'Rust':>5} {'C++':>5}  opcode differences (Rust - C++)")
-for name in sorted(set(rust) & set(cpp)):
-    r, c = collections.Counter(rust[name]), collections.Counter(cpp[name])
+print(f"{'kernel':<44} {'Rust':>5} {'C++':>5}  opcode differences (Rust - C++)")
+for name in sorted(n for n in rust if twin(n) in cpp):
+    r, c = collections.Counter(rust[name]), collections.Counter(cpp[twin(name)])
     diff = {op: r[op] - c[op] for op in set(r) | set(c) if r[op] != c[op]}
     shown = ", ".join(f"{op} {d:+d}" for op, d in sorted(diff.items())) or "same opcodes"
-    print(f"{name:<36} {len(rust[name]):>5} {len(cpp[name]):>5}  {shown}")
+    print(f"{name:<44} {len(rust[name]):>5} {len(cpp[twin(name)]):>5}  {shown}")

@@ -62,28 +62,28 @@ pub const AMD: [GpuTarget; 3] = [
 /// The device-kernel crate: a no_std dependent of the library.
 pub const KERNELS: &str = "tests/kernels";
 
-/// Builds the kernels for `target` with the `checked` feature, into `target/gpu/<cpu>-checked`,
-/// and returns the artifact.
-pub fn build_checked_for(sh: &Shell, target: &GpuTarget) -> Result<PathBuf> {
-    let dir = checked_dir(target);
-    let output = target.cargo_build_output_in(sh, KERNELS, &["--features", "checked"], &dir)?;
+/// Builds the kernels for `target` with the kernel crate's `features` (comma-separated), into
+/// `target/gpu/<cpu>-<features with - for ,>`, and returns the artifact.
+pub fn build_with_features_for(sh: &Shell, target: &GpuTarget, features: &str) -> Result<PathBuf> {
+    let dir = features_dir(target, features);
+    let output = target.cargo_build_output_in(sh, KERNELS, &["--features", features], &dir)?;
     if !output.status.success() {
         eprintln!("{}", String::from_utf8_lossy(&output.stderr));
         return Err(format!(
-            "building the checked kernels for {} (--features checked) failed",
+            "building the kernels for {} (--features {features}) failed",
             target.cpu
         ));
     }
-    Ok(checked_artifact_for(target))
+    Ok(target.kernels_artifact_in(&dir))
 }
 
-/// Builds the sm_90 kernels with the `checked` feature into `target/gpu/sm_90-checked`, timed.
-pub fn build_checked(sh: &Shell) -> Result<PathBuf> {
+/// Builds the sm_90 kernels with `features` (see [`build_with_features_for`]), timed.
+pub fn build_with_features(sh: &Shell, features: &str) -> Result<PathBuf> {
     let start = Instant::now();
-    let artifact = build_checked_for(sh, &NVPTX)?;
+    let artifact = build_with_features_for(sh, &NVPTX, features)?;
     println!(
         "  {:<8} {:<22} {:>6.1} s  {}",
-        "sm_90+checked",
+        format!("sm_90+{features}"),
         NVPTX.triple,
         start.elapsed().as_secs_f64(),
         artifact.display()
@@ -91,21 +91,32 @@ pub fn build_checked(sh: &Shell) -> Result<PathBuf> {
     Ok(artifact)
 }
 
-/// The target directory of `target`'s checked build.
-fn checked_dir(target: &GpuTarget) -> PathBuf {
-    crate::root()
-        .join("target/gpu")
-        .join(format!("{}-checked", target.cpu))
+/// Builds the kernels for `target` with the `checked` feature, into `target/gpu/<cpu>-checked`,
+/// and returns the artifact.
+pub fn build_checked_for(sh: &Shell, target: &GpuTarget) -> Result<PathBuf> {
+    build_with_features_for(sh, target, "checked")
 }
 
-/// The kernels' artifact of `target`'s checked build.
-fn checked_artifact_for(target: &GpuTarget) -> PathBuf {
-    target.kernels_artifact_in(&checked_dir(target))
+/// Builds the sm_90 kernels with the `checked` feature into `target/gpu/sm_90-checked`, timed.
+pub fn build_checked(sh: &Shell) -> Result<PathBuf> {
+    build_with_features(sh, "checked")
+}
+
+/// The sm_90 benchmark kernels (the `bench` feature), and with `checked` their checked build.
+pub fn build_bench(sh: &Shell, checked: bool) -> Result<PathBuf> {
+    build_with_features(sh, if checked { "bench,checked" } else { "bench" })
+}
+
+/// The target directory of `target`'s build with `features`.
+fn features_dir(target: &GpuTarget, features: &str) -> PathBuf {
+    crate::root()
+        .join("target/gpu")
+        .join(format!("{}-{}", target.cpu, features.replace(',', "-")))
 }
 
 /// The PTX of [`build_checked`].
 pub fn checked_artifact() -> PathBuf {
-    checked_artifact_for(&NVPTX)
+    NVPTX.kernels_artifact_in(&features_dir(&NVPTX, "checked"))
 }
 
 impl GpuTarget {
@@ -223,6 +234,7 @@ pub fn build_all(sh: &Shell) -> Result<Vec<String>> {
         build(sh, &NVPTX)?.display().to_string(),
         build(sh, &NVPTX_SM100A)?.display().to_string(),
         build_checked(sh)?.display().to_string(),
+        build_bench(sh, false)?.display().to_string(),
     ];
     for target in &AMD {
         artifacts.push(build(sh, target)?.display().to_string());

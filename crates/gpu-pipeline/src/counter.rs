@@ -144,7 +144,10 @@ mod tests {
         }
         for counter in 0..=255u8 {
             let lanes = target.iter().filter(|t| **t == Some(counter)).count() as u32;
-            assert_eq!(added[counter as usize], lanes, "counter {counter}, wave {target:?}");
+            assert_eq!(
+                added[counter as usize], lanes,
+                "counter {counter}, wave {target:?}"
+            );
         }
     }
 
@@ -153,12 +156,20 @@ mod tests {
         for width in [32usize, 64] {
             // One counter, all lanes or one lane (the fast paths).
             check_wave(&vec![Some(0); width]);
-            check_wave(&(0..width).map(|l| (l == 5).then_some(3)).collect::<Vec<_>>());
+            check_wave(
+                &(0..width)
+                    .map(|l| (l == 5).then_some(3))
+                    .collect::<Vec<_>>(),
+            );
             // Lane l on counter l & 1 (two stages' full signals), l on counter l (all distinct),
             // lanes 0..4 on counters 0..4 (several storers done with lanes), and some idle lanes.
             check_wave(&(0..width).map(|l| Some((l & 1) as u8)).collect::<Vec<_>>());
             check_wave(&(0..width).map(|l| Some(l as u8)).collect::<Vec<_>>());
-            check_wave(&(0..width).map(|l| (l < 4).then_some(l as u8)).collect::<Vec<_>>());
+            check_wave(
+                &(0..width)
+                    .map(|l| (l < 4).then_some(l as u8))
+                    .collect::<Vec<_>>(),
+            );
             check_wave(
                 &(0..width)
                     .map(|l| (l % 3 != 0).then_some((l % 5) as u8))

@@ -1,18 +1,20 @@
 //! `pipeline-bench`: runs the benchmark kernels written with the library (Rust PTX) and their
 //! hand-written CUDA C++ twins (a cubin built by nvcc) side by side in one process, alternating,
-//! and prints a table: configuration, Rust, C++, ratio, and the hardware reference where one
-//! exists. Cycle figures come from `%clock64` in the kernels (median over repetitions, after a
-//! warm-up); bandwidth from CUDA events around each launch. Streaming outputs are verified.
+//! and prints tables: configuration, Rust, C++, ratio at equal loop shape. Cycle figures come from
+//! `%clock64` in the kernels (median over repetitions, after a warm-up); bandwidth from CUDA events
+//! around each launch, against `cuMemcpyDtoDAsync` in the same process. Streaming outputs are
+//! verified. Every figure it prints is measured in the run that prints it.
 //!
 //! Usage: `pipeline-bench --rust-ptx FILE --rust-cubin FILE --cpp-cubin FILE [--cpp-extra FILE]...
 //! --out DIR [--quick]` (the Rust PTX assembled by the same `ptxas -arch=sm_90a` as the C++, so both
 //! run the same compiler's machine code; the PTX itself opens the context; `--cpp-extra` cubins hold
-//! C++ kernels that need a newer PTX ISA, looked up after the main one). `pipeline-bench
-//! --list-kernels` prints the kernels the tables need, for the bundle's check.
+//! C++ kernels looked up after the main one). `pipeline-bench --list-kernels [--cpp]` prints the
+//! Rust (or C++) kernels the tables need, for the bundle's check.
 //!
-//! Three tables: the cycle benchmarks (Rust against C++), the counter-ring variants (Rust and C++
-//! against the mbarrier ring of the same shape), and the streaming copies (against
-//! `cudaMemcpy`). Each row is printed as soon as it is measured.
+//! Four tables: the cycle benchmarks (Rust against C++, flat and 4x-unrolled loops, and the plain
+//! Rust loop), the cost of the `checked` feature, the counter-ring variants (Rust and C++ against
+//! the mbarrier ring of the same shape), and the streaming copies (against `cudaMemcpy`). Each row
+//! is printed as soon as it is measured.
 
 mod cuda;
 
@@ -26,224 +28,127 @@ use cudarc::driver::{CudaFunction, CudaModule, sys};
 
 use cuda::Gpu;
 
-/// One cycle benchmark: kernel name, threads per block, cluster size, dynamic shared memory,
-/// and the reference figure measured with hand-written C++ on this machine (DESIGN.md), if any.
+/// One row of the cycle table: the Rust kernel (without its loop-shape suffix), its C++ twin, what
+/// it measures, threads per block, cluster size, dynamic shared memory.
+///
+/// Every cycle kernel exists in loop shapes (see `repeat` in the kernels and in bench.cu): `_flat`
+/// (neither compiler unrolls the timed loop) and `_x4` (the body written four times) on both
+/// sides, and on the Rust side `_llvm` (a plain `for` loop, unrolled as LLVM sees fit: what a
+/// kernel written with the library gets). Rust against C++ is compared at equal shape.
 struct Cycles {
-    kernel: &'static str,
-    what: &'static str,
+    rust: String,
+    cpp: String,
+    what: String,
     threads: u32,
     cluster: u32,
     smem: u32,
-    reference: Option<&'static str>,
 }
 
-const fn cycles(
-    kernel: &'static str,
-    what: &'static str,
-    threads: u32,
-    reference: Option<&'static str>,
-) -> Cycles {
+fn row(rust: &str, cpp: &str, what: &str, threads: u32) -> Cycles {
     Cycles {
-        kernel,
-        what,
+        rust: rust.into(),
+        cpp: cpp.into(),
+        what: what.into(),
         threads,
         cluster: 1,
         smem: 128,
-        reference,
     }
 }
 
-/// The cycle benchmarks.
-const CYCLES: &[Cycles] = &[
-    cycles(
-        "bench_roundtrip_mbar",
-        "round trip, 1 stage (cycles)",
-        64,
-        Some("129"),
-    ),
-    cycles(
-        "bench_roundtrip_mbar_ticks",
-        "round trip, ticks hint 1000 ns",
-        64,
-        Some("129 + 21"),
-    ),
-    cycles(
-        "bench_roundtrip_mbar_poll",
-        "round trip, try-wait polling",
-        64,
-        None,
-    ),
-    cycles(
-        "bench_roundtrip_counter",
-        "round trip, counter backend",
-        64,
-        None,
-    ),
-    Cycles {
-        kernel: "bench_cluster_roundtrip",
-        what: "cluster of 2, remote-arrive round trip",
-        threads: 32,
-        cluster: 2,
-        smem: 128,
-        reference: Some("794"),
-    },
-    cycles(
-        "bench_ring_mbar_s2_c1_warp",
-        "ring s2, 1 consumer warp, per-warp (cycles/stage)",
-        64,
-        Some("76"),
-    ),
-    cycles(
-        "bench_ring_mbar_s4_c1_warp",
-        "ring s4, 1 consumer warp, per-warp",
-        64,
-        Some("76"),
-    ),
-    cycles(
-        "bench_ring_mbar_s8_c1_warp",
-        "ring s8, 1 consumer warp, per-warp",
-        64,
-        Some("76"),
-    ),
-    cycles(
-        "bench_ring_mbar_s2_c4_warp",
-        "ring s2, 4 consumer warps, per-warp",
-        160,
-        Some("76"),
-    ),
-    cycles(
-        "bench_ring_mbar_s4_c4_warp",
-        "ring s4, 4 consumer warps, per-warp",
-        160,
-        Some("76"),
-    ),
-    cycles(
-        "bench_ring_mbar_s8_c4_warp",
-        "ring s8, 4 consumer warps, per-warp",
-        160,
-        Some("76"),
-    ),
-    cycles(
-        "bench_ring_mbar_s2_c1_thread",
-        "ring s2, 1 consumer warp, per-thread",
-        64,
-        Some("76"),
-    ),
-    cycles(
-        "bench_ring_mbar_s4_c1_thread",
-        "ring s4, 1 consumer warp, per-thread",
-        64,
-        Some("76"),
-    ),
-    cycles(
-        "bench_ring_mbar_s8_c1_thread",
-        "ring s8, 1 consumer warp, per-thread",
-        64,
-        Some("76"),
-    ),
-    cycles(
-        "bench_ring_mbar_s2_c4_thread",
-        "ring s2, 4 consumer warps, per-thread",
-        160,
-        Some("76"),
-    ),
-    cycles(
-        "bench_ring_mbar_s4_c4_thread",
-        "ring s4, 4 consumer warps, per-thread",
-        160,
-        Some("76"),
-    ),
-    cycles(
-        "bench_ring_mbar_s8_c4_thread",
-        "ring s8, 4 consumer warps, per-thread",
-        160,
-        Some("76"),
-    ),
-    cycles(
-        "bench_ring_counter_s4_c1_warp",
-        "counter ring s4, 1 consumer warp, per-warp",
-        64,
-        Some("221-227"),
-    ),
-    cycles(
-        "bench_ring_counter_s4_c4_warp",
-        "counter ring s4, 4 consumer warps, per-warp",
-        160,
-        Some("221-227"),
-    ),
-    cycles(
-        "bench_ring_counter_s4_c1_thread",
-        "counter ring s4, 1 consumer warp, per-thread",
-        64,
-        Some("221-227"),
-    ),
-    cycles(
-        "bench_ring_counter_s4_c4_thread",
-        "counter ring s4, 4 consumer warps, per-thread",
-        160,
-        Some("221-227"),
-    ),
-];
+/// The cycle table's rows: round trips, the rings where only lane 0 of each warp takes part, the
+/// counter rings, and the elected-lane rings (every lane waits, lane 0 arrives) through each API.
+fn cycle_rows() -> Vec<Cycles> {
+    let mut rows = vec![
+        row(
+            "bench_roundtrip_mbar",
+            "bench_roundtrip_mbar",
+            "round trip, 1 stage (cycles)",
+            64,
+        ),
+        row(
+            "bench_roundtrip_mbar_ticks",
+            "bench_roundtrip_mbar_ticks",
+            "round trip, ticks hint 1000 ns",
+            64,
+        ),
+        row(
+            "bench_roundtrip_mbar_poll",
+            "bench_roundtrip_mbar_poll",
+            "round trip, try-wait polling",
+            64,
+        ),
+        row(
+            "bench_roundtrip_counter",
+            "bench_roundtrip_counter",
+            "round trip, counter backend",
+            64,
+        ),
+        Cycles {
+            cluster: 2,
+            threads: 32,
+            ..row(
+                "bench_cluster_roundtrip",
+                "bench_cluster_roundtrip",
+                "cluster of 2, remote-arrive round trip",
+                32,
+            )
+        },
+    ];
+    for backend in ["mbar", "counter"] {
+        let stages: &[u32] = if backend == "mbar" { &[2, 4, 8] } else { &[4] };
+        for release in ["warp", "thread"] {
+            for w in [1, 4] {
+                for &s in stages {
+                    let name = format!("bench_ring_{backend}_s{s}_c{w}_{release}");
+                    let what = format!(
+                        "{} s{s}, lane 0 only, {w} consumer warp{}, per-{release}",
+                        if backend == "mbar" {
+                            "ring"
+                        } else {
+                            "counter ring"
+                        },
+                        if w > 1 { "s" } else { "" }
+                    );
+                    rows.push(row(&name, &name, &what, 32 * (1 + w)));
+                }
+            }
+        }
+    }
+    for release in ["warp", "thread"] {
+        for w in [1, 4] {
+            for s in [1, 2, 4, 8] {
+                for api in ["handles", "scopes", "direct"] {
+                    let cpp = format!("bench_elect_s{s}_c{w}_{release}");
+                    let what = format!(
+                        "elected s{s}, {w} consumer warp{}, per-{release}, {api}",
+                        if w > 1 { "s" } else { "" }
+                    );
+                    rows.push(row(&format!("{cpp}_{api}"), &cpp, &what, 32 * (1 + w)));
+                }
+            }
+        }
+    }
+    rows
+}
 
 /// The counter-ring variants (flags in `tests/bench/bench.cu` and
 /// `tests/kernels/src/bench/variants.rs`): name and what differs. `base` is the library itself
-/// (the `bench_*_counter*` kernels); the others run the library's pipeline over a test backend.
+/// (the `bench_*_counter*_flat` kernels); the others run the library's pipeline over a test
+/// backend. All flat loops.
 const VARIANTS: &[(&str, &str)] = &[
-    ("base", "the library now (the cmask_sleep0 algorithm)"),
     (
-        "old",
-        "the library's first algorithm: run-time-mask warp sync, red.release.cta, spin on ld.acquire.cta",
+        "base",
+        "the library: lanes grouped by counter with match.any.sync, the lowest of each group adds",
     ),
     (
-        "nofence",
-        "old, red.relaxed.cta without fence (NOT a release: measurement only)",
+        "prev",
+        "the library before issue 11: lane 0 adds the whole warp on its own counter (wrong when lanes name different counters; measurement only)",
     ),
     (
-        "cmask",
-        "old with constant-mask paths (full warp: bar.warp.sync 0xffffffff, lane 0 adds; one lane: no warp sync)",
-    ),
-    ("cmask_fence", "cmask, fence.acq_rel.cta + red.relaxed.cta"),
-    ("cmask_sc", "cmask, fence.sc.cta + red.relaxed.cta"),
-    ("cmask_atom", "cmask, atom.release.cta"),
-    (
-        "cmask_ldrelaxed",
-        "cmask, poll ld.relaxed.cta then fence.acq_rel.cta",
-    ),
-    ("cmask_sleep0", "cmask, nanosleep 0 after each failed poll"),
-    ("cmask_pad", "cmask, counters 128 bytes apart"),
-    (
-        "cmask_restrict",
-        "cmask, fence.release.sync_restrict::shared::cta.cluster + red.relaxed.cta (PTX 8.6; C++ only)",
-    ),
-    (
-        "cmask_frelease",
-        "cmask, fence.release.cta + red.relaxed.cta (PTX 8.6; C++ only)",
-    ),
-    (
-        "cmask_nofence",
-        "cmask, red.relaxed.cta without fence (NOT a release: measurement only)",
-    ),
-    (
-        "sleep0_ldrelaxed",
-        "cmask_sleep0, poll ld.relaxed.cta then fence.acq_rel.cta",
-    ),
-    (
-        "sleep0_nofence",
-        "cmask_sleep0, red.relaxed.cta without fence (NOT a release: measurement only)",
-    ),
-    (
-        "sleep0_store",
-        "cmask_sleep0, ld + st.release.cta instead of the atomic (one arriving warp per counter only: measurement only)",
+        "uniform",
+        "a full warp checks that all lanes name lane 0's counter (shfl + vote.all), then lane 0 adds 32; else the match.any grouping",
     ),
 ];
-
-/// Variants that are only valid where one warp arrives on each counter (no 4-consumer-warp shapes).
-const SINGLE_WRITER: &[&str] = &["sleep0_store"];
-
-/// Whether `variant` has a kernel in `shape`.
-fn variant_has_shape(variant: &str, shape: &str) -> bool {
-    !(SINGLE_WRITER.contains(&variant) && shape.starts_with("c4"))
-}
 
 /// The shapes of the variant table: suffix, threads, the mbarrier kernel of the same shape, label.
 const SHAPES: &[(&str, u32, &str, &str)] = &[
@@ -277,8 +182,8 @@ const SHAPES: &[(&str, u32, &str, &str)] = &[
 /// The kernel of a variant in a shape.
 fn variant_kernel(variant: &str, shape: &str) -> String {
     match (variant, shape) {
-        ("base", "rt") => "bench_roundtrip_counter".into(),
-        ("base", _) => format!("bench_ring_counter_s4_{shape}"),
+        ("base", "rt") => "bench_roundtrip_counter_flat".into(),
+        ("base", _) => format!("bench_ring_counter_s4_{shape}_flat"),
         _ => format!("var_{variant}_{shape}"),
     }
 }
@@ -415,23 +320,30 @@ const STREAMS: &[Stream] = &[
     stream("bench_stream_s4_k16_p1_d_w2", 4, 16, 1, Dynamic, 2, 2),
 ];
 
-/// Every kernel a table launches, Rust and C++ alike (`--list-kernels`), except the C++-only
-/// variants, which may be missing where ptxas lacks their PTX ISA.
-fn required_kernels() -> Vec<String> {
-    let mut names: Vec<String> = CYCLES.iter().map(|b| b.kernel.to_string()).collect();
-    for &(variant, _) in VARIANTS {
-        if variant == "cmask_restrict" || variant == "cmask_frelease" {
-            continue;
-        }
-        for &(shape, ..) in SHAPES {
-            if variant_has_shape(variant, shape) {
-                names.push(variant_kernel(variant, shape));
+/// Every kernel a table launches (`--list-kernels`): the Rust ones (the bundle's check against
+/// the Rust PTX), and with `cpp` the C++ ones.
+fn required_kernels(cpp: bool) -> Vec<String> {
+    let mut names = Vec::new();
+    for r in cycle_rows() {
+        if cpp {
+            names.push(format!("{}_flat", r.cpp));
+            names.push(format!("{}_x4", r.cpp));
+        } else {
+            for shape in ["flat", "x4", "llvm"] {
+                names.push(format!("{}_{shape}", r.rust));
             }
         }
     }
+    for &(variant, _) in VARIANTS {
+        for &(shape, ..) in SHAPES {
+            names.push(variant_kernel(variant, shape));
+        }
+    }
     names.extend(STREAMS.iter().map(|s| s.kernel.to_string()));
-    names.push("bench_fill".into());
-    names.push("bench_verify".into());
+    if !cpp {
+        names.push("bench_fill".into());
+        names.push("bench_verify".into());
+    }
     names.sort();
     names.dedup();
     names
@@ -513,47 +425,31 @@ impl Bench {
         Ok(cycles[0] as f64 / f64::from(iters))
     }
 
-    /// The medians of `reps` alternating Rust and C++ runs of `kernel` after a warm-up; `None` for
-    /// a side that lacks it.
-    fn measure_cycles(
+    /// The medians of `reps` rounds of runs of `kernels` (one run of each per round, in order),
+    /// after a warm-up of each; `None` for a kernel that is absent.
+    fn measure(
         &self,
-        kernel: &str,
+        kernels: &[Option<&CudaFunction>],
         shape: (u32, u32, u32),
         reps: usize,
         iters: u32,
         out: &mut cudarc::driver::CudaSlice<u64>,
-    ) -> Result<(Option<f64>, Option<f64>), String> {
-        let rust = self.rust_function(kernel);
-        let cpp = self.cpp_function(kernel);
-        self.measure_pair(rust.as_ref(), cpp.as_ref(), shape, reps, iters, out)
-    }
-
-    /// The medians of `reps` alternating runs of `a` and `b` after a warm-up of each; `None` for
-    /// a side that is absent.
-    fn measure_pair(
-        &self,
-        a: Option<&CudaFunction>,
-        b: Option<&CudaFunction>,
-        shape: (u32, u32, u32),
-        reps: usize,
-        iters: u32,
-        out: &mut cudarc::driver::CudaSlice<u64>,
-    ) -> Result<(Option<f64>, Option<f64>), String> {
-        for f in a.iter().chain(b.iter()) {
+    ) -> Result<Vec<Option<f64>>, String> {
+        for f in kernels.iter().flatten() {
             self.run_cycles(f, shape, iters / 10, out)?;
         }
-        let (mut ra, mut rb) = (Vec::new(), Vec::new());
+        let mut runs: Vec<Vec<f64>> = vec![Vec::new(); kernels.len()];
         for _ in 0..reps {
-            if let Some(f) = a {
-                ra.push(self.run_cycles(f, shape, iters, out)?);
-            }
-            if let Some(f) = b {
-                rb.push(self.run_cycles(f, shape, iters, out)?);
+            for (f, sink) in kernels.iter().zip(runs.iter_mut()) {
+                if let Some(f) = f {
+                    sink.push(self.run_cycles(f, shape, iters, out)?);
+                }
             }
         }
-        let ra = (!ra.is_empty()).then(|| median(&mut ra));
-        let rb = (!rb.is_empty()).then(|| median(&mut rb));
-        Ok((ra, rb))
+        Ok(runs
+            .iter_mut()
+            .map(|r| (!r.is_empty()).then(|| median(r)))
+            .collect())
     }
 
     fn cycles(&mut self, reps: usize, iters: u32) -> Result<(), String> {
@@ -563,43 +459,60 @@ impl Bench {
             .alloc_zeros::<u64>(4)
             .map_err(|e| format!("{e:?}"))?;
         self.line(format!(
-            "\n{:<52} {:>10} {:>10} {:>7}  hand-written C++ reference (DESIGN.md)",
-            "cycles (median)", "Rust", "C++", "ratio"
+            "\ncycles per round trip or per stage (median of {reps}, {iters} iterations; flat: neither compiler unrolls the loop; x4: the body written 4 times; LLVM loop: a plain Rust loop)"
         ));
-        for b in CYCLES {
-            let (r, c) = self.measure_cycles(
-                b.kernel,
-                (b.threads, b.cluster, b.smem),
+        self.line(format!(
+            "{:<58} {:>9} {:>9} {:>7} {:>9} {:>9} {:>7} {:>10}",
+            "", "Rust flat", "C++ flat", "ratio", "Rust x4", "C++ x4", "ratio", "LLVM loop"
+        ));
+        for b in cycle_rows() {
+            let shape = (b.threads, b.cluster, b.smem);
+            let rust = |suffix: &str| self.rust_function(&format!("{}_{suffix}", b.rust));
+            let cpp = |suffix: &str| self.cpp_function(&format!("{}_{suffix}", b.cpp));
+            let (rf, cf, rl) = (rust("flat"), cpp("flat"), rust("llvm"));
+            let flat = self.measure(
+                &[rf.as_ref(), cf.as_ref(), rl.as_ref()],
+                shape,
                 reps,
                 iters,
                 &mut out,
             )?;
-            let reference = b.reference.unwrap_or("-");
+            let (rx, cx) = (rust("x4"), cpp("x4"));
+            let x4 = self.measure(&[rx.as_ref(), cx.as_ref()], shape, reps, iters, &mut out)?;
             self.line(format!(
-                "{:<52} {} {} {}  {}",
+                "{:<58} {} {} {} {} {} {} {}",
                 b.what,
-                figure(r, 10, 1),
-                figure(c, 10, 1),
-                figure(ratio(r, c), 7, 3),
-                reference
+                figure(flat[0], 9, 1),
+                figure(flat[1], 9, 1),
+                figure(ratio(flat[0], flat[1]), 7, 3),
+                figure(x4[0], 9, 1),
+                figure(x4[1], 9, 1),
+                figure(ratio(x4[0], x4[1]), 7, 3),
+                figure(flat[2], 10, 1)
             ));
+            let csv = |v: Option<f64>, p: usize| figure(v, 0, p).trim().to_string();
             writeln!(
                 self.csv,
-                "cycles,{},{},{},{},{reference}",
-                b.kernel,
-                figure(r, 0, 2).trim(),
-                figure(c, 0, 2).trim(),
-                figure(ratio(r, c), 0, 4).trim()
+                "cycles,{},{},{},{},{},{},{},{}",
+                b.rust,
+                csv(flat[0], 2),
+                csv(flat[1], 2),
+                csv(ratio(flat[0], flat[1]), 4),
+                csv(x4[0], 2),
+                csv(x4[1], 2),
+                csv(ratio(x4[0], x4[1]), 4),
+                csv(flat[2], 2)
             )
             .unwrap();
-            self.cycles.insert(b.kernel.to_string(), (r, c));
+            self.cycles
+                .insert(format!("{}_flat", b.rust), (flat[0], flat[1]));
         }
         Ok(())
     }
 
-    /// The cost of the `checked` feature: every Rust cycle kernel against the same kernel built
-    /// with hang diagnostics, alternating, in the same process. The checked storage is larger
-    /// (`3 * STAGES + 1` elements on NVIDIA): both sides get 256 bytes of shared memory.
+    /// The cost of the `checked` feature: every Rust cycle kernel (flat loop) against the same
+    /// kernel built with hang diagnostics, alternating, in the same process. The checked storage is
+    /// larger (`3 * STAGES + 1` elements on NVIDIA): both sides get 256 bytes of shared memory.
     fn checked_costs(&mut self, reps: usize, iters: u32) -> Result<(), String> {
         let Some(checked) = self.checked.clone() else {
             self.line("\nchecked build: not measured (no --checked-cubin)".into());
@@ -611,41 +524,42 @@ impl Bench {
             .alloc_zeros::<u64>(4)
             .map_err(|e| format!("{e:?}"))?;
         self.line(format!(
-            "\n{:<52} {:>10} {:>10} {:>7} {:>7}",
-            "checked build vs unchecked (Rust, cycles, median)",
+            "\n{:<58} {:>10} {:>10} {:>7} {:>7}",
+            format!("checked build vs unchecked (Rust flat loops, median of {reps})"),
             "unchecked",
             "checked",
             "+cycles",
             "ratio"
         ));
-        for b in CYCLES {
+        for b in cycle_rows() {
+            let kernel = format!("{}_flat", b.rust);
             let (Some(plain), Some(with)) = (
-                self.rust_function(b.kernel),
-                checked.load_function(b.kernel).ok(),
+                self.rust_function(&kernel),
+                checked.load_function(&kernel).ok(),
             ) else {
                 continue;
             };
             let shape = (b.threads, b.cluster, b.smem.max(256));
-            let (Some(u), Some(c)) =
-                self.measure_pair(Some(&plain), Some(&with), shape, reps, iters, &mut out)?
-            else {
+            let m = self.measure(&[Some(&plain), Some(&with)], shape, reps, iters, &mut out)?;
+            let (Some(u), Some(c)) = (m[0], m[1]) else {
                 unreachable!("both sides are present and reps >= 1, so both have medians");
             };
             self.line(format!(
-                "{:<52} {} {} {:>7.1} {}",
+                "{:<58} {} {} {:>7.1} {}",
                 b.what,
                 figure(Some(u), 10, 1),
                 figure(Some(c), 10, 1),
                 c - u,
                 figure(ratio(Some(c), Some(u)), 7, 3)
             ));
-            writeln!(self.csv, "checked,{},{u:.2},{c:.2},{:.4},", b.kernel, c / u).unwrap();
+            writeln!(self.csv, "checked,{kernel},{u:.2},{c:.2},{:.4}", c / u).unwrap();
         }
         Ok(())
     }
 
-    /// The counter-ring variants: each in every shape, Rust and C++, and each against the mbarrier
-    /// kernel of the same shape from the cycle table (same side).
+    /// The counter-ring variants: each in every shape, Rust and C++, measured here (median of
+    /// `reps` rounds of `iters` iterations), and each against the mbarrier kernel of the same
+    /// shape (flat loop) from the cycle table, same side.
     fn variants(&mut self, reps: usize, iters: u32) -> Result<(), String> {
         let mut out = self
             .gpu
@@ -653,38 +567,43 @@ impl Bench {
             .alloc_zeros::<u64>(4)
             .map_err(|e| format!("{e:?}"))?;
         self.line(format!(
-            "\ncounter-ring variants (cycles per round trip or per stage, median of {reps}; x mbar: over the mbarrier kernel of the same shape, same side)"
+            "\ncounter-ring variants (cycles per round trip or per stage, flat loops, median of {reps}, {iters} iterations, measured in this table; x mbar: over the cycle table's flat mbarrier kernel of the same shape, same side)"
         ));
         for &(name, what) in VARIANTS {
-            self.line(format!("  {name:<16} {what}"));
+            self.line(format!("  {name:<10} {what}"));
         }
         self.line(format!(
-            "{:<16} {:<24} {:>9} {:>9} {:>12} {:>11}",
-            "variant", "shape", "Rust", "C++", "Rust x mbar", "C++ x mbar"
+            "{:<10} {:<24} {:>9} {:>9} {:>7} {:>12} {:>11}",
+            "variant", "shape", "Rust", "C++", "ratio", "Rust x mbar", "C++ x mbar"
         ));
         for &(name, _) in VARIANTS {
             for &(shape, threads, mbar, label) in SHAPES {
-                if !variant_has_shape(name, shape) {
-                    continue;
-                }
                 let kernel = variant_kernel(name, shape);
-                let (r, c) = match self.cycles.get(&kernel) {
-                    Some(&done) => done,
-                    None => {
-                        self.measure_cycles(&kernel, (threads, 1, 2048), reps, iters, &mut out)?
-                    }
-                };
-                let (mr, mc) = self.cycles.get(mbar).copied().unwrap_or((None, None));
+                let (rust, cpp) = (self.rust_function(&kernel), self.cpp_function(&kernel));
+                let m = self.measure(
+                    &[rust.as_ref(), cpp.as_ref()],
+                    (threads, 1, 2048),
+                    reps,
+                    iters,
+                    &mut out,
+                )?;
+                let (r, c) = (m[0], m[1]);
+                let (mr, mc) = self
+                    .cycles
+                    .get(&format!("{mbar}_flat"))
+                    .copied()
+                    .unwrap_or((None, None));
                 self.line(format!(
-                    "{name:<16} {label:<24} {} {} {} {}",
+                    "{name:<10} {label:<24} {} {} {} {} {}",
                     figure(r, 9, 1),
                     figure(c, 9, 1),
+                    figure(ratio(r, c), 7, 3),
                     figure(ratio(r, mr), 12, 2),
                     figure(ratio(c, mc), 11, 2)
                 ));
                 writeln!(
                     self.csv,
-                    "variant,{name}_{shape},{},{},{},{mbar}",
+                    "variant,{name}_{shape},{},{},{}",
                     figure(r, 0, 2).trim(),
                     figure(c, 0, 2).trim(),
                     figure(ratio(r, c), 0, 4).trim()
@@ -889,7 +808,7 @@ impl Bench {
             ));
             writeln!(
                 self.csv,
-                "stream,{},{},{},{},{memcpy:.1}",
+                "stream,{},{},{},{},,,,,{memcpy:.1}",
                 s.key(),
                 figure(r, 0, 1).trim(),
                 figure(c, 0, 1).trim(),
@@ -904,7 +823,7 @@ impl Bench {
 fn run() -> Result<bool, String> {
     let args: Vec<String> = std::env::args().skip(1).collect();
     if args.iter().any(|a| a == "--list-kernels") {
-        for name in required_kernels() {
+        for name in required_kernels(args.iter().any(|a| a == "--cpp")) {
             println!("{name}");
         }
         return Ok(true);
@@ -939,7 +858,9 @@ fn run() -> Result<bool, String> {
         rust,
         checked,
         cpp,
-        csv: String::from("kind,kernel,rust,cpp,ratio,reference\n"),
+        csv: String::from(
+            "kind,kernel,rust,cpp,ratio,rust_x4,cpp_x4,ratio_x4,rust_llvm_loop,memcpy\n",
+        ),
         table: String::new(),
         cycles: HashMap::new(),
         wrong: Vec::new(),
@@ -957,17 +878,16 @@ fn run() -> Result<bool, String> {
     let (reps, iters, total) = if quick {
         (5, 20_000, 1u64 << 30)
     } else {
-        (21, 200_000, 4u64 << 30)
+        (11, 100_000, 4u64 << 30)
     };
-    let (variant_reps, variant_iters) = (reps.min(11), iters / 2);
     println!(
-        "cycle kernels: {iters} iterations, median of {reps} alternating runs after a warm-up; variants: {variant_iters} iterations, median of {variant_reps}; streaming: median of {} runs after a warm-up",
+        "cycle kernels and variants: {iters} iterations, median of {reps} rounds of alternating runs after a warm-up; streaming: median of {} runs after a warm-up",
         reps.min(7)
     );
     let result = bench
         .cycles(reps, iters)
         .and_then(|()| bench.checked_costs(reps, iters))
-        .and_then(|()| bench.variants(variant_reps, variant_iters))
+        .and_then(|()| bench.variants(reps, iters))
         .and_then(|()| bench.streams(reps.min(7), total));
     std::fs::write(format!("{out}/bench.csv"), &bench.csv)
         .map_err(|e| format!("write bench.csv: {e}"))?;

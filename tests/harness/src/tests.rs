@@ -148,6 +148,26 @@ pub fn all(sizes: &Sizes, sms: u32) -> Vec<Test> {
         };
     }
     pipeline_suite::control_kernels!(control_row);
+    macro_rules! split_row {
+        ($b:ident, $s:literal, $pt:literal, $ct:literal, $api:ident) => {
+            let kernel = pipeline_suite::split_kernel_name!($b, $s, $pt, $ct, $api);
+            tests.push(Test {
+                name: kernel.to_string(),
+                kernel: kernel.to_string(),
+                kind: Kind::Ring,
+                stages: $s,
+                // Whole warps: a side of 4 threads is the first 4 lanes of its warp.
+                threads: $pt + ($ct as u32).div_ceil(32) * 32,
+                grid: 1,
+                cluster: 1,
+                // A multiple of the stage count (each thread takes every `stages`-th item).
+                items: sizes.ring / $s * $s,
+                smem: ring_smem_bytes($s) as u32,
+                control: false,
+            });
+        };
+    }
+    pipeline_suite::split_kernels!(split_row);
 
     // Zero-trip, one-trip and many-CTA launches of representative kernels, on both backends.
     for backend in ["mbar", "counter"] {

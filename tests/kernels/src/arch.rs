@@ -55,6 +55,22 @@ pub fn sync_warp() {
     core::arch::amdgpu::wave_barrier();
 }
 
+/// Barrier over the lanes of `mask` of the calling warp, with memory ordering among them
+/// (`bar.warp.sync mask`); a no-op on AMD, as [`sync_warp`].
+#[inline(always)]
+pub fn sync_lanes(mask: u32) {
+    #[cfg(target_arch = "nvptx64")]
+    // SAFETY: every lane of `mask` executes it with the same mask (kernel structure).
+    unsafe {
+        gpu_pipeline::arch::nvptx::bar_warp_sync(mask)
+    };
+    #[cfg(target_arch = "amdgpu")]
+    {
+        let _ = mask;
+        core::arch::amdgpu::wave_barrier();
+    }
+}
+
 /// The dynamic shared memory (LDS) base, 128-byte aligned.
 #[inline(always)]
 pub fn dynamic_smem() -> *mut u8 {
@@ -99,10 +115,9 @@ pub fn global_add(counter: *mut u32, value: u32) {
     };
 }
 
-/// The leaves below serve only the benchmarks' counter-ring variants and streaming kernels
-/// (`bench.rs`, `bench/variants.rs`): forms the library does not use, measured beside the ones it
-/// does. Same layout as the library's leaves: the PTX form, minimum PTX ISA and SM, manual section.
-#[cfg(target_arch = "nvptx64")]
+/// The leaves below serve only the benchmark kernels (`bench.rs`, `bench/variants.rs`): the
+/// loops' opaque bound, the variants' uniformity check, the streaming kernels' work counter. Same layout as the library's leaves: the PTX form, minimum PTX ISA and SM, manual section.
+#[cfg(all(target_arch = "nvptx64", feature = "bench"))]
 pub mod bench {
     use core::arch::asm;
 
@@ -113,39 +128,49 @@ pub mod bench {
         unsafe { core::arch::nvptx::_grid_dim_x() }
     }
 
-    /// `atom.release.cta.shared.add.u32 d, [addr], n;`: the add as an atom with release, result
-    /// unused (PTX ISA 6.0, sm_70; PTX ISA, "atom").
+    /// `mov.u32 d, n;` as assembly the compiler cannot see through: a loop bound read through it
+    /// in every iteration gives the loop no trip count, so LLVM does not unroll it (the C++ twins'
+    /// `opaque` is the same move). Not `pure`, so it is not hoisted; `nomem`, like the C++ twin's
+    /// `asm volatile` without a memory clobber. PTX ISA, "mov".
+    #[inline(always)]
+    pub fn opaque(n: u32) -> u32 {
+        let r: u32;
+        // SAFETY: a register move.
+        unsafe {
+            asm!("mov.u32 {r}, {n};", r = out(reg32) r, n = in(reg32) n, options(nomem, nostack, preserves_flags));
+        }
+        r
+    }
+
+    unsafe extern "llvm-intrinsic" {
+        #[link_name = "llvm.nvvm.shfl.sync.idx.i32"]
+        fn llvm_shfl_sync_idx_i32(mask: u32, value: u32, lane: u32, clamp: u32) -> u32;
+        #[link_name = "llvm.nvvm.vote.all.sync"]
+        fn llvm_vote_all_sync(mask: u32, predicate: bool) -> bool;
+    }
+
+    /// `shfl.sync.idx.b32 d, value, lane, 0x1f, 0xffffffff;`: lane `lane`'s `value`, through
+    /// LLVM's convergent intrinsic (PTX ISA 6.0, sm_30; PTX ISA, "shfl.sync").
     ///
     /// # Safety
     ///
-    /// `addr` is the `.shared::cta` address of an aligned 32-bit word.
+    /// All 32 lanes of the warp execute it.
     #[inline(always)]
-    pub unsafe fn atom_release_cta_shared_add_u32(addr: u32, n: u32) {
-        let _old: u32;
+    pub unsafe fn shfl_sync_idx_all(value: u32, lane: u32) -> u32 {
         // SAFETY: guaranteed by the caller.
-        unsafe {
-            asm!("atom.release.cta.shared.add.u32 {d}, [{a}], {n};", d = out(reg32) _old, a = in(reg32) addr, n = in(reg32) n, options(nostack, preserves_flags));
-        }
+        unsafe { llvm_shfl_sync_idx_i32(u32::MAX, value, lane, 0x1f) }
     }
 
-    /// `st.release.cta.shared.u32 [addr], v;` (PTX ISA 6.0, sm_70; PTX ISA, "st").
+    /// `vote.sync.all.pred d, p, 0xffffffff;`: whether `predicate` holds in every lane, through
+    /// LLVM's convergent intrinsic (PTX ISA 6.0, sm_30; PTX ISA, "vote.sync").
     ///
     /// # Safety
     ///
-    /// `addr` is the `.shared::cta` address of an aligned 32-bit word.
+    /// All 32 lanes of the warp execute it.
     #[inline(always)]
-    pub unsafe fn st_release_cta_shared_u32(addr: u32, value: u32) {
+    pub unsafe fn vote_all_sync_all(predicate: bool) -> bool {
         // SAFETY: guaranteed by the caller.
-        unsafe {
-            asm!("st.release.cta.shared.u32 [{a}], {v};", a = in(reg32) addr, v = in(reg32) value, options(nostack, preserves_flags));
-        }
-    }
-
-    /// `fence.sc.cta;` (PTX ISA 6.0, sm_70; PTX ISA, "membar / fence").
-    #[inline(always)]
-    pub fn fence_sc_cta() {
-        // SAFETY: a fence has no preconditions.
-        unsafe { asm!("fence.sc.cta;", options(nostack, preserves_flags)) };
+        unsafe { llvm_vote_all_sync(u32::MAX, predicate) }
     }
 
     /// `atom.relaxed.gpu.global.add.u32 d, [counter], 1;`: a ticket from a global work counter

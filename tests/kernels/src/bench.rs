@@ -14,17 +14,48 @@ use gpu_pipeline::{
     AmdCounterBackend, Cluster, NvidiaMbarBackend, PipelineBackend, ProducerConsumerPipeline,
 };
 
-use crate::arch::bench::{grid_dim, ticket};
+use crate::arch::bench::{grid_dim, opaque, ticket};
 use crate::arch::{WARP, block_idx, dynamic_smem, sync_cluster, sync_threads, thread_idx};
 
-/// How a round-trip waits.
-const PLAIN: u32 = 0;
+/// How a round trip waits: `wait_*`.
+const WAIT: u32 = 0;
 /// With a suspend-time hint.
 const TICKS: u32 = 1;
 /// By polling `try_wait_*`.
 const POLL: u32 = 2;
 /// The suspend-time hint of the `TICKS` variants, in ns.
 const HINT_NS: u32 = 1000;
+
+/// Loop shape: a plain `for` loop, unrolled as LLVM sees fit (4 to 8 times here): what a kernel
+/// written with the library gets. Only the Rust side has it (nvcc unrolls differently).
+const LOOP_LLVM: u32 = 0;
+/// Loop shape: not unrolled by either compiler (the bound is re-read through an opaque move in
+/// every iteration, so neither LLVM nor NVVM can count the trips).
+const LOOP_FLAT: u32 = 1;
+/// Loop shape: the body written four times in the source, the loop itself not unrolled further.
+const LOOP_X4: u32 = 4;
+
+/// Runs `body` `iters` times in the loop shape `U` (see [`LOOP_LLVM`]); `iters` is a multiple of
+/// 4. The C++ twins' `repeat<U>` is the same loop, so that both sides compare at equal shape.
+#[inline(always)]
+fn repeat<const U: u32>(iters: u32, mut body: impl FnMut()) {
+    if U == LOOP_LLVM {
+        for _ in 0..iters {
+            body();
+        }
+    } else {
+        let mut i = 0;
+        while i < opaque(iters) {
+            body();
+            if U == LOOP_X4 {
+                body();
+                body();
+                body();
+            }
+            i += U;
+        }
+    }
+}
 
 /// A pipeline over the dynamic shared memory, initialised by thread 0, then a block barrier.
 #[inline(always)]
@@ -42,12 +73,12 @@ fn pipeline<const S: usize, B: PipelineBackend>() -> ProducerConsumerPipeline<S,
 /// Round trip producer -> consumer -> producer through one stage: thread 0 produces, thread 32
 /// consumes, one arrival each. The producer's cycles per iteration are one round trip.
 #[inline(always)]
-unsafe fn roundtrip<B: PipelineBackend, const MODE: u32>(iters: u32, out: *mut u64) {
+unsafe fn roundtrip<B: PipelineBackend, const MODE: u32, const U: u32>(iters: u32, out: *mut u64) {
     let tid = thread_idx();
     let mut pipe = pipeline::<1, B>();
     if tid == 0 {
         let start = clock64();
-        for _ in 0..iters {
+        repeat::<U>(iters, || {
             match MODE {
                 TICKS => pipe.wait_consumer_ticks(HINT_NS),
                 POLL => while !pipe.try_wait_consumer() {},
@@ -55,12 +86,12 @@ unsafe fn roundtrip<B: PipelineBackend, const MODE: u32>(iters: u32, out: *mut u
             }
             pipe.producer_signal();
             pipe.producer_step();
-        }
+        });
         let cycles = clock64() - start;
         // SAFETY: one result per block.
         unsafe { out.add(block_idx() as usize).write(cycles) };
     } else if tid == WARP {
-        for _ in 0..iters {
+        repeat::<U>(iters, || {
             match MODE {
                 TICKS => pipe.wait_producer_ticks(HINT_NS),
                 POLL => while !pipe.try_wait_producer() {},
@@ -68,15 +99,22 @@ unsafe fn roundtrip<B: PipelineBackend, const MODE: u32>(iters: u32, out: *mut u
             }
             pipe.consumer_signal();
             pipe.consumer_step();
-        }
+        });
     }
 }
 
-/// Synchronisation-only ring: one producer warp, `W` consumer warps, `S` stages. `PER_THREAD`:
-/// every lane arrives (counts 32 and 32 W); otherwise lane 0 of each warp (counts 1 and W).
-/// The producer's cycles per iteration are the cost of one stage.
+/// Synchronisation-only ring: one producer warp, `W` consumer warps, `S` stages, and only lane 0
+/// of each warp takes part (the other lanes leave). `PER_THREAD`: every lane arrives (counts 32
+/// and 32 W); otherwise lane 0 of each warp (counts 1 and W). The producer's cycles per iteration
+/// are the cost of one stage.
 #[inline(always)]
-unsafe fn ring<const S: usize, B: PipelineBackend, const W: u32, const PER_THREAD: bool>(
+unsafe fn ring<
+    const S: usize,
+    B: PipelineBackend,
+    const W: u32,
+    const PER_THREAD: bool,
+    const U: u32,
+>(
     iters: u32,
     out: *mut u64,
 ) {
@@ -87,29 +125,112 @@ unsafe fn ring<const S: usize, B: PipelineBackend, const W: u32, const PER_THREA
     }
     if tid < WARP {
         let start = clock64();
-        for _ in 0..iters {
+        repeat::<U>(iters, || {
             pipe.wait_consumer();
             pipe.producer_signal();
             pipe.producer_step();
-        }
+        });
         let cycles = clock64() - start;
         if tid == 0 {
             // SAFETY: one result per block.
             unsafe { out.add(block_idx() as usize).write(cycles) };
         }
     } else {
-        for _ in 0..iters {
+        repeat::<U>(iters, || {
             pipe.wait_producer();
             pipe.consumer_signal();
             pipe.consumer_step();
+        });
+    }
+}
+
+/// How an elected-lane ring makes its calls: stage handles (`acquire_*`, `arrive` from the elected
+/// lane, `release_without_signal`; or `release` where every lane arrives).
+const HANDLES: u32 = 0;
+/// `produce_explicit` / `consume_explicit` scopes (or `consume` where every lane arrives).
+const SCOPES: u32 = 1;
+/// `wait_*`, `*_signal`, `*_step` by hand.
+const DIRECT: u32 = 2;
+
+/// The most common arrival pattern of real kernels: every lane of a warp waits, one elected lane
+/// (lane 0) arrives. One producer warp (producer count 1) and `W` consumer warps; the consumers
+/// release per warp (lane 0 arrives, count `W`) or, with `PER_THREAD`, every lane arrives (count
+/// `32 W`). `API` picks the library calls. The producer's cycles per iteration are the cost of
+/// one stage.
+#[inline(always)]
+unsafe fn elect_ring<
+    const S: usize,
+    B: PipelineBackend,
+    const W: u32,
+    const PER_THREAD: bool,
+    const API: u32,
+    const U: u32,
+>(
+    iters: u32,
+    out: *mut u64,
+) {
+    let tid = thread_idx();
+    let lane = tid % WARP;
+    let mut pipe = pipeline::<S, B>();
+    if tid < WARP {
+        let start = clock64();
+        repeat::<U>(iters, || match API {
+            HANDLES => {
+                let stage = pipe.acquire_producer();
+                if lane == 0 {
+                    stage.arrive();
+                }
+                stage.release_without_signal();
+            }
+            SCOPES => pipe.produce_explicit(|stage| {
+                if lane == 0 {
+                    stage.arrive();
+                }
+            }),
+            _ => {
+                pipe.wait_consumer();
+                if lane == 0 {
+                    pipe.producer_signal();
+                }
+                pipe.producer_step();
+            }
+        });
+        let cycles = clock64() - start;
+        if tid == 0 {
+            // SAFETY: one result per block.
+            unsafe { out.add(block_idx() as usize).write(cycles) };
         }
+    } else {
+        repeat::<U>(iters, || match (API, PER_THREAD) {
+            (HANDLES, true) => pipe.acquire_consumer().release(),
+            (HANDLES, false) => {
+                let stage = pipe.acquire_consumer();
+                if lane == 0 {
+                    stage.arrive();
+                }
+                stage.release_without_signal();
+            }
+            (SCOPES, true) => pipe.consume(|_| ()),
+            (SCOPES, false) => pipe.consume_explicit(|stage| {
+                if lane == 0 {
+                    stage.arrive();
+                }
+            }),
+            _ => {
+                pipe.wait_producer();
+                if PER_THREAD || lane == 0 {
+                    pipe.consumer_signal();
+                }
+                pipe.consumer_step();
+            }
+        });
     }
 }
 
 /// Remote-arrive round trip in a cluster of 2: thread 0 of CTA 0 produces into CTA 1's full
 /// barrier, thread 0 of CTA 1 consumes and releases CTA 0's empty barrier, both remotely.
 #[inline(always)]
-unsafe fn cluster_roundtrip(iters: u32, out: *mut u64) {
+unsafe fn cluster_roundtrip<const U: u32>(iters: u32, out: *mut u64) {
     type B = NvidiaMbarBackend<1, 1, Cluster>;
     let tid = thread_idx();
     let rank = gpu_pipeline::arch::nvptx::cluster_ctarank();
@@ -122,22 +243,22 @@ unsafe fn cluster_roundtrip(iters: u32, out: *mut u64) {
     sync_cluster();
     if tid == 0 && rank == 0 {
         let start = clock64();
-        for _ in 0..iters {
+        repeat::<U>(iters, || {
             pipe.wait_consumer();
             // SAFETY: CTA 1 is alive until the final cluster barrier, its barriers initialised.
             unsafe { pipe.full_barrier(pipe.producer_stage()).arrive_remote(1) };
             pipe.producer_step();
-        }
+        });
         let cycles = clock64() - start;
         // SAFETY: one result per cluster.
         unsafe { out.add(block_idx() as usize / 2).write(cycles) };
     } else if tid == 0 && rank == 1 {
-        for _ in 0..iters {
+        repeat::<U>(iters, || {
             pipe.wait_producer();
             // SAFETY: as above, for CTA 0.
             unsafe { pipe.empty_barrier(pipe.consumer_stage()).arrive_remote(0) };
             pipe.consumer_step();
-        }
+        });
     }
     sync_cluster();
 }
@@ -362,27 +483,36 @@ fn pattern(i: u64) -> u32 {
 type Mbar1 = NvidiaMbarBackend<1, 1>;
 type Counter1 = AmdCounterBackend<1, 1>;
 
-macro_rules! cycles_kernel {
-    ($name:ident, $body:expr) => {
-        /// A cycle benchmark kernel (see the module docs).
-        #[unsafe(no_mangle)]
-        pub unsafe extern "gpu-kernel" fn $name(iters: u32, out: *mut u64) {
-            let _ = (iters, out);
-            // SAFETY: the harness launches the documented shape with the barriers' shared memory.
-            unsafe { $body(iters, out) }
-        }
+/// Defines the cycle kernel `$name` in the loop shapes `_llvm`, `_flat` and `_x4` (see
+/// [`repeat`]): `$body::<$param..., shape>`, a function whose last generic parameter is the shape.
+macro_rules! cycles_kernels {
+    ($name:ident, $body:ident, [$($param:tt),*]) => {
+        cycles_kernels!(@one $name, "_llvm", $body::<$($param,)* LOOP_LLVM>);
+        cycles_kernels!(@one $name, "_flat", $body::<$($param,)* LOOP_FLAT>);
+        cycles_kernels!(@one $name, "_x4", $body::<$($param,)* LOOP_X4>);
+    };
+    (@one $name:ident, $suffix:literal, $body:expr) => {
+        #[allow(unused_parens)]
+        const _: () = {
+            /// A cycle benchmark kernel (see the module docs).
+            #[unsafe(export_name = concat!(stringify!($name), $suffix))]
+            pub unsafe extern "gpu-kernel" fn kernel(iters: u32, out: *mut u64) {
+                // SAFETY: the harness launches the documented shape with the barriers' shared memory.
+                unsafe { $body(iters, out) }
+            }
+        };
     };
 }
 
-cycles_kernel!(bench_roundtrip_mbar, roundtrip::<Mbar1, PLAIN>);
-cycles_kernel!(bench_roundtrip_mbar_ticks, roundtrip::<Mbar1, TICKS>);
-cycles_kernel!(bench_roundtrip_mbar_poll, roundtrip::<Mbar1, POLL>);
-cycles_kernel!(bench_roundtrip_counter, roundtrip::<Counter1, PLAIN>);
-cycles_kernel!(bench_cluster_roundtrip, cluster_roundtrip);
+cycles_kernels!(bench_roundtrip_mbar, roundtrip, [Mbar1, WAIT]);
+cycles_kernels!(bench_roundtrip_mbar_ticks, roundtrip, [Mbar1, TICKS]);
+cycles_kernels!(bench_roundtrip_mbar_poll, roundtrip, [Mbar1, POLL]);
+cycles_kernels!(bench_roundtrip_counter, roundtrip, [Counter1, WAIT]);
+cycles_kernels!(bench_cluster_roundtrip, cluster_roundtrip, []);
 
 macro_rules! ring_kernels {
-    ($($name:ident: $s:literal, $b:ident, $w:literal, $per_thread:literal, $p:expr, $c:expr;)*) => {
-        $(cycles_kernel!($name, ring::<$s, $b<{ $p }, { $c }>, $w, $per_thread>);)*
+    ($($name:ident: $s:literal, $b:ident, $w:literal, $per_thread:literal, $p:literal, $c:literal;)*) => {
+        $(cycles_kernels!($name, ring, [$s, ($b<$p, $c>), $w, $per_thread]);)*
     };
 }
 
@@ -405,7 +535,52 @@ ring_kernels! {
     bench_ring_counter_s4_c4_thread: 4, AmdCounterBackend, 4, true, 32, 128;
 }
 
-/// The counter-ring variants (declared after `cycles_kernel!`, which they use).
+/// The elected-lane rings: `bench_elect_s{S}_c{W}_{warp|thread}_{handles|scopes|direct}`.
+macro_rules! elect_kernels {
+    ($($s:literal, $w:literal: $c_warp:literal, $c_thread:literal;)*) => {$(
+        elect_kernels!(@api $s, $w, warp, false, $c_warp);
+        elect_kernels!(@api $s, $w, thread, true, $c_thread);
+    )*};
+    (@api $s:literal, $w:literal, $release:ident, $per_thread:literal, $c:literal) => {
+        elect_kernels!(@one $s, $w, $release, $per_thread, $c, handles, HANDLES);
+        elect_kernels!(@one $s, $w, $release, $per_thread, $c, scopes, SCOPES);
+        elect_kernels!(@one $s, $w, $release, $per_thread, $c, direct, DIRECT);
+    };
+    (@one $s:literal, $w:literal, $release:ident, $per_thread:literal, $c:literal, $api:ident, $api_const:ident) => {
+        elect_kernels!(@shape $s, $w, $release, $per_thread, $c, $api, $api_const, "_llvm", LOOP_LLVM);
+        elect_kernels!(@shape $s, $w, $release, $per_thread, $c, $api, $api_const, "_flat", LOOP_FLAT);
+        elect_kernels!(@shape $s, $w, $release, $per_thread, $c, $api, $api_const, "_x4", LOOP_X4);
+    };
+    (@shape $s:literal, $w:literal, $release:ident, $per_thread:literal, $c:literal, $api:ident, $api_const:ident, $suffix:literal, $u:ident) => {
+        const _: () = {
+            /// An elected-lane ring benchmark kernel (see `elect_ring`).
+            #[unsafe(export_name = concat!(
+                "bench_elect_s", stringify!($s), "_c", stringify!($w), "_", stringify!($release),
+                "_", stringify!($api), $suffix
+            ))]
+            pub unsafe extern "gpu-kernel" fn kernel(iters: u32, out: *mut u64) {
+                // SAFETY: the harness launches one producer warp and `W` consumer warps with the
+                // barriers' shared memory.
+                unsafe {
+                    elect_ring::<$s, NvidiaMbarBackend<1, $c>, $w, $per_thread, $api_const, $u>(iters, out)
+                }
+            }
+        };
+    };
+}
+
+elect_kernels! {
+    1, 1: 1, 32;
+    2, 1: 1, 32;
+    4, 1: 1, 32;
+    8, 1: 1, 32;
+    1, 4: 4, 128;
+    2, 4: 4, 128;
+    4, 4: 4, 128;
+    8, 4: 4, 128;
+}
+
+/// The counter-ring variants (declared after `cycles_kernels!`, which they use).
 mod variants;
 
 macro_rules! stream_kernels {

@@ -17,19 +17,25 @@
     gpu_launch_sized_workgroup_mem
 )]
 #![cfg_attr(target_arch = "nvptx64", feature(asm_experimental_arch, stdarch_nvptx))]
+#![cfg_attr(
+    all(target_arch = "nvptx64", feature = "bench"),
+    feature(link_llvm_intrinsics)
+)]
 #![cfg_attr(target_arch = "amdgpu", feature(stdarch_amdgpu))]
 #![allow(clippy::missing_safety_doc, internal_features)]
 
 mod arch;
 
-use arch::{WARP, block_idx, dynamic_smem, global_add, sync_threads, sync_warp, thread_idx};
+use arch::{
+    WARP, block_idx, dynamic_smem, global_add, sync_lanes, sync_threads, sync_warp, thread_idx,
+};
 use gpu_pipeline::{AmdCounterBackend, Cursor, PipelineBackend, ProducerConsumerPipeline, Side};
 use pipeline_suite::{
     DONE, HEADER_WORDS, PAYLOAD_WORDS, R_CONSUMED, R_CONSUMER, R_DONE, R_ERRORS, R_PRODUCER,
     REPORT_WORDS, SLOT_WORDS, api, barrier_region,
 };
 
-#[cfg(target_arch = "nvptx64")]
+#[cfg(all(target_arch = "nvptx64", feature = "bench"))]
 mod bench;
 #[cfg(all(target_arch = "nvptx64", feature = "checked"))]
 mod broken;
@@ -335,6 +341,143 @@ unsafe fn ring<
     }
 }
 
+/// The split test (see `pipeline_suite::split_kernels!`): `PT` producer threads and `CT` consumer
+/// threads, thread `t` of a side on the items `i` with `i % STAGES == t % STAGES`; the lanes of a
+/// warp wait on different slots and, after a warp barrier, arrive on different barriers in one
+/// call. `items` is a multiple of `STAGES`.
+#[inline(always)]
+unsafe fn split<
+    const STAGES: usize,
+    B: PipelineBackend,
+    const PT: u32,
+    const CT: u32,
+    const API: u32,
+>(
+    input: *const u32,
+    output: *mut u32,
+    items: u32,
+    report: *mut u32,
+) {
+    let stages = STAGES as u32;
+    let tid = thread_idx();
+    let block = block_idx();
+    let base = block as usize * items as usize * PAYLOAD_WORDS;
+    // SAFETY: the harness sizes the buffers for `grid * items` items.
+    let (input, output) = unsafe { (input.add(base), output.add(base)) };
+    let report = Report::of_block(report, block);
+
+    // SAFETY: the barrier region starts the dynamic shared memory; init by thread 0, then a barrier.
+    let mut pipe = unsafe { ProducerConsumerPipeline::<STAGES, B>::new(dynamic_smem().cast()) };
+    if tid == 0 {
+        // SAFETY: one thread, before any use; the block barrier follows.
+        unsafe { pipe.init() };
+    }
+    sync_threads();
+
+    if tid < PT {
+        let (group, rank, share) = (tid % stages, tid / stages, PT / stages);
+        for _ in 0..group {
+            pipe.producer_step();
+        }
+        let mut item = group;
+        while item < items {
+            // SAFETY (all arms): `fill` writes this group's part of the slot the pipeline handed out.
+            match API {
+                api::HANDLES => {
+                    let stage = pipe.acquire_producer();
+                    unsafe { fill(slot(STAGES, stage.index()), input, item, rank, share) };
+                    sync_warp();
+                    stage.release();
+                }
+                api::SCOPES => pipe.produce(|stage| {
+                    unsafe { fill(slot(STAGES, stage.index()), input, item, rank, share) };
+                    sync_warp();
+                }),
+                _ => {
+                    pipe.wait_consumer();
+                    unsafe {
+                        fill(
+                            slot(STAGES, pipe.producer_stage()),
+                            input,
+                            item,
+                            rank,
+                            share,
+                        )
+                    };
+                    sync_warp();
+                    pipe.producer_signal();
+                    pipe.producer_step();
+                }
+            }
+            for _ in 1..stages {
+                pipe.producer_step();
+            }
+            item += stages;
+        }
+        if tid == 0 {
+            report.producer(pipe.producer_cursor());
+        }
+    } else if tid < PT + CT {
+        let ctid = tid - PT;
+        let (group, rank, share) = (ctid % stages, ctid / stages, CT / stages);
+        // The consumer lanes of this warp: all of it, or the first `CT` lanes.
+        let lanes = if CT >= WARP { u32::MAX } else { (1 << CT) - 1 };
+        for _ in 0..group {
+            pipe.consumer_step();
+        }
+        let mut errors = 0;
+        let mut item = group;
+        while item < items {
+            // SAFETY (all arms): `drain` reads this group's part of the slot the pipeline handed out.
+            match API {
+                api::HANDLES => {
+                    let stage = pipe.acquire_consumer();
+                    errors +=
+                        unsafe { drain(slot(STAGES, stage.index()), output, item, rank, share) };
+                    sync_lanes(lanes);
+                    stage.release();
+                }
+                api::SCOPES => {
+                    errors += pipe.consume(|stage| {
+                        let e = unsafe {
+                            drain(slot(STAGES, stage.index()), output, item, rank, share)
+                        };
+                        sync_lanes(lanes);
+                        e
+                    })
+                }
+                _ => {
+                    pipe.wait_producer();
+                    errors += unsafe {
+                        drain(
+                            slot(STAGES, pipe.consumer_stage()),
+                            output,
+                            item,
+                            rank,
+                            share,
+                        )
+                    };
+                    sync_lanes(lanes);
+                    pipe.consumer_signal();
+                    pipe.consumer_step();
+                }
+            }
+            for _ in 1..stages {
+                pipe.consumer_step();
+            }
+            item += stages;
+        }
+        report.errors(errors);
+        if ctid == 0 {
+            report.consumer(pipe.consumer_cursor(), items);
+        }
+    }
+    sync_threads();
+    if tid == 0 {
+        report.done();
+    }
+}
+
 /// The synchronisation-only test: one producer warp runs `producer_signal_and_step`, one
 /// consumer warp `consumer_signal_and_step`, `items` times each; the cursors are reported.
 #[inline(always)]
@@ -438,6 +581,28 @@ macro_rules! ring_kernel {
     };
 }
 
+macro_rules! split_kernel {
+    ($b:ident, $s:literal, $pt:literal, $ct:literal, $api:ident) => {
+        const _: () = {
+            /// A split test kernel (see `split`).
+            #[unsafe(export_name = pipeline_suite::split_kernel_name!($b, $s, $pt, $ct, $api))]
+            pub unsafe extern "gpu-kernel" fn kernel(
+                input: *const u32,
+                output: *mut u32,
+                items: u32,
+                report: *mut u32,
+            ) {
+                // SAFETY: the harness launches with the layout of `pipeline-suite`.
+                unsafe {
+                    split::<$s, backend!($b, $pt / $s, $ct / $s), $pt, $ct, { api_of!($api) }>(
+                        input, output, items, report,
+                    )
+                }
+            }
+        };
+    };
+}
+
 macro_rules! sync_kernel {
     ($b:ident, $s:literal) => {
         const _: () = {
@@ -459,3 +624,7 @@ pipeline_suite::sync_kernels!(sync_kernel);
 pipeline_suite::control_kernels!(ring_kernel);
 #[cfg(target_arch = "amdgpu")]
 pipeline_suite::amd_ring_kernels!(ring_kernel);
+#[cfg(target_arch = "nvptx64")]
+pipeline_suite::split_kernels!(split_kernel);
+#[cfg(target_arch = "amdgpu")]
+pipeline_suite::amd_split_kernels!(split_kernel);

@@ -38,9 +38,7 @@ probe!(probe_counter_arrive, |out, x| pipe::<Counter>()
 // the general arrive path, one aggregated add per distinct counter.
 probe!(probe_counter_arrive_split, |out, x| {
     // SAFETY: probes are only compiled and disassembled, never launched.
-    let pipe = unsafe {
-        ProducerConsumerPipeline::<2, Counter>::new(dynamic_smem().cast())
-    };
+    let pipe = unsafe { ProducerConsumerPipeline::<2, Counter>::new(dynamic_smem().cast()) };
     pipe.full_barrier(crate::arch::thread_idx() & 1).arrive()
 });
 probe!(probe_counter_wait, |out, x| pipe::<Counter>()

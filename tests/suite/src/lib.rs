@@ -108,6 +108,60 @@ macro_rules! ring_kernels {
     };
 }
 
+/// The split kernels (`split_{backend}_s{stages}_p{pt}_c{ct}_{api}`): the lanes of one warp work
+/// on different slots at the same time and arrive together on different barriers. Producer thread
+/// `t` takes the items `i` with `i % stages == t % stages` (so lane `l` of a 2-stage ring signals
+/// stage `l & 1`), and so does consumer thread `t` (with 4 consumer threads on 4 stages, lanes 0-3
+/// each release their own stage). Arrive counts: `pt / stages` and `ct / stages` per phase. Each
+/// side syncs its warp before it signals, so that the arrivals of all its slots are one call.
+/// The item count must be a multiple of `stages`.
+///
+/// Calls `$m!(backend, stages, pt, ct, api);` for each.
+#[macro_export]
+macro_rules! split_kernels {
+    ($m:ident) => {
+        $crate::split_kernels!(@backend $m, mbar);
+        $crate::split_kernels!(@backend $m, counter);
+    };
+    (@backend $m:ident, $b:ident) => {
+        $m!($b, 2, 32, 32, handles);
+        $m!($b, 2, 32, 32, scopes);
+        $m!($b, 2, 32, 32, direct);
+        $m!($b, 4, 32, 4, handles);
+        $m!($b, 4, 32, 4, direct);
+        $m!($b, 4, 64, 32, handles);
+    };
+}
+
+/// The split kernels built for AMD (wave64 and wave32: thread counts multiples of 64). Compiled
+/// and disassembled; no AMD GPU runs them here. Same row shape as [`split_kernels!`].
+#[macro_export]
+macro_rules! amd_split_kernels {
+    ($m:ident) => {
+        $m!(counter, 2, 64, 64, handles);
+        $m!(counter, 4, 64, 4, direct);
+    };
+}
+
+/// Builds a split kernel's exported name from its row, as a `&'static str`.
+#[macro_export]
+macro_rules! split_kernel_name {
+    ($b:ident, $s:literal, $pt:literal, $ct:literal, $api:ident) => {
+        concat!(
+            "split_",
+            stringify!($b),
+            "_s",
+            stringify!($s),
+            "_p",
+            stringify!($pt),
+            "_c",
+            stringify!($ct),
+            "_",
+            stringify!($api)
+        )
+    };
+}
+
 /// Control kernels: deliberately broken rings (producers that signal before they fill), to prove
 /// that the data checks can fail. Same row shape as [`ring_kernels!`].
 #[macro_export]

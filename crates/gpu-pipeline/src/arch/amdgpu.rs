@@ -9,8 +9,10 @@
 //! instructions (`s_waitcnt`, `s_sleep`) are written as assembly. The LDS counter operations are
 //! *relaxed* Rust atomics on a pointer into LDS: LLVM infers the LDS address space from
 //! `gpu_launch_sized_workgroup_mem` through inlined code and selects `ds_add_u64`/`ds_read_b64`.
-//! Relaxed (LLVM `monotonic`) atomics need no cache maintenance, whatever their scope; ordering
-//! is supplied by the explicit `s_waitcnt` and compiler fences of the callers. If inference ever
+//! The counter's add is a release and its read an acquire, so that the counter protocol is
+//! release/acquire in Rust's memory model as well as on the hardware; on an LDS-only atomic LLVM
+//! narrows Rust's system scope to work-group scope, which costs nothing on gfx90a and gfx942 and a
+//! `buffer_gl0_inv` after the read on gfx11 (WGP mode), as the snapshots show. If inference ever
 //! failed, LLVM would emit `flat_*` atomics instead: `cargo xtask test-amd` disassembles every
 //! build and fails on any `flat_`/`global_`/`buffer_` instruction in the pipeline paths.
 

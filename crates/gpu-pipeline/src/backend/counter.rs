@@ -142,10 +142,8 @@ impl CounterRef {
                     arch::match_any_sync(mask, self.addr)
                 }
             };
-            let share = counter::wave_share(
-                u64::from(peers),
-                (peers & arch::lanemask_lt()).count_ones(),
-            );
+            let share =
+                counter::wave_share(u64::from(peers), (peers & arch::lanemask_lt()).count_ones());
             if share != 0 {
                 add(share);
             }
@@ -266,7 +264,8 @@ pub struct AmdCounterBackend<const PRODUCER_ARRIVALS: u32, const CONSUMER_ARRIVA
 // SAFETY: layout: `new` places full[] at the base and empty[] STAGES counters later.
 // Completion: `reached` compares with the thresholds of `crate::counter`, exact under the
 // protocol. Arrival unit: a wave adds its number of active (arriving) lanes once, so each thread
-// counts one. Ordering: see the module docs (fence + add; acquire load or read + compiler fence).
+// counts one (the lanes of a call are grouped by counter: `counter::wave_share`). Ordering: see the
+// module docs (fence + release add; acquire reads).
 // No reset: only `init` stores. Constants: checked in `new`.
 unsafe impl<const P: u32, const C: u32> PipelineBackend for AmdCounterBackend<P, C> {
     type Storage = AtomicU64;

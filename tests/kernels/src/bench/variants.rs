@@ -2,45 +2,32 @@
 //! bench-nvidia`: the library's protocol (its pipeline type, cursors and threshold arithmetic)
 //! over a test backend whose arrive and wait take other instruction forms. The flags `V_*` and
 //! the kernel names are those of the C++ twins (`COUNTER_VARIANT` in `tests/bench/bench.cu`).
+//! The loops are flat (`LOOP_FLAT`) on both sides.
 //!
-//! Measurement only: `V_REL_NONE` is no release at all (it tells what the fence costs), and
-//! nothing here is a backend to use.
+//! Measurement only: `prev` (the library's arrive before each lane counted on its own counter)
+//! is wrong when lanes of a warp arrive on different counters; nothing here is a backend to use.
+//! The earlier investigation's variants (release forms, polling forms, padding) are in the results
+//! of commit `54f673d` and the code of that commit.
 
+#[cfg(feature = "checked")]
+use gpu_pipeline::arch::nvptx::ld_relaxed_cta_shared_u32;
 use gpu_pipeline::arch::nvptx::{
-    activemask, bar_warp_sync, bar_warp_sync_all, cvta_to_shared, fence_acq_rel_cta, laneid,
-    lanemask_lt, ld_acquire_cta_shared_u32, ld_relaxed_cta_shared_u32, nanosleep,
-    red_relaxed_cta_shared_add_u32, red_release_cta_shared_add_u32, st_shared_u64,
+    activemask, bar_warp_sync, bar_warp_sync_all, cvta_to_shared, laneid, lanemask_lt,
+    ld_acquire_cta_shared_u32, match_any_sync, nanosleep, red_release_cta_shared_add_u32,
+    st_shared_u64,
 };
 use gpu_pipeline::{PipelineBackend, counter};
 
-use crate::arch::bench::{
-    atom_release_cta_shared_add_u32, fence_sc_cta, st_release_cta_shared_u32,
-};
+use crate::arch::bench::{shfl_sync_idx_all, vote_all_sync_all};
 
-/// Constant-mask paths: a full warp syncs with `0xffffffff` and lane 0 adds 32; a lone lane adds
-/// 1 without a warp sync; other masks sync on their run-time mask and the lowest lane adds. Without
-/// it (`V = 0`): every arrive syncs on its run-time mask, the library's first algorithm. With
-/// `V_POLL_SLEEP0` and nothing else: the library's current algorithm.
-pub const V_CMASK: u32 = 0x1;
-/// How the add releases (`V_REL_*`).
-const V_REL: u32 = 0xf0;
-/// `fence.acq_rel.cta; red.relaxed.cta`.
-pub const V_REL_FENCE: u32 = 0x10;
-/// `atom.release.cta`, result unused.
-pub const V_REL_ATOM: u32 = 0x20;
-/// `red.relaxed.cta` alone: not a release, measurement only.
-pub const V_REL_NONE: u32 = 0x30;
-/// `fence.sc.cta; red.relaxed.cta`.
-pub const V_REL_SC: u32 = 0x40;
-/// `ld.relaxed.cta`, then `st.release.cta` of the sum: valid only where one warp arrives on each
-/// counter (not a counter backend: it measures what the atomic costs).
-pub const V_REL_STORE: u32 = 0x70;
-/// Polls with `ld.relaxed.cta` until reached, then `fence.acq_rel.cta` (default: `ld.acquire.cta`).
-pub const V_POLL_RELAXED: u32 = 0x100;
-/// `nanosleep 0` after each failed poll (default: spin).
-pub const V_POLL_SLEEP0: u32 = 0x200;
-/// Each counter in its own 128-byte line (default: 8 bytes apart).
-pub const V_PAD: u32 = 0x1000;
+/// The arrive of the library before issue 11 (`prev`): a full warp syncs with `0xffffffff` and
+/// lane 0 adds 32; a lone lane adds 1; other masks sync on their run-time mask and the lowest lane
+/// adds the mask's count. Every lane's arrival lands on the leader's counter.
+pub const V_PREV: u32 = 0x1;
+/// A full warp first checks that every lane names lane 0's counter (`shfl.sync` + `vote.sync.all`)
+/// and then lane 0 adds 32; otherwise (and for partial masks) the library's `match.any.sync`
+/// grouping.
+pub const V_UNIFORM: u32 = 0x2;
 
 /// The counter protocol with the arrive and wait forms of `V` (see the module docs).
 #[derive(Clone, Copy)]
@@ -51,27 +38,23 @@ pub struct VarCounter<const P: u32, const C: u32, const V: u32> {
 
 impl<const P: u32, const C: u32, const V: u32> VarCounter<P, C, V> {
     /// Bytes between two counters.
-    const STRIDE: u32 = if V & V_PAD != 0 { 128 } else { 8 };
+    const STRIDE: u32 = 8;
 
-    /// Adds `n` to the counter at `addr`, releasing as `V` says.
+    /// Adds `n` to the counter at `addr` (`red.release.cta`, as the library).
     #[inline(always)]
     fn add(addr: u32, n: u32) {
         // SAFETY: `addr` is a counter of this backend's shared storage.
-        unsafe {
-            match V & V_REL {
-                V_REL_FENCE => {
-                    fence_acq_rel_cta();
-                    red_relaxed_cta_shared_add_u32(addr, n);
-                }
-                V_REL_ATOM => atom_release_cta_shared_add_u32(addr, n),
-                V_REL_NONE => red_relaxed_cta_shared_add_u32(addr, n),
-                V_REL_SC => {
-                    fence_sc_cta();
-                    red_relaxed_cta_shared_add_u32(addr, n);
-                }
-                V_REL_STORE => st_release_cta_shared_u32(addr, ld_relaxed_cta_shared_u32(addr) + n),
-                _ => red_release_cta_shared_add_u32(addr, n),
-            }
+        unsafe { red_release_cta_shared_add_u32(addr, n) }
+    }
+
+    /// The library's grouping: the lanes of `mask` that name `addr` are counted by their lowest.
+    #[inline(always)]
+    fn add_grouped(mask: u32, addr: u32) {
+        // SAFETY: every lane of `mask` executes this same code with the same mask.
+        let peers = unsafe { match_any_sync(mask, addr) };
+        let share = counter::wave_share(u64::from(peers), (peers & lanemask_lt()).count_ones());
+        if share != 0 {
+            Self::add(addr, share);
         }
     }
 
@@ -79,69 +62,65 @@ impl<const P: u32, const C: u32, const V: u32> VarCounter<P, C, V> {
     #[inline(always)]
     fn arrive(addr: u32) {
         let mask = activemask();
-        if V & V_CMASK != 0 {
-            if mask == u32::MAX {
-                // SAFETY: the whole warp is here (the mask says so).
-                unsafe { bar_warp_sync_all() };
+        if mask & mask.wrapping_sub(1) == 0 {
+            Self::add(addr, 1);
+            return;
+        }
+        if mask == u32::MAX {
+            // SAFETY: the whole warp is here (the mask says so).
+            unsafe { bar_warp_sync_all() };
+            if V & V_PREV != 0 {
                 if laneid() == 0 {
                     Self::add(addr, 32);
                 }
                 return;
             }
-            if mask & (mask - 1) == 0 {
-                Self::add(addr, 1);
-                return;
+            // V_UNIFORM.
+            // SAFETY: the whole warp is here.
+            let first = unsafe { shfl_sync_idx_all(addr, 0) };
+            // SAFETY: the whole warp is here.
+            if unsafe { vote_all_sync_all(addr == first) } {
+                if laneid() == 0 {
+                    Self::add(addr, 32);
+                }
+            } else {
+                Self::add_grouped(u32::MAX, addr);
             }
+            return;
         }
         // SAFETY: every lane of `mask` executes this same code with the same mask.
         unsafe { bar_warp_sync(mask) };
-        if mask & lanemask_lt() == 0 {
-            Self::add(addr, mask.count_ones());
+        if V & V_PREV != 0 {
+            if mask & lanemask_lt() == 0 {
+                Self::add(addr, mask.count_ones());
+            }
+        } else {
+            Self::add_grouped(mask, addr);
         }
     }
 
-    /// One read of the counter at `addr` against `threshold`, as `V` polls.
+    /// One read of the counter at `addr` against `threshold` (`ld.acquire.cta`, as the library).
     #[inline(always)]
     fn reached(addr: u32, threshold: u32) -> bool {
         // SAFETY: `addr` is a counter of this backend's shared storage.
-        let value = unsafe {
-            if V & V_POLL_RELAXED != 0 {
-                ld_relaxed_cta_shared_u32(addr)
-            } else {
-                ld_acquire_cta_shared_u32(addr)
-            }
-        };
-        counter::reached(value, threshold)
+        counter::reached(unsafe { ld_acquire_cta_shared_u32(addr) }, threshold)
     }
 
-    /// Waits until the counter at `addr` reached `threshold`.
+    /// Waits until the counter at `addr` reached `threshold`, `nanosleep 0` between reads (as the
+    /// library).
     #[inline(always)]
     fn wait(addr: u32, threshold: u32) {
         while !Self::reached(addr, threshold) {
-            if V & V_POLL_SLEEP0 != 0 {
-                nanosleep(0);
-            }
+            nanosleep(0);
         }
-        if V & V_POLL_RELAXED != 0 {
-            fence_acq_rel_cta();
-        }
-    }
-
-    /// A successful try, with the acquire of `V`'s wait.
-    #[inline(always)]
-    fn try_reached(addr: u32, threshold: u32) -> bool {
-        let done = Self::reached(addr, threshold);
-        if done && V & V_POLL_RELAXED != 0 {
-            fence_acq_rel_cta();
-        }
-        done
     }
 }
 
 // SAFETY: layout: `2 * STAGES` counters `STRIDE` bytes apart (`ELEMS_PER_STAGE` counts the 8-byte
 // elements that spans), full then empty. Completion, arrival unit, no reset, constants: as the
-// library's counter backend, whose threshold arithmetic this uses. Ordering: as the library's
-// except for `V_REL_NONE`, which is measured and never used to pass data.
+// library's counter backend, whose threshold arithmetic this uses, for the arrivals these kernels
+// make (every lane of a call on one counter: `V_PREV` is wrong only when they differ). Ordering:
+// as the library's.
 unsafe impl<const P: u32, const C: u32, const V: u32> PipelineBackend for VarCounter<P, C, V> {
     type Storage = u64;
     type Handle = u32;
@@ -189,7 +168,7 @@ unsafe impl<const P: u32, const C: u32, const V: u32> PipelineBackend for VarCou
 
     #[inline(always)]
     unsafe fn try_full(&self, stage: u32, lap: u32) -> bool {
-        Self::try_reached(
+        Self::reached(
             self.full + stage * Self::STRIDE,
             counter::full_threshold(lap, P),
         )
@@ -197,7 +176,7 @@ unsafe impl<const P: u32, const C: u32, const V: u32> PipelineBackend for VarCou
 
     #[inline(always)]
     unsafe fn try_empty(&self, stage: u32, lap: u32) -> bool {
-        Self::try_reached(
+        Self::reached(
             self.empty + stage * Self::STRIDE,
             counter::empty_threshold(lap, C),
         )
@@ -240,56 +219,32 @@ unsafe impl<const P: u32, const C: u32, const V: u32> PipelineBackend for VarCou
 }
 
 /// One variant in the five shapes of the variant table: the round trip, and the 4-stage ring with
-/// 1 or 4 consumer warps, per-warp or per-thread arrivals (as the C++ `COUNTER_VARIANT`).
+/// 1 or 4 consumer warps, per-warp or per-thread arrivals (as the C++ `COUNTER_VARIANT`); flat
+/// loops.
 macro_rules! counter_variant {
-    ($($rt:ident, $c1w:ident, $c4w:ident, $c1t:ident, $c4t:ident: $v:expr;)*) => {$(
-        cycles_kernel!($rt, super::roundtrip::<VarCounter<1, 1, { $v }>, { super::PLAIN }>);
-        cycles_kernel!($c1w, super::ring::<4, VarCounter<1, 1, { $v }>, 1, false>);
-        cycles_kernel!($c4w, super::ring::<4, VarCounter<1, 4, { $v }>, 4, false>);
-        cycles_kernel!($c1t, super::ring::<4, VarCounter<32, 32, { $v }>, 1, true>);
-        cycles_kernel!($c4t, super::ring::<4, VarCounter<32, 128, { $v }>, 4, true>);
+    ($($name:literal: $v:expr;)*) => {$(
+        variant_kernel!($name, "_rt", super::roundtrip::<VarCounter<1, 1, { $v }>, { super::WAIT }, { super::LOOP_FLAT }>);
+        variant_kernel!($name, "_c1_warp", super::ring::<4, VarCounter<1, 1, { $v }>, 1, false, { super::LOOP_FLAT }>);
+        variant_kernel!($name, "_c4_warp", super::ring::<4, VarCounter<1, 4, { $v }>, 4, false, { super::LOOP_FLAT }>);
+        variant_kernel!($name, "_c1_thread", super::ring::<4, VarCounter<32, 32, { $v }>, 1, true, { super::LOOP_FLAT }>);
+        variant_kernel!($name, "_c4_thread", super::ring::<4, VarCounter<32, 128, { $v }>, 4, true, { super::LOOP_FLAT }>);
     )*};
 }
 
-counter_variant! {
-    var_old_rt, var_old_c1_warp, var_old_c4_warp, var_old_c1_thread, var_old_c4_thread: 0;
-    var_nofence_rt, var_nofence_c1_warp, var_nofence_c4_warp, var_nofence_c1_thread,
-        var_nofence_c4_thread: V_REL_NONE;
-    var_cmask_rt, var_cmask_c1_warp, var_cmask_c4_warp, var_cmask_c1_thread,
-        var_cmask_c4_thread: V_CMASK;
-    var_cmask_fence_rt, var_cmask_fence_c1_warp, var_cmask_fence_c4_warp,
-        var_cmask_fence_c1_thread, var_cmask_fence_c4_thread: V_CMASK | V_REL_FENCE;
-    var_cmask_sc_rt, var_cmask_sc_c1_warp, var_cmask_sc_c4_warp, var_cmask_sc_c1_thread,
-        var_cmask_sc_c4_thread: V_CMASK | V_REL_SC;
-    var_cmask_atom_rt, var_cmask_atom_c1_warp, var_cmask_atom_c4_warp,
-        var_cmask_atom_c1_thread, var_cmask_atom_c4_thread: V_CMASK | V_REL_ATOM;
-    var_cmask_ldrelaxed_rt, var_cmask_ldrelaxed_c1_warp, var_cmask_ldrelaxed_c4_warp,
-        var_cmask_ldrelaxed_c1_thread, var_cmask_ldrelaxed_c4_thread: V_CMASK | V_POLL_RELAXED;
-    var_cmask_sleep0_rt, var_cmask_sleep0_c1_warp, var_cmask_sleep0_c4_warp,
-        var_cmask_sleep0_c1_thread, var_cmask_sleep0_c4_thread: V_CMASK | V_POLL_SLEEP0;
-    var_cmask_pad_rt, var_cmask_pad_c1_warp, var_cmask_pad_c4_warp, var_cmask_pad_c1_thread,
-        var_cmask_pad_c4_thread: V_CMASK | V_PAD;
-    var_cmask_nofence_rt, var_cmask_nofence_c1_warp, var_cmask_nofence_c4_warp,
-        var_cmask_nofence_c1_thread, var_cmask_nofence_c4_thread: V_CMASK | V_REL_NONE;
-    var_sleep0_ldrelaxed_rt, var_sleep0_ldrelaxed_c1_warp, var_sleep0_ldrelaxed_c4_warp,
-        var_sleep0_ldrelaxed_c1_thread, var_sleep0_ldrelaxed_c4_thread:
-        V_CMASK | V_POLL_SLEEP0 | V_POLL_RELAXED;
-    var_sleep0_nofence_rt, var_sleep0_nofence_c1_warp, var_sleep0_nofence_c4_warp,
-        var_sleep0_nofence_c1_thread, var_sleep0_nofence_c4_thread:
-        V_CMASK | V_POLL_SLEEP0 | V_REL_NONE;
+macro_rules! variant_kernel {
+    ($name:literal, $shape:literal, $body:expr) => {
+        const _: () = {
+            /// A counter-ring variant kernel (see the module docs).
+            #[unsafe(export_name = concat!("var_", $name, $shape))]
+            pub unsafe extern "gpu-kernel" fn kernel(iters: u32, out: *mut u64) {
+                // SAFETY: the harness launches the documented shape with the counters' shared memory.
+                unsafe { $body(iters, out) }
+            }
+        };
+    };
 }
 
-/// The store variant: one arriving warp per counter only, so no 4-consumer-warp shapes.
-const STORE: u32 = V_CMASK | V_POLL_SLEEP0 | V_REL_STORE;
-cycles_kernel!(
-    var_sleep0_store_rt,
-    super::roundtrip::<VarCounter<1, 1, STORE>, { super::PLAIN }>
-);
-cycles_kernel!(
-    var_sleep0_store_c1_warp,
-    super::ring::<4, VarCounter<1, 1, STORE>, 1, false>
-);
-cycles_kernel!(
-    var_sleep0_store_c1_thread,
-    super::ring::<4, VarCounter<32, 32, STORE>, 1, true>
-);
+counter_variant! {
+    "prev": V_PREV;
+    "uniform": V_UNIFORM;
+}
