@@ -35,7 +35,8 @@ tasks:
   test-amd [--bless]         build for gfx90a/gfx942/gfx1100, check the disassembly and its snapshots,
                              run the counter protocol's host model tests, and the AMD device suite if a
                              ROCm runtime is present (otherwise SKIPPED)
-  ci                         what .ci/run runs: fmt, clippy, test, test-amd, test-nvidia (SKIPPED without a GPU)";
+  ci                         what .ci/run runs: fmt, clippy, test, test-amd, test-nvidia (SKIPPED only
+                             where no CUDA driver can be loaded; any other harness error fails)";
 
 /// A task's failure: a one-line message for the user.
 pub type Result<T = ()> = std::result::Result<T, String>;

@@ -8,9 +8,10 @@ use xshell::{Shell, cmd};
 use crate::Result;
 use crate::gpu::{self, NVPTX};
 
-/// The bundle's run script: the suite, the suite under synccheck (reduced item counts), the
-/// sm_90a assembly of the module, and the SASS of the barrier probes. Logs go to `$OUT` if set,
-/// else to `out/` beside the script.
+/// The bundle's run script: a deliberately invalid module (the harness must fail with the setup
+/// status), the suite, the suite under synccheck (reduced item counts), the sm_90a assembly of
+/// the module, and the SASS of the barrier probes. Logs go to `$OUT` if set, else to `out/`
+/// beside the script. `@SETUP@` and `@NO_DRIVER@` are filled in by [`run_sh`].
 const RUN_SH: &str = r#"#!/usr/bin/env bash
 # The gpu-pipeline device suite, self-contained: needs an NVIDIA driver, and CUDA's
 # compute-sanitizer, ptxas and cuobjdump for the extra checks (skipped, and said so, when absent).
@@ -24,6 +25,21 @@ status=0
   echo "date:   $(date -u +%Y-%m-%dT%H:%M:%SZ)"
   nvidia-smi --query-gpu=name,driver_version,clocks.max.sm,clocks.sm --format=csv 2>&1 || echo "nvidia-smi: not available"
 } | tee "$out/machine.txt"
+
+echo "== a module the driver rejects fails the harness (exit @SETUP@, CUDA setup error; not @NO_DRIVER@, no driver; not 0)"
+# CI machines without a GPU may skip the suite only when the harness says "no driver"; this proves
+# on the GPU that a rejected module is a failure with its own status, never that skip.
+printf '.version 99.0\n.target sm_90\n.address_size 64\nthis is not PTX\n' > "$out/invalid.ptx"
+timeout -k 10 60 "$here/pipeline-harness" --ptx "$out/invalid.ptx" >"$out/invalid_ptx.log" 2>&1
+rc=$?
+if [ $rc -eq @SETUP@ ]; then
+  echo "PASS invalid module: exit $rc: $(tail -n 1 "$out/invalid_ptx.log")"
+else
+  echo "FAIL invalid module: the harness exited $rc, expected @SETUP@ (CUDA setup error):"
+  cat "$out/invalid_ptx.log"
+  status=1
+fi
+rm -f "$out/invalid.ptx"
 
 echo "== device suite"
 # Every run is bounded: a hung kernel must never hold the machine.
@@ -78,6 +94,14 @@ else
 fi
 exit $status
 "#;
+
+/// [`RUN_SH`] with the harness's exit statuses filled in from `pipeline_suite::exit`.
+fn run_sh() -> String {
+    use pipeline_suite::exit;
+    RUN_SH
+        .replace("@SETUP@", &exit::SETUP.to_string())
+        .replace("@NO_DRIVER@", &exit::NO_DRIVER.to_string())
+}
 
 /// Builds the PTX and the harness (release), and returns the harness path.
 fn build(sh: &Shell) -> Result<std::path::PathBuf> {
@@ -145,7 +169,7 @@ fn bundle(sh: &Shell, harness: &Path, dir: &Path) -> Result {
         ),
         (gpu::checked_artifact(), "pipeline_kernels_checked.ptx"),
     ];
-    write_bundle(sh, dir, &files, "run.sh", RUN_SH)?;
+    write_bundle(sh, dir, &files, "run.sh", &run_sh())?;
     println!(
         "bundle written to {}: run `{}/run.sh` on a machine with an NVIDIA GPU (no Rust needed)",
         dir.display(),
@@ -154,7 +178,8 @@ fn bundle(sh: &Shell, harness: &Path, dir: &Path) -> Result {
     Ok(())
 }
 
-/// The task. `ci`: a missing driver is a SKIPPED line, not an error.
+/// The task. `ci`: a missing CUDA driver (and only that) is a SKIPPED line, not an error; see
+/// [`verdict`].
 pub fn test(
     sh: &Shell,
     bundle_dir: Option<&Path>,
@@ -191,26 +216,207 @@ pub fn test(
             .map_err(crate::err("cannot run the harness"))?;
         print!("{}", String::from_utf8_lossy(&output.stdout));
         let stderr = String::from_utf8_lossy(&output.stderr);
-        match output.status.code() {
-            Some(0) => {}
-            Some(2) if ci => {
+        match verdict(what, output.status.code(), &stderr, ci) {
+            Verdict::Passed => {}
+            Verdict::Skipped(reason) => {
+                // The other runs need the driver too.
                 println!(
-                    "test-nvidia: SKIPPED: {} (the harness and PTX were built)",
-                    stderr.trim().trim_start_matches("error: ")
+                    "test-nvidia: SKIPPED: {reason} (the harness and PTX were built; the checked-build suite and the broken kernels are skipped too)"
                 );
                 return Ok(());
             }
-            Some(2) => {
-                return Err(format!(
-                    "{}; to run elsewhere: `cargo xtask test-nvidia --bundle DIR`, copy DIR to the GPU machine, run DIR/run.sh",
-                    stderr.trim().trim_start_matches("error: ")
-                ));
-            }
-            _ => {
-                eprint!("{stderr}");
-                return Err(format!("{what} failed (above)"));
-            }
+            Verdict::Failed(message) => return Err(message),
         }
     }
     Ok(())
+}
+
+/// What one run of the harness means for the task.
+#[derive(Debug, PartialEq, Eq)]
+enum Verdict {
+    /// Every test passed.
+    Passed,
+    /// Nothing could run because this machine has no CUDA driver (only in CI): the reason.
+    Skipped(String),
+    /// Anything else: the task's error message.
+    Failed(String),
+}
+
+/// The verdict on the run `what` from the harness's exit status `code` (`None`: killed by a
+/// signal) and its stderr; `ci`: running under `cargo xtask ci`. The statuses are
+/// `pipeline_suite::exit`, which the harness uses too. Only a missing driver in CI is skipped:
+/// a module the driver rejects, a failed allocation, an unsupported GPU fail like a failed test.
+fn verdict(what: &str, code: Option<i32>, stderr: &str, ci: bool) -> Verdict {
+    use pipeline_suite::exit;
+
+    let said = stderr.trim();
+    let line = said.strip_prefix("error: ").unwrap_or(said);
+    // The harness's own words, after a summary that ends with "(above)" for stdout.
+    let with_stderr = |summary: String| {
+        if said.is_empty() {
+            summary
+        } else {
+            format!("{summary}\n{said}")
+        }
+    };
+    let Some(code) = code else {
+        return Verdict::Failed(with_stderr(format!(
+            "{what}: the harness was killed by a signal (output above)"
+        )));
+    };
+    let status = u8::try_from(code).ok();
+    Verdict::Failed(match status {
+        Some(exit::PASSED) => return Verdict::Passed,
+        Some(exit::NO_DRIVER) if ci => return Verdict::Skipped(line.to_string()),
+        Some(exit::NO_DRIVER) => format!(
+            "{what}: no CUDA driver on this machine (libcuda.so cannot be loaded); run `cargo xtask test-nvidia --bundle DIR`, copy DIR to a machine with an NVIDIA GPU and run DIR/run.sh there"
+        ),
+        Some(exit::SETUP) => format!("{what}: CUDA setup error: {line}"),
+        Some(exit::TEST_FAILED) => with_stderr(format!("{what}: a test failed (above)")),
+        Some(exit::HUNG) => with_stderr(format!(
+            "{what}: a kernel hung; the harness stopped at that test (above)"
+        )),
+        Some(exit::USAGE) => format!(
+            "{what}: the harness refused the command line the xtask gave it (an xtask bug): {line}"
+        ),
+        _ => with_stderr(format!(
+            "{what}: the harness ended with exit status {code}, which is none of `pipeline_suite::exit` (a panic is 101)"
+        )),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{Verdict, run_sh, verdict};
+    use pipeline_suite::exit;
+
+    const NO_DRIVER_LINE: &str = "error: no CUDA driver found (libcuda.so could not be loaded); run on a machine with an NVIDIA GPU and its driver\n";
+    const REJECTED_LINE: &str = "error: the driver rejected the PTX module: DriverError(CUDA_ERROR_INVALID_IMAGE, \"device kernel image is invalid\")\n";
+
+    fn code(status: u8) -> Option<i32> {
+        Some(i32::from(status))
+    }
+
+    fn failed(verdict: Verdict) -> String {
+        match verdict {
+            Verdict::Failed(message) => message,
+            other => panic!("expected a failure, got {other:?}"),
+        }
+    }
+
+    #[test]
+    fn passed_is_passed_in_both_modes() {
+        for ci in [false, true] {
+            assert_eq!(
+                verdict("suite", code(exit::PASSED), "", ci),
+                Verdict::Passed
+            );
+        }
+    }
+
+    #[test]
+    fn no_driver_in_ci_is_skipped_with_the_reason() {
+        assert_eq!(
+            verdict("suite", code(exit::NO_DRIVER), NO_DRIVER_LINE, true),
+            Verdict::Skipped(
+                "no CUDA driver found (libcuda.so could not be loaded); run on a machine with an NVIDIA GPU and its driver".into()
+            )
+        );
+    }
+
+    #[test]
+    fn no_driver_outside_ci_is_an_error_that_points_to_the_bundle() {
+        let message = failed(verdict(
+            "device suite",
+            code(exit::NO_DRIVER),
+            NO_DRIVER_LINE,
+            false,
+        ));
+        assert!(message.contains("no CUDA driver"), "{message}");
+        assert!(
+            message.contains("cargo xtask test-nvidia --bundle DIR"),
+            "{message}"
+        );
+        assert_eq!(message.lines().count(), 1, "{message}");
+    }
+
+    #[test]
+    fn a_rejected_module_is_an_error_in_both_modes() {
+        for ci in [false, true] {
+            let message = failed(verdict(
+                "device suite",
+                code(exit::SETUP),
+                REJECTED_LINE,
+                ci,
+            ));
+            assert!(message.contains("device suite"), "{message}");
+            assert!(message.contains("CUDA_ERROR_INVALID_IMAGE"), "{message}");
+            assert!(!message.contains("SKIPPED"), "{message}");
+        }
+    }
+
+    #[test]
+    fn a_failed_test_and_a_hung_kernel_are_errors_in_both_modes() {
+        for ci in [false, true] {
+            let message = failed(verdict("device suite", code(exit::TEST_FAILED), "", ci));
+            assert!(message.contains("failed"), "{message}");
+            let message = failed(verdict("device suite", code(exit::HUNG), "", ci));
+            assert!(message.contains("hung"), "{message}");
+        }
+    }
+
+    #[test]
+    fn a_usage_error_is_an_error_in_both_modes_not_a_skip() {
+        for ci in [false, true] {
+            let message = failed(verdict(
+                "device suite",
+                code(exit::USAGE),
+                "error: unknown argument `--bogus`\nusage: pipeline-harness ...\n",
+                ci,
+            ));
+            assert!(message.contains("--bogus"), "{message}");
+        }
+    }
+
+    #[test]
+    fn unknown_statuses_and_signals_are_errors_in_both_modes() {
+        for ci in [false, true] {
+            for status in [6, 9, 101, 124, 137, 255, -1] {
+                let message = failed(verdict("device suite", Some(status), "boom\n", ci));
+                assert!(message.contains(&status.to_string()), "{message}");
+                assert!(message.contains("boom"), "{message}");
+            }
+            let message = failed(verdict("device suite", None, "", ci));
+            assert!(message.contains("signal"), "{message}");
+        }
+    }
+
+    #[test]
+    fn every_status_of_the_harness_has_a_meaning() {
+        for status in [
+            exit::PASSED,
+            exit::TEST_FAILED,
+            exit::USAGE,
+            exit::HUNG,
+            exit::NO_DRIVER,
+            exit::SETUP,
+        ] {
+            assert!(exit::meaning(i32::from(status)).is_some(), "{status}");
+        }
+        assert_eq!(exit::meaning(101), None);
+    }
+
+    #[test]
+    fn run_sh_requires_the_setup_status_for_an_invalid_module() {
+        let script = run_sh();
+        for placeholder in ["@SETUP@", "@NO_DRIVER@"] {
+            assert!(super::RUN_SH.contains(placeholder), "{placeholder}");
+            assert!(!script.contains(placeholder), "{placeholder} left unfilled");
+        }
+        assert!(script.contains(".version 99.0"));
+        assert!(script.contains(&format!("if [ $rc -eq {} ]; then", exit::SETUP)));
+        assert!(script.contains("status=1"));
+        assert_ne!(exit::SETUP, exit::NO_DRIVER);
+        assert_ne!(exit::SETUP, exit::PASSED);
+    }
 }

@@ -820,7 +820,11 @@ impl Bench {
     }
 }
 
-fn run() -> Result<bool, String> {
+/// Runs the benchmarks: `Ok(false)` when a copy came out wrong; `Err` with the exit status
+/// (`pipeline_suite::exit`: usage, no CUDA driver, or CUDA setup) and a one-line message.
+fn run() -> Result<bool, (u8, String)> {
+    use pipeline_suite::exit;
+
     let args: Vec<String> = std::env::args().skip(1).collect();
     if args.iter().any(|a| a == "--list-kernels") {
         for name in required_kernels(args.iter().any(|a| a == "--cpp")) {
@@ -834,23 +838,26 @@ fn run() -> Result<bool, String> {
             .and_then(|i| args.get(i + 1))
             .cloned()
     };
-    let usage = "usage: pipeline-bench --rust-ptx FILE --rust-cubin FILE --cpp-cubin FILE [--cpp-extra FILE]... [--checked-cubin FILE] --out DIR [--quick]";
-    let rust_ptx = value("--rust-ptx").ok_or(usage)?;
-    let rust_cubin = value("--rust-cubin").ok_or(usage)?;
-    let cpp_cubin = value("--cpp-cubin").ok_or(usage)?;
-    let out = value("--out").ok_or(usage)?;
+    let usage = || {
+        (exit::USAGE, "usage: pipeline-bench --rust-ptx FILE --rust-cubin FILE --cpp-cubin FILE [--cpp-extra FILE]... [--checked-cubin FILE] --out DIR [--quick]".to_string())
+    };
+    let setup = |message: String| (exit::SETUP, message);
+    let rust_ptx = value("--rust-ptx").ok_or_else(usage)?;
+    let rust_cubin = value("--rust-cubin").ok_or_else(usage)?;
+    let cpp_cubin = value("--cpp-cubin").ok_or_else(usage)?;
+    let out = value("--out").ok_or_else(usage)?;
     let quick = args.iter().any(|a| a == "--quick");
-    let gpu = Gpu::open(&rust_ptx)?;
-    let rust = gpu.load_file(&rust_cubin)?;
-    let mut cpp = vec![gpu.load_file(&cpp_cubin)?];
+    let gpu = Gpu::open(&rust_ptx).map_err(|e| (e.exit_code(), e.to_string()))?;
+    let rust = gpu.load_file(&rust_cubin).map_err(setup)?;
+    let mut cpp = vec![gpu.load_file(&cpp_cubin).map_err(setup)?];
     for (i, a) in args.iter().enumerate() {
         if a == "--cpp-extra" {
-            let path = args.get(i + 1).ok_or(usage)?;
-            cpp.push(gpu.load_file(path)?);
+            let path = args.get(i + 1).ok_or_else(usage)?;
+            cpp.push(gpu.load_file(path).map_err(setup)?);
         }
     }
     let checked = match value("--checked-cubin") {
-        Some(path) => Some(gpu.load_file(&path)?),
+        Some(path) => Some(gpu.load_file(&path).map_err(setup)?),
         None => None,
     };
     let mut bench = Bench {
@@ -890,14 +897,14 @@ fn run() -> Result<bool, String> {
         .and_then(|()| bench.variants(reps, iters))
         .and_then(|()| bench.streams(reps.min(7), total));
     std::fs::write(format!("{out}/bench.csv"), &bench.csv)
-        .map_err(|e| format!("write bench.csv: {e}"))?;
+        .map_err(|e| setup(format!("write bench.csv: {e}")))?;
     std::fs::write(format!("{out}/bench_table.txt"), &bench.table)
-        .map_err(|e| format!("write bench_table.txt: {e}"))?;
+        .map_err(|e| setup(format!("write bench_table.txt: {e}")))?;
     if let Err(message) = result {
         // Exit at once: after a hung kernel, freeing the buffers (dropping `bench`) would block
         // on it, and the message would never be printed (seen on the H200).
         eprintln!("error: {message}");
-        std::process::exit(1);
+        std::process::exit(exit::TEST_FAILED.into());
     }
     if !bench.wrong.is_empty() {
         eprintln!("error: wrong copies: {}", bench.wrong.join("; "));
@@ -905,13 +912,15 @@ fn run() -> Result<bool, String> {
     Ok(bench.wrong.is_empty())
 }
 
+/// Exit status: `pipeline_suite::exit` (0 passed, 1 a wrong copy or a failed measurement,
+/// 2 usage, 4 no CUDA driver, 5 CUDA setup), errors as one line on stderr.
 fn main() -> ExitCode {
     match run() {
-        Ok(true) => ExitCode::SUCCESS,
-        Ok(false) => ExitCode::FAILURE,
-        Err(message) => {
+        Ok(true) => ExitCode::from(pipeline_suite::exit::PASSED),
+        Ok(false) => ExitCode::from(pipeline_suite::exit::TEST_FAILED),
+        Err((code, message)) => {
             eprintln!("error: {message}");
-            ExitCode::FAILURE
+            ExitCode::from(code)
         }
     }
 }

@@ -6,6 +6,12 @@
 //! (this executable with `--broken-one NAME`), with a fresh context. The records go to host
 //! memory mapped into the device (`cuMemHostRegister`), which the process reads after the failed
 //! launch: device memory cannot be read any more at that point.
+//!
+//! Exit status (`pipeline_suite::exit`), of a child and of the whole run: a child that cannot open
+//! the driver exits `NO_DRIVER` and the run stops at once with the same status (every other child
+//! would say the same); a child that cannot set its test up (module rejected, host memory not
+//! registered, kernel not in the module, launch refused) exits `SETUP`, and the run ends with
+//! `SETUP` after the other tests; a wrong or missing diagnosis is `TEST_FAILED`.
 
 use std::alloc::{Layout, alloc_zeroed, dealloc};
 use std::process::{Command, ExitCode, Stdio};
@@ -13,9 +19,9 @@ use std::time::{Duration, Instant};
 
 use cudarc::driver::sys;
 use gpu_pipeline::checked::HangRecord;
-use pipeline_suite::{BROKEN, BROKEN_SMEM_BYTES, Broken};
+use pipeline_suite::{BROKEN, BROKEN_SMEM_BYTES, Broken, exit};
 
-use crate::cuda::{Gpu, check};
+use crate::cuda::{Gpu, OpenError, check};
 
 /// Records the sink holds.
 const CAPACITY: usize = 16;
@@ -33,10 +39,10 @@ pub fn run_all(ptx: &str, filter: Option<&str>) -> ExitCode {
         Ok(exe) => exe,
         Err(e) => {
             eprintln!("error: cannot find this executable: {e}");
-            return ExitCode::from(2);
+            return ExitCode::from(exit::SETUP);
         }
     };
-    let (mut passed, mut failed) = (0, 0);
+    let (mut passed, mut failed, mut not_set_up) = (0, 0, 0);
     for test in BROKEN
         .iter()
         .filter(|t| filter.is_none_or(|f| t.name.contains(f)))
@@ -50,7 +56,7 @@ pub fn run_all(ptx: &str, filter: Option<&str>) -> ExitCode {
             Ok(child) => child,
             Err(e) => {
                 eprintln!("error: cannot start a test process: {e}");
-                return ExitCode::from(2);
+                return ExitCode::from(exit::SETUP);
             }
         };
         let start = Instant::now();
@@ -75,7 +81,16 @@ pub fn run_all(ptx: &str, filter: Option<&str>) -> ExitCode {
             .as_ref()
             .map(|o| String::from_utf8_lossy(&o.stderr).into_owned())
             .unwrap_or_default();
-        let ok = matches!(status, Some(s) if s.success());
+        let code = status.and_then(|s| s.code());
+        if code == Some(exit::NO_DRIVER.into()) {
+            // No test can run here: say so once, in the child's words, and stop.
+            eprint!("{stderr}");
+            return ExitCode::from(exit::NO_DRIVER);
+        }
+        if code == Some(exit::SETUP.into()) {
+            not_set_up += 1;
+        }
+        let ok = code == Some(exit::PASSED.into());
         println!(
             "{} {}  ({})",
             if ok { "PASS" } else { "FAIL" },
@@ -102,11 +117,23 @@ pub fn run_all(ptx: &str, filter: Option<&str>) -> ExitCode {
             failed += 1;
         }
     }
-    println!("broken kernels: {passed} passed, {failed} failed");
-    if failed == 0 {
-        ExitCode::SUCCESS
+    println!(
+        "broken kernels: {passed} passed, {failed} failed{}",
+        if not_set_up > 0 {
+            format!(" ({not_set_up} could not be set up: CUDA errors above)")
+        } else {
+            String::new()
+        }
+    );
+    if not_set_up > 0 {
+        eprintln!(
+            "error: {not_set_up} broken-kernel test(s) could not be set up (CUDA errors above)"
+        );
+        ExitCode::from(exit::SETUP)
+    } else if failed > 0 {
+        ExitCode::from(exit::TEST_FAILED)
     } else {
-        ExitCode::from(1)
+        ExitCode::from(exit::PASSED)
     }
 }
 
@@ -162,36 +189,36 @@ impl Drop for MappedRecords {
 }
 
 /// The child process: one broken kernel, with a fresh context. Prints what happened and the
-/// records in plain words; exit status 0 when the diagnosis is the expected one.
+/// records in plain words; exit status `PASSED` when the diagnosis is the expected one,
+/// `TEST_FAILED` when it is not, and the error's status (one line on stderr) when the test could
+/// not be set up.
 pub fn run_one(ptx: &str, name: &str) -> ExitCode {
     let Some(test) = BROKEN.iter().find(|t| t.name == name) else {
         eprintln!("error: no broken test named `{name}`");
-        return ExitCode::from(2);
+        return ExitCode::from(exit::USAGE);
     };
-    let verdict = match run_kernel(ptx, test) {
-        Ok(verdict) => verdict,
-        Err(message) => {
-            println!("error: {message}");
-            Err(message)
-        }
-    };
-    let code = match verdict {
-        Ok(()) => 0,
-        Err(why) => {
+    let code = match run_kernel(ptx, test) {
+        Ok(Ok(())) => exit::PASSED,
+        Ok(Err(why)) => {
             println!("wrong: {why}");
-            1
+            exit::TEST_FAILED
+        }
+        Err(error) => {
+            eprintln!("error: {error}");
+            error.exit_code()
         }
     };
     use std::io::Write;
     let _ = std::io::stdout().flush();
     // A trapped context may block in teardown: leave at once.
     // SAFETY: ends the process; nothing is left to clean up that matters.
-    unsafe { libc::_exit(code) }
+    unsafe { libc::_exit(code.into()) }
 }
 
 type Verdict = Result<(), String>;
 
-fn run_kernel(ptx: &str, test: &Broken) -> Result<Verdict, String> {
+/// Runs one broken kernel: `Err` when it could not be set up, else the verdict on its diagnosis.
+fn run_kernel(ptx: &str, test: &Broken) -> Result<Verdict, OpenError> {
     let gpu = Gpu::open(ptx)?;
     let (records, device) = MappedRecords::new()?;
     gpu.set_diagnostics_sink(device, CAPACITY as u32)?;

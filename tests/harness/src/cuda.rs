@@ -31,24 +31,82 @@ pub fn check(status: sys::CUresult, what: &str) -> Result<(), String> {
     }
 }
 
+/// Why [`Gpu::open`] failed. The variant, not the message, chooses the exit status
+/// ([`exit_code`](Self::exit_code)): only [`NoDriver`](Self::NoDriver) may be skipped by CI.
+#[derive(Debug)]
+pub enum OpenError {
+    /// The driver library (`libcuda.so`) cannot be loaded: this machine has no CUDA driver.
+    NoDriver,
+    /// Everything else: the PTX file cannot be read, no device, a driver too old for cudarc, a
+    /// GPU older than sm_90, the driver rejected the module. The message says which.
+    Setup(String),
+}
+
+impl OpenError {
+    /// The process exit status for this error (`pipeline_suite::exit`).
+    pub fn exit_code(&self) -> u8 {
+        match self {
+            Self::NoDriver => pipeline_suite::exit::NO_DRIVER,
+            Self::Setup(_) => pipeline_suite::exit::SETUP,
+        }
+    }
+}
+
+impl std::fmt::Display for OpenError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Self::NoDriver => f.write_str(
+                "no CUDA driver found (libcuda.so could not be loaded); run on a machine with an NVIDIA GPU and its driver, or build a bundle for one with `cargo xtask test-nvidia --bundle DIR` (benchmarks: `cargo xtask bench-nvidia --bundle DIR`) and run its script there",
+            ),
+            Self::Setup(message) => f.write_str(message),
+        }
+    }
+}
+
+impl From<String> for OpenError {
+    fn from(message: String) -> Self {
+        Self::Setup(message)
+    }
+}
+
+/// The message of a caught panic payload.
+fn panic_message(payload: &(dyn std::any::Any + Send)) -> &str {
+    payload
+        .downcast_ref::<String>()
+        .map(String::as_str)
+        .or_else(|| payload.downcast_ref::<&str>().copied())
+        .unwrap_or("(no message)")
+}
+
 impl Gpu {
-    /// Opens device 0 and loads the PTX module. A missing driver library makes cudarc panic on
-    /// first use; that panic becomes a one-line error here.
-    pub fn open(ptx_path: &str) -> Result<Self, String> {
+    /// Opens device 0 and loads the PTX module. A machine whose driver library cannot be loaded
+    /// gives [`OpenError::NoDriver`]; every other failure is [`OpenError::Setup`]. (cudarc loads
+    /// the library on first use and panics when it, or a symbol in it, is missing; the library is
+    /// looked for first, so a panic caught here means an incomplete or too old driver.)
+    pub fn open(ptx_path: &str) -> Result<Self, OpenError> {
         let ptx = std::fs::read_to_string(ptx_path).map_err(|e| {
             format!(
                 "cannot read the kernels' PTX `{ptx_path}`: {e} (build it with `cargo xtask build`)"
             )
         })?;
+        // SAFETY: loads the driver library, running its initialisers as any CUDA program does,
+        // and unloads it; cudarc loads it again below.
+        if !unsafe { sys::is_culib_present() } {
+            return Err(OpenError::NoDriver);
+        }
         let previous_hook = std::panic::take_hook();
         std::panic::set_hook(Box::new(|_| {}));
         let opened = std::panic::catch_unwind(|| CudaContext::new(0));
         std::panic::set_hook(previous_hook);
         let ctx = match opened {
             Ok(Ok(ctx)) => ctx,
-            Ok(Err(e)) => return Err(format!("no usable CUDA GPU: {e:?}")),
-            Err(_) => {
-                return Err("no CUDA driver found (libcuda.so could not be loaded); run on a machine with an NVIDIA GPU and driver, or use `cargo xtask test-nvidia --bundle DIR` and run DIR/run.sh there".into());
+            Ok(Err(e)) => return Err(format!("no usable CUDA GPU: {e:?}").into()),
+            Err(payload) => {
+                return Err(format!(
+                    "the CUDA driver library was found but cannot be used (too old a driver?): {}",
+                    panic_message(payload.as_ref())
+                )
+                .into());
             }
         };
         let name = ctx.name().map_err(|e| format!("device name: {e:?}"))?;
@@ -59,7 +117,8 @@ impl Gpu {
             return Err(format!(
                 "{name} is sm_{}{}; the suite needs sm_90 or newer (mbarrier try_wait, TMA, clusters)",
                 cc.0, cc.1
-            ));
+            )
+            .into());
         }
         let sms = ctx
             .attribute(sys::CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT)

@@ -1,7 +1,13 @@
 //! The device suite's host harness: loads the kernels' PTX with cudarc, launches every test of
 //! the `pipeline-suite` lists, checks the data on the host, and prints one line per test and a
-//! final `N passed, M failed` line. Exit status: 0 all passed, 1 a test failed, 2 no usable CUDA
-//! driver or GPU, 3 a kernel hung (the process cannot recover a hung context, so it stops there).
+//! final `N passed, M failed` line.
+//!
+//! Exit status (`pipeline_suite::exit`, which the xtask reads too): 0 all passed, 1 a test failed,
+//! 2 a usage error, 3 a kernel hung (the process cannot recover a hung context, so it stops
+//! there), 4 no CUDA driver (`libcuda.so` cannot be loaded), 5 a CUDA setup error (the PTX file
+//! cannot be read, the driver rejected the module, no device, a GPU older than sm_90, a failed
+//! allocation). Errors are one line on stderr. Only 4 may be reported as `SKIPPED`, by
+//! `cargo xtask ci` on a machine without a GPU.
 //!
 //! Usage: `pipeline-harness --ptx FILE [--quick] [--filter TEXT] [--timeout-s N] [--list]`
 //! and, with the PTX of a checked build, `pipeline-harness --ptx FILE --broken [--filter TEXT]`:
@@ -14,6 +20,7 @@ mod tests;
 use std::process::ExitCode;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
+use pipeline_suite::exit;
 use tests::{Outcome, Sizes};
 
 /// Command-line options.
@@ -25,6 +32,7 @@ struct Options {
     list: bool,
     broken: bool,
     broken_one: Option<String>,
+    help: bool,
 }
 
 const USAGE: &str = "usage: pipeline-harness --ptx FILE [--quick] [--filter TEXT] [--timeout-s N] [--list] [--broken]";
@@ -38,6 +46,7 @@ fn parse_args() -> Result<Options, String> {
         list: false,
         broken: false,
         broken_one: None,
+        help: false,
     };
     let mut args = std::env::args().skip(1);
     while let Some(arg) = args.next() {
@@ -57,11 +66,11 @@ fn parse_args() -> Result<Options, String> {
                     .map_err(|_| format!("--timeout-s: not a number: {value}"))?;
                 options.timeout = Duration::from_secs(seconds);
             }
-            "-h" | "--help" => return Err(USAGE.to_string()),
+            "-h" | "--help" => options.help = true,
             other => return Err(format!("unknown argument `{other}`\n{USAGE}")),
         }
     }
-    if options.ptx.is_empty() && !options.list {
+    if options.ptx.is_empty() && !options.list && !options.help {
         return Err(format!("--ptx FILE is required\n{USAGE}"));
     }
     Ok(options)
@@ -89,10 +98,14 @@ fn main() -> ExitCode {
     let options = match parse_args() {
         Ok(options) => options,
         Err(message) => {
-            eprintln!("{message}");
-            return ExitCode::from(2);
+            eprintln!("error: {message}");
+            return ExitCode::from(exit::USAGE);
         }
     };
+    if options.help {
+        println!("{USAGE}");
+        return ExitCode::SUCCESS;
+    }
     if let Some(name) = &options.broken_one {
         return broken::run_one(&options.ptx, name);
     }
@@ -113,9 +126,9 @@ fn main() -> ExitCode {
 
     let gpu = match cuda::Gpu::open(&options.ptx) {
         Ok(gpu) => gpu,
-        Err(message) => {
-            eprintln!("error: {message}");
-            return ExitCode::from(2);
+        Err(error) => {
+            eprintln!("error: {error}");
+            return ExitCode::from(error.exit_code());
         }
     };
     println!("gpu-pipeline device suite");
@@ -159,7 +172,7 @@ fn main() -> ExitCode {
         Ok(runner) => runner,
         Err(message) => {
             eprintln!("error: {message}");
-            return ExitCode::from(2);
+            return ExitCode::from(exit::SETUP);
         }
     };
     let (mut passed, mut failed, mut items_moved) = (0u32, 0u32, 0u64);
@@ -203,7 +216,7 @@ fn main() -> ExitCode {
                 use std::io::Write;
                 let _ = std::io::stdout().flush();
                 // SAFETY: ends the process without running destructors or atexit handlers.
-                unsafe { libc::_exit(3) }
+                unsafe { libc::_exit(exit::HUNG.into()) }
             }
         }
     }
@@ -211,8 +224,8 @@ fn main() -> ExitCode {
     println!("items moved through pipelines: {items_moved}");
     println!("{passed} passed, {failed} failed");
     if failed == 0 {
-        ExitCode::SUCCESS
+        ExitCode::from(exit::PASSED)
     } else {
-        ExitCode::from(1)
+        ExitCode::from(exit::TEST_FAILED)
     }
 }

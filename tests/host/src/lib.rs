@@ -8,7 +8,8 @@
 //!   [`PipelineBackend`]: a name, and how many phases a signal completed.
 //! - [`XorShift64`] and [`seed_from_time`]: fresh payload data every run.
 //! - [`run_with_watchdog`] (not under loom): runs worker threads and fails with a message naming
-//!   the configuration, instead of hanging, when they do not finish in time.
+//!   the configuration, instead of hanging, when they stop making progress (no item moved for a
+//!   stall window, [`STALL`] in the tests), however long the whole run takes.
 //!
 //! The same code compiles with and without `--cfg loom`: barrier storage is allocated through
 //! [`PipelineBackend::Storage`], which the library switches to loom's atomics.
@@ -251,23 +252,35 @@ pub fn seed_from_time() -> u64 {
 #[cfg(not(loom))]
 pub type Worker<R> = (String, Box<dyn FnOnce() -> R + Send>);
 
+/// The stall window of the host tests: a run in which no item moved for this long has hung.
+///
+/// A healthy item takes microseconds; a loaded machine (a cargo build beside the tests) may
+/// deschedule a thread for a while, but not for seconds on end. A run that is merely slow keeps
+/// moving and is never failed, however long it takes.
+#[cfg(not(loom))]
+pub const STALL: std::time::Duration = std::time::Duration::from_secs(20);
+
 /// Runs `workers` on their own threads and returns their results in order.
 ///
-/// Fails (panics) with a message that names `config` when a worker panics, or when the
-/// workers have not all finished within `timeout`; `progress` is called then to describe how
-/// far each got. The threads of a run that timed out are left behind (they own what they use),
-/// so a hang becomes a failed test, not a hung test binary.
+/// Fails (panics) with a message that names `config` when a worker panics, or when the run stops
+/// making progress: `progress` returns a count of the items moved so far (by all workers
+/// together; any count that changes whenever an item moves will do) and a description of how
+/// far each worker got, and the run fails when neither that count changed nor a worker finished
+/// for `stall`. The whole run may take as long as it needs, so a loaded machine slows a run down
+/// without failing it. The threads of a run that stalled are left behind (they own what they
+/// use), so a hang becomes a failed test, not a hung test binary.
 #[cfg(not(loom))]
 pub fn run_with_watchdog<R: Send + 'static>(
     config: &str,
-    timeout: std::time::Duration,
+    stall: std::time::Duration,
     workers: Vec<Worker<R>>,
-    progress: impl Fn() -> String,
+    progress: impl Fn() -> (u64, String),
 ) -> Vec<R> {
     use std::panic::{AssertUnwindSafe, catch_unwind};
-    use std::sync::mpsc;
+    use std::sync::mpsc::{self, RecvTimeoutError};
+    use std::time::{Duration, Instant};
 
-    let deadline = std::time::Instant::now() + timeout;
+    let started = Instant::now();
     let count = workers.len();
     let (tx, rx) = mpsc::channel();
     let mut names = Vec::with_capacity(count);
@@ -287,11 +300,20 @@ pub fn run_with_watchdog<R: Send + 'static>(
     }
     drop(tx);
 
+    // The progress count is sampled a few times per stall window; the window restarts whenever
+    // the count changed or a worker finished since the last sample.
+    let poll = (stall / 4).clamp(Duration::from_millis(1), Duration::from_millis(250));
+    let mut moved = progress().0;
+    let mut last_move = Instant::now();
     let mut results: Vec<Option<R>> = (0..count).map(|_| None).collect();
-    for _ in 0..count {
-        let left = deadline.saturating_duration_since(std::time::Instant::now());
-        match rx.recv_timeout(left) {
-            Ok((index, Ok(result))) => results[index] = Some(result),
+    let mut finished = 0;
+    while finished < count {
+        match rx.recv_timeout(poll) {
+            Ok((index, Ok(result))) => {
+                results[index] = Some(result);
+                finished += 1;
+                last_move = Instant::now();
+            }
             Ok((index, Err(payload))) => {
                 let message = payload
                     .downcast_ref::<String>()
@@ -300,17 +322,26 @@ pub fn run_with_watchdog<R: Send + 'static>(
                     .unwrap_or("(non-string panic payload)");
                 panic!("{config}: worker `{}` panicked: {message}", names[index]);
             }
-            Err(_) => {
-                let missing: Vec<&str> = results
-                    .iter()
-                    .zip(&names)
-                    .filter(|(result, _)| result.is_none())
-                    .map(|(_, name)| name.as_str())
-                    .collect();
-                panic!(
-                    "watchdog: {config} did not finish within {timeout:?}; still running: {missing:?}; progress: {}",
-                    progress()
-                );
+            Err(RecvTimeoutError::Timeout) => {
+                let (now_moved, description) = progress();
+                if now_moved != moved {
+                    moved = now_moved;
+                    last_move = Instant::now();
+                } else if last_move.elapsed() >= stall {
+                    let missing: Vec<&str> = results
+                        .iter()
+                        .zip(&names)
+                        .filter(|(result, _)| result.is_none())
+                        .map(|(_, name)| name.as_str())
+                        .collect();
+                    panic!(
+                        "watchdog: {config}: no progress for {stall:?} (stuck at {moved} items moved, {:.1?} into the run); still running: {missing:?}; progress: {description}",
+                        started.elapsed()
+                    );
+                }
+            }
+            Err(RecvTimeoutError::Disconnected) => {
+                unreachable!("every worker reports before it drops its sender")
             }
         }
     }

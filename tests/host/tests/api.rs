@@ -8,8 +8,6 @@
 // Loom's atomics only work inside a loom model: under `--cfg loom` only `loom.rs` runs.
 #![cfg(not(loom))]
 
-use std::time::Duration;
-
 use gpu_pipeline::{
     Consumer, Cursor, HostCounterBackend, HostMbarBackend, PipelineBackend, Producer,
     ProducerConsumerPipeline,
@@ -285,7 +283,7 @@ fn wait_if_needed_with_ready_true_does_not_wait() {
     let worker = ring.clone();
     run_with_watchdog(
         "wait_producer_if_needed(true) on an empty ring",
-        Duration::from_secs(10),
+        protocol_tests::STALL,
         vec![(
             "consumer".to_string(),
             Box::new(move || {
@@ -295,7 +293,8 @@ fn wait_if_needed_with_ready_true_does_not_wait() {
                 pipe.wait_producer_if_needed(true);
             }),
         )],
-        || "blocked in wait_producer_if_needed".to_string(),
+        // One call, no items: the stall window bounds the whole call.
+        || (0, "blocked in wait_producer_if_needed".to_string()),
     );
 }
 

@@ -14,8 +14,9 @@
 //! that went through it (or the poison it started with, when none did), and every barrier
 //! completed exactly one phase per item that went through its slot, with no arrival left over.
 //!
-//! A watchdog turns a hang into a failure that names the configuration, the seed and how far
-//! each thread got.
+//! A watchdog turns a hang (no item moved for [`STALL`]) into a failure that names the
+//! configuration, the seed and how far each thread got; a run that is merely slow (a loaded
+//! machine) is never failed for its length.
 //!
 //! Cases are named by configuration: `stages_3_producers_2_consumers_4::counter_scopes` runs
 //! 3 stages, 2 producers, 4 consumers on `HostCounterBackend` through `produce`/`consume`.
@@ -48,8 +49,9 @@ const SHORT_ITEMS: u64 = if cfg!(debug_assertions) { 1_000 } else { 5_000 };
 /// The most producer threads a case uses: the number of parts in a slot.
 const MAX_PRODUCERS: usize = 4;
 
-/// A run that takes longer than this has hung (the longest healthy run takes a few seconds).
-const WATCHDOG: Duration = Duration::from_secs(60);
+/// A run in which no item moved for this long has hung (a healthy item takes microseconds; a
+/// run on a loaded machine may take minutes and still never stall for this long).
+const STALL: Duration = protocol_tests::STALL;
 
 /// How often a try-wait loop probes before it falls back to the blocking `*_if_needed` wait.
 const TRY_WAIT_SPINS: u32 = 16;
@@ -321,13 +323,14 @@ fn run<const STAGES: usize, B: HostBackend>(
             .iter()
             .map(|p| p.load(Ordering::Relaxed))
             .collect();
-        format!(
+        let description = format!(
             "producers {:?}, consumers {:?}",
             &done[..producers],
             &done[producers..]
-        )
+        );
+        (done.iter().sum(), description)
     };
-    let results = run_with_watchdog(&config, WATCHDOG, workers, progress);
+    let results = run_with_watchdog(&config, STALL, workers, progress);
 
     let errors = shared.error_count.load(Ordering::Relaxed);
     assert!(
@@ -608,13 +611,13 @@ fn sync_only<const STAGES: usize, B: HostBackend>(items: u64) {
                 .map(|a| a.load(Ordering::Relaxed))
                 .collect::<Vec<_>>()
         };
-        format!(
-            "producers finished {:?}, consumers finished {:?}",
-            load(&shared.finished),
-            load(&shared.consumer_finished)
-        )
+        let (finished, consumer_finished) =
+            (load(&shared.finished), load(&shared.consumer_finished));
+        let description =
+            format!("producers finished {finished:?}, consumers finished {consumer_finished:?}");
+        (finished.iter().chain(&consumer_finished).sum(), description)
     };
-    let errors: Vec<String> = run_with_watchdog(&config, WATCHDOG, workers, progress).concat();
+    let errors: Vec<String> = run_with_watchdog(&config, STALL, workers, progress).concat();
     assert!(errors.is_empty(), "{config}: {errors:#?}");
     // SAFETY: all threads are joined; this value only reads signals.
     let pipe: ProducerConsumerPipeline<STAGES, B> = unsafe { shared.ring.pipeline() };

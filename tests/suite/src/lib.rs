@@ -49,6 +49,46 @@ pub mod api {
     pub const SIGNAL_EARLY: u32 = 5;
 }
 
+/// The exit status of the host binaries (`pipeline-harness`, its `--broken-one` child processes
+/// and `pipeline-bench`), in the one place that the harness and the xtask both read, so that
+/// they cannot drift apart.
+///
+/// Only [`NO_DRIVER`](exit::NO_DRIVER) may become a `SKIPPED` line (in `cargo xtask ci`, on a
+/// machine without a GPU); every other non-zero status is a failure.
+pub mod exit {
+    /// Every test passed.
+    pub const PASSED: u8 = 0;
+    /// A test failed (wrong data, a wrong diagnosis, a kernel that reported an error).
+    pub const TEST_FAILED: u8 = 1;
+    /// The command line was wrong (an unknown argument, a missing value, an unknown test name).
+    pub const USAGE: u8 = 2;
+    /// A kernel hung: the process stopped at once, since a hung context cannot be recovered.
+    pub const HUNG: u8 = 3;
+    /// No CUDA driver: the driver library (`libcuda.so`) cannot be loaded on this machine.
+    pub const NO_DRIVER: u8 = 4;
+    /// The driver is there but the run could not be set up: the PTX file cannot be read, the
+    /// driver rejected the module (for example `CUDA_ERROR_INVALID_IMAGE`), no device, a GPU
+    /// older than sm_90, a failed allocation or host-memory registration, a test process that
+    /// could not be started.
+    pub const SETUP: u8 = 5;
+
+    /// What an exit status means, in a few words; `None` for a status not listed here.
+    pub const fn meaning(code: i32) -> Option<&'static str> {
+        if code < 0 || code > u8::MAX as i32 {
+            return None;
+        }
+        match code as u8 {
+            PASSED => Some("passed"),
+            TEST_FAILED => Some("a test failed"),
+            USAGE => Some("usage error"),
+            HUNG => Some("a kernel hung"),
+            NO_DRIVER => Some("no CUDA driver"),
+            SETUP => Some("CUDA setup error"),
+            _ => None,
+        }
+    }
+}
+
 const fn align_up(x: usize, a: usize) -> usize {
     x.div_ceil(a) * a
 }
