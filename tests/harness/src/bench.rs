@@ -5,9 +5,9 @@
 //! around each launch, against `cuMemcpyDtoDAsync` in the same process. Streaming outputs are
 //! verified. Every figure it prints is measured in the run that prints it.
 //!
-//! Usage: `pipeline-bench --rust-ptx FILE --rust-cubin FILE --cpp-cubin FILE [--cpp-extra FILE]...
-//! --out DIR [--quick]` (the Rust PTX assembled by the same `ptxas -arch=sm_90a` as the C++, so both
-//! run the same compiler's machine code; the PTX itself opens the context; `--cpp-extra` cubins hold
+//! Usage: `pipeline-bench --rust-cubin FILE --cpp-cubin FILE [--cpp-extra FILE]...
+//! [--checked-cubin FILE] --out DIR [--quick]` (the Rust PTX assembled by the same `ptxas
+//! -arch=sm_90a` as the C++, so both run the same compiler's machine code; `--cpp-extra` cubins hold
 //! C++ kernels looked up after the main one). `pipeline-bench --list-kernels [--cpp]` prints the
 //! Rust (or C++) kernels the tables need, for the bundle's check.
 //!
@@ -839,15 +839,16 @@ fn run() -> Result<bool, (u8, String)> {
             .cloned()
     };
     let usage = || {
-        (exit::USAGE, "usage: pipeline-bench --rust-ptx FILE --rust-cubin FILE --cpp-cubin FILE [--cpp-extra FILE]... [--checked-cubin FILE] --out DIR [--quick]".to_string())
+        (exit::USAGE, "usage: pipeline-bench --rust-cubin FILE --cpp-cubin FILE [--cpp-extra FILE]... [--checked-cubin FILE] --out DIR [--quick]".to_string())
     };
     let setup = |message: String| (exit::SETUP, message);
-    let rust_ptx = value("--rust-ptx").ok_or_else(usage)?;
     let rust_cubin = value("--rust-cubin").ok_or_else(usage)?;
     let cpp_cubin = value("--cpp-cubin").ok_or_else(usage)?;
     let out = value("--out").ok_or_else(usage)?;
     let quick = args.iter().any(|a| a == "--quick");
-    let gpu = Gpu::open(&rust_ptx).map_err(|e| (e.exit_code(), e.to_string()))?;
+    // The context opens on the Rust cubin (no PTX for the driver to compile: the cubins come from
+    // the same ptxas on both sides).
+    let gpu = Gpu::open(&rust_cubin).map_err(|e| (e.exit_code(), e.to_string()))?;
     let rust = gpu.load_file(&rust_cubin).map_err(setup)?;
     let mut cpp = vec![gpu.load_file(&cpp_cubin).map_err(setup)?];
     for (i, a) in args.iter().enumerate() {

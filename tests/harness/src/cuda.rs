@@ -79,16 +79,26 @@ fn panic_message(payload: &(dyn std::any::Any + Send)) -> &str {
 }
 
 impl Gpu {
-    /// Opens device 0 and loads the PTX module. A machine whose driver library cannot be loaded
+    /// Opens device 0 and loads the kernels' module. A machine whose driver library cannot be loaded
     /// gives [`OpenError::NoDriver`]; every other failure is [`OpenError::Setup`]. (cudarc loads
     /// the library on first use and panics when it, or a symbol in it, is missing; the library is
     /// looked for first, so a panic caught here means an incomplete or too old driver.)
-    pub fn open(ptx_path: &str) -> Result<Self, OpenError> {
-        let ptx = std::fs::read_to_string(ptx_path).map_err(|e| {
-            format!(
-                "cannot read the kernels' PTX `{ptx_path}`: {e} (build it with `cargo xtask build`)"
-            )
-        })?;
+    ///
+    /// `module_path` is PTX (`.ptx`, compiled by the driver) or a cubin made by ptxas for this GPU.
+    pub fn open(module_path: &str) -> Result<Self, OpenError> {
+        let is_ptx = module_path.ends_with(".ptx");
+        let ptx = if is_ptx {
+            Ptx::from_src(std::fs::read_to_string(module_path).map_err(|e| {
+                format!(
+                    "cannot read the kernels' PTX `{module_path}`: {e} (build it with `cargo xtask build`)"
+                )
+            })?)
+        } else {
+            if !std::path::Path::new(module_path).exists() {
+                return Err(format!("no module file `{module_path}`").into());
+            }
+            Ptx::from_file(module_path)
+        };
         // SAFETY: loads the driver library, running its initialisers as any CUDA program does,
         // and unloads it; cudarc loads it again below.
         if !unsafe { sys::is_culib_present() } {
@@ -130,8 +140,8 @@ impl Gpu {
             "cuDriverGetVersion",
         )?;
         let module = ctx
-            .load_module(Ptx::from_src(ptx))
-            .map_err(|e| format!("the driver rejected the PTX module: {e:?}"))?;
+            .load_module(ptx)
+            .map_err(|e| format!("the driver rejected the module `{module_path}`: {e:?}"))?;
         Ok(Self {
             stream: ctx.default_stream(),
             ctx: ctx.clone(),
