@@ -341,6 +341,10 @@ fn required_kernels(cpp: bool) -> Vec<String> {
     }
     names.extend(STREAMS.iter().map(|s| s.kernel.to_string()));
     if !cpp {
+        for (s, w) in [(1, 1), (2, 1), (4, 1), (8, 1), (2, 4), (4, 4)] {
+            names.push(format!("var_oolwait_s{s}_c{w}_llvm"));
+            names.push(format!("var_oolwait_s{s}_c{w}_flat"));
+        }
         names.push("bench_fill".into());
         names.push("bench_verify".into());
     }
@@ -610,6 +614,56 @@ impl Bench {
                 )
                 .unwrap();
             }
+        }
+        Ok(())
+    }
+
+    /// The wait-loop experiment: the elected-lane ring (direct calls, per-warp release) with the
+    /// library's wait and with its retry loop out of line (`var_oolwait_*`, a test backend), in
+    /// LLVM's plain loop and in the flat loop, beside the C++ flat loop.
+    fn wait_variants(&mut self, reps: usize, iters: u32) -> Result<(), String> {
+        let mut out = self
+            .gpu
+            .stream
+            .alloc_zeros::<u64>(4)
+            .map_err(|e| format!("{e:?}"))?;
+        self.line(format!(
+            "\nwait-loop experiment: elected-lane ring, direct calls, per-warp release (cycles per stage, median of {reps}); ool: the retry loop of each wait in a non-inlined function"
+        ));
+        self.line(format!(
+            "{:<24} {:>9} {:>9} {:>9} {:>9} {:>9}",
+            "", "lib LLVM", "ool LLVM", "lib flat", "ool flat", "C++ flat"
+        ));
+        for (s, w) in [(1, 1), (2, 1), (4, 1), (8, 1), (2, 4), (4, 4)] {
+            let lib = format!("bench_elect_s{s}_c{w}_warp_direct");
+            let ool = format!("var_oolwait_s{s}_c{w}");
+            let f = [
+                self.rust_function(&format!("{lib}_llvm")),
+                self.rust_function(&format!("{ool}_llvm")),
+                self.rust_function(&format!("{lib}_flat")),
+                self.rust_function(&format!("{ool}_flat")),
+                self.cpp_function(&format!("bench_elect_s{s}_c{w}_warp_flat")),
+            ];
+            let refs: Vec<Option<&CudaFunction>> = f.iter().map(Option::as_ref).collect();
+            let m = self.measure(&refs, (32 * (1 + w), 1, 128), reps, iters, &mut out)?;
+            self.line(format!(
+                "{:<24} {} {} {} {} {}",
+                format!("s{s}, {w} consumer warp{}", if w > 1 { "s" } else { "" }),
+                figure(m[0], 9, 1),
+                figure(m[1], 9, 1),
+                figure(m[2], 9, 1),
+                figure(m[3], 9, 1),
+                figure(m[4], 9, 1)
+            ));
+            let csv = |v: Option<f64>| figure(v, 0, 2).trim().to_string();
+            writeln!(
+                self.csv,
+                "waitloop,{ool},{},{},,,,,{}",
+                csv(m[1]),
+                csv(m[4]),
+                csv(m[0])
+            )
+            .unwrap();
         }
         Ok(())
     }
@@ -896,6 +950,7 @@ fn run() -> Result<bool, (u8, String)> {
         .cycles(reps, iters)
         .and_then(|()| bench.checked_costs(reps, iters))
         .and_then(|()| bench.variants(reps, iters))
+        .and_then(|()| bench.wait_variants(reps, iters))
         .and_then(|()| bench.streams(reps.min(7), total));
     std::fs::write(format!("{out}/bench.csv"), &bench.csv)
         .map_err(|e| setup(format!("write bench.csv: {e}")))?;

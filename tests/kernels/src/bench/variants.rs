@@ -232,7 +232,7 @@ macro_rules! counter_variant {
 }
 
 macro_rules! variant_kernel {
-    ($name:literal, $shape:literal, $body:expr) => {
+    ($name:expr, $shape:literal, $body:expr) => {
         const _: () = {
             /// A counter-ring variant kernel (see the module docs).
             #[unsafe(export_name = concat!("var_", $name, $shape))]
@@ -247,4 +247,136 @@ macro_rules! variant_kernel {
 counter_variant! {
     "prev": V_PREV;
     "uniform": V_UNIFORM;
+}
+
+/// The mbarrier backend with the wait's retry loop out of line (`#[inline(never)]`, cold): in a
+/// loop that LLVM unrolls, each wait is then one `try_wait` and a branch to a call, and ptxas sees
+/// no inner loop to put a `YIELD` in. Measured against the library's wait in the elected-lane ring
+/// (`var_oolwait_*`), in the loop shape LLVM gives a plain loop and in the flat one.
+#[derive(Clone, Copy)]
+pub struct OolWaitMbar<const P: u32, const C: u32>(gpu_pipeline::NvidiaMbarBackend<P, C>);
+
+/// The out-of-line retry of [`OolWaitMbar`]'s waits.
+#[inline(never)]
+#[cold]
+fn retry_wait(bar: gpu_pipeline::MbarrierRef, parity: u32) {
+    while !bar.try_wait_parity(parity) {}
+}
+
+// SAFETY: every item forwards to the library's NvidiaMbarBackend, whose contract holds; the waits
+// return only once `try_wait_parity` of the lap succeeded, as the library's do.
+unsafe impl<const P: u32, const C: u32> PipelineBackend for OolWaitMbar<P, C> {
+    type Storage = gpu_pipeline::Mbarrier;
+    type Handle = gpu_pipeline::MbarrierRef;
+
+    const PRODUCER_ARRIVALS: u32 = P;
+    const CONSUMER_ARRIVALS: u32 = C;
+    const MAX_ARRIVALS: u32 = gpu_pipeline::backend::MAX_MBARRIER_ARRIVALS;
+    const SHADOW_ELEMS_PER_STAGE: usize = 1;
+
+    #[inline(always)]
+    unsafe fn new<const STAGES: usize>(storage: *mut gpu_pipeline::Mbarrier) -> Self {
+        // SAFETY: forwarded.
+        Self(unsafe { gpu_pipeline::NvidiaMbarBackend::new::<STAGES>(storage) })
+    }
+
+    #[inline(always)]
+    unsafe fn init<const STAGES: usize>(&self) {
+        // SAFETY: forwarded.
+        unsafe { self.0.init::<STAGES>() }
+    }
+
+    #[inline(always)]
+    unsafe fn wait_full(&self, stage: u32, lap: u32, _ticks: Option<u32>) {
+        // SAFETY: forwarded.
+        let bar = unsafe { self.0.full_handle(stage) };
+        if !bar.try_wait_parity(lap) {
+            retry_wait(bar, lap);
+        }
+    }
+
+    #[inline(always)]
+    unsafe fn wait_empty(&self, stage: u32, lap: u32, _ticks: Option<u32>) {
+        // SAFETY: forwarded.
+        let bar = unsafe { self.0.empty_handle(stage) };
+        if !bar.try_wait_parity(lap) {
+            retry_wait(bar, lap);
+        }
+    }
+
+    #[inline(always)]
+    unsafe fn try_full(&self, stage: u32, lap: u32) -> bool {
+        // SAFETY: forwarded.
+        unsafe { self.0.try_full(stage, lap) }
+    }
+
+    #[inline(always)]
+    unsafe fn try_empty(&self, stage: u32, lap: u32) -> bool {
+        // SAFETY: forwarded.
+        unsafe { self.0.try_empty(stage, lap) }
+    }
+
+    #[inline(always)]
+    unsafe fn arrive_full(&self, stage: u32) {
+        // SAFETY: forwarded.
+        unsafe { self.0.arrive_full(stage) }
+    }
+
+    #[inline(always)]
+    unsafe fn arrive_empty(&self, stage: u32) {
+        // SAFETY: forwarded.
+        unsafe { self.0.arrive_empty(stage) }
+    }
+
+    #[inline(always)]
+    unsafe fn full_handle(&self, stage: u32) -> gpu_pipeline::MbarrierRef {
+        // SAFETY: forwarded.
+        unsafe { self.0.full_handle(stage) }
+    }
+
+    #[inline(always)]
+    unsafe fn empty_handle(&self, stage: u32) -> gpu_pipeline::MbarrierRef {
+        // SAFETY: forwarded.
+        unsafe { self.0.empty_handle(stage) }
+    }
+
+    #[cfg(feature = "checked")]
+    #[inline(always)]
+    unsafe fn arrivals_full(&self, stage: u32) -> u32 {
+        // SAFETY: forwarded.
+        unsafe { self.0.arrivals_full(stage) }
+    }
+
+    #[cfg(feature = "checked")]
+    #[inline(always)]
+    unsafe fn arrivals_empty(&self, stage: u32) -> u32 {
+        // SAFETY: forwarded.
+        unsafe { self.0.arrivals_empty(stage) }
+    }
+}
+
+/// The elected-lane ring (direct calls, per-warp release) over [`OolWaitMbar`]:
+/// `var_oolwait_s{S}_c{W}_{llvm|flat}`.
+macro_rules! oolwait_kernels {
+    ($($s:literal, $w:literal;)*) => {$(
+        variant_kernel!(
+            concat!("oolwait_s", stringify!($s), "_c", stringify!($w)),
+            "_llvm",
+            super::elect_ring::<$s, OolWaitMbar<1, $w>, $w, false, { super::DIRECT }, { super::LOOP_LLVM }>
+        );
+        variant_kernel!(
+            concat!("oolwait_s", stringify!($s), "_c", stringify!($w)),
+            "_flat",
+            super::elect_ring::<$s, OolWaitMbar<1, $w>, $w, false, { super::DIRECT }, { super::LOOP_FLAT }>
+        );
+    )*};
+}
+
+oolwait_kernels! {
+    1, 1;
+    2, 1;
+    4, 1;
+    8, 1;
+    2, 4;
+    4, 4;
 }
