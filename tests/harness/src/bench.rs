@@ -342,8 +342,8 @@ fn required_kernels(cpp: bool) -> Vec<String> {
     names.extend(STREAMS.iter().map(|s| s.kernel.to_string()));
     if !cpp {
         for (s, w) in [(1, 1), (2, 1), (4, 1), (8, 1), (2, 4), (4, 4)] {
-            names.push(format!("var_oolwait_s{s}_c{w}_llvm"));
-            names.push(format!("var_oolwait_s{s}_c{w}_flat"));
+            names.push(format!("var_spinwait_s{s}_c{w}_llvm"));
+            names.push(format!("var_spinwait_s{s}_c{w}_flat"));
         }
         names.push("bench_fill".into());
         names.push("bench_verify".into());
@@ -618,9 +618,10 @@ impl Bench {
         Ok(())
     }
 
-    /// The wait-loop experiment: the elected-lane ring (direct calls, per-warp release) with the
-    /// library's wait and with its retry loop out of line (`var_oolwait_*`, a test backend), in
-    /// LLVM's plain loop and in the flat loop, beside the C++ flat loop.
+    /// The wait-loop comparison: the elected-lane ring (direct calls, per-warp release) with the
+    /// library's wait (`nanosleep 0` between tries) and with the bare retry loop it had before
+    /// (`var_spinwait_*`, a test backend), in LLVM's plain loop and in the flat loop, beside the
+    /// C++ flat loop (a bare retry loop, as CUTLASS writes it).
     fn wait_variants(&mut self, reps: usize, iters: u32) -> Result<(), String> {
         let mut out = self
             .gpu
@@ -628,20 +629,20 @@ impl Bench {
             .alloc_zeros::<u64>(4)
             .map_err(|e| format!("{e:?}"))?;
         self.line(format!(
-            "\nwait-loop experiment: elected-lane ring, direct calls, per-warp release (cycles per stage, median of {reps}); ool: the retry loop of each wait in a non-inlined function"
+            "\nwait loop: elected-lane ring, direct calls, per-warp release (cycles per stage, median of {reps}); lib: the library's wait (nanosleep 0 between tries); spin: the bare retry loop (the library before issue 11)"
         ));
         self.line(format!(
             "{:<24} {:>9} {:>9} {:>9} {:>9} {:>9}",
-            "", "lib LLVM", "ool LLVM", "lib flat", "ool flat", "C++ flat"
+            "", "lib LLVM", "spin LLVM", "lib flat", "spin flat", "C++ flat"
         ));
         for (s, w) in [(1, 1), (2, 1), (4, 1), (8, 1), (2, 4), (4, 4)] {
             let lib = format!("bench_elect_s{s}_c{w}_warp_direct");
-            let ool = format!("var_oolwait_s{s}_c{w}");
+            let spin = format!("var_spinwait_s{s}_c{w}");
             let f = [
                 self.rust_function(&format!("{lib}_llvm")),
-                self.rust_function(&format!("{ool}_llvm")),
+                self.rust_function(&format!("{spin}_llvm")),
                 self.rust_function(&format!("{lib}_flat")),
-                self.rust_function(&format!("{ool}_flat")),
+                self.rust_function(&format!("{spin}_flat")),
                 self.cpp_function(&format!("bench_elect_s{s}_c{w}_warp_flat")),
             ];
             let refs: Vec<Option<&CudaFunction>> = f.iter().map(Option::as_ref).collect();
@@ -658,7 +659,7 @@ impl Bench {
             let csv = |v: Option<f64>| figure(v, 0, 2).trim().to_string();
             writeln!(
                 self.csv,
-                "waitloop,{ool},{},{},,,,,{}",
+                "waitloop,{spin},{},{},,,,,{}",
                 csv(m[1]),
                 csv(m[4]),
                 csv(m[0])

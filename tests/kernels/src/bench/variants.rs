@@ -249,23 +249,23 @@ counter_variant! {
     "uniform": V_UNIFORM;
 }
 
-/// The mbarrier backend with the wait's retry loop out of line (`#[inline(never)]`, cold): in a
-/// loop that LLVM unrolls, each wait is then one `try_wait` and a branch to a call, and ptxas sees
-/// no inner loop to put a `YIELD` in. Measured against the library's wait in the elected-lane ring
-/// (`var_oolwait_*`), in the loop shape LLVM gives a plain loop and in the flat one.
+/// The mbarrier backend with the library's wait before issue 11: `try_wait` retried in a bare
+/// loop, where ptxas puts a `YIELD` in front of the `try_wait` when the loop sits in an unrolled
+/// body (the library now sleeps `nanosleep 0` between tries). Measured against the library's wait
+/// in the elected-lane ring (`var_spinwait_*`), in the loop shape LLVM gives a plain loop and in
+/// the flat one.
 #[derive(Clone, Copy)]
-pub struct OolWaitMbar<const P: u32, const C: u32>(gpu_pipeline::NvidiaMbarBackend<P, C>);
+pub struct SpinWaitMbar<const P: u32, const C: u32>(gpu_pipeline::NvidiaMbarBackend<P, C>);
 
-/// The out-of-line retry of [`OolWaitMbar`]'s waits.
-#[inline(never)]
-#[cold]
-fn retry_wait(bar: gpu_pipeline::MbarrierRef, parity: u32) {
+/// The bare retry loop of [`SpinWaitMbar`]'s waits.
+#[inline(always)]
+fn spin_wait(bar: gpu_pipeline::MbarrierRef, parity: u32) {
     while !bar.try_wait_parity(parity) {}
 }
 
 // SAFETY: every item forwards to the library's NvidiaMbarBackend, whose contract holds; the waits
 // return only once `try_wait_parity` of the lap succeeded, as the library's do.
-unsafe impl<const P: u32, const C: u32> PipelineBackend for OolWaitMbar<P, C> {
+unsafe impl<const P: u32, const C: u32> PipelineBackend for SpinWaitMbar<P, C> {
     type Storage = gpu_pipeline::Mbarrier;
     type Handle = gpu_pipeline::MbarrierRef;
 
@@ -289,19 +289,13 @@ unsafe impl<const P: u32, const C: u32> PipelineBackend for OolWaitMbar<P, C> {
     #[inline(always)]
     unsafe fn wait_full(&self, stage: u32, lap: u32, _ticks: Option<u32>) {
         // SAFETY: forwarded.
-        let bar = unsafe { self.0.full_handle(stage) };
-        if !bar.try_wait_parity(lap) {
-            retry_wait(bar, lap);
-        }
+        spin_wait(unsafe { self.0.full_handle(stage) }, lap);
     }
 
     #[inline(always)]
     unsafe fn wait_empty(&self, stage: u32, lap: u32, _ticks: Option<u32>) {
         // SAFETY: forwarded.
-        let bar = unsafe { self.0.empty_handle(stage) };
-        if !bar.try_wait_parity(lap) {
-            retry_wait(bar, lap);
-        }
+        spin_wait(unsafe { self.0.empty_handle(stage) }, lap);
     }
 
     #[inline(always)]
@@ -355,24 +349,24 @@ unsafe impl<const P: u32, const C: u32> PipelineBackend for OolWaitMbar<P, C> {
     }
 }
 
-/// The elected-lane ring (direct calls, per-warp release) over [`OolWaitMbar`]:
-/// `var_oolwait_s{S}_c{W}_{llvm|flat}`.
-macro_rules! oolwait_kernels {
+/// The elected-lane ring (direct calls, per-warp release) over [`SpinWaitMbar`]:
+/// `var_spinwait_s{S}_c{W}_{llvm|flat}`.
+macro_rules! spinwait_kernels {
     ($($s:literal, $w:literal;)*) => {$(
         variant_kernel!(
-            concat!("oolwait_s", stringify!($s), "_c", stringify!($w)),
+            concat!("spinwait_s", stringify!($s), "_c", stringify!($w)),
             "_llvm",
-            super::elect_ring::<$s, OolWaitMbar<1, $w>, $w, false, { super::DIRECT }, { super::LOOP_LLVM }>
+            super::elect_ring::<$s, SpinWaitMbar<1, $w>, $w, false, { super::DIRECT }, { super::LOOP_LLVM }>
         );
         variant_kernel!(
-            concat!("oolwait_s", stringify!($s), "_c", stringify!($w)),
+            concat!("spinwait_s", stringify!($s), "_c", stringify!($w)),
             "_flat",
-            super::elect_ring::<$s, OolWaitMbar<1, $w>, $w, false, { super::DIRECT }, { super::LOOP_FLAT }>
+            super::elect_ring::<$s, SpinWaitMbar<1, $w>, $w, false, { super::DIRECT }, { super::LOOP_FLAT }>
         );
     )*};
 }
 
-oolwait_kernels! {
+spinwait_kernels! {
     1, 1;
     2, 1;
     4, 1;
