@@ -179,6 +179,9 @@ const SHAPES: &[(&str, u32, &str, &str)] = &[
     ),
 ];
 
+/// The shapes (stages, consumer warps) of the wait-loop table.
+const WAIT_SHAPES: [(u32, u32); 6] = [(1, 1), (2, 1), (4, 1), (8, 1), (2, 4), (4, 4)];
+
 /// The kernel of a variant in a shape.
 fn variant_kernel(variant: &str, shape: &str) -> String {
     match (variant, shape) {
@@ -341,9 +344,11 @@ fn required_kernels(cpp: bool) -> Vec<String> {
     }
     names.extend(STREAMS.iter().map(|s| s.kernel.to_string()));
     if !cpp {
-        for (s, w) in [(1, 1), (2, 1), (4, 1), (8, 1), (2, 4), (4, 4)] {
-            names.push(format!("var_spinwait_s{s}_c{w}_llvm"));
-            names.push(format!("var_spinwait_s{s}_c{w}_flat"));
+        for (s, w) in WAIT_SHAPES {
+            for kind in ["spinwait", "sleepwait"] {
+                names.push(format!("var_{kind}_s{s}_c{w}_llvm"));
+                names.push(format!("var_{kind}_s{s}_c{w}_flat"));
+            }
         }
         names.push("bench_fill".into());
         names.push("bench_verify".into());
@@ -619,9 +624,10 @@ impl Bench {
     }
 
     /// The wait-loop comparison: the elected-lane ring (direct calls, per-warp release) with the
-    /// library's wait (`nanosleep 0` between tries) and with the bare retry loop it had before
-    /// (`var_spinwait_*`, a test backend), in LLVM's plain loop and in the flat loop, beside the
-    /// C++ flat loop (a bare retry loop, as CUTLASS writes it).
+    /// library's wait (one `try_wait`, then a cold retry loop), the bare retry loop it had before
+    /// (`var_spinwait_*`) and a retry loop with `nanosleep 0` (`var_sleepwait_*`), test backends,
+    /// in LLVM's plain loop and in the flat loop, beside the C++ flat loop (a bare retry loop, as
+    /// CUTLASS writes it).
     fn wait_variants(&mut self, reps: usize, iters: u32) -> Result<(), String> {
         let mut out = self
             .gpu
@@ -629,42 +635,48 @@ impl Bench {
             .alloc_zeros::<u64>(4)
             .map_err(|e| format!("{e:?}"))?;
         self.line(format!(
-            "\nwait loop: elected-lane ring, direct calls, per-warp release (cycles per stage, median of {reps}); lib: the library's wait (nanosleep 0 between tries); spin: the bare retry loop (the library before issue 11)"
+            "\nwait loop: elected-lane ring, direct calls, per-warp release (cycles per stage, median of {reps}); lib: the library's wait (a try_wait, then a cold retry loop); spin: a bare retry loop (the library before issue 11); sleep: nanosleep 0 between tries"
         ));
         self.line(format!(
-            "{:<24} {:>9} {:>9} {:>9} {:>9} {:>9}",
-            "", "lib LLVM", "spin LLVM", "lib flat", "spin flat", "C++ flat"
+            "{:<22} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9}",
+            "",
+            "lib LLVM",
+            "spin LLVM",
+            "sleep LLVM",
+            "lib flat",
+            "spin flat",
+            "sleep flat",
+            "C++ flat"
         ));
-        for (s, w) in [(1, 1), (2, 1), (4, 1), (8, 1), (2, 4), (4, 4)] {
+        for (s, w) in WAIT_SHAPES {
             let lib = format!("bench_elect_s{s}_c{w}_warp_direct");
             let spin = format!("var_spinwait_s{s}_c{w}");
+            let sleep = format!("var_sleepwait_s{s}_c{w}");
             let f = [
                 self.rust_function(&format!("{lib}_llvm")),
                 self.rust_function(&format!("{spin}_llvm")),
+                self.rust_function(&format!("{sleep}_llvm")),
                 self.rust_function(&format!("{lib}_flat")),
                 self.rust_function(&format!("{spin}_flat")),
+                self.rust_function(&format!("{sleep}_flat")),
                 self.cpp_function(&format!("bench_elect_s{s}_c{w}_warp_flat")),
             ];
             let refs: Vec<Option<&CudaFunction>> = f.iter().map(Option::as_ref).collect();
             let m = self.measure(&refs, (32 * (1 + w), 1, 128), reps, iters, &mut out)?;
-            self.line(format!(
-                "{:<24} {} {} {} {} {}",
-                format!("s{s}, {w} consumer warp{}", if w > 1 { "s" } else { "" }),
-                figure(m[0], 9, 1),
-                figure(m[1], 9, 1),
-                figure(m[2], 9, 1),
-                figure(m[3], 9, 1),
-                figure(m[4], 9, 1)
-            ));
-            let csv = |v: Option<f64>| figure(v, 0, 2).trim().to_string();
-            writeln!(
-                self.csv,
-                "waitloop,{spin},{},{},,,,,{}",
-                csv(m[1]),
-                csv(m[4]),
-                csv(m[0])
-            )
-            .unwrap();
+            let mut line = format!(
+                "{:<22}",
+                format!("s{s}, {w} consumer warp{}", if w > 1 { "s" } else { "" })
+            );
+            for v in &m {
+                line.push(' ');
+                line.push_str(&figure(*v, 9, 1));
+            }
+            self.line(line);
+            let csv: Vec<String> = m
+                .iter()
+                .map(|v| figure(*v, 0, 2).trim().to_string())
+                .collect();
+            writeln!(self.csv, "waitloop,s{s}_c{w},{}", csv.join(",")).unwrap();
         }
         Ok(())
     }

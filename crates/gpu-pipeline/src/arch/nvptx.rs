@@ -668,8 +668,7 @@ pub fn lanemask_lt() -> u32 {
 }
 
 /// `nanosleep.u32 t;`: suspends the thread for about `t` ns (at most 1 ms). Back-off for
-/// counter waits (up to the ticks hint, or `0` after a failed poll without one) and between the
-/// `try_wait`s of an mbarrier wait (`0`).
+/// counter waits: up to the ticks hint, or `0` after a failed poll without one.
 ///
 /// PTX ISA 6.3, sm_70. PTX ISA, "Miscellaneous Instructions: nanosleep".
 #[inline(always)]

@@ -181,17 +181,19 @@ impl MbarrierRef {
 
     /// Blocks until the phase of parity `parity & 1` has completed (acquire, CTA scope).
     ///
-    /// A failed `try_wait` (which has already suspended the thread for a while) is followed by
-    /// `nanosleep 0` before the next one. Without it, where LLVM unrolls the caller's loop so that
-    /// several waits share one loop body, ptxas puts a `YIELD` in front of every `try_wait`, on
-    /// the path that does not wait too: the elected-lane ring with 1 to 4 stages then took about
-    /// 101 cycles per stage against 86 to 89 for the same loop not unrolled (tests/results, the
-    /// wait-loop table). With the sleep there is no `YIELD`: the path that does not wait is the
-    /// `try_wait` and a branch, in every loop shape.
+    /// One `try_wait` (which may suspend the thread until the phase completes, for a
+    /// hardware-defined time), then, only if it failed, a retry loop that LLVM places out of the
+    /// way (`cold_path`). Written as a bare `while !try_wait {}` loop, where LLVM unrolls the
+    /// caller's loop so that several waits share one loop body, ptxas puts a `YIELD` in front of
+    /// every `try_wait`, on the path that does not wait too: the elected-lane ring with 1 to 4
+    /// stages then took about 101 cycles per stage against 86 to 89 for the same loop not unrolled
+    /// (tests/results, the wait-loop table). With the first try apart, the path that does not wait
+    /// is the `try_wait` and a branch in every loop shape; the `YIELD` stays in the retry loop.
     #[inline(always)]
     pub fn wait_parity(self, parity: u32) {
-        while !self.try_wait_parity(parity) {
-            ptx::nanosleep(0);
+        if !self.try_wait_parity(parity) {
+            core::hint::cold_path();
+            while !self.try_wait_parity(parity) {}
         }
     }
 

@@ -249,23 +249,36 @@ counter_variant! {
     "uniform": V_UNIFORM;
 }
 
-/// The mbarrier backend with the library's wait before issue 11: `try_wait` retried in a bare
-/// loop, where ptxas puts a `YIELD` in front of the `try_wait` when the loop sits in an unrolled
-/// body (the library now sleeps `nanosleep 0` between tries). Measured against the library's wait
-/// in the elected-lane ring (`var_spinwait_*`), in the loop shape LLVM gives a plain loop and in
-/// the flat one.
-#[derive(Clone, Copy)]
-pub struct SpinWaitMbar<const P: u32, const C: u32>(gpu_pipeline::NvidiaMbarBackend<P, C>);
+/// `WaitMbar`'s wait: `try_wait` retried in a bare loop (the library before issue 11), where ptxas
+/// puts a `YIELD` in front of the `try_wait` when the loop sits in an unrolled body.
+const SPIN: u32 = 0;
+/// `WaitMbar`'s wait: `nanosleep 0` between tries (the second device run of issue 11).
+const SLEEP: u32 = 1;
 
-/// The bare retry loop of [`SpinWaitMbar`]'s waits.
-#[inline(always)]
-fn spin_wait(bar: gpu_pipeline::MbarrierRef, parity: u32) {
-    while !bar.try_wait_parity(parity) {}
+/// The mbarrier backend with another wait loop (`W`: [`SPIN`] or [`SLEEP`]), measured against the
+/// library's wait (one `try_wait`, then a cold retry loop) in the elected-lane ring
+/// (`var_spinwait_*`, `var_sleepwait_*`), in the loop shape LLVM gives a plain loop and in the
+/// flat one.
+#[derive(Clone, Copy)]
+pub struct WaitMbar<const P: u32, const C: u32, const W: u32>(
+    gpu_pipeline::NvidiaMbarBackend<P, C>,
+);
+
+impl<const P: u32, const C: u32, const W: u32> WaitMbar<P, C, W> {
+    /// The wait loop of `W`.
+    #[inline(always)]
+    fn wait(bar: gpu_pipeline::MbarrierRef, parity: u32) {
+        while !bar.try_wait_parity(parity) {
+            if W == SLEEP {
+                nanosleep(0);
+            }
+        }
+    }
 }
 
 // SAFETY: every item forwards to the library's NvidiaMbarBackend, whose contract holds; the waits
 // return only once `try_wait_parity` of the lap succeeded, as the library's do.
-unsafe impl<const P: u32, const C: u32> PipelineBackend for SpinWaitMbar<P, C> {
+unsafe impl<const P: u32, const C: u32, const W: u32> PipelineBackend for WaitMbar<P, C, W> {
     type Storage = gpu_pipeline::Mbarrier;
     type Handle = gpu_pipeline::MbarrierRef;
 
@@ -289,13 +302,13 @@ unsafe impl<const P: u32, const C: u32> PipelineBackend for SpinWaitMbar<P, C> {
     #[inline(always)]
     unsafe fn wait_full(&self, stage: u32, lap: u32, _ticks: Option<u32>) {
         // SAFETY: forwarded.
-        spin_wait(unsafe { self.0.full_handle(stage) }, lap);
+        Self::wait(unsafe { self.0.full_handle(stage) }, lap);
     }
 
     #[inline(always)]
     unsafe fn wait_empty(&self, stage: u32, lap: u32, _ticks: Option<u32>) {
         // SAFETY: forwarded.
-        spin_wait(unsafe { self.0.empty_handle(stage) }, lap);
+        Self::wait(unsafe { self.0.empty_handle(stage) }, lap);
     }
 
     #[inline(always)]
@@ -349,24 +362,28 @@ unsafe impl<const P: u32, const C: u32> PipelineBackend for SpinWaitMbar<P, C> {
     }
 }
 
-/// The elected-lane ring (direct calls, per-warp release) over [`SpinWaitMbar`]:
-/// `var_spinwait_s{S}_c{W}_{llvm|flat}`.
-macro_rules! spinwait_kernels {
+/// The elected-lane ring (direct calls, per-warp release) over [`WaitMbar`]:
+/// `var_{spinwait|sleepwait}_s{S}_c{W}_{llvm|flat}`.
+macro_rules! wait_kernels {
     ($($s:literal, $w:literal;)*) => {$(
-        variant_kernel!(
-            concat!("spinwait_s", stringify!($s), "_c", stringify!($w)),
-            "_llvm",
-            super::elect_ring::<$s, SpinWaitMbar<1, $w>, $w, false, { super::DIRECT }, { super::LOOP_LLVM }>
-        );
-        variant_kernel!(
-            concat!("spinwait_s", stringify!($s), "_c", stringify!($w)),
-            "_flat",
-            super::elect_ring::<$s, SpinWaitMbar<1, $w>, $w, false, { super::DIRECT }, { super::LOOP_FLAT }>
-        );
+        wait_kernels!(@one "spinwait", SPIN, $s, $w);
+        wait_kernels!(@one "sleepwait", SLEEP, $s, $w);
     )*};
+    (@one $name:literal, $kind:ident, $s:literal, $w:literal) => {
+        variant_kernel!(
+            concat!($name, "_s", stringify!($s), "_c", stringify!($w)),
+            "_llvm",
+            super::elect_ring::<$s, WaitMbar<1, $w, $kind>, $w, false, { super::DIRECT }, { super::LOOP_LLVM }>
+        );
+        variant_kernel!(
+            concat!($name, "_s", stringify!($s), "_c", stringify!($w)),
+            "_flat",
+            super::elect_ring::<$s, WaitMbar<1, $w, $kind>, $w, false, { super::DIRECT }, { super::LOOP_FLAT }>
+        );
+    };
 }
 
-spinwait_kernels! {
+wait_kernels! {
     1, 1;
     2, 1;
     4, 1;
