@@ -344,10 +344,12 @@ fn required_kernels(cpp: bool) -> Vec<String> {
     }
     names.extend(STREAMS.iter().map(|s| s.kernel.to_string()));
     if !cpp {
-        for (s, w) in WAIT_SHAPES {
-            for kind in ["spinwait", "sleepwait"] {
-                names.push(format!("var_{kind}_s{s}_c{w}_llvm"));
-                names.push(format!("var_{kind}_s{s}_c{w}_flat"));
+        for kind in ["spinwait", "testfirstwait", "testspinwait"] {
+            for shape in ["llvm", "flat"] {
+                names.push(format!("var_{kind}_rt_{shape}"));
+                for (s, w) in WAIT_SHAPES {
+                    names.push(format!("var_{kind}_s{s}_c{w}_{shape}"));
+                }
             }
         }
         names.push("bench_fill".into());
@@ -623,10 +625,11 @@ impl Bench {
         Ok(())
     }
 
-    /// The wait-loop comparison: the elected-lane ring (direct calls, per-warp release) with the
-    /// library's wait (one `try_wait`, then a cold retry loop), the bare retry loop it had before
-    /// (`var_spinwait_*`) and a retry loop with `nanosleep 0` (`var_sleepwait_*`), test backends,
-    /// in LLVM's plain loop and in the flat loop, beside the C++ flat loop (a bare retry loop, as
+    /// The wait-loop comparison: the round trip and the elected-lane ring (direct calls,
+    /// per-warp release) with the library's wait (one `try_wait`, then a cold retry loop) and with
+    /// other wait loops over test backends (`var_{kind}wait_*`: a bare `try_wait` loop, the
+    /// library before issue 11; a `test_wait` first; a `test_wait` spin after one `try_wait`), in
+    /// LLVM's plain loop and in the flat loop, beside the C++ flat loop (a bare retry loop, as
     /// CUTLASS writes it).
     fn wait_variants(&mut self, reps: usize, iters: u32) -> Result<(), String> {
         let mut out = self
@@ -635,48 +638,65 @@ impl Bench {
             .alloc_zeros::<u64>(4)
             .map_err(|e| format!("{e:?}"))?;
         self.line(format!(
-            "\nwait loop: elected-lane ring, direct calls, per-warp release (cycles per stage, median of {reps}); lib: the library's wait (a try_wait, then a cold retry loop); spin: a bare retry loop (the library before issue 11); sleep: nanosleep 0 between tries"
+            "\nwait loops (cycles per round trip or per stage, median of {reps}); lib: the library (a try_wait, then a cold retry loop); spin: a bare try_wait loop (the library before issue 11); tfirst: a test_wait, then the try_wait loop; tspin: a try_wait, then a test_wait loop. LLVM: a plain loop; flat: not unrolled"
         ));
-        self.line(format!(
-            "{:<22} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9}",
-            "",
-            "lib LLVM",
-            "spin LLVM",
-            "sleep LLVM",
-            "lib flat",
-            "spin flat",
-            "sleep flat",
-            "C++ flat"
-        ));
+        let kinds = ["spinwait", "testfirstwait", "testspinwait"];
+        let mut header = format!("{:<22} {:>9}", "", "lib LLVM");
+        for k in ["spin", "tfirst", "tspin"] {
+            header.push_str(&format!(" {:>11}", format!("{k} LLVM")));
+        }
+        header.push_str(&format!(" {:>9}", "lib flat"));
+        for k in ["spin", "tfirst", "tspin"] {
+            header.push_str(&format!(" {:>11}", format!("{k} flat")));
+        }
+        header.push_str(&format!(" {:>9}", "C++ flat"));
+        self.line(header);
+        let mut shapes: Vec<(String, String, String, u32)> = vec![(
+            "round trip".into(),
+            "bench_roundtrip_mbar".into(),
+            "rt".into(),
+            64,
+        )];
         for (s, w) in WAIT_SHAPES {
-            let lib = format!("bench_elect_s{s}_c{w}_warp_direct");
-            let spin = format!("var_spinwait_s{s}_c{w}");
-            let sleep = format!("var_sleepwait_s{s}_c{w}");
-            let f = [
-                self.rust_function(&format!("{lib}_llvm")),
-                self.rust_function(&format!("{spin}_llvm")),
-                self.rust_function(&format!("{sleep}_llvm")),
-                self.rust_function(&format!("{lib}_flat")),
-                self.rust_function(&format!("{spin}_flat")),
-                self.rust_function(&format!("{sleep}_flat")),
-                self.cpp_function(&format!("bench_elect_s{s}_c{w}_warp_flat")),
-            ];
-            let refs: Vec<Option<&CudaFunction>> = f.iter().map(Option::as_ref).collect();
-            let m = self.measure(&refs, (32 * (1 + w), 1, 128), reps, iters, &mut out)?;
-            let mut line = format!(
-                "{:<22}",
-                format!("s{s}, {w} consumer warp{}", if w > 1 { "s" } else { "" })
-            );
-            for v in &m {
-                line.push(' ');
-                line.push_str(&figure(*v, 9, 1));
+            shapes.push((
+                format!("s{s}, {w} consumer warp{}", if w > 1 { "s" } else { "" }),
+                format!("bench_elect_s{s}_c{w}_warp"),
+                format!("s{s}_c{w}"),
+                32 * (1 + w),
+            ));
+        }
+        for (label, cpp, key, threads) in shapes {
+            let lib = if key == "rt" {
+                cpp.clone()
+            } else {
+                format!("{cpp}_direct")
+            };
+            let mut f = vec![self.rust_function(&format!("{lib}_llvm"))];
+            for k in kinds {
+                f.push(self.rust_function(&format!("var_{k}_{key}_llvm")));
             }
+            f.push(self.rust_function(&format!("{lib}_flat")));
+            for k in kinds {
+                f.push(self.rust_function(&format!("var_{k}_{key}_flat")));
+            }
+            f.push(self.cpp_function(&format!("{cpp}_flat")));
+            let refs: Vec<Option<&CudaFunction>> = f.iter().map(Option::as_ref).collect();
+            let m = self.measure(&refs, (threads, 1, 128), reps, iters, &mut out)?;
+            let mut line = format!("{label:<22} {}", figure(m[0], 9, 1));
+            for v in &m[1..4] {
+                line.push_str(&format!(" {}", figure(*v, 11, 1)));
+            }
+            line.push_str(&format!(" {}", figure(m[4], 9, 1)));
+            for v in &m[5..8] {
+                line.push_str(&format!(" {}", figure(*v, 11, 1)));
+            }
+            line.push_str(&format!(" {}", figure(m[8], 9, 1)));
             self.line(line);
             let csv: Vec<String> = m
                 .iter()
                 .map(|v| figure(*v, 0, 2).trim().to_string())
                 .collect();
-            writeln!(self.csv, "waitloop,s{s}_c{w},{}", csv.join(",")).unwrap();
+            writeln!(self.csv, "waitloop,{key},{}", csv.join(",")).unwrap();
         }
         Ok(())
     }

@@ -254,11 +254,15 @@ counter_variant! {
 const SPIN: u32 = 0;
 /// `WaitMbar`'s wait: `nanosleep 0` between tries (the second device run of issue 11).
 const SLEEP: u32 = 1;
+/// `WaitMbar`'s wait: a non-blocking `test_wait` first, then the bare `try_wait` loop.
+const TEST_FIRST: u32 = 2;
+/// `WaitMbar`'s wait: one `try_wait`, then a loop of non-blocking `test_wait`s (a spin).
+const TEST_SPIN: u32 = 3;
 
-/// The mbarrier backend with another wait loop (`W`: [`SPIN`] or [`SLEEP`]), measured against the
-/// library's wait (one `try_wait`, then a cold retry loop) in the elected-lane ring
-/// (`var_spinwait_*`, `var_sleepwait_*`), in the loop shape LLVM gives a plain loop and in the
-/// flat one.
+/// The mbarrier backend with another wait loop (`W`: [`SPIN`], [`SLEEP`], [`TEST_FIRST`],
+/// [`TEST_SPIN`]), measured against the library's wait (one `try_wait`, then a cold retry loop) in
+/// the round trip and the elected-lane ring (`var_{spin,sleep,testfirst,testspin}wait_*`), in the
+/// loop shape LLVM gives a plain loop and in the flat one.
 #[derive(Clone, Copy)]
 pub struct WaitMbar<const P: u32, const C: u32, const W: u32>(
     gpu_pipeline::NvidiaMbarBackend<P, C>,
@@ -268,9 +272,23 @@ impl<const P: u32, const C: u32, const W: u32> WaitMbar<P, C, W> {
     /// The wait loop of `W`.
     #[inline(always)]
     fn wait(bar: gpu_pipeline::MbarrierRef, parity: u32) {
-        while !bar.try_wait_parity(parity) {
-            if W == SLEEP {
-                nanosleep(0);
+        match W {
+            TEST_FIRST => {
+                if !bar.test_wait_parity(parity) {
+                    while !bar.try_wait_parity(parity) {}
+                }
+            }
+            TEST_SPIN => {
+                if !bar.try_wait_parity(parity) {
+                    while !bar.test_wait_parity(parity) {}
+                }
+            }
+            _ => {
+                while !bar.try_wait_parity(parity) {
+                    if W == SLEEP {
+                        nanosleep(0);
+                    }
+                }
             }
         }
     }
@@ -363,11 +381,13 @@ unsafe impl<const P: u32, const C: u32, const W: u32> PipelineBackend for WaitMb
 }
 
 /// The elected-lane ring (direct calls, per-warp release) over [`WaitMbar`]:
-/// `var_{spinwait|sleepwait}_s{S}_c{W}_{llvm|flat}`.
+/// `var_{spinwait|testfirstwait|testspinwait}_s{S}_c{W}_{llvm|flat}`, and the round trip
+/// `var_{..}wait_rt_{llvm|flat}`.
 macro_rules! wait_kernels {
     ($($s:literal, $w:literal;)*) => {$(
         wait_kernels!(@one "spinwait", SPIN, $s, $w);
-        wait_kernels!(@one "sleepwait", SLEEP, $s, $w);
+        wait_kernels!(@one "testfirstwait", TEST_FIRST, $s, $w);
+        wait_kernels!(@one "testspinwait", TEST_SPIN, $s, $w);
     )*};
     (@one $name:literal, $kind:ident, $s:literal, $w:literal) => {
         variant_kernel!(
@@ -390,4 +410,25 @@ wait_kernels! {
     8, 1;
     2, 4;
     4, 4;
+}
+
+macro_rules! wait_roundtrips {
+    ($($name:literal, $kind:ident;)*) => {$(
+        variant_kernel!(
+            concat!($name, "_rt"),
+            "_llvm",
+            super::roundtrip::<WaitMbar<1, 1, $kind>, { super::WAIT }, { super::LOOP_LLVM }>
+        );
+        variant_kernel!(
+            concat!($name, "_rt"),
+            "_flat",
+            super::roundtrip::<WaitMbar<1, 1, $kind>, { super::WAIT }, { super::LOOP_FLAT }>
+        );
+    )*};
+}
+
+wait_roundtrips! {
+    "spinwait", SPIN;
+    "testfirstwait", TEST_FIRST;
+    "testspinwait", TEST_SPIN;
 }
