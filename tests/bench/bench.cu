@@ -43,6 +43,21 @@ __device__ __forceinline__ bool mbar_try_wait(uint32_t bar, uint32_t parity) {
     return done != 0;
 }
 
+// The wait, as the library writes it (crates/gpu-pipeline/src/backend/nvidia.rs,
+// MbarrierRef::wait_parity): one try_wait, then a retry loop marked unlikely. ptxas then gives the
+// path that does not wait no YIELD in every loop shape; a bare `while (!try_wait) {}` loop gets a
+// YIELD in front of the try_wait where several waits share an unrolled loop body (`mbar_wait_spin`,
+// the form CUTLASS uses, kept for the wait-loop table).
+__device__ __forceinline__ void mbar_wait_parity(uint32_t bar, uint32_t parity) {
+    if (__builtin_expect(!mbar_try_wait(bar, parity), 0)) {
+        while (!mbar_try_wait(bar, parity)) {}
+    }
+}
+
+__device__ __forceinline__ void mbar_wait_spin(uint32_t bar, uint32_t parity) {
+    while (!mbar_try_wait(bar, parity)) {}
+}
+
 __device__ __forceinline__ bool mbar_try_wait_ticks(uint32_t bar, uint32_t parity, uint32_t ticks) {
     uint32_t done;
     asm volatile(
@@ -235,13 +250,15 @@ struct CounterRing {
 
 // ---------------------------------------------------------------- round trips
 
-enum { WAIT = 0, TICKS = 1, POLL = 2 };
+enum { WAIT = 0, TICKS = 1, POLL = 2, SPIN = 3 };
 constexpr uint32_t HINT_NS = 1000;
 
 template <int MODE>
 __device__ __forceinline__ void mbar_wait(uint32_t bar, uint32_t lap) {
     if (MODE == TICKS) { while (!mbar_try_wait_ticks(bar, lap & 1, HINT_NS)) {} }
-    else { while (!mbar_try_wait(bar, lap & 1)) {} }
+    else if (MODE == POLL) { while (!mbar_try_wait(bar, lap & 1)) {} }
+    else if (MODE == SPIN) { mbar_wait_spin(bar, lap & 1); }
+    else { mbar_wait_parity(bar, lap & 1); }
 }
 
 template <int MODE, int U>
@@ -327,6 +344,7 @@ __device__ __forceinline__ void cluster_roundtrip(uint32_t iters, uint64_t* out)
 CYCLES(bench_roundtrip_mbar, roundtrip_mbar<WAIT)
 CYCLES(bench_roundtrip_mbar_ticks, roundtrip_mbar<TICKS)
 CYCLES(bench_roundtrip_mbar_poll, roundtrip_mbar<POLL)
+CYCLES(bench_roundtrip_mbar_spin, roundtrip_mbar<SPIN)
 CYCLES(bench_roundtrip_counter, roundtrip_counter<0)
 extern "C" __global__ void bench_cluster_roundtrip_flat(uint32_t iters, uint64_t* out) { cluster_roundtrip<FLAT>(iters, out); }
 extern "C" __global__ void bench_cluster_roundtrip_x4(uint32_t iters, uint64_t* out) { cluster_roundtrip<X4>(iters, out); }
@@ -344,7 +362,7 @@ __device__ __forceinline__ void ring_mbar(uint32_t iters, uint64_t* out) {
         Cursor<S> c{0, 1};
         uint64_t start = clock64();
         repeat<U>(iters, [&] {
-            while (!mbar_try_wait(ring.empty + 8 * c.stage, c.lap & 1)) {}
+            mbar_wait_parity(ring.empty + 8 * c.stage, c.lap & 1);
             mbar_arrive(ring.full + 8 * c.stage);
             c.step();
         });
@@ -353,7 +371,7 @@ __device__ __forceinline__ void ring_mbar(uint32_t iters, uint64_t* out) {
     } else {
         Cursor<S> c{0, 0};
         repeat<U>(iters, [&] {
-            while (!mbar_try_wait(ring.full + 8 * c.stage, c.lap & 1)) {}
+            mbar_wait_parity(ring.full + 8 * c.stage, c.lap & 1);
             mbar_arrive(ring.empty + 8 * c.stage);
             c.step();
         });
@@ -413,8 +431,9 @@ RING_COUNTER(4, 4, thread, true)
 // The most common arrival pattern of real kernels: every lane of a warp waits, one elected lane (lane
 // 0) arrives. One producer warp (count 1), W consumer warps releasing per warp (lane 0, count W) or
 // per thread (every lane, count 32 W). The Rust twins exist once per library API (handles, scopes,
-// direct calls); raw PTX has one way to write it.
-template <int S, int W, bool PER_THREAD, int U>
+// direct calls); raw PTX has one way to write it. `_warp_spin`: the same ring with the bare retry
+// loop (mbar_wait_spin), for the wait-loop table.
+template <int S, int W, bool PER_THREAD, bool SPIN_WAIT, int U>
 __device__ __forceinline__ void elect_ring(uint32_t iters, uint64_t* out) {
     MbarRing<S> ring;
     if (threadIdx.x == 0) ring.init(1, PER_THREAD ? 32 * W : W);
@@ -424,7 +443,7 @@ __device__ __forceinline__ void elect_ring(uint32_t iters, uint64_t* out) {
         Cursor<S> c{0, 1};
         uint64_t start = clock64();
         repeat<U>(iters, [&] {
-            while (!mbar_try_wait(ring.empty + 8 * c.stage, c.lap & 1)) {}
+            if (SPIN_WAIT) mbar_wait_spin(ring.empty + 8 * c.stage, c.lap & 1); else mbar_wait_parity(ring.empty + 8 * c.stage, c.lap & 1);
             if (lane == 0) mbar_arrive(ring.full + 8 * c.stage);
             c.step();
         });
@@ -433,7 +452,7 @@ __device__ __forceinline__ void elect_ring(uint32_t iters, uint64_t* out) {
     } else {
         Cursor<S> c{0, 0};
         repeat<U>(iters, [&] {
-            while (!mbar_try_wait(ring.full + 8 * c.stage, c.lap & 1)) {}
+            if (SPIN_WAIT) mbar_wait_spin(ring.full + 8 * c.stage, c.lap & 1); else mbar_wait_parity(ring.full + 8 * c.stage, c.lap & 1);
             if (PER_THREAD || lane == 0) mbar_arrive(ring.empty + 8 * c.stage);
             c.step();
         });
@@ -441,8 +460,9 @@ __device__ __forceinline__ void elect_ring(uint32_t iters, uint64_t* out) {
 }
 
 #define ELECT(S, W) \
-    CYCLES(bench_elect_s##S##_c##W##_warp, elect_ring<S, W, false) \
-    CYCLES(bench_elect_s##S##_c##W##_thread, elect_ring<S, W, true)
+    CYCLES(bench_elect_s##S##_c##W##_warp, elect_ring<S, W, false, false) \
+    CYCLES(bench_elect_s##S##_c##W##_thread, elect_ring<S, W, true, false) \
+    CYCLES(bench_elect_s##S##_c##W##_warp_spin, elect_ring<S, W, false, true)
 ELECT(1, 1)
 ELECT(2, 1)
 ELECT(4, 1)
@@ -509,7 +529,7 @@ __device__ __forceinline__ void stream(const uint8_t* src, uint8_t* dst, uint64_
             while (sentinels < uint32_t(W)) {
                 const uint32_t idx = next;
                 if (idx < total) next = ticket(work);
-                while (!mbar_try_wait(ring.empty + 8 * c.stage, c.lap & 1)) {}
+                mbar_wait_parity(ring.empty + 8 * c.stage, c.lap & 1);
                 const uint32_t bar = ring.full + 8 * c.stage;
                 if (idx < total) {
                     tags[c.stage] = idx;
@@ -524,7 +544,7 @@ __device__ __forceinline__ void stream(const uint8_t* src, uint8_t* dst, uint64_
             }
         } else {
             for (uint32_t i = 0; i < chunks; ++i) {
-                while (!mbar_try_wait(ring.empty + 8 * c.stage, c.lap & 1)) {}
+                mbar_wait_parity(ring.empty + 8 * c.stage, c.lap & 1);
                 const uint32_t bar = ring.full + 8 * c.stage;
                 mbar_arrive_expect_tx(bar, CHUNK);
                 bulk_g2s(slots + c.stage * CHUNK, src + uint64_t(chunk_of(i)) * CHUNK, CHUNK, bar);
@@ -538,7 +558,7 @@ __device__ __forceinline__ void stream(const uint8_t* src, uint8_t* dst, uint64_
         uint32_t pos = k, stored = 0;
         for (;;) {
             if (MODE != DYNAMIC && pos >= chunks) break;
-            while (!mbar_try_wait(ring.full + 8 * c.stage, c.lap & 1)) {}
+            mbar_wait_parity(ring.full + 8 * c.stage, c.lap & 1);
             uint32_t idx;
             if (MODE == DYNAMIC) {
                 idx = tags[c.stage];

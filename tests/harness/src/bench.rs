@@ -343,13 +343,16 @@ fn required_kernels(cpp: bool) -> Vec<String> {
         }
     }
     names.extend(STREAMS.iter().map(|s| s.kernel.to_string()));
-    if !cpp {
-        for kind in ["spinwait", "testfirstwait", "testspinwait"] {
-            for shape in ["llvm", "flat"] {
-                names.push(format!("var_{kind}_rt_{shape}"));
-                for (s, w) in WAIT_SHAPES {
-                    names.push(format!("var_{kind}_s{s}_c{w}_{shape}"));
-                }
+    if cpp {
+        names.push("bench_roundtrip_mbar_spin_flat".into());
+        for (s, w) in WAIT_SHAPES {
+            names.push(format!("bench_elect_s{s}_c{w}_warp_spin_flat"));
+        }
+    } else {
+        for shape in ["llvm", "flat"] {
+            names.push(format!("var_spinwait_rt_{shape}"));
+            for (s, w) in WAIT_SHAPES {
+                names.push(format!("var_spinwait_s{s}_c{w}_{shape}"));
             }
         }
         names.push("bench_fill".into());
@@ -627,10 +630,9 @@ impl Bench {
 
     /// The wait-loop comparison: the round trip and the elected-lane ring (direct calls,
     /// per-warp release) with the library's wait (one `try_wait`, then a cold retry loop) and with
-    /// other wait loops over test backends (`var_{kind}wait_*`: a bare `try_wait` loop, the
-    /// library before issue 11; a `test_wait` first; a `test_wait` spin after one `try_wait`), in
-    /// LLVM's plain loop and in the flat loop, beside the C++ flat loop (a bare retry loop, as
-    /// CUTLASS writes it).
+    /// the bare `try_wait` loop it had before (`var_spinwait_*`, a test backend), in LLVM's plain
+    /// loop and in the flat loop; beside the C++ flat loop with the library's wait and with the
+    /// bare loop (`*_spin_flat`, the form CUTLASS uses).
     fn wait_variants(&mut self, reps: usize, iters: u32) -> Result<(), String> {
         let mut out = self
             .gpu
@@ -638,19 +640,12 @@ impl Bench {
             .alloc_zeros::<u64>(4)
             .map_err(|e| format!("{e:?}"))?;
         self.line(format!(
-            "\nwait loops (cycles per round trip or per stage, median of {reps}); lib: the library (a try_wait, then a cold retry loop); spin: a bare try_wait loop (the library before issue 11); tfirst: a test_wait, then the try_wait loop; tspin: a try_wait, then a test_wait loop. LLVM: a plain loop; flat: not unrolled"
+            "\nwait loops (cycles per round trip or per stage, median of {reps}); lib: the library's wait (a try_wait, then a cold retry loop); spin: a bare try_wait loop (the library before issue 11; CUTLASS's form). LLVM: a plain Rust loop; flat: not unrolled"
         ));
-        let kinds = ["spinwait", "testfirstwait", "testspinwait"];
-        let mut header = format!("{:<22} {:>9}", "", "lib LLVM");
-        for k in ["spin", "tfirst", "tspin"] {
-            header.push_str(&format!(" {:>11}", format!("{k} LLVM")));
-        }
-        header.push_str(&format!(" {:>9}", "lib flat"));
-        for k in ["spin", "tfirst", "tspin"] {
-            header.push_str(&format!(" {:>11}", format!("{k} flat")));
-        }
-        header.push_str(&format!(" {:>9}", "C++ flat"));
-        self.line(header);
+        self.line(format!(
+            "{:<22} {:>9} {:>10} {:>9} {:>10} {:>13} {:>14}",
+            "", "lib LLVM", "spin LLVM", "lib flat", "spin flat", "C++ lib flat", "C++ spin flat"
+        ));
         let mut shapes: Vec<(String, String, String, u32)> = vec![(
             "round trip".into(),
             "bench_roundtrip_mbar".into(),
@@ -671,27 +666,25 @@ impl Bench {
             } else {
                 format!("{cpp}_direct")
             };
-            let mut f = vec![self.rust_function(&format!("{lib}_llvm"))];
-            for k in kinds {
-                f.push(self.rust_function(&format!("var_{k}_{key}_llvm")));
-            }
-            f.push(self.rust_function(&format!("{lib}_flat")));
-            for k in kinds {
-                f.push(self.rust_function(&format!("var_{k}_{key}_flat")));
-            }
-            f.push(self.cpp_function(&format!("{cpp}_flat")));
+            let f = [
+                self.rust_function(&format!("{lib}_llvm")),
+                self.rust_function(&format!("var_spinwait_{key}_llvm")),
+                self.rust_function(&format!("{lib}_flat")),
+                self.rust_function(&format!("var_spinwait_{key}_flat")),
+                self.cpp_function(&format!("{cpp}_flat")),
+                self.cpp_function(&format!("{cpp}_spin_flat")),
+            ];
             let refs: Vec<Option<&CudaFunction>> = f.iter().map(Option::as_ref).collect();
             let m = self.measure(&refs, (threads, 1, 128), reps, iters, &mut out)?;
-            let mut line = format!("{label:<22} {}", figure(m[0], 9, 1));
-            for v in &m[1..4] {
-                line.push_str(&format!(" {}", figure(*v, 11, 1)));
-            }
-            line.push_str(&format!(" {}", figure(m[4], 9, 1)));
-            for v in &m[5..8] {
-                line.push_str(&format!(" {}", figure(*v, 11, 1)));
-            }
-            line.push_str(&format!(" {}", figure(m[8], 9, 1)));
-            self.line(line);
+            self.line(format!(
+                "{label:<22} {} {} {} {} {} {}",
+                figure(m[0], 9, 1),
+                figure(m[1], 10, 1),
+                figure(m[2], 9, 1),
+                figure(m[3], 10, 1),
+                figure(m[4], 13, 1),
+                figure(m[5], 14, 1)
+            ));
             let csv: Vec<String> = m
                 .iter()
                 .map(|v| figure(*v, 0, 2).trim().to_string())

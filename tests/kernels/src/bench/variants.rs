@@ -249,54 +249,26 @@ counter_variant! {
     "uniform": V_UNIFORM;
 }
 
-/// `WaitMbar`'s wait: `try_wait` retried in a bare loop (the library before issue 11), where ptxas
-/// puts a `YIELD` in front of the `try_wait` when the loop sits in an unrolled body.
-const SPIN: u32 = 0;
-/// `WaitMbar`'s wait: `nanosleep 0` between tries (the second device run of issue 11).
-const SLEEP: u32 = 1;
-/// `WaitMbar`'s wait: a non-blocking `test_wait` first, then the bare `try_wait` loop.
-const TEST_FIRST: u32 = 2;
-/// `WaitMbar`'s wait: one `try_wait`, then a loop of non-blocking `test_wait`s (a spin).
-const TEST_SPIN: u32 = 3;
-
-/// The mbarrier backend with another wait loop (`W`: [`SPIN`], [`SLEEP`], [`TEST_FIRST`],
-/// [`TEST_SPIN`]), measured against the library's wait (one `try_wait`, then a cold retry loop) in
-/// the round trip and the elected-lane ring (`var_{spin,sleep,testfirst,testspin}wait_*`), in the
-/// loop shape LLVM gives a plain loop and in the flat one.
+/// The mbarrier backend with a bare `try_wait` retry loop (the library's wait before issue 11),
+/// where ptxas puts a `YIELD` in front of the `try_wait` when the loop sits in an unrolled body.
+/// Measured against the library's wait (one `try_wait`, then a cold retry loop) in the round trip
+/// and the elected-lane ring (`var_spinwait_*`), in the loop shape LLVM gives a plain loop and in
+/// the flat one. (Runs 2 to 4 of issue 11 also measured `nanosleep 0` between tries, a `test_wait`
+/// first, and a `test_wait` spin: tests/results.)
 #[derive(Clone, Copy)]
-pub struct WaitMbar<const P: u32, const C: u32, const W: u32>(
-    gpu_pipeline::NvidiaMbarBackend<P, C>,
-);
+pub struct SpinWaitMbar<const P: u32, const C: u32>(gpu_pipeline::NvidiaMbarBackend<P, C>);
 
-impl<const P: u32, const C: u32, const W: u32> WaitMbar<P, C, W> {
-    /// The wait loop of `W`.
+impl<const P: u32, const C: u32> SpinWaitMbar<P, C> {
+    /// The bare retry loop.
     #[inline(always)]
     fn wait(bar: gpu_pipeline::MbarrierRef, parity: u32) {
-        match W {
-            TEST_FIRST => {
-                if !bar.test_wait_parity(parity) {
-                    while !bar.try_wait_parity(parity) {}
-                }
-            }
-            TEST_SPIN => {
-                if !bar.try_wait_parity(parity) {
-                    while !bar.test_wait_parity(parity) {}
-                }
-            }
-            _ => {
-                while !bar.try_wait_parity(parity) {
-                    if W == SLEEP {
-                        nanosleep(0);
-                    }
-                }
-            }
-        }
+        while !bar.try_wait_parity(parity) {}
     }
 }
 
 // SAFETY: every item forwards to the library's NvidiaMbarBackend, whose contract holds; the waits
 // return only once `try_wait_parity` of the lap succeeded, as the library's do.
-unsafe impl<const P: u32, const C: u32, const W: u32> PipelineBackend for WaitMbar<P, C, W> {
+unsafe impl<const P: u32, const C: u32> PipelineBackend for SpinWaitMbar<P, C> {
     type Storage = gpu_pipeline::Mbarrier;
     type Handle = gpu_pipeline::MbarrierRef;
 
@@ -380,25 +352,22 @@ unsafe impl<const P: u32, const C: u32, const W: u32> PipelineBackend for WaitMb
     }
 }
 
-/// The elected-lane ring (direct calls, per-warp release) over [`WaitMbar`]:
-/// `var_{spinwait|testfirstwait|testspinwait}_s{S}_c{W}_{llvm|flat}`, and the round trip
-/// `var_{..}wait_rt_{llvm|flat}`.
+/// The elected-lane ring (direct calls, per-warp release) over [`SpinWaitMbar`]:
+/// `var_spinwait_s{S}_c{W}_{llvm|flat}`, and the round trip `var_spinwait_rt_{llvm|flat}`.
 macro_rules! wait_kernels {
     ($($s:literal, $w:literal;)*) => {$(
-        wait_kernels!(@one "spinwait", SPIN, $s, $w);
-        wait_kernels!(@one "testfirstwait", TEST_FIRST, $s, $w);
-        wait_kernels!(@one "testspinwait", TEST_SPIN, $s, $w);
+        wait_kernels!(@one "spinwait", $s, $w);
     )*};
-    (@one $name:literal, $kind:ident, $s:literal, $w:literal) => {
+    (@one $name:literal, $s:literal, $w:literal) => {
         variant_kernel!(
             concat!($name, "_s", stringify!($s), "_c", stringify!($w)),
             "_llvm",
-            super::elect_ring::<$s, WaitMbar<1, $w, $kind>, $w, false, { super::DIRECT }, { super::LOOP_LLVM }>
+            super::elect_ring::<$s, SpinWaitMbar<1, $w>, $w, false, { super::DIRECT }, { super::LOOP_LLVM }>
         );
         variant_kernel!(
             concat!($name, "_s", stringify!($s), "_c", stringify!($w)),
             "_flat",
-            super::elect_ring::<$s, WaitMbar<1, $w, $kind>, $w, false, { super::DIRECT }, { super::LOOP_FLAT }>
+            super::elect_ring::<$s, SpinWaitMbar<1, $w>, $w, false, { super::DIRECT }, { super::LOOP_FLAT }>
         );
     };
 }
@@ -413,22 +382,20 @@ wait_kernels! {
 }
 
 macro_rules! wait_roundtrips {
-    ($($name:literal, $kind:ident;)*) => {$(
+    ($($name:literal;)*) => {$(
         variant_kernel!(
             concat!($name, "_rt"),
             "_llvm",
-            super::roundtrip::<WaitMbar<1, 1, $kind>, { super::WAIT }, { super::LOOP_LLVM }>
+            super::roundtrip::<SpinWaitMbar<1, 1>, { super::WAIT }, { super::LOOP_LLVM }>
         );
         variant_kernel!(
             concat!($name, "_rt"),
             "_flat",
-            super::roundtrip::<WaitMbar<1, 1, $kind>, { super::WAIT }, { super::LOOP_FLAT }>
+            super::roundtrip::<SpinWaitMbar<1, 1>, { super::WAIT }, { super::LOOP_FLAT }>
         );
     )*};
 }
 
 wait_roundtrips! {
-    "spinwait", SPIN;
-    "testfirstwait", TEST_FIRST;
-    "testspinwait", TEST_SPIN;
+    "spinwait";
 }
