@@ -187,15 +187,15 @@ struct MbarRing {
 
 // Counter ring: 64-bit counters, counting in their low word, thresholds modulo 2^32, as the library's
 // counter backend on NVIDIA (crates/gpu-pipeline/src/backend/counter.rs): an arrive syncs the arriving
-// lanes of the warp and the lanes that name the same counter (`match.any.sync`) are counted by their
+// lanes of the warp; a full warp whose lanes all name lane 0's counter (shfl + vote.all) adds 32 from
+// lane 0; otherwise the lanes that name the same counter (`match.any.sync`) are counted by their
 // lowest with one `red.release.cta`; a lone lane adds 1 without a sync; a wait polls `ld.acquire.cta`
 // with `nanosleep 0` between reads. `V` selects a variant arrive (see the variant table):
 enum : uint32_t {
     V_PREV = 0x1,     // the library before each lane counted on its own counter: a full warp syncs and
                       // lane 0 adds 32, other masks add their count at the lowest lane (wrong when lanes
                       // name different counters: measurement only)
-    V_UNIFORM = 0x2,  // a full warp first checks that all lanes name lane 0's counter (shfl + vote.all),
-                      // then lane 0 adds 32; otherwise the match.any grouping
+    V_MATCH = 0x2,    // a full warp always groups its lanes with match.any (no uniformity check first)
 };
 
 template <int S, uint32_t V = 0>
@@ -221,15 +221,15 @@ struct CounterRing {
             bar_warp_sync_all();
             if (V & V_PREV) {
                 if (laneid() == 0) red_add_release(addr, 32);
-            } else if (V & V_UNIFORM) {
+            } else if (V & V_MATCH) {
+                add_grouped(0xffffffffu, addr);
+            } else {
                 const uint32_t first = __shfl_sync(0xffffffffu, addr, 0);
                 if (__all_sync(0xffffffffu, addr == first)) {
                     if (laneid() == 0) red_add_release(addr, 32);
                 } else {
                     add_grouped(0xffffffffu, addr);
                 }
-            } else {
-                add_grouped(0xffffffffu, addr);
             }
             return;
         }
@@ -485,7 +485,7 @@ ELECT(8, 4)
     extern "C" __global__ void var_##NAME##_c4_thread(uint32_t iters, uint64_t* out) { ring_counter<4, 4, true, V, FLAT>(iters, out); }
 
 COUNTER_VARIANT(prev, V_PREV)
-COUNTER_VARIANT(uniform, V_UNIFORM)
+COUNTER_VARIANT(match, V_MATCH)
 
 // ---------------------------------------------------------------- streaming copy
 

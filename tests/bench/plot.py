@@ -48,7 +48,7 @@ shapes = [("c1_warp", "1 warp\nper-warp"), ("c4_warp", "4 warps\nper-warp"),
           ("c1_thread", "1 warp\nper-thread"), ("c4_thread", "4 warps\nper-thread")]
 variant = {row["kernel"]: row for row in rows if row["kind"] == "variant"}
 series = [("base", "counter, library"), ("prev", "counter, before issue 11 (wrong for split lanes)"),
-          ("uniform", "counter, uniform check first")]
+          ("match", "counter, always match.any")]
 width = 0.2
 for i, (name, label) in enumerate(series):
     ys = [number(variant.get(f"{name}_{shape}", {}).get("rust", "")) for shape, _ in shapes]

@@ -116,7 +116,7 @@ pub fn global_add(counter: *mut u32, value: u32) {
 }
 
 /// The leaves below serve only the benchmark kernels (`bench.rs`, `bench/variants.rs`): the
-/// loops' opaque bound, the variants' uniformity check, the streaming kernels' work counter. Same layout as the library's leaves: the PTX form, minimum PTX ISA and SM, manual section.
+/// loops' opaque bound and the streaming kernels' work counter. Same layout as the library's leaves: the PTX form, minimum PTX ISA and SM, manual section.
 #[cfg(all(target_arch = "nvptx64", feature = "bench"))]
 pub mod bench {
     use core::arch::asm;
@@ -140,37 +140,6 @@ pub mod bench {
             asm!("mov.u32 {r}, {n};", r = out(reg32) r, n = in(reg32) n, options(nomem, nostack, preserves_flags));
         }
         r
-    }
-
-    unsafe extern "llvm-intrinsic" {
-        #[link_name = "llvm.nvvm.shfl.sync.idx.i32"]
-        fn llvm_shfl_sync_idx_i32(mask: u32, value: u32, lane: u32, clamp: u32) -> u32;
-        #[link_name = "llvm.nvvm.vote.all.sync"]
-        fn llvm_vote_all_sync(mask: u32, predicate: bool) -> bool;
-    }
-
-    /// `shfl.sync.idx.b32 d, value, lane, 0x1f, 0xffffffff;`: lane `lane`'s `value`, through
-    /// LLVM's convergent intrinsic (PTX ISA 6.0, sm_30; PTX ISA, "shfl.sync").
-    ///
-    /// # Safety
-    ///
-    /// All 32 lanes of the warp execute it.
-    #[inline(always)]
-    pub unsafe fn shfl_sync_idx_all(value: u32, lane: u32) -> u32 {
-        // SAFETY: guaranteed by the caller.
-        unsafe { llvm_shfl_sync_idx_i32(u32::MAX, value, lane, 0x1f) }
-    }
-
-    /// `vote.sync.all.pred d, p, 0xffffffff;`: whether `predicate` holds in every lane, through
-    /// LLVM's convergent intrinsic (PTX ISA 6.0, sm_30; PTX ISA, "vote.sync").
-    ///
-    /// # Safety
-    ///
-    /// All 32 lanes of the warp execute it.
-    #[inline(always)]
-    pub unsafe fn vote_all_sync_all(predicate: bool) -> bool {
-        // SAFETY: guaranteed by the caller.
-        unsafe { llvm_vote_all_sync(u32::MAX, predicate) }
     }
 
     /// `atom.relaxed.gpu.global.add.u32 d, [counter], 1;`: a ticket from a global work counter

@@ -17,10 +17,6 @@
     gpu_launch_sized_workgroup_mem
 )]
 #![cfg_attr(target_arch = "nvptx64", feature(asm_experimental_arch, stdarch_nvptx))]
-#![cfg_attr(
-    all(target_arch = "nvptx64", feature = "bench"),
-    feature(link_llvm_intrinsics)
-)]
 #![cfg_attr(target_arch = "amdgpu", feature(stdarch_amdgpu))]
 #![allow(clippy::missing_safety_doc, internal_features)]
 

@@ -600,6 +600,59 @@ unsafe extern "llvm-intrinsic" {
     /// `llvm.nvvm.match.any.sync.i32`: `match.any.sync.b32` as a convergent LLVM intrinsic.
     #[link_name = "llvm.nvvm.match.any.sync.i32"]
     fn llvm_match_any_sync_i32(mask: u32, value: u32) -> u32;
+    /// `llvm.nvvm.shfl.sync.idx.i32`: `shfl.sync.idx.b32` as a convergent LLVM intrinsic.
+    #[link_name = "llvm.nvvm.shfl.sync.idx.i32"]
+    fn llvm_shfl_sync_idx_i32(mask: u32, value: u32, lane: u32, clamp: u32) -> u32;
+    /// `llvm.nvvm.vote.all.sync`: `vote.sync.all.pred` as a convergent LLVM intrinsic.
+    #[link_name = "llvm.nvvm.vote.all.sync"]
+    fn llvm_vote_all_sync(mask: u32, predicate: bool) -> bool;
+}
+
+/// `shfl.sync.idx.b32 d, value, lane, 0x1f, mask;`: lane `lane`'s `value`.
+///
+/// Through LLVM's convergent intrinsic `llvm.nvvm.shfl.sync.idx.i32`, not inline assembly.
+///
+/// PTX ISA 6.0, sm_30. PTX ISA, "Data Movement and Conversion Instructions: shfl.sync".
+///
+/// # Safety
+///
+/// The calling lane and `lane` are in `mask`, and every lane of `mask` executes a
+/// `shfl.sync` with the same mask.
+#[inline(always)]
+#[must_use]
+pub unsafe fn shfl_sync_idx(mask: u32, value: u32, lane: u32) -> u32 {
+    #[cfg(target_arch = "nvptx64")]
+    // SAFETY: guaranteed by the caller (all lanes of the mask take part).
+    return unsafe { llvm_shfl_sync_idx_i32(mask, value, lane, 0x1f) };
+    #[cfg(not(target_arch = "nvptx64"))]
+    {
+        let _ = (mask, value, lane);
+        gpu_only("shfl.sync.idx.b32")
+    }
+}
+
+/// `vote.sync.all.pred d, p, mask;`: whether `predicate` holds in every lane of `mask`.
+///
+/// Through LLVM's convergent intrinsic `llvm.nvvm.vote.all.sync`, not inline assembly.
+///
+/// PTX ISA 6.0, sm_30. PTX ISA, "Parallel Synchronization and Communication Instructions:
+/// vote.sync".
+///
+/// # Safety
+///
+/// The calling lane is in `mask`, and every lane of `mask` executes a `vote.sync` with the same
+/// mask.
+#[inline(always)]
+#[must_use]
+pub unsafe fn vote_all_sync(mask: u32, predicate: bool) -> bool {
+    #[cfg(target_arch = "nvptx64")]
+    // SAFETY: guaranteed by the caller (all lanes of the mask take part).
+    return unsafe { llvm_vote_all_sync(mask, predicate) };
+    #[cfg(not(target_arch = "nvptx64"))]
+    {
+        let _ = (mask, predicate);
+        gpu_only("vote.sync.all.pred")
+    }
 }
 
 /// `match.any.sync.b32 d, value, mask;`: the lanes of `mask` whose `value` equals the calling

@@ -18,16 +18,13 @@ use gpu_pipeline::arch::nvptx::{
 };
 use gpu_pipeline::{PipelineBackend, counter};
 
-use crate::arch::bench::{shfl_sync_idx_all, vote_all_sync_all};
-
 /// The arrive of the library before issue 11 (`prev`): a full warp syncs with `0xffffffff` and
 /// lane 0 adds 32; a lone lane adds 1; other masks sync on their run-time mask and the lowest lane
 /// adds the mask's count. Every lane's arrival lands on the leader's counter.
 pub const V_PREV: u32 = 0x1;
-/// A full warp first checks that every lane names lane 0's counter (`shfl.sync` + `vote.sync.all`)
-/// and then lane 0 adds 32; otherwise (and for partial masks) the library's `match.any.sync`
-/// grouping.
-pub const V_UNIFORM: u32 = 0x2;
+/// A full warp always groups its lanes with `match.any.sync` (no uniformity check first, as the
+/// library's arrive did in the first run of issue 11).
+pub const V_MATCH: u32 = 0x2;
 
 /// The counter protocol with the arrive and wait forms of `V` (see the module docs).
 #[derive(Clone, Copy)]
@@ -75,17 +72,8 @@ impl<const P: u32, const C: u32, const V: u32> VarCounter<P, C, V> {
                 }
                 return;
             }
-            // V_UNIFORM.
-            // SAFETY: the whole warp is here.
-            let first = unsafe { shfl_sync_idx_all(addr, 0) };
-            // SAFETY: the whole warp is here.
-            if unsafe { vote_all_sync_all(addr == first) } {
-                if laneid() == 0 {
-                    Self::add(addr, 32);
-                }
-            } else {
-                Self::add_grouped(u32::MAX, addr);
-            }
+            // V_MATCH.
+            Self::add_grouped(u32::MAX, addr);
             return;
         }
         // SAFETY: every lane of `mask` executes this same code with the same mask.
@@ -246,7 +234,7 @@ macro_rules! variant_kernel {
 
 counter_variant! {
     "prev": V_PREV;
-    "uniform": V_UNIFORM;
+    "match": V_MATCH;
 }
 
 /// The mbarrier backend with a bare `try_wait` retry loop (the library's wait before issue 11),
