@@ -1,6 +1,13 @@
 //! Checked builds on the host: the broken kernels of the device suite, as threads over the host
-//! backends. Each mistake must end (in a panic whose message is the hang record) within the
-//! budget, with the right diagnosis; the correct ring must run without a false alarm.
+//! backends. Each mistake must end in a panic whose message is the hang record, with the right
+//! diagnosis; a record of a spent budget must report the budget it was given and a blocked time
+//! of about that budget; the correct ring must run without a false alarm.
+//!
+//! No test bounds its wall-clock time: a loaded machine may deschedule a thread for a while, and
+//! a test that failed for that would be flaky, not strict. The budget is checked through what
+//! the library measured itself (`blocked N us (budget M us)`, see [`check_blocked_time`]), and a
+//! hang (a diagnosis that never comes) is caught by the no-progress watchdog of
+//! [`run_with_watchdog`].
 //!
 //! Run with `cargo test -p protocol-tests --features checked --test checked`.
 
@@ -8,88 +15,160 @@
 
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::sync::Arc;
-use std::time::{Duration, Instant};
 
 use gpu_pipeline::{Diagnostics, HostCounterBackend, HostMbarBackend, ProducerConsumerPipeline};
-use protocol_tests::{HostBackend, Ring};
+use protocol_tests::{HostBackend, Ring, STALL, Worker, run_with_watchdog, signal_state};
 
 const STAGES: usize = 2;
 type Pipe<B> = ProducerConsumerPipeline<STAGES, B>;
 
-/// The budget of these tests: 50 ms.
+/// The budget of the broken protocols: 50 ms.
 const BUDGET_US: u32 = 50_000;
 
-/// Runs `producer` and `consumer` (one thread each, or `consumers` threads) over a fresh ring,
-/// and returns the panic messages of the threads that panicked, with the time it all took.
+/// How far past its budget a wait may report having blocked. A wait reads the clock once per 32
+/// probes, and the host yields the thread between probes, so on a loaded machine it notices a
+/// spent budget late by up to 32 yields and a deschedule. The bound is far above that, and far
+/// below what a budget read in the wrong unit (1000 times too long) would give.
+const BLOCKED_SLACK_US: u64 = 5_000_000;
+
+/// The budget of the correct rings. A time budget can always be spent by a thread that the
+/// machine descheduled, so these runs give one that only a hang would spend: they check that
+/// correct code never trips the arrival-count checks.
+const CORRECT_RING_BUDGET_US: u32 = 10_000_000;
+
+/// Runs `producer` and `consumer` (one thread each, or `consumers` threads) over a fresh ring
+/// whose pipelines wait `budget_us` at most, and returns the panic messages of the threads that
+/// panicked. The no-progress watchdog fails the test if the threads stop arriving on the ring's
+/// barriers for [`STALL`] without all of them having ended: a diagnosis that never comes.
 fn run<B: HostBackend>(
     label: u32,
+    budget_us: u32,
     consumers: usize,
     producer: impl FnOnce(&mut Pipe<B>) + Send + 'static,
     consumer: impl Fn(usize, &mut Pipe<B>, &Ring<STAGES, B, ()>) + Send + Sync + 'static,
-) -> (Vec<String>, Duration) {
+) -> Vec<String> {
     let ring = Arc::new(Ring::<STAGES, B, ()>::with_diagnostics(
         |_| (),
         Diagnostics {
             label,
-            wait_budget_us: BUDGET_US,
+            wait_budget_us: budget_us,
         },
     ));
     let consumer = Arc::new(consumer);
-    let start = Instant::now();
-    let mut threads = Vec::new();
+    let mut workers: Vec<Worker<Option<String>>> = Vec::new();
     {
         let ring = ring.clone();
-        threads.push(std::thread::spawn(move || {
-            // The value is made inside: checked builds compare its last count checks on drop.
-            catch_unwind(AssertUnwindSafe(|| {
-                // SAFETY: the ring outlives the value (the Arc); one producer thread.
-                let mut pipe = unsafe { ring.pipeline() };
-                producer(&mut pipe)
-            }))
-        }));
+        workers.push((
+            "producer".to_string(),
+            Box::new(move || {
+                // The value is made inside: checked builds compare its last count checks on drop.
+                panic_message(move || {
+                    // SAFETY: the ring outlives the value (the Arc); one producer thread.
+                    let mut pipe = unsafe { ring.pipeline() };
+                    producer(&mut pipe)
+                })
+            }),
+        ));
     }
     for c in 0..consumers {
         let (ring, consumer) = (ring.clone(), consumer.clone());
-        threads.push(std::thread::spawn(move || {
-            catch_unwind(AssertUnwindSafe(|| {
-                // SAFETY: as above; `consumers` matches the consumer arrive count.
-                let mut pipe = unsafe { ring.pipeline() };
-                consumer(c, &mut pipe, &ring)
-            }))
-        }));
+        workers.push((
+            format!("consumer {c}"),
+            Box::new(move || {
+                panic_message(move || {
+                    // SAFETY: as above; `consumers` matches the consumer arrive count.
+                    let mut pipe = unsafe { ring.pipeline() };
+                    consumer(c, &mut pipe, &ring)
+                })
+            }),
+        ));
     }
-    let mut messages = Vec::new();
-    for thread in threads {
-        if let Err(payload) = thread.join().expect("the thread's panic was caught") {
-            let message = payload
-                .downcast_ref::<String>()
-                .cloned()
-                .or_else(|| payload.downcast_ref::<&str>().map(|s| s.to_string()))
-                .unwrap_or_default();
-            messages.push(message);
-        }
-    }
-    (messages, start.elapsed())
+    let config = format!("{}, pipeline {label}, {consumers} consumer(s)", B::NAME);
+    let progress = || {
+        let arrivals = arrivals(&ring);
+        (
+            arrivals,
+            format!("{arrivals} arrivals on the ring's barriers"),
+        )
+    };
+    run_with_watchdog(&config, STALL, workers, progress)
+        .into_iter()
+        .flatten()
+        .collect()
 }
 
-/// Asserts that some message contains every one of `needles`, and that it all took less than a
-/// second.
-fn expect(what: &str, (messages, took): (Vec<String>, Duration), needles: &[&str]) {
-    assert!(
-        took < Duration::from_secs(1),
-        "{what}: took {took:?}; messages: {messages:#?}"
-    );
+/// Runs `body`, and returns the message of its panic, if it panicked.
+fn panic_message(body: impl FnOnce()) -> Option<String> {
+    let payload = catch_unwind(AssertUnwindSafe(body)).err()?;
+    Some(
+        payload
+            .downcast_ref::<String>()
+            .cloned()
+            .or_else(|| payload.downcast_ref::<&str>().map(|s| s.to_string()))
+            .unwrap_or_default(),
+    )
+}
+
+/// Every arrival made so far on the ring's barriers: the watchdog's progress count.
+fn arrivals<B: HostBackend>(ring: &Ring<STAGES, B, ()>) -> u64 {
+    // SAFETY: the ring outlives the value; the value only reads the barriers (no wait, no signal).
+    let pipe: Pipe<B> = unsafe { ring.pipeline() };
+    (0..STAGES as u32)
+        .map(|stage| {
+            let (full, full_now) =
+                signal_state::<B>(&pipe.full_barrier(stage), B::PRODUCER_ARRIVALS);
+            let (empty, empty_now) =
+                signal_state::<B>(&pipe.empty_barrier(stage), B::CONSUMER_ARRIVALS);
+            full * u64::from(B::PRODUCER_ARRIVALS)
+                + u64::from(full_now)
+                + empty * u64::from(B::CONSUMER_ARRIVALS)
+                + u64::from(empty_now)
+        })
+        .sum()
+}
+
+/// Asserts that some message contains every one of `needles`, and checks the blocked time of
+/// every record of a spent budget among them.
+fn expect(what: &str, messages: Vec<String>, needles: &[&str]) {
     assert!(
         messages
             .iter()
             .any(|m| needles.iter().all(|n| m.contains(n))),
         "{what}: no message contains {needles:?}; messages: {messages:#?}"
     );
+    for message in messages.iter().filter(|m| m.contains("HANG")) {
+        check_blocked_time(what, message);
+    }
+}
+
+/// A record of a spent budget says `blocked N us (budget M us)`: the budget must be the one the
+/// pipeline was given, and the wait must have blocked at least that long (it did not give up
+/// early) and not much longer (it kept to that budget, not another one).
+fn check_blocked_time(what: &str, message: &str) {
+    let figures = message
+        .split_once("blocked ")
+        .and_then(|(_, rest)| rest.split_once(" us (budget "))
+        .and_then(|(blocked, rest)| Some((blocked, rest.split_once(" us)")?.0)))
+        .and_then(|(blocked, budget)| Some((blocked.parse().ok()?, budget.parse().ok()?)));
+    let Some((blocked, budget)): Option<(u64, u64)> = figures else {
+        panic!("{what}: a HANG record without `blocked N us (budget M us)`: {message}");
+    };
+    assert_eq!(
+        budget,
+        u64::from(BUDGET_US),
+        "{what}: the record's budget is not the pipeline's: {message}"
+    );
+    assert!(
+        (budget..=budget + BLOCKED_SLACK_US).contains(&blocked),
+        "{what}: blocked {blocked} us on a budget of {budget} us (allowed: {budget} to {} us): {message}",
+        budget + BLOCKED_SLACK_US
+    );
 }
 
 fn never_release<B: HostBackend>() {
     let result = run::<B>(
         11,
+        BUDGET_US,
         1,
         |p| {
             for _ in 0..8 {
@@ -120,6 +199,7 @@ fn never_release<B: HostBackend>() {
 fn double_arrive<B: HostBackend>() {
     let result = run::<B>(
         21,
+        BUDGET_US,
         1,
         |p| {
             for _ in 0..8 {
@@ -147,6 +227,7 @@ fn double_arrive<B: HostBackend>() {
 fn wrong_lap<B: HostBackend>() {
     let result = run::<B>(
         31,
+        BUDGET_US,
         1,
         |p| {
             for _ in 0..6 {
@@ -181,6 +262,7 @@ fn wrong_lap<B: HostBackend>() {
 fn half_release<B: HostBackend>() {
     let result = run::<B>(
         41,
+        BUDGET_US,
         4,
         |p| {
             for _ in 0..8 {
@@ -213,6 +295,7 @@ fn half_release<B: HostBackend>() {
 fn trip_counts<B: HostBackend>() {
     let result = run::<B>(
         51,
+        BUDGET_US,
         1,
         |p| {
             for _ in 0..5 {
@@ -239,6 +322,7 @@ fn trip_counts<B: HostBackend>() {
 fn wrong_role<B: HostBackend>() {
     let result = run::<B>(
         71,
+        BUDGET_US,
         1,
         |p| {
             for _ in 0..8 {
@@ -266,8 +350,9 @@ fn wrong_role<B: HostBackend>() {
 }
 
 fn correct_ring<B: HostBackend>() {
-    let (messages, _) = run::<B>(
+    let messages = run::<B>(
         1,
+        CORRECT_RING_BUDGET_US,
         B::CONSUMER_ARRIVALS as usize,
         |p| {
             for _ in 0..10_000 {
