@@ -466,12 +466,16 @@ impl Bench {
             .collect())
     }
 
-    fn cycles(&mut self, reps: usize, iters: u32) -> Result<(), String> {
-        let mut out = self
-            .gpu
+    /// The buffer a cycle kernel writes its count to.
+    fn cycles_buffer(&self) -> Result<cudarc::driver::CudaSlice<u64>, String> {
+        self.gpu
             .stream
             .alloc_zeros::<u64>(4)
-            .map_err(|e| format!("{e:?}"))?;
+            .map_err(|e| format!("{e:?}"))
+    }
+
+    fn cycles(&mut self, reps: usize, iters: u32) -> Result<(), String> {
+        let mut out = self.cycles_buffer()?;
         self.line(format!(
             "\ncycles per round trip or per stage (median of {reps}, {iters} iterations; flat: neither compiler unrolls the loop; x4: the body written 4 times; LLVM loop: a plain Rust loop)"
         ));
@@ -532,11 +536,7 @@ impl Bench {
             self.line("\nchecked build: not measured (no --checked-cubin)".into());
             return Ok(());
         };
-        let mut out = self
-            .gpu
-            .stream
-            .alloc_zeros::<u64>(4)
-            .map_err(|e| format!("{e:?}"))?;
+        let mut out = self.cycles_buffer()?;
         self.line(format!(
             "\n{:<58} {:>10} {:>10} {:>7} {:>7}",
             format!("checked build vs unchecked (Rust flat loops, median of {reps})"),
@@ -575,11 +575,7 @@ impl Bench {
     /// `reps` rounds of `iters` iterations), and each against the mbarrier kernel of the same
     /// shape (flat loop) from the cycle table, same side.
     fn variants(&mut self, reps: usize, iters: u32) -> Result<(), String> {
-        let mut out = self
-            .gpu
-            .stream
-            .alloc_zeros::<u64>(4)
-            .map_err(|e| format!("{e:?}"))?;
+        let mut out = self.cycles_buffer()?;
         self.line(format!(
             "\ncounter-ring variants (cycles per round trip or per stage, flat loops, median of {reps}, {iters} iterations, measured in this table; x mbar: over the cycle table's flat mbarrier kernel of the same shape, same side)"
         ));
@@ -634,11 +630,7 @@ impl Bench {
     /// loop and in the flat loop; beside the C++ flat loop with the library's wait and with the
     /// bare loop (`*_spin_flat`, the form CUTLASS uses).
     fn wait_variants(&mut self, reps: usize, iters: u32) -> Result<(), String> {
-        let mut out = self
-            .gpu
-            .stream
-            .alloc_zeros::<u64>(4)
-            .map_err(|e| format!("{e:?}"))?;
+        let mut out = self.cycles_buffer()?;
         self.line(format!(
             "\nwait loops (cycles per round trip or per stage, median of {reps}); lib: the library's wait (a try_wait, then a cold retry loop); spin: a bare try_wait loop (the library before issue 11; CUTLASS's form). LLVM: a plain Rust loop; flat: not unrolled"
         ));

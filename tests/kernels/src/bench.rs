@@ -57,6 +57,19 @@ fn repeat<const U: u32>(iters: u32, mut body: impl FnMut()) {
     }
 }
 
+/// The timed loop of a cycle kernel: [`repeat`]s `body`, and thread 0 writes the `%clock64` cycles
+/// it took to `out[block]`.
+#[inline(always)]
+fn timed<const U: u32>(iters: u32, out: *mut u64, body: impl FnMut()) {
+    let start = clock64();
+    repeat::<U>(iters, body);
+    let cycles = clock64() - start;
+    if thread_idx() == 0 {
+        // SAFETY: the harness passes one result word per block.
+        unsafe { out.add(block_idx() as usize).write(cycles) };
+    }
+}
+
 /// A pipeline over the dynamic shared memory, initialised by thread 0, then a block barrier.
 #[inline(always)]
 fn pipeline<const S: usize, B: PipelineBackend>() -> ProducerConsumerPipeline<S, B> {
@@ -77,8 +90,7 @@ unsafe fn roundtrip<B: PipelineBackend, const MODE: u32, const U: u32>(iters: u3
     let tid = thread_idx();
     let mut pipe = pipeline::<1, B>();
     if tid == 0 {
-        let start = clock64();
-        repeat::<U>(iters, || {
+        timed::<U>(iters, out, || {
             match MODE {
                 TICKS => pipe.wait_consumer_ticks(HINT_NS),
                 POLL => while !pipe.try_wait_consumer() {},
@@ -87,9 +99,6 @@ unsafe fn roundtrip<B: PipelineBackend, const MODE: u32, const U: u32>(iters: u3
             pipe.producer_signal();
             pipe.producer_step();
         });
-        let cycles = clock64() - start;
-        // SAFETY: one result per block.
-        unsafe { out.add(block_idx() as usize).write(cycles) };
     } else if tid == WARP {
         repeat::<U>(iters, || {
             match MODE {
@@ -124,17 +133,11 @@ unsafe fn ring<
         return;
     }
     if tid < WARP {
-        let start = clock64();
-        repeat::<U>(iters, || {
+        timed::<U>(iters, out, || {
             pipe.wait_consumer();
             pipe.producer_signal();
             pipe.producer_step();
         });
-        let cycles = clock64() - start;
-        if tid == 0 {
-            // SAFETY: one result per block.
-            unsafe { out.add(block_idx() as usize).write(cycles) };
-        }
     } else {
         repeat::<U>(iters, || {
             pipe.wait_producer();
@@ -173,8 +176,7 @@ unsafe fn elect_ring<
     let lane = tid % WARP;
     let mut pipe = pipeline::<S, B>();
     if tid < WARP {
-        let start = clock64();
-        repeat::<U>(iters, || match API {
+        timed::<U>(iters, out, || match API {
             HANDLES => {
                 let stage = pipe.acquire_producer();
                 if lane == 0 {
@@ -195,11 +197,6 @@ unsafe fn elect_ring<
                 pipe.producer_step();
             }
         });
-        let cycles = clock64() - start;
-        if tid == 0 {
-            // SAFETY: one result per block.
-            unsafe { out.add(block_idx() as usize).write(cycles) };
-        }
     } else {
         repeat::<U>(iters, || match (API, PER_THREAD) {
             (HANDLES, true) => pipe.acquire_consumer().release(),
