@@ -97,20 +97,22 @@ fn bundle(sh: &Shell, dir: &Path) -> Result {
             missing.join(", ")
         ));
     }
-    let files = [
-        (ptx.clone(), "pipeline_kernels.ptx"),
-        (checked.clone(), "pipeline_kernels_checked.ptx"),
-        (bench.clone(), "pipeline-bench"),
+    let mut files = vec![
+        (bench, "pipeline-bench"),
         (root.join("tests/bench/bench.cu"), "bench.cu"),
         (root.join("tests/bench/sass_compare.py"), "sass_compare.py"),
         (root.join("tests/bench/plot.py"), "plot.py"),
     ];
-    if has_nvcc(sh) {
-        // The GPU machine needs only the cubins then (the PTX, the checked one above all, is large).
-        crate::nvidia::write_bundle(sh, dir, &files[2..], "run_bench.sh", RUN_BENCH_SH)?;
+    // With nvcc here the GPU machine gets the cubins (`prebuilt/`) and no PTX (the checked PTX
+    // above all is large); without, it compiles the PTX itself.
+    let prebuilt = has_nvcc(sh);
+    if !prebuilt {
+        files.push((ptx.clone(), "pipeline_kernels.ptx"));
+        files.push((checked.clone(), "pipeline_kernels_checked.ptx"));
+    }
+    crate::nvidia::write_bundle(sh, dir, &files, "run_bench.sh", RUN_BENCH_SH)?;
+    if prebuilt {
         prebuild(sh, dir, &ptx, &checked)?;
-    } else {
-        crate::nvidia::write_bundle(sh, dir, &files, "run_bench.sh", RUN_BENCH_SH)?;
     }
     Ok(())
 }

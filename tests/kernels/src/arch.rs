@@ -46,13 +46,7 @@ pub fn sync_threads() {
 /// no-op on AMD, where a wave executes in lockstep and LDS accesses are ordered per wave.
 #[inline(always)]
 pub fn sync_warp() {
-    #[cfg(target_arch = "nvptx64")]
-    // SAFETY: all 32 lanes of the warp execute it (kernel structure).
-    unsafe {
-        gpu_pipeline::arch::nvptx::bar_warp_sync(0xffff_ffff)
-    };
-    #[cfg(target_arch = "amdgpu")]
-    core::arch::amdgpu::wave_barrier();
+    sync_lanes(u32::MAX);
 }
 
 /// Barrier over the lanes of `mask` of the calling warp, with memory ordering among them

@@ -180,6 +180,40 @@ unsafe fn drain(slot: *const u32, output: *mut u32, item: u32, ctid: u32, ct: u3
     unsafe { drain_range(slot, output, item, ctid, ct, 0, PAYLOAD_WORDS) }
 }
 
+/// What the data-moving ring kernels share at their start: this block's part of `input` and
+/// `output`, its report record, and the pipeline over the dynamic shared memory, initialised by
+/// thread 0 before a block barrier.
+///
+/// # Safety
+///
+/// The harness sized `input`, `output` and `report` for `grid * items` items and launched with
+/// the ring's shared memory (`pipeline_suite::ring_smem_bytes`); every thread of the block calls it.
+#[inline(always)]
+unsafe fn block_ring<const STAGES: usize, B: PipelineBackend>(
+    input: *const u32,
+    output: *mut u32,
+    items: u32,
+    report: *mut u32,
+) -> (
+    *const u32,
+    *mut u32,
+    Report,
+    ProducerConsumerPipeline<STAGES, B>,
+) {
+    let block = block_idx();
+    let base = block as usize * items as usize * PAYLOAD_WORDS;
+    // SAFETY: the caller sized the buffers for `grid * items` items.
+    let (input, output) = unsafe { (input.add(base), output.add(base)) };
+    // SAFETY: the barrier region starts the dynamic shared memory; init by thread 0, then a barrier.
+    let pipe = unsafe { ProducerConsumerPipeline::<STAGES, B>::new(dynamic_smem().cast()) };
+    if thread_idx() == 0 {
+        // SAFETY: one thread, before any use; the block barrier follows.
+        unsafe { pipe.init() };
+    }
+    sync_threads();
+    (input, output, Report::of_block(report, block), pipe)
+}
+
 /// The ring test: `PT` producer threads then `CT` consumer threads move `items` items through a
 /// `STAGES`-stage pipeline on backend `B`, by API path `API`. `PE`/`CE`: only lane 0 of the (one
 /// warp) side arrives, after a warp barrier.
@@ -199,20 +233,10 @@ unsafe fn ring<
     report: *mut u32,
 ) {
     let tid = thread_idx();
-    let block = block_idx();
-    let base = block as usize * items as usize * PAYLOAD_WORDS;
-    // SAFETY: the harness sizes the buffers for `grid * items` items.
-    let (input, output) = unsafe { (input.add(base), output.add(base)) };
-    let report = Report::of_block(report, block);
+    // SAFETY: forwarded from the kernel's caller.
+    let (input, output, report, mut pipe) =
+        unsafe { block_ring::<STAGES, B>(input, output, items, report) };
     let lane = tid % WARP;
-
-    // SAFETY: the barrier region starts the dynamic shared memory; init by thread 0, then a barrier.
-    let mut pipe = unsafe { ProducerConsumerPipeline::<STAGES, B>::new(dynamic_smem().cast()) };
-    if tid == 0 {
-        // SAFETY: one thread, before any use; the block barrier follows.
-        unsafe { pipe.init() };
-    }
-    sync_threads();
 
     if tid < PT {
         let ptid = tid;
@@ -356,19 +380,9 @@ unsafe fn split<
 ) {
     let stages = STAGES as u32;
     let tid = thread_idx();
-    let block = block_idx();
-    let base = block as usize * items as usize * PAYLOAD_WORDS;
-    // SAFETY: the harness sizes the buffers for `grid * items` items.
-    let (input, output) = unsafe { (input.add(base), output.add(base)) };
-    let report = Report::of_block(report, block);
-
-    // SAFETY: the barrier region starts the dynamic shared memory; init by thread 0, then a barrier.
-    let mut pipe = unsafe { ProducerConsumerPipeline::<STAGES, B>::new(dynamic_smem().cast()) };
-    if tid == 0 {
-        // SAFETY: one thread, before any use; the block barrier follows.
-        unsafe { pipe.init() };
-    }
-    sync_threads();
+    // SAFETY: forwarded from the kernel's caller.
+    let (input, output, report, mut pipe) =
+        unsafe { block_ring::<STAGES, B>(input, output, items, report) };
 
     if tid < PT {
         let (group, rank, share) = (tid % stages, tid / stages, PT / stages);

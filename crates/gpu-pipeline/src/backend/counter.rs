@@ -45,8 +45,9 @@
 //!   warp syncs with the constant mask `0xffffffff` (and when all its lanes name one counter, lane
 //!   0 adds 32) and a lone lane does not sync at all: a run-time mask costs ptxas's divergence
 //!   check (`MATCH.ANY`, `REDUX.OR`, `BRA.DIV`) on every arrive. Waits sleep `nanosleep 0` after
-//!   each failed read (no `YIELD` spin). The release is a `MEMBAR.ALL.CTA` on sm_90, whatever PTX form asks for it, but it is not what
-//!   costs: on NVIDIA this backend takes several times the hardware `mbarrier` per stage, mostly
+//!   each failed read (no `YIELD` spin). The release is a `MEMBAR.ALL.CTA` on sm_90, whatever PTX
+//!   form asks for it, but it is not what costs: on NVIDIA this backend takes several times the
+//!   hardware `mbarrier` per stage, mostly
 //!   in the shared-memory atomic and the polling (tests/results, the counter-ring variants).
 //!   The atomics act on the low 32-bit word of each counter: sm_90 adds 32-bit shared words
 //!   natively, a 64-bit add becomes a compare-and-swap loop, and only the value modulo 2^32 matters.

@@ -344,20 +344,17 @@ unsafe impl<const P: u32, const C: u32> PipelineBackend for SpinWaitMbar<P, C> {
 /// `var_spinwait_s{S}_c{W}_{llvm|flat}`, and the round trip `var_spinwait_rt_{llvm|flat}`.
 macro_rules! wait_kernels {
     ($($s:literal, $w:literal;)*) => {$(
-        wait_kernels!(@one "spinwait", $s, $w);
-    )*};
-    (@one $name:literal, $s:literal, $w:literal) => {
         variant_kernel!(
-            concat!($name, "_s", stringify!($s), "_c", stringify!($w)),
+            concat!("spinwait_s", stringify!($s), "_c", stringify!($w)),
             "_llvm",
             super::elect_ring::<$s, SpinWaitMbar<1, $w>, $w, false, { super::DIRECT }, { super::LOOP_LLVM }>
         );
         variant_kernel!(
-            concat!($name, "_s", stringify!($s), "_c", stringify!($w)),
+            concat!("spinwait_s", stringify!($s), "_c", stringify!($w)),
             "_flat",
             super::elect_ring::<$s, SpinWaitMbar<1, $w>, $w, false, { super::DIRECT }, { super::LOOP_FLAT }>
         );
-    };
+    )*};
 }
 
 wait_kernels! {
@@ -369,21 +366,13 @@ wait_kernels! {
     4, 4;
 }
 
-macro_rules! wait_roundtrips {
-    ($($name:literal;)*) => {$(
-        variant_kernel!(
-            concat!($name, "_rt"),
-            "_llvm",
-            super::roundtrip::<SpinWaitMbar<1, 1>, { super::WAIT }, { super::LOOP_LLVM }>
-        );
-        variant_kernel!(
-            concat!($name, "_rt"),
-            "_flat",
-            super::roundtrip::<SpinWaitMbar<1, 1>, { super::WAIT }, { super::LOOP_FLAT }>
-        );
-    )*};
-}
-
-wait_roundtrips! {
-    "spinwait";
-}
+variant_kernel!(
+    "spinwait_rt",
+    "_llvm",
+    super::roundtrip::<SpinWaitMbar<1, 1>, { super::WAIT }, { super::LOOP_LLVM }>
+);
+variant_kernel!(
+    "spinwait_rt",
+    "_flat",
+    super::roundtrip::<SpinWaitMbar<1, 1>, { super::WAIT }, { super::LOOP_FLAT }>
+);
