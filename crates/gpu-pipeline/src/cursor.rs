@@ -19,7 +19,7 @@
 //! The lap is a `u32` that wraps modulo 2^32. Backends only ever use it modulo 2^32:
 //! NVIDIA takes its parity (2^32 is even, so the parity sequence is unbroken by the wrap),
 //! and the counter backends compare counters with serial-number arithmetic modulo 2^32
-//! (see [`crate::counter`]). A pipeline may therefore run for any number of laps.
+//! (see [`crate::threshold`]). A pipeline may therefore run for any number of laps.
 
 use core::fmt;
 use core::marker::PhantomData;

@@ -148,7 +148,7 @@ compile_error!(
 pub mod arch;
 pub mod backend;
 pub mod checked;
-pub mod counter;
+
 pub mod cursor;
 mod epilogue;
 mod pipeline;
@@ -156,6 +156,7 @@ mod pipeline;
 mod primitive;
 pub mod role;
 pub mod stage;
+pub mod threshold;
 
 #[cfg(any(target_arch = "nvptx64", target_arch = "amdgpu", feature = "std", test))]
 pub use backend::DefaultBackend;

@@ -653,10 +653,10 @@ fn counts<B: PipelineBackend>(backend: B, role: u32, stage: u32, lap: u32) -> (u
     // SAFETY: the callers pass a cursor's stage, below STAGES.
     unsafe {
         if role == ROLE_CONSUMER {
-            let expected = crate::counter::full_threshold(lap, B::PRODUCER_ARRIVALS);
+            let expected = crate::threshold::full_threshold(lap, B::PRODUCER_ARRIVALS);
             (expected, backend.arrivals_full(stage), B::PRODUCER_ARRIVALS)
         } else {
-            let expected = crate::counter::empty_threshold(lap, B::CONSUMER_ARRIVALS);
+            let expected = crate::threshold::empty_threshold(lap, B::CONSUMER_ARRIVALS);
             (
                 expected,
                 backend.arrivals_empty(stage),

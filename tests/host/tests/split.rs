@@ -6,7 +6,7 @@
 //! the same time, and each slot's signal expects `pt / STAGES` (full) and `ct / STAGES` (empty)
 //! arrivals per phase. On the GPU these threads are lanes of one warp, whose arrivals on different
 //! counters the counter backend once summed onto the leader's counter; how a wave's arrivals are
-//! grouped by counter is tested over every split in `gpu_pipeline::counter` (`wave_share`), and on
+//! grouped by counter is tested over every split in `gpu_pipeline::threshold` (`wave_share`), and on
 //! the H200 by the split kernels. Here every arrival is its own, so these runs check the protocol
 //! side of the pattern: cursors that skip `STAGES - 1` slots per item, per-slot arrive counts, and
 //! the data, on both backends.

@@ -8,7 +8,7 @@
 //!
 //! Storage: `2 * STAGES` counters, `full[0..STAGES)` then `empty[0..STAGES)`, zeroed by `init`.
 //! A consumer on lap `p` waits for `full >= (p + 1) * P`, a producer on lap `q` for
-//! `empty >= (q - 1) * C`, compared modulo 2^32 (see [`crate::counter`], which also proves that
+//! `empty >= (q - 1) * C`, compared modulo 2^32 (see [`crate::threshold`], which also proves that
 //! the comparison is exact for any run length).
 //!
 //! # Arrivals
@@ -55,7 +55,7 @@
 use core::sync::atomic::AtomicU64;
 
 use super::{MAX_COUNTER_ARRIVALS, PipelineBackend, check_arrive_counts};
-use crate::counter;
+use crate::threshold;
 
 #[cfg(target_arch = "nvptx64")]
 use crate::arch::nvptx as arch;
@@ -90,7 +90,7 @@ impl CounterRef {
 
     /// The calling thread arrives on this counter. The lanes of the calling wave that arrive in
     /// the same call are counted together: for each counter named by them, the lowest of its lanes
-    /// adds their number ([`counter::wave_share`]), after the data-before-signal fence (see the
+    /// adds their number ([`threshold::wave_share`]), after the data-before-signal fence (see the
     /// module docs). Lanes that name different counters (lane `l` on stage `l & 1`, lanes 0-3 on
     /// four stages) each count on their own counter.
     #[inline(always)]
@@ -98,7 +98,7 @@ impl CounterRef {
         // Why each arrival lands on its own counter: the lanes that take part in one aggregated
         // add are those that name the same counter (NVIDIA: `match.any.sync` on the address; AMD:
         // the lanes whose address equals the first remaining lane's), so the leader's add counts
-        // exactly the lanes of its counter ([`counter::wave_share`], tested over every split).
+        // exactly the lanes of its counter ([`threshold::wave_share`], tested over every split).
         // Aggregating over all active lanes instead put every arrival on the leader's counter: one
         // slot completed early and the others never did (seen on the H200).
         //
@@ -155,7 +155,7 @@ impl CounterRef {
                 }
             };
             let share =
-                counter::wave_share(u64::from(peers), (peers & arch::lanemask_lt()).count_ones());
+                threshold::wave_share(u64::from(peers), (peers & arch::lanemask_lt()).count_ones());
             if share != 0 {
                 add(share);
             }
@@ -169,7 +169,7 @@ impl CounterRef {
                 let first = arch::readfirstlane(key);
                 let peers = arch::ballot(key == first);
                 if key == first {
-                    let share = counter::wave_share(peers, arch::lanes_below(peers));
+                    let share = threshold::wave_share(peers, arch::lanes_below(peers));
                     if share != 0 {
                         lds_data_fence();
                         // SAFETY: the backend's constructor guarantees an LDS counter.
@@ -214,7 +214,7 @@ impl CounterRef {
     #[inline(always)]
     #[must_use]
     pub fn reached(self, threshold: u32) -> bool {
-        counter::reached(self.load(), threshold)
+        threshold::reached(self.load(), threshold)
     }
 
     /// Blocks until the counter reached `threshold`; with a ticks hint, backs off between reads
@@ -274,9 +274,9 @@ pub struct AmdCounterBackend<const PRODUCER_ARRIVALS: u32, const CONSUMER_ARRIVA
 }
 
 // SAFETY: layout: `new` places full[] at the base and empty[] STAGES counters later.
-// Completion: `reached` compares with the thresholds of `crate::counter`, exact under the
+// Completion: `reached` compares with the thresholds of `crate::threshold`, exact under the
 // protocol. Arrival unit: a wave adds its number of active (arriving) lanes once, so each thread
-// counts one (the lanes of a call are grouped by counter: `counter::wave_share`). Ordering: see the
+// counts one (the lanes of a call are grouped by counter: `threshold::wave_share`). Ordering: see the
 // module docs (fence + release add; acquire reads).
 // No reset: only `init` stores. Constants: checked in `new`.
 unsafe impl<const P: u32, const C: u32> PipelineBackend for AmdCounterBackend<P, C> {
@@ -328,28 +328,28 @@ unsafe impl<const P: u32, const C: u32> PipelineBackend for AmdCounterBackend<P,
     unsafe fn wait_full(&self, stage: u32, lap: u32, ticks: Option<u32>) {
         self.full
             .offset(stage)
-            .wait(counter::full_threshold(lap, P), ticks);
+            .wait(threshold::full_threshold(lap, P), ticks);
     }
 
     #[inline(always)]
     unsafe fn wait_empty(&self, stage: u32, lap: u32, ticks: Option<u32>) {
         self.empty
             .offset(stage)
-            .wait(counter::empty_threshold(lap, C), ticks);
+            .wait(threshold::empty_threshold(lap, C), ticks);
     }
 
     #[inline(always)]
     unsafe fn try_full(&self, stage: u32, lap: u32) -> bool {
         self.full
             .offset(stage)
-            .reached(counter::full_threshold(lap, P))
+            .reached(threshold::full_threshold(lap, P))
     }
 
     #[inline(always)]
     unsafe fn try_empty(&self, stage: u32, lap: u32) -> bool {
         self.empty
             .offset(stage)
-            .reached(counter::empty_threshold(lap, C))
+            .reached(threshold::empty_threshold(lap, C))
     }
 
     #[inline(always)]

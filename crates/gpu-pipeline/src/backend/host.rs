@@ -4,7 +4,7 @@
 //!   one 64-bit atomic word; waits test the parity of the phase, exactly as
 //!   `mbarrier.try_wait.parity` does. It checks the parity arithmetic of the NVIDIA backend.
 //! - [`HostCounterBackend`] is the counter protocol of the AMD backend: monotonic counters and
-//!   the thresholds of [`crate::counter`]. It checks that arithmetic.
+//!   the thresholds of [`crate::threshold`]. It checks that arithmetic.
 //!
 //! Both count one arrival per calling thread, like the GPU backends.
 //!
@@ -19,8 +19,8 @@
 use core::mem::MaybeUninit;
 
 use super::{MAX_COUNTER_ARRIVALS, MAX_MBARRIER_ARRIVALS, PipelineBackend, check_arrive_counts};
-use crate::counter;
 use crate::primitive::{AtomicU64, Ordering, wait_round};
+use crate::threshold;
 
 /// Bits of an mbarrier-model word that hold the pending arrivals of the current phase.
 const PENDING_MASK: u64 = 0xffff_ffff;
@@ -262,7 +262,7 @@ impl HostCounterSignal {
     /// Whether the counter reached `threshold` (serial comparison modulo 2^32; acquire).
     #[must_use]
     pub fn reached(&self, threshold: u32) -> bool {
-        counter::reached(self.value() as u32, threshold)
+        threshold::reached(self.value() as u32, threshold)
     }
 
     fn wait(&self, threshold: u32) {
@@ -305,7 +305,7 @@ impl<const P: u32, const C: u32> HostCounterBackend<P, C> {
 }
 
 // SAFETY: layout: full[] then empty[], 2 * STAGES counters. Completion: waits compare with the
-// thresholds of `crate::counter`, exact under the protocol (see its essay). Arrival unit: one
+// thresholds of `crate::threshold`, exact under the protocol (see its essay). Arrival unit: one
 // `fetch_add(1)` per call. Ordering: Release adds, Acquire loads. No reset: counters only grow.
 // Constants: checked in `new`.
 unsafe impl<const P: u32, const C: u32> PipelineBackend for HostCounterBackend<P, C> {
@@ -334,20 +334,22 @@ unsafe impl<const P: u32, const C: u32> PipelineBackend for HostCounterBackend<P
     }
 
     unsafe fn wait_full(&self, stage: u32, lap: u32, _ticks: Option<u32>) {
-        self.full_at(stage).wait(counter::full_threshold(lap, P));
+        self.full_at(stage).wait(threshold::full_threshold(lap, P));
     }
 
     unsafe fn wait_empty(&self, stage: u32, lap: u32, _ticks: Option<u32>) {
-        self.empty_at(stage).wait(counter::empty_threshold(lap, C));
+        self.empty_at(stage)
+            .wait(threshold::empty_threshold(lap, C));
     }
 
     unsafe fn try_full(&self, stage: u32, lap: u32) -> bool {
-        self.full_at(stage).reached(counter::full_threshold(lap, P))
+        self.full_at(stage)
+            .reached(threshold::full_threshold(lap, P))
     }
 
     unsafe fn try_empty(&self, stage: u32, lap: u32) -> bool {
         self.empty_at(stage)
-            .reached(counter::empty_threshold(lap, C))
+            .reached(threshold::empty_threshold(lap, C))
     }
 
     unsafe fn arrive_full(&self, stage: u32) {

@@ -32,7 +32,7 @@ pub use nvidia::{
 /// "Contents of the mbarrier object": the expected arrival count is at most 2^20 - 1).
 pub const MAX_MBARRIER_ARRIVALS: u32 = (1 << 20) - 1;
 
-pub use crate::counter::MAX_COUNTER_ARRIVALS;
+pub use crate::threshold::MAX_COUNTER_ARRIVALS;
 
 /// A hardware mechanism for the two signals of each pipeline slot.
 ///

@@ -16,7 +16,7 @@ use gpu_pipeline::arch::nvptx::{
     ld_acquire_cta_shared_u32, match_any_sync, nanosleep, red_release_cta_shared_add_u32,
     st_shared_u64,
 };
-use gpu_pipeline::{PipelineBackend, counter};
+use gpu_pipeline::{PipelineBackend, threshold};
 
 /// The arrive of the library before issue 11 (`prev`): a full warp syncs with `0xffffffff` and
 /// lane 0 adds 32; a lone lane adds 1; other masks sync on their run-time mask and the lowest lane
@@ -49,7 +49,7 @@ impl<const P: u32, const C: u32, const V: u32> VarCounter<P, C, V> {
     fn add_grouped(mask: u32, addr: u32) {
         // SAFETY: every lane of `mask` executes this same code with the same mask.
         let peers = unsafe { match_any_sync(mask, addr) };
-        let share = counter::wave_share(u64::from(peers), (peers & lanemask_lt()).count_ones());
+        let share = threshold::wave_share(u64::from(peers), (peers & lanemask_lt()).count_ones());
         if share != 0 {
             Self::add(addr, share);
         }
@@ -91,7 +91,7 @@ impl<const P: u32, const C: u32, const V: u32> VarCounter<P, C, V> {
     #[inline(always)]
     fn reached(addr: u32, threshold: u32) -> bool {
         // SAFETY: `addr` is a counter of this backend's shared storage.
-        counter::reached(unsafe { ld_acquire_cta_shared_u32(addr) }, threshold)
+        threshold::reached(unsafe { ld_acquire_cta_shared_u32(addr) }, threshold)
     }
 
     /// Waits until the counter at `addr` reached `threshold`, `nanosleep 0` between reads (as the
@@ -142,7 +142,7 @@ unsafe impl<const P: u32, const C: u32, const V: u32> PipelineBackend for VarCou
     unsafe fn wait_full(&self, stage: u32, lap: u32, _ticks: Option<u32>) {
         Self::wait(
             self.full + stage * Self::STRIDE,
-            counter::full_threshold(lap, P),
+            threshold::full_threshold(lap, P),
         );
     }
 
@@ -150,7 +150,7 @@ unsafe impl<const P: u32, const C: u32, const V: u32> PipelineBackend for VarCou
     unsafe fn wait_empty(&self, stage: u32, lap: u32, _ticks: Option<u32>) {
         Self::wait(
             self.empty + stage * Self::STRIDE,
-            counter::empty_threshold(lap, C),
+            threshold::empty_threshold(lap, C),
         );
     }
 
@@ -158,7 +158,7 @@ unsafe impl<const P: u32, const C: u32, const V: u32> PipelineBackend for VarCou
     unsafe fn try_full(&self, stage: u32, lap: u32) -> bool {
         Self::reached(
             self.full + stage * Self::STRIDE,
-            counter::full_threshold(lap, P),
+            threshold::full_threshold(lap, P),
         )
     }
 
@@ -166,7 +166,7 @@ unsafe impl<const P: u32, const C: u32, const V: u32> PipelineBackend for VarCou
     unsafe fn try_empty(&self, stage: u32, lap: u32) -> bool {
         Self::reached(
             self.empty + stage * Self::STRIDE,
-            counter::empty_threshold(lap, C),
+            threshold::empty_threshold(lap, C),
         )
     }
 
