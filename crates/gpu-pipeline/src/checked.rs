@@ -145,6 +145,9 @@ pub enum Fault {
     WrongCount = 2,
     /// A pipeline value that served one side was used for the other side's call.
     WrongRole = 3,
+    /// A pipeline half went away while holding a stage: a handle was forgotten
+    /// (`core::mem::forget`), so its release never came.
+    StageNotReleased = 4,
 }
 
 /// The library call that waited (or, for [`Fault::WrongCount`], that saw the completion).
@@ -187,6 +190,8 @@ pub enum Call {
     ProducerStep,
     /// `consumer_step` (a wrong-role record).
     ConsumerStep,
+    /// The end of a pipeline half's scope (a stage-not-released record).
+    PipelineDropped,
 }
 
 impl Call {
@@ -212,13 +217,14 @@ impl Call {
             Self::ConsumerSignal => "consumer_signal",
             Self::ProducerStep => "producer_step",
             Self::ConsumerStep => "consumer_step",
+            Self::PipelineDropped => "(end of the pipeline's scope)",
         }
     }
 
     /// The call whose number is `raw`, if any.
     #[must_use]
     pub const fn from_raw(raw: u32) -> Option<Self> {
-        const ALL: [Call; 18] = [
+        const ALL: [Call; 19] = [
             Call::WaitProducer,
             Call::WaitConsumer,
             Call::TryWaitProducer,
@@ -237,6 +243,7 @@ impl Call {
             Call::ConsumerSignal,
             Call::ProducerStep,
             Call::ConsumerStep,
+            Call::PipelineDropped,
         ];
         if raw >= 1 && raw as usize <= ALL.len() {
             Some(ALL[raw as usize - 1])
@@ -367,6 +374,9 @@ impl HangRecord {
         if self.fault == Fault::WrongRole as u32 {
             return Verdict::WrongRole;
         }
+        if self.fault == Fault::StageNotReleased as u32 {
+            return Verdict::StageNotReleased;
+        }
         if self.tracked == 0 {
             return Verdict::NotTracked;
         }
@@ -409,6 +419,8 @@ pub enum Verdict {
     NotTracked,
     /// One pipeline value was used for both sides.
     WrongRole,
+    /// A stage handle was never released (forgotten).
+    StageNotReleased,
 }
 
 impl fmt::Display for HangRecord {
@@ -419,6 +431,7 @@ impl fmt::Display for HangRecord {
             1 => "HANG (wait budget spent)",
             2 => "WRONG ARRIVAL COUNT",
             3 => "WRONG ROLE",
+            4 => "STAGE NOT RELEASED",
             _ => "unknown fault",
         };
         write!(
@@ -432,7 +445,7 @@ impl fmt::Display for HangRecord {
             self.column
         )?;
         writeln!(f)?;
-        if self.fault == Fault::WrongRole as u32 {
+        if self.fault == Fault::WrongRole as u32 || self.fault == Fault::StageNotReleased as u32 {
             write!(f, "  its {role} cursor: {signal}[{}]", self.stage)?;
         } else {
             write!(f, "  waited on {signal}[{}]", self.stage)?;
@@ -459,6 +472,10 @@ impl fmt::Display for HangRecord {
             Verdict::WrongRole => write!(
                 f,
                 "  this pipeline value was used on the {other} side before, and `{call}` is a {role} call: a value serves one side (make one value per role), or a {role} method was called by mistake (for example `producer_signal` where `consumer_signal` was meant)"
+            )?,
+            Verdict::StageNotReleased => write!(
+                f,
+                "  the {role} half went out of scope holding a stage it acquired and never released (a handle passed to `core::mem::forget`, or leaked): the {other} side will wait for that stage's arrivals forever"
             )?,
             Verdict::NotTracked => write!(
                 f,
@@ -831,11 +848,13 @@ fn print_line(record: &HangRecord) {
         Verdict::CountedButIncomplete => b"all arrivals counted, barrier incomplete\0",
         Verdict::NotTracked => b"not tracked\0",
         Verdict::WrongRole => b"a value used for both sides\0",
+        Verdict::StageNotReleased => b"a stage never released\0",
     };
     let fault: &'static [u8] = match record.fault {
         1 => b"HANG\0",
         2 => b"WRONG ARRIVAL COUNT\0",
-        _ => b"WRONG ROLE\0",
+        3 => b"WRONG ROLE\0",
+        _ => b"STAGE NOT RELEASED\0",
     };
     let role: &'static [u8] = if record.role == ROLE_PRODUCER {
         b"producer\0"

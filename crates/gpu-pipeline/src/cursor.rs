@@ -29,11 +29,40 @@ mod sealed {
 }
 
 /// One side of a pipeline: [`Producer`] or [`Consumer`]. Sealed.
+///
+/// A side fixes everything that differs between the two halves of a pipeline, so that the
+/// halves ([`PipelineHalf`](crate::PipelineHalf)) and their stage handles are written once:
+/// the start lap, which of a slot's two signals the side waits on and which it raises, and how
+/// many completions of the awaited signal a lap needs.
 pub trait Side: sealed::Sealed + Copy + 'static {
     /// The lap a cursor of this side starts on: 1 for the producer, 0 for the consumer.
     const START_LAP: u32;
     /// `"producer"` or `"consumer"`, for messages.
     const NAME: &'static str;
+    /// Whether this side waits on a slot's *full* signal (the consumer) and raises *empty*;
+    /// `false`: it waits on *empty* and raises *full* (the producer).
+    const WAITS_ON_FULL: bool;
+
+    /// The completions the awaited signal must have made before this side, on `lap`, may use
+    /// the slot, modulo 2^32: a consumer on lap `p` needs the `(p + 1)`-th completion of
+    /// *full*; a producer on lap `q` needs the `(q - 1)`-th completion of *empty* (on its first
+    /// pass, `q = 1`: none, so it does not wait).
+    #[must_use]
+    fn completions(lap: u32) -> u32;
+
+    /// Of a slot's two signals, the one this side waits on.
+    #[inline(always)]
+    #[must_use]
+    fn awaited<T>(full: T, empty: T) -> T {
+        if Self::WAITS_ON_FULL { full } else { empty }
+    }
+
+    /// Of a slot's two signals, the one this side raises.
+    #[inline(always)]
+    #[must_use]
+    fn raised<T>(full: T, empty: T) -> T {
+        if Self::WAITS_ON_FULL { empty } else { full }
+    }
 }
 
 /// The producer side: it fills slots and raises their *full* signal.
@@ -50,11 +79,23 @@ impl sealed::Sealed for Consumer {}
 impl Side for Producer {
     const START_LAP: u32 = 1;
     const NAME: &'static str = "producer";
+    const WAITS_ON_FULL: bool = false;
+
+    #[inline(always)]
+    fn completions(lap: u32) -> u32 {
+        lap.wrapping_sub(1)
+    }
 }
 
 impl Side for Consumer {
     const START_LAP: u32 = 0;
     const NAME: &'static str = "consumer";
+    const WAITS_ON_FULL: bool = true;
+
+    #[inline(always)]
+    fn completions(lap: u32) -> u32 {
+        lap.wrapping_add(1)
+    }
 }
 
 /// Checks a stage count at compile time. Referenced from every constructor that takes one.

@@ -76,7 +76,7 @@ impl<const STAGES: usize, B: PipelineBackend> EpiLoadPipeline<STAGES, B> {
     /// Load warp: the `full` barrier of the current stage, for the TMA transaction.
     #[inline(always)]
     #[must_use]
-    pub fn producer_mbar(&self) -> B::Handle {
+    pub fn producer_mbar(&self) -> B::Signal<'_> {
         self.pipeline.full_barrier(self.pipeline.producer_stage())
     }
 
@@ -96,15 +96,20 @@ impl<const STAGES: usize, B: PipelineBackend> EpiLoadPipeline<STAGES, B> {
     /// Load warp: waits for a free stage and returns its handle.
     #[cfg_attr(feature = "checked", track_caller)]
     #[inline(always)]
-    pub fn acquire_producer(&mut self) -> ProducerStage<'_, STAGES, B> {
+    pub fn acquire_producer(&self) -> ProducerStage<'_, STAGES, B> {
         self.pipeline.acquire_producer()
     }
 
-    /// Load warp: waits for a free stage, runs `f` with the handle, steps without signalling:
-    /// `f` makes the producer arrival (the TMA's `arrive_expect_tx`). The reference's `produce`.
+    /// Load warp: waits for a free stage and runs `f` with the handle, *without* signalling
+    /// after: `f` makes the producer arrival (the TMA's `arrive_expect_tx`).
+    ///
+    /// The reference calls this `produce`; here `produce` always means "signal on exit"
+    /// ([`ProducerConsumerPipeline::produce`]), so the reference's name is only a search alias.
+    /// [`produce_tma`](Self::produce_tma) also makes the arrival, and cannot forget it.
+    #[doc(alias = "produce")]
     #[cfg_attr(feature = "checked", track_caller)]
     #[inline(always)]
-    pub fn produce<R>(&mut self, f: impl FnOnce(&ProducerStage<'_, STAGES, B>) -> R) -> R {
+    pub fn produce_explicit<R>(&self, f: impl FnOnce(&ProducerStage<'_, STAGES, B>) -> R) -> R {
         self.pipeline.produce_explicit(f)
     }
 
@@ -131,14 +136,14 @@ impl<const STAGES: usize, B: PipelineBackend> EpiLoadPipeline<STAGES, B> {
     /// Store warps: waits for a filled stage and returns its handle.
     #[cfg_attr(feature = "checked", track_caller)]
     #[inline(always)]
-    pub fn acquire_consumer(&mut self) -> ConsumerStage<'_, STAGES, B> {
+    pub fn acquire_consumer(&self) -> ConsumerStage<'_, STAGES, B> {
         self.pipeline.acquire_consumer()
     }
 
     /// Store warps: waits for a filled stage, runs `f`, then signals `empty` and steps.
     #[cfg_attr(feature = "checked", track_caller)]
     #[inline(always)]
-    pub fn consume<R>(&mut self, f: impl FnOnce(StageView<B>) -> R) -> R {
+    pub fn consume<R>(&self, f: impl FnOnce(StageView<'_, B>) -> R) -> R {
         self.pipeline.consume(f)
     }
 
@@ -146,7 +151,7 @@ impl<const STAGES: usize, B: PipelineBackend> EpiLoadPipeline<STAGES, B> {
     /// (`f` arrives itself, for lane-guarded patterns).
     #[cfg_attr(feature = "checked", track_caller)]
     #[inline(always)]
-    pub fn consume_explicit<R>(&mut self, f: impl FnOnce(&ConsumerStage<'_, STAGES, B>) -> R) -> R {
+    pub fn consume_explicit<R>(&self, f: impl FnOnce(&ConsumerStage<'_, STAGES, B>) -> R) -> R {
         self.pipeline.consume_explicit(f)
     }
 }
@@ -163,9 +168,9 @@ impl<const STAGES: usize, const CONSUMER_ARRIVALS: u32>
     #[cfg_attr(feature = "checked", track_caller)]
     #[inline(always)]
     pub fn produce_tma<R>(
-        &mut self,
+        &self,
         tx_bytes: u32,
-        f: impl FnOnce(StageView<NvidiaMbarBackend<1, CONSUMER_ARRIVALS>>) -> R,
+        f: impl FnOnce(StageView<'_, NvidiaMbarBackend<1, CONSUMER_ARRIVALS>>) -> R,
     ) -> R {
         self.pipeline.produce_explicit(|stage| {
             stage.barrier().arrive_expect_tx(tx_bytes);

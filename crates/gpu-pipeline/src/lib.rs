@@ -151,6 +151,9 @@ pub mod checked;
 
 pub mod cursor;
 mod epilogue;
+#[cfg(feature = "checked")]
+mod guard;
+mod half;
 mod pipeline;
 #[cfg(any(feature = "std", test))]
 mod primitive;
@@ -161,17 +164,19 @@ pub mod threshold;
 #[cfg(any(target_arch = "nvptx64", target_arch = "amdgpu", feature = "std", test))]
 pub use backend::DefaultBackend;
 pub use backend::{
-    AmdCounterBackend, Cluster, CounterRef, Cta, MbarScope, Mbarrier, MbarrierRef,
-    NvidiaMbarBackend, PipelineBackend, fence_proxy_async, lds_data_fence,
+    AmdCounterBackend, Cluster, CounterBackend, CounterRef, Cta, MbarScope, Mbarrier, MbarrierRef,
+    NvidiaMbarBackend, PipelineBackend, Signal, barrier_bytes, barrier_elems, fence_proxy_async,
+    lds_data_fence,
 };
 #[cfg(any(feature = "std", test))]
 pub use backend::{HostCounterBackend, HostCounterSignal, HostMbarBackend, HostMbarrier};
 pub use checked::Diagnostics;
 pub use cursor::{Consumer, Cursor, Producer, Side};
 pub use epilogue::EpiLoadPipeline;
+pub use half::{ConsumerHalf, PipelineHalf, ProducerHalf};
 pub use pipeline::ProducerConsumerPipeline;
 pub use role::{ConsumerRole, ProducerRole, RolePipeline};
-pub use stage::{ConsumerStage, ProducerStage, StageView};
+pub use stage::{ConsumerStage, ProducerStage, Stage, StageView};
 
 /// The README's Rust example, compiled as a doc test so that it cannot drift from the API.
 #[cfg(doctest)]

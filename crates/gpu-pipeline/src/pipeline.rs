@@ -1,24 +1,27 @@
-//! [`ProducerConsumerPipeline`]: the protocol, over any [`PipelineBackend`].
+//! [`ProducerConsumerPipeline`]: both halves of a pipeline in one value, under the reference's
+//! method names.
 
-use crate::backend::PipelineBackend;
+use crate::backend::{PipelineBackend, barrier_bytes, barrier_elems};
 use crate::checked::{Call, Diagnostics};
-use crate::cursor::{Consumer, Cursor, Producer, StageCount};
+use crate::cursor::{Consumer, Cursor, Producer, Side};
+use crate::half::{ConsumerHalf, PipelineHalf, ProducerHalf};
 use crate::stage::{ConsumerStage, ProducerStage, StageView};
 
-#[cfg(feature = "checked")]
-use crate::checked::{self, DiagnosticsWord, Fault, NO_SUB_STAGE};
-use crate::checked::{ROLE_CONSUMER, ROLE_PRODUCER};
-#[cfg(feature = "checked")]
-use core::panic::Location;
-
 /// A ring of `STAGES` shared-memory slots between producer threads and consumer threads,
-/// synchronised by backend `B` (whose type carries the arrive counts).
+/// synchronised by backend `B` (whose type carries the arrive counts): a [`ProducerHalf`] and a
+/// [`ConsumerHalf`] in one value, with the reference design's method names.
 ///
 /// Every thread of the kernel holds its own value, made by [`new`](Self::new) from the same
 /// barrier storage; one thread calls [`init`](Self::init) and a block barrier follows. A thread
 /// then uses one side: producer threads the `producer_*`/`wait_consumer`/`acquire_producer`/
 /// `produce` methods, consumer threads the `consumer_*`/`wait_producer`/`acquire_consumer`/
-/// `consume` methods. Each side keeps its own [`Cursor`].
+/// `consume` methods.
+///
+/// **Roles in the type.** [`split`](Self::split), [`into_producer`](Self::into_producer) and
+/// [`into_consumer`](Self::into_consumer) give the halves, on which the other side's methods do
+/// not exist: a consumer calling `produce` does not compile. On the whole value both sides'
+/// methods exist, and only a `checked` build catches a thread that uses both (a wrong-role
+/// record).
 ///
 /// The slot memory itself is the kernel's: index it with the stage index.
 ///
@@ -38,47 +41,21 @@ use core::panic::Location;
 /// the source line of the call (see [`checked`](crate::checked)). The storage then takes
 /// [`STORAGE_ELEMS`](Self::STORAGE_ELEMS) elements, more than `2 * STAGES`.
 pub struct ProducerConsumerPipeline<const STAGES: usize, B: PipelineBackend> {
-    backend: B,
-    producer: Cursor<STAGES, Producer>,
-    consumer: Cursor<STAGES, Consumer>,
-    #[cfg(feature = "checked")]
-    diagnostics: DiagnosticsWord,
-    /// Checked builds: the side this value has served (0: none yet, else `ROLE_* + 1`).
+    producer: ProducerHalf<STAGES, B>,
+    consumer: ConsumerHalf<STAGES, B>,
+    /// Checked builds: the side this value has served (0: none yet, 1: producer, 2: consumer).
     #[cfg(feature = "checked")]
     side: core::cell::Cell<u32>,
-    /// Checked builds: the count check of the last completed wait, compared at the next wait (or
-    /// when the value is dropped), so that the shared-memory read of the shadow is not waited
-    /// for on the way out of a wait.
-    #[cfg(feature = "checked")]
-    pending: core::cell::Cell<Option<PendingCheck>>,
-}
-
-/// A completed wait's count check, not yet compared (see `ProducerConsumerPipeline::pending`).
-#[cfg(feature = "checked")]
-#[derive(Clone, Copy)]
-struct PendingCheck {
-    role: u32,
-    stage: u32,
-    lap: u32,
-    expected: u32,
-    observed: u32,
-    call: Call,
-    location: &'static Location<'static>,
 }
 
 impl<const STAGES: usize, B: PipelineBackend> ProducerConsumerPipeline<STAGES, B> {
-    /// The number of barrier storage elements: `B::ELEMS_PER_STAGE * STAGES` (`2 * STAGES`, full
-    /// then empty, unless the backend pads); checked builds add the backend's arrival shadows and
-    /// one diagnostics word.
-    pub const STORAGE_ELEMS: usize = if cfg!(feature = "checked") {
-        (B::ELEMS_PER_STAGE + B::SHADOW_ELEMS_PER_STAGE) * STAGES + 1
-    } else {
-        B::ELEMS_PER_STAGE * STAGES
-    };
+    /// The number of barrier storage elements ([`barrier_elems`]): `2 * STAGES`, full then
+    /// empty; checked builds add the backend's arrival shadows and one diagnostics word.
+    pub const STORAGE_ELEMS: usize = barrier_elems::<B>(STAGES);
 
-    /// The shared-memory bytes the barriers take: `STORAGE_ELEMS * size_of::<B::Storage>()`
-    /// (`2 * STAGES * 8` without the `checked` feature).
-    pub const SMEM_BYTES: usize = Self::STORAGE_ELEMS * core::mem::size_of::<B::Storage>();
+    /// The shared-memory bytes the barriers take ([`barrier_bytes`]; `16 * STAGES` without the
+    /// `checked` feature).
+    pub const SMEM_BYTES: usize = barrier_bytes::<B>(STAGES);
 
     /// The shared-memory bytes the barriers take (the value of [`SMEM_BYTES`](Self::SMEM_BYTES)).
     #[doc(alias = "smem_bytes_required")]
@@ -95,34 +72,22 @@ impl<const STAGES: usize, B: PipelineBackend> ProducerConsumerPipeline<STAGES, B
     ///
     /// # Safety
     ///
-    /// - `storage` points to [`STORAGE_ELEMS`](Self::STORAGE_ELEMS) aligned `B::Storage`
-    ///   elements (shared memory on a GPU) used for nothing else while any pipeline value made
-    ///   from it is in use.
-    /// - Before any thread uses a method other than `init`, exactly one thread has called
-    ///   [`init`](Self::init) on a value made from this storage, and a block-wide barrier
-    ///   (cluster-wide, if peers arrive remotely) separates that call from the use.
-    /// - Every thread that uses a side of the pipeline is counted in that side's arrive count,
-    ///   and arrives exactly once per stage it passes (the stage handles and scopes do this).
+    /// As [`PipelineHalf::new`]: `storage` holds [`STORAGE_ELEMS`](Self::STORAGE_ELEMS) aligned
+    /// elements, valid and used for nothing else while any value made from it exists; one
+    /// thread's [`init`](Self::init) and a block barrier come before any other use; every thread
+    /// of a side is counted in its arrive count and arrives once per stage it passes.
     #[inline(always)]
     #[must_use]
     pub unsafe fn new(storage: *mut B::Storage) -> Self {
-        let () = StageCount::<STAGES>::CHECK;
-        #[cfg(feature = "checked")]
-        let () = CheckedStorage::<B>::CHECK;
+        // SAFETY: forwarded from this function's contract.
+        let backend = unsafe { B::new::<STAGES>(storage) };
         Self {
-            // SAFETY: forwarded from this function's contract.
-            backend: unsafe { B::new::<STAGES>(storage) },
-            producer: Cursor::start(),
-            consumer: Cursor::start(),
-            // SAFETY: the diagnostics word is the last of the STORAGE_ELEMS 8-byte elements.
-            #[cfg(feature = "checked")]
-            diagnostics: unsafe {
-                DiagnosticsWord::new(storage.cast(), storage.add(Self::STORAGE_ELEMS - 1).cast())
-            },
+            // SAFETY: forwarded from this function's contract; `backend` is made from `storage`.
+            producer: unsafe { PipelineHalf::with_backend(backend, storage) },
+            // SAFETY: as above.
+            consumer: unsafe { PipelineHalf::with_backend(backend, storage) },
             #[cfg(feature = "checked")]
             side: core::cell::Cell::new(0),
-            #[cfg(feature = "checked")]
-            pending: core::cell::Cell::new(None),
         }
     }
 
@@ -148,22 +113,74 @@ impl<const STAGES: usize, B: PipelineBackend> ProducerConsumerPipeline<STAGES, B
     /// As [`init`](Self::init).
     #[inline(always)]
     pub unsafe fn init_with(&self, diagnostics: Diagnostics) {
-        // SAFETY: forwarded from this function's contract.
-        unsafe { self.backend.init::<STAGES>() };
-        #[cfg(feature = "checked")]
-        // SAFETY: the caller is the initialising thread, before the block barrier.
-        unsafe {
-            self.diagnostics.store(diagnostics.word())
-        };
-        #[cfg(not(feature = "checked"))]
-        let _ = diagnostics;
+        // SAFETY: forwarded; the barriers are initialised once (by the producer half), the
+        // diagnostics word is shared by both halves.
+        unsafe { self.producer.init_with(diagnostics) };
     }
 
     /// The backend value (barrier locations), for backend-specific operations.
     #[inline(always)]
     #[must_use]
     pub fn backend(&self) -> &B {
-        &self.backend
+        self.producer.backend()
+    }
+
+    /// The two halves, each with its own side's methods only.
+    #[inline(always)]
+    #[must_use]
+    pub fn split(self) -> (ProducerHalf<STAGES, B>, ConsumerHalf<STAGES, B>) {
+        (self.producer, self.consumer)
+    }
+
+    /// The producer half (for a thread that only produces).
+    #[inline(always)]
+    #[must_use]
+    pub fn into_producer(self) -> ProducerHalf<STAGES, B> {
+        self.producer
+    }
+
+    /// The consumer half (for a thread that only consumes).
+    #[inline(always)]
+    #[must_use]
+    pub fn into_consumer(self) -> ConsumerHalf<STAGES, B> {
+        self.consumer
+    }
+
+    /// Checked builds: records that this value serves side `S`, and stops the kernel if it served
+    /// the other side before (the wrong-role mistake the halves rule out by type).
+    #[cfg_attr(feature = "checked", track_caller)]
+    #[inline(always)]
+    fn claim<S: Side>(&self, half: &PipelineHalf<STAGES, B, S>, call: Call) {
+        #[cfg(feature = "checked")]
+        {
+            let mine = if S::WAITS_ON_FULL { 2 } else { 1 };
+            let used = self.side.get();
+            if used != mine {
+                if used == 0 {
+                    self.side.set(mine);
+                } else {
+                    half.wrong_role(call);
+                }
+            }
+        }
+        #[cfg(not(feature = "checked"))]
+        let _ = (half, call);
+    }
+
+    /// The producer half, after the role check.
+    #[cfg_attr(feature = "checked", track_caller)]
+    #[inline(always)]
+    fn producer(&self, call: Call) -> &ProducerHalf<STAGES, B> {
+        self.claim(&self.producer, call);
+        &self.producer
+    }
+
+    /// The consumer half, after the role check.
+    #[cfg_attr(feature = "checked", track_caller)]
+    #[inline(always)]
+    fn consumer(&self, call: Call) -> &ConsumerHalf<STAGES, B> {
+        self.claim(&self.consumer, call);
+        &self.consumer
     }
 
     // ---------------------------------------------------------------- consumer side
@@ -172,170 +189,23 @@ impl<const STAGES: usize, B: PipelineBackend> ProducerConsumerPipeline<STAGES, B
     #[cfg_attr(feature = "checked", track_caller)]
     #[inline(always)]
     pub fn wait_producer(&self) {
-        self.wait_full_as(None, Call::WaitProducer);
-    }
-
-    /// Checked builds: reads the shadow of the barrier a wait of `role` just completed on, for a
-    /// comparison with the exact count at the next wait ([`settle`](Self::settle)).
-    #[cfg(feature = "checked")]
-    #[inline(always)]
-    fn defer_check(
-        &self,
-        role: u32,
-        stage: u32,
-        lap: u32,
-        call: Call,
-        location: &'static Location<'static>,
-    ) {
-        let (expected, observed, _) = counts(self.backend, role, stage, lap);
-        self.pending.set(Some(PendingCheck {
-            role,
-            stage,
-            lap,
-            expected,
-            observed,
-            call,
-            location,
-        }));
-    }
-
-    /// Checked builds: compares the pending count check, if any; stops the kernel on a mismatch.
-    #[cfg(feature = "checked")]
-    #[inline(always)]
-    fn settle(&self) {
-        if let Some(check) = self.pending.take() {
-            // Only a count above the exact one is a fault here: NVIDIA shadow increments follow
-            // their arrivals, so a fresh completion may not show the last ones yet.
-            if (check.observed.wrapping_sub(check.expected) as i32) > 0 {
-                fail::<STAGES, B>(
-                    self.backend,
-                    self.diagnostics,
-                    check.role,
-                    check.stage,
-                    check.lap,
-                    Fault::WrongCount,
-                    check.call,
-                    0,
-                    check.location,
-                );
-            }
-        }
-    }
-
-    /// Checked builds: records that this value serves `role`'s side, and stops the kernel if it
-    /// served the other side before (the wrong-role mistake).
-    #[cfg_attr(feature = "checked", track_caller)]
-    #[inline(always)]
-    fn claim(&self, role: u32, call: Call) {
-        #[cfg(feature = "checked")]
-        {
-            let used = self.side.get();
-            if used != role + 1 {
-                if used == 0 {
-                    self.side.set(role + 1);
-                } else {
-                    let (stage, lap) = if role == ROLE_CONSUMER {
-                        (self.consumer.stage(), self.consumer.lap())
-                    } else {
-                        (self.producer.stage(), self.producer.lap())
-                    };
-                    fail::<STAGES, B>(
-                        self.backend,
-                        self.diagnostics,
-                        role,
-                        stage,
-                        lap,
-                        Fault::WrongRole,
-                        call,
-                        0,
-                        Location::caller(),
-                    );
-                }
-            }
-        }
-        #[cfg(not(feature = "checked"))]
-        let _ = (role, call);
-    }
-
-    /// The consumer's wait on `full`, for `call` (checked builds: bounded, then the count check).
-    #[cfg_attr(feature = "checked", track_caller)]
-    #[inline(always)]
-    fn wait_full_as(&self, ticks: Option<u32>, call: Call) {
-        self.claim(ROLE_CONSUMER, call);
-        let (stage, lap) = (self.consumer.stage(), self.consumer.lap());
-        #[cfg(not(feature = "checked"))]
-        {
-            let _ = call;
-            // SAFETY: a cursor's stage is always below STAGES.
-            unsafe { self.backend.wait_full(stage, lap, ticks) };
-        }
-        #[cfg(feature = "checked")]
-        {
-            let _ = ticks;
-            let location = Location::caller();
-            // The slow path gets copies, never `&self`: a pipeline whose address escapes to a
-            // non-inlined function loses LLVM's address-space inference (flat atomics on AMD).
-            let (backend, diagnostics) = (self.backend, self.diagnostics);
-            checked::bounded_wait(
-                // SAFETY: a cursor's stage is always below STAGES.
-                move || unsafe { backend.try_full(stage, lap) },
-                || self.settle(),
-                move || diagnostics.load(),
-                move |elapsed| {
-                    fail::<STAGES, B>(
-                        backend,
-                        diagnostics,
-                        ROLE_CONSUMER,
-                        stage,
-                        lap,
-                        Fault::Timeout,
-                        call,
-                        elapsed,
-                        location,
-                    )
-                },
-            );
-            self.defer_check(ROLE_CONSUMER, stage, lap, call, location);
-        }
+        self.consumer(Call::WaitProducer).wait();
     }
 
     /// Consumer: as [`wait_producer`](Self::wait_producer), with a suspend-time hint of `ticks`
-    /// nanoseconds (the hardware may suspend the waiting thread up to that long per try and wakes
-    /// it when the phase completes; ignored where the hardware has no such hint).
+    /// nanoseconds (see [`PipelineHalf::wait_ticks`]).
     #[cfg_attr(feature = "checked", track_caller)]
     #[inline(always)]
     pub fn wait_producer_ticks(&self, ticks: u32) {
-        self.wait_full_as(Some(ticks), Call::WaitProducer);
+        self.consumer(Call::WaitProducer).wait_ticks(ticks);
     }
 
     /// Consumer: whether the producer filled the consumer's current slot. Does not block for long.
-    ///
-    /// Pair it with [`wait_producer_if_needed`](Self::wait_producer_if_needed) to overlap
-    /// other work with the wait.
     #[cfg_attr(feature = "checked", track_caller)]
     #[inline(always)]
     #[must_use]
     pub fn try_wait_producer(&self) -> bool {
-        self.claim(ROLE_CONSUMER, Call::TryWaitProducer);
-        // SAFETY: a cursor's stage is always below STAGES.
-        let ready = unsafe {
-            self.backend
-                .try_full(self.consumer.stage(), self.consumer.lap())
-        };
-        // The previous wait's count check, after this probe (see `bounded_wait`).
-        #[cfg(feature = "checked")]
-        self.settle();
-        #[cfg(feature = "checked")]
-        if ready {
-            self.defer_check(
-                ROLE_CONSUMER,
-                self.consumer.stage(),
-                self.consumer.lap(),
-                Call::TryWaitProducer,
-                Location::caller(),
-            );
-        }
-        ready
+        self.consumer(Call::TryWaitProducer).try_wait()
     }
 
     /// Consumer: waits for the producer unless an earlier
@@ -343,9 +213,8 @@ impl<const STAGES: usize, B: PipelineBackend> ProducerConsumerPipeline<STAGES, B
     #[cfg_attr(feature = "checked", track_caller)]
     #[inline(always)]
     pub fn wait_producer_if_needed(&self, already_ready: bool) {
-        if !already_ready {
-            self.wait_producer();
-        }
+        self.consumer(Call::WaitProducer)
+            .wait_if_needed(already_ready);
     }
 
     /// Consumer: the index of the consumer's current slot, in `0..STAGES`.
@@ -359,7 +228,7 @@ impl<const STAGES: usize, B: PipelineBackend> ProducerConsumerPipeline<STAGES, B
     #[inline(always)]
     #[must_use]
     pub fn consumer_cursor(&self) -> Cursor<STAGES, Consumer> {
-        self.consumer
+        self.consumer.cursor()
     }
 
     /// Consumer: the calling thread arrives on `empty` of the consumer's current slot
@@ -367,120 +236,65 @@ impl<const STAGES: usize, B: PipelineBackend> ProducerConsumerPipeline<STAGES, B
     #[cfg_attr(feature = "checked", track_caller)]
     #[inline(always)]
     pub fn consumer_signal(&self) {
-        self.claim(ROLE_CONSUMER, Call::ConsumerSignal);
-        // SAFETY: a cursor's stage is always below STAGES.
-        unsafe { self.backend.arrive_empty(self.consumer.stage()) };
+        self.consumer(Call::ConsumerSignal).signal();
     }
 
     /// Consumer: moves to the next slot (and lap, past the last slot). Does not signal.
     #[cfg_attr(feature = "checked", track_caller)]
     #[inline(always)]
     pub fn consumer_step(&mut self) {
-        self.claim(ROLE_CONSUMER, Call::ConsumerStep);
+        self.consumer(Call::ConsumerStep);
         self.consumer.step();
     }
 
     /// Consumer: waits for the producer, signals `empty`, and steps, with no work in between.
-    /// For pure synchronisation roles (for example, a scheduler warp throttling a loader).
     #[cfg_attr(feature = "checked", track_caller)]
     #[inline(always)]
     pub fn consumer_signal_and_step(&mut self) {
-        self.wait_full_as(None, Call::ConsumerSignalAndStep);
-        self.consumer_signal();
-        self.consumer_step();
+        self.consumer(Call::ConsumerSignalAndStep);
+        self.consumer.wait_signal_and_step();
     }
 
     /// Consumer: waits for the producer and returns a handle to the filled slot, which must be
-    /// released ([`ConsumerStage::release`] or [`ConsumerStage::release_without_signal`]).
+    /// released ([`ConsumerStage::release`] or `release_without_signal`). Several may be held.
     #[cfg_attr(feature = "checked", track_caller)]
     #[inline(always)]
-    pub fn acquire_consumer(&mut self) -> ConsumerStage<'_, STAGES, B> {
-        self.wait_full_as(None, Call::AcquireConsumer);
-        ConsumerStage::new(self)
+    pub fn acquire_consumer(&self) -> ConsumerStage<'_, STAGES, B> {
+        self.consumer(Call::AcquireConsumer)
+            .acquire_as(Call::AcquireConsumer)
     }
 
-    /// Consumer: waits for the producer, runs `f` on the filled slot, then signals `empty` and
-    /// steps. Returns what `f` returns.
+    /// Consumer: waits for the producer, runs `f` on the filled slot, then signals `empty`.
+    /// Returns what `f` returns.
     #[cfg_attr(feature = "checked", track_caller)]
     #[inline(always)]
-    pub fn consume<R>(&mut self, f: impl FnOnce(StageView<B>) -> R) -> R {
-        self.wait_full_as(None, Call::Consume);
-        let stage = ConsumerStage::new(self);
-        let result = f(stage.view());
-        stage.release();
-        result
+    pub fn consume<R>(&self, f: impl FnOnce(StageView<'_, B>) -> R) -> R {
+        self.consumer(Call::Consume).with_stage(f)
     }
 
-    /// Consumer: waits for the producer, runs `f` with the stage handle, then steps *without*
-    /// signalling: `f` must make the consumer arrivals itself ([`ConsumerStage::arrive`] from the
-    /// lanes that count, or an arrival through [`ConsumerStage::barrier`]).
+    /// Consumer: waits for the producer and runs `f` with the stage handle, *without*
+    /// signalling after: `f` arrives itself (for example from some lanes only, with
+    /// [`ConsumerStage::arrive`]).
     #[cfg_attr(feature = "checked", track_caller)]
     #[inline(always)]
-    pub fn consume_explicit<R>(&mut self, f: impl FnOnce(&ConsumerStage<'_, STAGES, B>) -> R) -> R {
-        self.wait_full_as(None, Call::ConsumeExplicit);
-        let stage = ConsumerStage::new(self);
-        let result = f(&stage);
-        stage.release_without_signal();
-        result
+    pub fn consume_explicit<R>(&self, f: impl FnOnce(&ConsumerStage<'_, STAGES, B>) -> R) -> R {
+        self.consumer(Call::ConsumeExplicit).with_stage_explicit(f)
     }
 
     // ---------------------------------------------------------------- producer side
 
     /// Producer: blocks until the consumers released the producer's current slot.
-    /// On the first pass over the ring it returns at once.
     #[cfg_attr(feature = "checked", track_caller)]
     #[inline(always)]
     pub fn wait_consumer(&self) {
-        self.wait_empty_as(None, Call::WaitConsumer);
-    }
-
-    /// The producer's wait on `empty`, for `call` (checked builds: bounded, then the count check).
-    #[cfg_attr(feature = "checked", track_caller)]
-    #[inline(always)]
-    fn wait_empty_as(&self, ticks: Option<u32>, call: Call) {
-        self.claim(ROLE_PRODUCER, call);
-        let (stage, lap) = (self.producer.stage(), self.producer.lap());
-        #[cfg(not(feature = "checked"))]
-        {
-            let _ = call;
-            // SAFETY: a cursor's stage is always below STAGES.
-            unsafe { self.backend.wait_empty(stage, lap, ticks) };
-        }
-        #[cfg(feature = "checked")]
-        {
-            let _ = ticks;
-            let location = Location::caller();
-            // The slow path gets copies, never `&self`: a pipeline whose address escapes to a
-            // non-inlined function loses LLVM's address-space inference (flat atomics on AMD).
-            let (backend, diagnostics) = (self.backend, self.diagnostics);
-            checked::bounded_wait(
-                // SAFETY: a cursor's stage is always below STAGES.
-                move || unsafe { backend.try_empty(stage, lap) },
-                || self.settle(),
-                move || diagnostics.load(),
-                move |elapsed| {
-                    fail::<STAGES, B>(
-                        backend,
-                        diagnostics,
-                        ROLE_PRODUCER,
-                        stage,
-                        lap,
-                        Fault::Timeout,
-                        call,
-                        elapsed,
-                        location,
-                    )
-                },
-            );
-            self.defer_check(ROLE_PRODUCER, stage, lap, call, location);
-        }
+        self.producer(Call::WaitConsumer).wait();
     }
 
     /// Producer: as [`wait_consumer`](Self::wait_consumer), with a suspend-time hint of `ticks` ns.
     #[cfg_attr(feature = "checked", track_caller)]
     #[inline(always)]
     pub fn wait_consumer_ticks(&self, ticks: u32) {
-        self.wait_empty_as(Some(ticks), Call::WaitConsumer);
+        self.producer(Call::WaitConsumer).wait_ticks(ticks);
     }
 
     /// Producer: whether the consumers released the producer's current slot.
@@ -488,26 +302,7 @@ impl<const STAGES: usize, B: PipelineBackend> ProducerConsumerPipeline<STAGES, B
     #[inline(always)]
     #[must_use]
     pub fn try_wait_consumer(&self) -> bool {
-        self.claim(ROLE_PRODUCER, Call::TryWaitConsumer);
-        // SAFETY: a cursor's stage is always below STAGES.
-        let ready = unsafe {
-            self.backend
-                .try_empty(self.producer.stage(), self.producer.lap())
-        };
-        // The previous wait's count check, after this probe (see `bounded_wait`).
-        #[cfg(feature = "checked")]
-        self.settle();
-        #[cfg(feature = "checked")]
-        if ready {
-            self.defer_check(
-                ROLE_PRODUCER,
-                self.producer.stage(),
-                self.producer.lap(),
-                Call::TryWaitConsumer,
-                Location::caller(),
-            );
-        }
-        ready
+        self.producer(Call::TryWaitConsumer).try_wait()
     }
 
     /// Producer: waits for the consumers unless an earlier
@@ -515,9 +310,8 @@ impl<const STAGES: usize, B: PipelineBackend> ProducerConsumerPipeline<STAGES, B
     #[cfg_attr(feature = "checked", track_caller)]
     #[inline(always)]
     pub fn wait_consumer_if_needed(&self, already_ready: bool) {
-        if !already_ready {
-            self.wait_consumer();
-        }
+        self.producer(Call::WaitConsumer)
+            .wait_if_needed(already_ready);
     }
 
     /// Producer: the index of the producer's current slot, in `0..STAGES`.
@@ -531,7 +325,7 @@ impl<const STAGES: usize, B: PipelineBackend> ProducerConsumerPipeline<STAGES, B
     #[inline(always)]
     #[must_use]
     pub fn producer_cursor(&self) -> Cursor<STAGES, Producer> {
-        self.producer
+        self.producer.cursor()
     }
 
     /// Producer: the calling thread arrives on `full` of the producer's current slot.
@@ -539,16 +333,14 @@ impl<const STAGES: usize, B: PipelineBackend> ProducerConsumerPipeline<STAGES, B
     #[cfg_attr(feature = "checked", track_caller)]
     #[inline(always)]
     pub fn producer_signal(&self) {
-        self.claim(ROLE_PRODUCER, Call::ProducerSignal);
-        // SAFETY: a cursor's stage is always below STAGES.
-        unsafe { self.backend.arrive_full(self.producer.stage()) };
+        self.producer(Call::ProducerSignal).signal();
     }
 
     /// Producer: moves to the next slot (and lap, past the last slot). Does not signal.
     #[cfg_attr(feature = "checked", track_caller)]
     #[inline(always)]
     pub fn producer_step(&mut self) {
-        self.claim(ROLE_PRODUCER, Call::ProducerStep);
+        self.producer(Call::ProducerStep);
         self.producer.step();
     }
 
@@ -556,43 +348,34 @@ impl<const STAGES: usize, B: PipelineBackend> ProducerConsumerPipeline<STAGES, B
     #[cfg_attr(feature = "checked", track_caller)]
     #[inline(always)]
     pub fn producer_signal_and_step(&mut self) {
-        self.wait_empty_as(None, Call::ProducerSignalAndStep);
-        self.producer_signal();
-        self.producer_step();
+        self.producer(Call::ProducerSignalAndStep);
+        self.producer.wait_signal_and_step();
     }
 
     /// Producer: waits for the consumers and returns a handle to the free slot, which must be
-    /// released ([`ProducerStage::release`] or [`ProducerStage::release_without_signal`]).
+    /// released ([`ProducerStage::release`] or `release_without_signal`). Several may be held.
     #[cfg_attr(feature = "checked", track_caller)]
     #[inline(always)]
-    pub fn acquire_producer(&mut self) -> ProducerStage<'_, STAGES, B> {
-        self.wait_empty_as(None, Call::AcquireProducer);
-        ProducerStage::new(self)
+    pub fn acquire_producer(&self) -> ProducerStage<'_, STAGES, B> {
+        self.producer(Call::AcquireProducer)
+            .acquire_as(Call::AcquireProducer)
     }
 
-    /// Producer: waits for the consumers, runs `f` on the free slot, then signals `full` and
-    /// steps. Returns what `f` returns.
+    /// Producer: waits for the consumers, runs `f` on the free slot, then signals `full`.
+    /// Returns what `f` returns.
     #[cfg_attr(feature = "checked", track_caller)]
     #[inline(always)]
-    pub fn produce<R>(&mut self, f: impl FnOnce(StageView<B>) -> R) -> R {
-        self.wait_empty_as(None, Call::Produce);
-        let stage = ProducerStage::new(self);
-        let result = f(stage.view());
-        stage.release();
-        result
+    pub fn produce<R>(&self, f: impl FnOnce(StageView<'_, B>) -> R) -> R {
+        self.producer(Call::Produce).with_stage(f)
     }
 
-    /// Producer: waits for the consumers, runs `f` with the stage handle, then steps *without*
-    /// signalling: `f` makes the producer arrivals itself (for example one lane's
+    /// Producer: waits for the consumers and runs `f` with the stage handle, *without*
+    /// signalling after: `f` makes the producer arrivals itself (for example one lane's
     /// `arrive_expect_tx` followed by bulk copies completing on the barrier).
     #[cfg_attr(feature = "checked", track_caller)]
     #[inline(always)]
-    pub fn produce_explicit<R>(&mut self, f: impl FnOnce(&ProducerStage<'_, STAGES, B>) -> R) -> R {
-        self.wait_empty_as(None, Call::ProduceExplicit);
-        let stage = ProducerStage::new(self);
-        let result = f(&stage);
-        stage.release_without_signal();
-        result
+    pub fn produce_explicit<R>(&self, f: impl FnOnce(&ProducerStage<'_, STAGES, B>) -> R) -> R {
+        self.producer(Call::ProduceExplicit).with_stage_explicit(f)
     }
 
     // ---------------------------------------------------------------- barriers
@@ -605,10 +388,8 @@ impl<const STAGES: usize, B: PipelineBackend> ProducerConsumerPipeline<STAGES, B
     #[doc(alias = "producer_mbar")]
     #[inline(always)]
     #[must_use]
-    pub fn full_barrier(&self, stage: u32) -> B::Handle {
-        assert!((stage as usize) < STAGES, "stage index out of range");
-        // SAFETY: checked just above.
-        unsafe { self.backend.full_handle(stage) }
+    pub fn full_barrier(&self, stage: u32) -> B::Signal<'_> {
+        self.producer.raised_signal(stage)
     }
 
     /// The `empty` barrier of slot `stage` (the one consumers signal and producers wait on).
@@ -619,10 +400,8 @@ impl<const STAGES: usize, B: PipelineBackend> ProducerConsumerPipeline<STAGES, B
     #[doc(alias = "consumer_mbar")]
     #[inline(always)]
     #[must_use]
-    pub fn empty_barrier(&self, stage: u32) -> B::Handle {
-        assert!((stage as usize) < STAGES, "stage index out of range");
-        // SAFETY: checked just above.
-        unsafe { self.backend.empty_handle(stage) }
+    pub fn empty_barrier(&self, stage: u32) -> B::Signal<'_> {
+        self.consumer.raised_signal(stage)
     }
 
     // ---------------------------------------------------------------- tests
@@ -635,97 +414,10 @@ impl<const STAGES: usize, B: PipelineBackend> ProducerConsumerPipeline<STAGES, B
         consumer: Cursor<STAGES, Consumer>,
     ) -> Self {
         Self {
-            backend,
-            producer,
-            consumer,
+            producer: PipelineHalf::at(backend, producer),
+            consumer: PipelineHalf::at(backend, consumer),
         }
     }
-}
-
-// ---------------------------------------------------------------- checked builds
-
-/// The expected and counted arrivals of the barrier `role` waits on at (`stage`, `lap`), and its
-/// count per phase: `full[s]` after consumer lap `p` is `(p + 1) * P` exactly, `empty[s]` before
-/// producer lap `q` is `(q - 1) * C` exactly (see the `checked` module for why).
-#[cfg(feature = "checked")]
-#[inline(always)]
-fn counts<B: PipelineBackend>(backend: B, role: u32, stage: u32, lap: u32) -> (u32, u32, u32) {
-    // SAFETY: the callers pass a cursor's stage, below STAGES.
-    unsafe {
-        if role == ROLE_CONSUMER {
-            let expected = crate::threshold::full_threshold(lap, B::PRODUCER_ARRIVALS);
-            (expected, backend.arrivals_full(stage), B::PRODUCER_ARRIVALS)
-        } else {
-            let expected = crate::threshold::empty_threshold(lap, B::CONSUMER_ARRIVALS);
-            (
-                expected,
-                backend.arrivals_empty(stage),
-                B::CONSUMER_ARRIVALS,
-            )
-        }
-    }
-}
-
-/// Stops the kernel with a record of the pipeline's state for `role` at (`stage`, `lap`).
-#[cfg(feature = "checked")]
-#[cold]
-#[inline(never)]
-#[allow(clippy::too_many_arguments)]
-fn fail<const STAGES: usize, B: PipelineBackend>(
-    backend: B,
-    diagnostics: DiagnosticsWord,
-    role: u32,
-    stage: u32,
-    lap: u32,
-    fault: Fault,
-    call: Call,
-    elapsed_ns: u64,
-    location: &'static Location<'static>,
-) -> ! {
-    let (expected, observed, per_phase) = counts(backend, role, stage, lap);
-    checked::fail(&checked::Report {
-        fault,
-        call,
-        role,
-        diagnostics: diagnostics.load(),
-        storage: diagnostics.storage(),
-        stages: STAGES as u32,
-        stage,
-        sub_stage: NO_SUB_STAGE,
-        lap,
-        per_phase,
-        expected,
-        observed,
-        tracked: true,
-        elapsed_ns,
-        location,
-    })
-}
-
-/// Checked builds: the last wait's count check is compared when the value goes away.
-#[cfg(feature = "checked")]
-impl<const STAGES: usize, B: PipelineBackend> Drop for ProducerConsumerPipeline<STAGES, B> {
-    #[inline(always)]
-    fn drop(&mut self) {
-        // On the host, a second panic while unwinding would abort the process.
-        #[cfg(feature = "std")]
-        if std::thread::panicking() {
-            return;
-        }
-        self.settle();
-    }
-}
-
-/// Checked builds keep the diagnostics word in one storage element: it must be 8 bytes.
-#[cfg(feature = "checked")]
-struct CheckedStorage<B>(core::marker::PhantomData<B>);
-
-#[cfg(feature = "checked")]
-impl<B: PipelineBackend> CheckedStorage<B> {
-    const CHECK: () = assert!(
-        core::mem::size_of::<B::Storage>() == 8 && core::mem::align_of::<B::Storage>() >= 8,
-        "gpu-pipeline: the checked feature needs a backend whose storage elements are 8 bytes, 8-byte aligned"
-    );
 }
 
 impl<const STAGES: usize, B: PipelineBackend + core::fmt::Debug> core::fmt::Debug
@@ -733,9 +425,9 @@ impl<const STAGES: usize, B: PipelineBackend + core::fmt::Debug> core::fmt::Debu
 {
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
         f.debug_struct("ProducerConsumerPipeline")
-            .field("backend", &self.backend)
-            .field("producer", &self.producer)
-            .field("consumer", &self.consumer)
+            .field("backend", self.backend())
+            .field("producer", &self.producer.cursor())
+            .field("consumer", &self.consumer.cursor())
             .finish()
     }
 }

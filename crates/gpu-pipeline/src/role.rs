@@ -18,9 +18,11 @@
 //! compile time.
 //!
 //! With `CTA_GROUP = 2` a stage is shared by a pair of CTAs of a cluster (ranks `2k`, `2k + 1`,
-//! the even one the *leader*): consumers release the leader's consumer barrier (remotely from the
-//! odd CTA), the producer's `commit` arrives on the producer barriers of both CTAs, and every wait
-//! acquires at cluster scope.
+//! the even one the *leader*): every arrival, the producer's `commit` and the consumers'
+//! `release`, goes to the barrier at the same offset in *both* CTAs, and every wait acquires at
+//! cluster scope. So each barrier counts the arrivals of the whole pair per phase, and a producer
+//! or consumer of either CTA waits on its own CTA's copy. (Before, consumers released only the
+//! leader's consumer barrier, and a producer on the odd CTA hung from its second lap.)
 //!
 //! # Differences from the reference
 //!
@@ -35,12 +37,11 @@
 //! - `commit_mma` compiles only for sm_100a; elsewhere it is a compile error that says why.
 //! - Arrive counts are given to `init` as const generics and checked at compile time.
 
-use crate::arch::nvptx as ptx;
-use crate::backend::{MAX_MBARRIER_ARRIVALS, Mbarrier, MbarrierRef};
+use crate::backend::{
+    MAX_MBARRIER_ARRIVALS, MBARRIER_BYTES, Mbarrier, MbarrierRef, cluster_cta_rank, elect_one,
+    fence_mbarrier_init,
+};
 use crate::cursor::{Consumer, Cursor, Producer, Side, StageCount};
-
-/// Bytes per mbarrier.
-const MBARRIER_BYTES: u32 = core::mem::size_of::<Mbarrier>() as u32;
 
 /// A role pipeline: `STAGES` stages, role `R` ([`Producer`] or [`Consumer`]),
 /// `PRODUCER_SUB_STAGES` producer barriers and `CONSUMER_SUB_STAGES` consumer barriers per stage,
@@ -182,8 +183,8 @@ impl<const STAGES: usize, R: Side, const PS: usize, const CS: usize, const G: u3
         // SAFETY: the caller guarantees shared-memory pointers.
         let (producer_base, consumer_base) = unsafe {
             (
-                ptx::cvta_to_shared(producer_barriers.cast()),
-                ptx::cvta_to_shared(consumer_barriers.cast()),
+                MbarrierRef::from_ptr(producer_barriers).shared_addr(),
+                MbarrierRef::from_ptr(consumer_barriers).shared_addr(),
             )
         };
         Self {
@@ -194,9 +195,10 @@ impl<const STAGES: usize, R: Side, const PS: usize, const CS: usize, const G: u3
     }
 
     /// Initialises every barrier: producer barriers expect `PRODUCER_ARRIVALS` arrivals per
-    /// phase, consumer barriers `CONSUMER_ARRIVALS` (with `CTA_GROUP = 2`, the leader's consumer
-    /// barriers receive the releases of both CTAs: count them all). Counts of 0 or above 2^20 - 1
-    /// do not compile.
+    /// phase, consumer barriers `CONSUMER_ARRIVALS`. With `CTA_GROUP = 2` every barrier receives
+    /// the arrivals of both CTAs of the pair: count them all (two producer warps, one per CTA,
+    /// committing with all lanes: `PRODUCER_ARRIVALS = 64`). Counts of 0 or above 2^20 - 1 do
+    /// not compile.
     ///
     /// # Safety
     ///
@@ -205,18 +207,21 @@ impl<const STAGES: usize, R: Side, const PS: usize, const CS: usize, const G: u3
     pub unsafe fn init<const PRODUCER_ARRIVALS: u32, const CONSUMER_ARRIVALS: u32>(&self) {
         let () = RoleArrivals::<PRODUCER_ARRIVALS, CONSUMER_ARRIVALS>::CHECK;
         for i in 0..Self::PRODUCER_BARRIERS as u32 {
-            // SAFETY: the caller is the only thread using the barriers; the count is in range.
+            // SAFETY: the caller is the only thread using the barriers, which `new`'s contract
+            // places in this CTA's shared memory; the count is in range (checked above).
             unsafe {
-                ptx::mbarrier_init(self.producer_base + i * MBARRIER_BYTES, PRODUCER_ARRIVALS)
+                MbarrierRef::from_shared_addr(self.producer_base + i * MBARRIER_BYTES)
+                    .init(PRODUCER_ARRIVALS)
             };
         }
         for i in 0..Self::CONSUMER_BARRIERS as u32 {
             // SAFETY: as above.
             unsafe {
-                ptx::mbarrier_init(self.consumer_base + i * MBARRIER_BYTES, CONSUMER_ARRIVALS)
+                MbarrierRef::from_shared_addr(self.consumer_base + i * MBARRIER_BYTES)
+                    .init(CONSUMER_ARRIVALS)
             };
         }
-        ptx::fence_mbarrier_init_release_cluster();
+        fence_mbarrier_init();
     }
 
     /// The current stage index, in `0..STAGES`.
@@ -237,7 +242,7 @@ impl<const STAGES: usize, R: Side, const PS: usize, const CS: usize, const G: u3
     /// not compile).
     #[inline(always)]
     #[must_use]
-    pub fn producer_mbar<const SUB: usize>(&self) -> MbarrierRef {
+    pub fn producer_mbar<const SUB: usize>(&self) -> MbarrierRef<'_> {
         let () = SubStage::<SUB, PS>::PRODUCER;
         self.producer_at(SUB as u32)
     }
@@ -245,7 +250,7 @@ impl<const STAGES: usize, R: Side, const PS: usize, const CS: usize, const G: u3
     /// The consumer barrier of sub-stage `SUB` of the current stage.
     #[inline(always)]
     #[must_use]
-    pub fn consumer_mbar<const SUB: usize>(&self) -> MbarrierRef {
+    pub fn consumer_mbar<const SUB: usize>(&self) -> MbarrierRef<'_> {
         let () = SubStage::<SUB, CS>::CONSUMER;
         self.consumer_at(SUB as u32)
     }
@@ -257,14 +262,14 @@ impl<const STAGES: usize, R: Side, const PS: usize, const CS: usize, const G: u3
     }
 
     #[inline(always)]
-    fn producer_at(&self, sub: u32) -> MbarrierRef {
+    fn producer_at(&self, sub: u32) -> MbarrierRef<'_> {
         let index = self.cursor.stage() * PS as u32 + sub;
         // SAFETY: stage < STAGES and sub < PS, inside the producer barriers given to `new`.
         unsafe { MbarrierRef::from_shared_addr(self.producer_base + index * MBARRIER_BYTES) }
     }
 
     #[inline(always)]
-    fn consumer_at(&self, sub: u32) -> MbarrierRef {
+    fn consumer_at(&self, sub: u32) -> MbarrierRef<'_> {
         let index = self.cursor.stage() * CS as u32 + sub;
         // SAFETY: stage < STAGES and sub < CS, inside the consumer barriers given to `new`.
         unsafe { MbarrierRef::from_shared_addr(self.consumer_base + index * MBARRIER_BYTES) }
@@ -273,7 +278,7 @@ impl<const STAGES: usize, R: Side, const PS: usize, const CS: usize, const G: u3
     /// Waits for the phase of this side's lap, at cluster scope for CTA pairs.
     #[cfg_attr(feature = "checked", track_caller)]
     #[inline(always)]
-    fn wait_on(&self, bar: MbarrierRef, sub: u32, call: crate::checked::Call) {
+    fn wait_on(&self, bar: MbarrierRef<'_>, sub: u32, call: crate::checked::Call) {
         #[cfg(not(feature = "checked"))]
         {
             let _ = (sub, call);
@@ -328,10 +333,30 @@ impl<const STAGES: usize, R: Side, const PS: usize, const CS: usize, const G: u3
         }
     }
 
+    /// One arrival of the calling thread on `bar`; for a CTA pair, on the barrier at the same
+    /// offset in *both* CTAs of the pair. Every signal of a pair reaches both CTAs, so both CTAs'
+    /// waits see every phase: a producer of either CTA may acquire, a consumer of either CTA may
+    /// wait. (Releasing only the leader's consumer barrier left the odd CTA's producer waiting on
+    /// a barrier nobody signalled, from its second lap on.)
+    #[inline(always)]
+    fn arrive_pair(bar: MbarrierRef<'_>) {
+        if G == 2 {
+            let leader = Self::leader_rank();
+            // SAFETY: `new`'s contract: a live pair with the same barrier layout, initialised
+            // before a cluster barrier, neither CTA exiting while the other may arrive.
+            unsafe {
+                bar.arrive_remote(leader);
+                bar.arrive_remote(leader + 1);
+            }
+        } else {
+            bar.arrive();
+        }
+    }
+
     /// The even CTA rank of this CTA's pair.
     #[inline(always)]
     fn leader_rank() -> u32 {
-        ptx::cluster_ctarank() & !1
+        cluster_cta_rank() & !1
     }
 }
 
@@ -383,17 +408,7 @@ impl<const STAGES: usize, const PS: usize, const CS: usize, const G: u32>
 
     #[inline(always)]
     fn arrive_producer(&self, sub: u32) {
-        let bar = self.producer_at(sub);
-        if G == 2 {
-            let leader = Self::leader_rank();
-            // SAFETY: `new`'s contract: a live pair with the same barrier layout.
-            unsafe {
-                bar.arrive_remote(leader);
-                bar.arrive_remote(leader + 1);
-            }
-        } else {
-            bar.arrive();
-        }
+        Self::arrive_pair(self.producer_at(sub));
     }
 
     /// Commits the MMAs issued so far by one elected lane of the calling warp (`elect.sync`): each
@@ -401,9 +416,16 @@ impl<const STAGES: usize, const PS: usize, const CS: usize, const G: u32>
     /// (`tcgen05.commit`; for a CTA pair, multicast to both CTAs). Does not step.
     ///
     /// Only on sm_100a: elsewhere this does not compile, with a message saying so.
+    ///
+    /// # Safety
+    ///
+    /// All 32 lanes of the calling warp call it together, converged: `elect.sync` with the full
+    /// member mask is undefined otherwise (PTX ISA, "elect.sync"). From a divergent path, elect a
+    /// lane yourself and call [`commit_mma_elected`](Self::commit_mma_elected).
     #[inline(always)]
-    pub fn commit_mma(&self) {
-        self.commit_mma_elected(ptx::elect_one_sync());
+    pub unsafe fn commit_mma(&self) {
+        // SAFETY: the caller guarantees a converged, full warp.
+        self.commit_mma_elected(unsafe { elect_one() });
     }
 
     /// As [`commit_mma`](Self::commit_mma), with the caller's election: the thread with
@@ -418,13 +440,14 @@ impl<const STAGES: usize, const PS: usize, const CS: usize, const G: u32>
         #[cfg(target_feature = "sm_100a")]
         if elected {
             for sub in 0..PS as u32 {
-                let bar = self.producer_at(sub).shared_addr();
-                // SAFETY: an initialised barrier of this CTA (its pair peer has the same layout).
+                let bar = self.producer_at(sub);
+                // SAFETY: an initialised barrier of this CTA (its pair peer has the same layout,
+                // by `new`'s contract).
                 unsafe {
                     if G == 2 {
-                        ptx::tcgen05_commit_cta_group2_multicast(bar, 0b11 << Self::leader_rank());
+                        bar.tcgen05_commit_multicast(0b11 << Self::leader_rank());
                     } else {
-                        ptx::tcgen05_commit_cta_group1(bar);
+                        bar.tcgen05_commit();
                     }
                 }
             }
@@ -463,7 +486,7 @@ impl<const STAGES: usize, const PS: usize, const CS: usize, const G: u32>
     }
 
     /// Releases consumer sub-stage `SUB` of the current stage (the calling thread arrives; for a
-    /// CTA pair, on the leader CTA's barrier) and steps.
+    /// CTA pair, on the barriers of both CTAs) and steps.
     #[inline(always)]
     pub fn release_sub<const SUB: usize>(&mut self) {
         self.release_no_step::<SUB>();
@@ -475,12 +498,6 @@ impl<const STAGES: usize, const PS: usize, const CS: usize, const G: u32>
     #[inline(always)]
     pub fn release_no_step<const SUB: usize>(&self) {
         let () = SubStage::<SUB, CS>::CONSUMER;
-        let bar = self.consumer_at(SUB as u32);
-        if G == 2 {
-            // SAFETY: `new`'s contract: the leader is alive and has the same barrier layout.
-            unsafe { bar.arrive_remote(Self::leader_rank()) };
-        } else {
-            bar.arrive();
-        }
+        Self::arrive_pair(self.consumer_at(SUB as u32));
     }
 }

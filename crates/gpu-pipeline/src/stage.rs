@@ -1,46 +1,55 @@
-//! Stage handles: linear-style values that must be released exactly once.
+//! Stage handles: [`Stage`] (a side's hold on one slot, [`ProducerStage`] / [`ConsumerStage`])
+//! and [`StageView`] (the copyable index and barrier a scope's closure gets).
 //!
-//! [`ProducerStage`] and [`ConsumerStage`] borrow the pipeline mutably for as long as they live,
-//! so no other stage of the same pipeline value can be acquired meanwhile, and are consumed by
-//! `release(self)` or `release_without_signal(self)`: a released handle cannot be used again
-//! (it has moved).
+//! A handle is made by a pipeline half's `acquire` (after the wait; the half's cursor has moved
+//! on to the next slot) and must be released exactly once, by a consuming method:
+//! [`release`](Stage::release) (the calling thread arrives on the slot's raised signal) or
+//! [`release_without_signal`](Stage::release_without_signal) (the arrivals were made otherwise).
 //!
-//! # Dropping a handle without releasing it
+//! # What is checked, and when
 //!
-//! Forgetting to release a stage leaves the other side waiting forever: the classic silent hang.
-//! So a handle must not simply be dropped.
+//! | mistake | caught |
+//! |---|---|
+//! | release twice, use after release | does not compile (`release(self)` moves the handle) |
+//! | a handle dropped without release, on some path | does not compile on the GPU targets (`panic = "abort"`), **only at code generation**: `cargo check` accepts it, `cargo build` fails. On the host (unwinding) it panics at run time |
+//! | `core::mem::forget(stage)` | not caught by the types; a `checked` build's pipeline reports the stage never released when it goes out of scope |
+//! | `release_without_signal` with no arrival made | not caught by the types; in a `checked` build the other side's wait times out with a record of the arrivals made and expected |
+//! | two pipeline values over one storage used for one side | not caught by the types; a `checked` build reports the extra arrivals (wrong count) |
 //!
-//! - **With `panic = "abort"` (every GPU target)** dropping a handle **fails to compile**. The
-//!   `Drop` impl refers to an associated constant whose evaluation panics, and rustc evaluates it
-//!   exactly when it instantiates the handle's drop glue: when some code path of the kernel drops
-//!   a handle. The release methods move the handle into `ManuallyDrop`, so a released handle has
-//!   no drop. Under `panic = "abort"` there are no unwinding paths, so a handle alive across a
-//!   call that may panic does not create a drop either: the only drops are the ones written (or
-//!   implied by a branch that forgets to release).
-//!   This is the rustc "mentioned items" rule: constants used by any function that is
-//!   instantiated are evaluated, even on paths the optimiser would delete, so the error does not
-//!   depend on the optimisation level. The check is sound in the sense that it never accepts a
-//!   drop; `core::mem::forget` remains possible (leaking is safe in Rust) and is the user's choice.
-//! - **With `panic = "unwind"` (host tests)** the drop is caught at run time: it panics with the
-//!   same message (unless the thread is already panicking, with the `std` feature).
+//! The drop check is a constant evaluated when a handle's `Drop` is instantiated, so the error
+//! names this file; rustc's note below it ("the above error was encountered while instantiating
+//! ...") names the handle type, and the function that drops it is the one whose path reaches the
+//! end of a scope with the handle alive.
+//!
+//! Several handles of one side may be held at once (a consumer that keeps one stage in flight
+//! releases stage `k - 1` after it issued the work of stage `k`); each is released once, in any
+//! order. A side that holds all `STAGES` slots and acquires another waits for itself: in a
+//! `checked` build that wait is reported like any hang.
 
-#[cfg(panic = "abort")]
 use core::marker::PhantomData;
 use core::mem::ManuallyDrop;
 
-use crate::backend::PipelineBackend;
-use crate::pipeline::ProducerConsumerPipeline;
+use crate::backend::{PipelineBackend, Signal};
+use crate::cursor::{Consumer, Producer, Side};
 
-/// The slot a `produce`/`consume` scope runs on: its index and its barrier.
+/// The slot a scope (`produce`, `consume`) runs on: its index and its barrier.
 ///
 /// A scope signals on exit, so the view offers no `arrive`.
-#[derive(Clone, Copy, Debug)]
-pub struct StageView<B: PipelineBackend> {
+pub struct StageView<'p, B: PipelineBackend + 'p> {
     index: u32,
-    barrier: B::Handle,
+    barrier: B::Signal<'p>,
 }
 
-impl<B: PipelineBackend> StageView<B> {
+impl<'p, B: PipelineBackend + 'p> Clone for StageView<'p, B> {
+    #[inline(always)]
+    fn clone(&self) -> Self {
+        *self
+    }
+}
+
+impl<'p, B: PipelineBackend + 'p> Copy for StageView<'p, B> {}
+
+impl<'p, B: PipelineBackend + 'p> StageView<'p, B> {
     /// The slot index, in `0..STAGES`.
     #[inline(always)]
     #[must_use]
@@ -48,27 +57,184 @@ impl<B: PipelineBackend> StageView<B> {
         self.index
     }
 
-    /// The slot's barrier: `full` in a `produce` scope, `empty` in a `consume` scope.
+    /// The slot's raised signal: `full` in a `produce` scope, `empty` in a `consume` scope.
     #[doc(alias = "mbar")]
     #[inline(always)]
     #[must_use]
-    pub fn barrier(&self) -> B::Handle {
+    pub fn barrier(&self) -> B::Signal<'p> {
         self.barrier
+    }
+}
+
+impl<'p, B: PipelineBackend + 'p> core::fmt::Debug for StageView<'p, B> {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        f.debug_struct("StageView")
+            .field("index", &self.index)
+            .finish_non_exhaustive()
+    }
+}
+
+/// A side's hold on one slot: [`ProducerStage`] (a free slot to fill) or [`ConsumerStage`] (a
+/// full slot to drain), from a pipeline half's `acquire`.
+///
+/// Use the slot `index()`, then [`release`](Self::release) it: the calling thread arrives on the
+/// slot's raised signal (`full` for a producer, `empty` for a consumer). For arrivals made
+/// otherwise (one lane's `arrive_expect_tx` for TMA, lane-guarded [`arrive`](Self::arrive)),
+/// finish with [`release_without_signal`](Self::release_without_signal).
+///
+/// Unlike Mojo's `ProducerStage.release()`, which only steps, `release` here signals: the common
+/// case cannot forget the signal. The cursor already moved on at `acquire`, so a side may hold
+/// several stages at once (see the [module docs](self)).
+#[must_use = "a stage must be released with `release()` or `release_without_signal()`: a stage that is never released hangs the other side"]
+pub struct Stage<'p, const STAGES: usize, B: PipelineBackend + 'p, S: Side> {
+    index: u32,
+    signal: B::Signal<'p>,
+    /// Checked builds: the half's count of stages held, decremented at release.
+    held: Held<'p>,
+    side: PhantomData<S>,
+}
+
+/// Checked builds: where a half counts the stages it holds (nothing otherwise).
+#[cfg(feature = "checked")]
+pub(crate) type Held<'p> = &'p core::cell::Cell<u32>;
+/// Checked builds: where a half counts the stages it holds (nothing otherwise).
+#[cfg(not(feature = "checked"))]
+pub(crate) type Held<'p> = PhantomData<&'p ()>;
+
+/// A producer's hold on one free slot: fill it, then [`release`](Stage::release) (signals `full`).
+pub type ProducerStage<'p, const STAGES: usize, B> = Stage<'p, STAGES, B, Producer>;
+
+/// A consumer's hold on one filled slot: read it, then [`release`](Stage::release) (signals
+/// `empty`).
+pub type ConsumerStage<'p, const STAGES: usize, B> = Stage<'p, STAGES, B, Consumer>;
+
+impl<'p, const STAGES: usize, B: PipelineBackend + 'p, S: Side> Stage<'p, STAGES, B, S> {
+    /// A handle on slot `index` whose raised signal is `signal`.
+    #[inline(always)]
+    pub(crate) fn new(index: u32, signal: B::Signal<'p>, held: Held<'p>) -> Self {
+        #[cfg(feature = "checked")]
+        held.set(held.get() + 1);
+        Self {
+            index,
+            signal,
+            held,
+            side: PhantomData,
+        }
+    }
+
+    /// The slot index, in `0..STAGES`.
+    #[inline(always)]
+    #[must_use]
+    pub fn index(&self) -> u32 {
+        self.index
+    }
+
+    /// The slot's raised signal (`full` for a producer, `empty` for a consumer), for signalling
+    /// through hardware extras (NVIDIA: TMA `arrive_expect_tx` and bulk copies completing on it,
+    /// an arrival on a cluster peer's barrier).
+    #[doc(alias = "mbar")]
+    #[inline(always)]
+    #[must_use]
+    pub fn barrier(&self) -> B::Signal<'p> {
+        self.signal
+    }
+
+    /// The calling thread arrives on the slot's raised signal, for lane-guarded signalling:
+    /// `if lane < n { stage.arrive() }`, then
+    /// [`release_without_signal`](Self::release_without_signal).
+    #[inline(always)]
+    pub fn arrive(&self) {
+        self.signal.arrive();
+    }
+
+    /// A copyable view of the slot (index and barrier).
+    #[inline(always)]
+    #[must_use]
+    pub fn view(&self) -> StageView<'p, B> {
+        StageView {
+            index: self.index,
+            barrier: self.signal,
+        }
+    }
+
+    /// Releases the slot: the calling thread arrives on its raised signal (`full` for a
+    /// producer: the slot is filled; `empty` for a consumer: the slot may be refilled).
+    #[doc(alias = "commit")]
+    #[inline(always)]
+    pub fn release(self) {
+        let signal = self.signal;
+        self.forget();
+        signal.arrive();
+    }
+
+    /// Releases the slot without arriving: the arrivals were made with
+    /// [`arrive`](Self::arrive) or through the barrier (TMA).
+    #[inline(always)]
+    pub fn release_without_signal(self) {
+        self.forget();
+    }
+
+    /// Ends the handle without running its drop check.
+    #[inline(always)]
+    fn forget(self) {
+        let this = ManuallyDrop::new(self);
+        #[cfg(feature = "checked")]
+        this.held.set(this.held.get().wrapping_sub(1));
+        #[cfg(not(feature = "checked"))]
+        let _ = this;
+    }
+}
+
+impl<'p, const STAGES: usize, B: PipelineBackend + 'p, S: Side> core::fmt::Debug
+    for Stage<'p, STAGES, B, S>
+{
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        f.debug_struct(if S::WAITS_ON_FULL {
+            "ConsumerStage"
+        } else {
+            "ProducerStage"
+        })
+        .field("index", &self.index)
+        .finish_non_exhaustive()
     }
 }
 
 /// Fails the build when evaluated; see the module docs.
 #[cfg(panic = "abort")]
-struct DropCheck<T>(PhantomData<T>);
+struct DropCheck<S>(PhantomData<S>);
 
 #[cfg(panic = "abort")]
-impl<T> DropCheck<T> {
-    const PRODUCER_STAGE_DROPPED: () = panic!(
-        "gpu-pipeline: a ProducerStage is dropped without being released. Call `release()` (signal full and step) or `release_without_signal()` on every path, or use `produce(|stage| ...)`; a stage that is never released hangs the consumers."
-    );
-    const CONSUMER_STAGE_DROPPED: () = panic!(
-        "gpu-pipeline: a ConsumerStage is dropped without being released. Call `release()` (signal empty and step) or `release_without_signal()` on every path, or use `consume(|stage| ...)`; a stage that is never released hangs the producer."
-    );
+impl<S: Side> DropCheck<S> {
+    const STAGE_DROPPED: () = if S::WAITS_ON_FULL {
+        panic!(
+            "gpu-pipeline: a ConsumerStage is dropped without being released. Call `release()` (signal empty) or `release_without_signal()` on every path, or use `consume(|stage| ...)`; a stage that is never released hangs the producer."
+        )
+    } else {
+        panic!(
+            "gpu-pipeline: a ProducerStage is dropped without being released. Call `release()` (signal full) or `release_without_signal()` on every path, or use `produce(|stage| ...)`; a stage that is never released hangs the consumers."
+        )
+    };
+}
+
+impl<'p, const STAGES: usize, B: PipelineBackend + 'p, S: Side> Drop for Stage<'p, STAGES, B, S> {
+    #[inline(always)]
+    fn drop(&mut self) {
+        #[cfg(panic = "abort")]
+        let () = DropCheck::<S>::STAGE_DROPPED;
+        #[cfg(not(panic = "abort"))]
+        dropped_at_run_time(
+            if S::WAITS_ON_FULL {
+                "ConsumerStage"
+            } else {
+                "ProducerStage"
+            },
+            if S::WAITS_ON_FULL {
+                "producer"
+            } else {
+                "consumers"
+            },
+        );
+    }
 }
 
 /// Reports a dropped handle at run time, where unwinding makes the compile-time check impossible.
@@ -83,178 +249,4 @@ fn dropped_at_run_time(what: &str, side: &str) {
     panic!(
         "gpu-pipeline: a {what} was dropped without being released; call `release()` or `release_without_signal()` on every path (a stage that is never released hangs the {side})"
     );
-}
-
-/// A producer's hold on one free slot, from [`ProducerConsumerPipeline::acquire_producer`].
-///
-/// Fill the slot `index()`, then [`release`](Self::release) it: that signals `full` and steps
-/// the producer. For producers whose arrival is made otherwise (one lane's
-/// `arrive_expect_tx` for TMA, lane-guarded [`arrive`](Self::arrive)), use
-/// [`release_without_signal`](Self::release_without_signal).
-///
-/// Unlike Mojo's `ProducerStage.release()`, which only steps, `release` here signals: the common
-/// case cannot forget the signal.
-#[must_use = "a ProducerStage must be released with `release()` or `release_without_signal()`: a stage that is never released hangs the consumers"]
-pub struct ProducerStage<'p, const STAGES: usize, B: PipelineBackend> {
-    pipeline: &'p mut ProducerConsumerPipeline<STAGES, B>,
-    index: u32,
-}
-
-impl<'p, const STAGES: usize, B: PipelineBackend> ProducerStage<'p, STAGES, B> {
-    #[inline(always)]
-    pub(crate) fn new(pipeline: &'p mut ProducerConsumerPipeline<STAGES, B>) -> Self {
-        let index = pipeline.producer_stage();
-        Self { pipeline, index }
-    }
-
-    /// The slot index, in `0..STAGES`.
-    #[inline(always)]
-    #[must_use]
-    pub fn index(&self) -> u32 {
-        self.index
-    }
-
-    /// The slot's `full` barrier, for signalling through hardware extras (NVIDIA: TMA
-    /// `arrive_expect_tx` and bulk copies completing on it).
-    #[doc(alias = "mbar")]
-    #[inline(always)]
-    #[must_use]
-    pub fn barrier(&self) -> B::Handle {
-        // SAFETY: a stage handle's index is the cursor's stage, below STAGES.
-        unsafe { self.pipeline.backend().full_handle(self.index) }
-    }
-
-    /// The calling thread arrives on the slot's `full` barrier, for lane-guarded signalling;
-    /// finish with [`release_without_signal`](Self::release_without_signal).
-    #[inline(always)]
-    pub fn arrive(&self) {
-        // SAFETY: a stage handle's index is the cursor's stage, below STAGES.
-        unsafe { self.pipeline.backend().arrive_full(self.index) };
-    }
-
-    /// A copyable view of the slot (index and barrier).
-    #[inline(always)]
-    #[must_use]
-    pub fn view(&self) -> StageView<B> {
-        StageView {
-            index: self.index,
-            barrier: self.barrier(),
-        }
-    }
-
-    /// Signals `full` (the calling thread arrives) and steps the producer.
-    #[doc(alias = "commit")]
-    #[inline(always)]
-    pub fn release(self) {
-        let this = ManuallyDrop::new(self);
-        // SAFETY: a stage handle's index is the cursor's stage, below STAGES.
-        unsafe { this.pipeline.backend().arrive_full(this.index) };
-        // SAFETY: `this` is never used or dropped again; the reference is moved out once.
-        let pipeline = unsafe { core::ptr::read(&this.pipeline) };
-        pipeline.producer_step();
-    }
-
-    /// Steps the producer without signalling: the arrivals were made otherwise.
-    #[inline(always)]
-    pub fn release_without_signal(self) {
-        let this = ManuallyDrop::new(self);
-        // SAFETY: `this` is never used or dropped again; the reference is moved out once.
-        let pipeline = unsafe { core::ptr::read(&this.pipeline) };
-        pipeline.producer_step();
-    }
-}
-
-impl<const STAGES: usize, B: PipelineBackend> Drop for ProducerStage<'_, STAGES, B> {
-    #[inline(always)]
-    fn drop(&mut self) {
-        #[cfg(panic = "abort")]
-        let () = DropCheck::<Self>::PRODUCER_STAGE_DROPPED;
-        #[cfg(not(panic = "abort"))]
-        dropped_at_run_time("ProducerStage", "consumers");
-    }
-}
-
-/// A consumer's hold on one filled slot, from [`ProducerConsumerPipeline::acquire_consumer`].
-///
-/// Read the slot `index()`, then [`release`](Self::release) it: that signals `empty` and steps
-/// the consumer. For lane-guarded signalling, call [`arrive`](Self::arrive) from the lanes that
-/// count and finish with [`release_without_signal`](Self::release_without_signal).
-#[must_use = "a ConsumerStage must be released with `release()` or `release_without_signal()`: a stage that is never released hangs the producer"]
-pub struct ConsumerStage<'p, const STAGES: usize, B: PipelineBackend> {
-    pipeline: &'p mut ProducerConsumerPipeline<STAGES, B>,
-    index: u32,
-}
-
-impl<'p, const STAGES: usize, B: PipelineBackend> ConsumerStage<'p, STAGES, B> {
-    #[inline(always)]
-    pub(crate) fn new(pipeline: &'p mut ProducerConsumerPipeline<STAGES, B>) -> Self {
-        let index = pipeline.consumer_stage();
-        Self { pipeline, index }
-    }
-
-    /// The slot index, in `0..STAGES`.
-    #[inline(always)]
-    #[must_use]
-    pub fn index(&self) -> u32 {
-        self.index
-    }
-
-    /// The slot's `empty` barrier, for specialised signalling (for example an arrival on a
-    /// cluster peer's barrier).
-    #[doc(alias = "mbar")]
-    #[inline(always)]
-    #[must_use]
-    pub fn barrier(&self) -> B::Handle {
-        // SAFETY: a stage handle's index is the cursor's stage, below STAGES.
-        unsafe { self.pipeline.backend().empty_handle(self.index) }
-    }
-
-    /// The calling thread arrives on the slot's `empty` barrier, for lane-guarded signalling:
-    /// `if lane < n { stage.arrive() }` then [`release_without_signal`](Self::release_without_signal).
-    #[inline(always)]
-    pub fn arrive(&self) {
-        // SAFETY: a stage handle's index is the cursor's stage, below STAGES.
-        unsafe { self.pipeline.backend().arrive_empty(self.index) };
-    }
-
-    /// A copyable view of the slot (index and barrier).
-    #[inline(always)]
-    #[must_use]
-    pub fn view(&self) -> StageView<B> {
-        StageView {
-            index: self.index,
-            barrier: self.barrier(),
-        }
-    }
-
-    /// Signals `empty` (the calling thread arrives) and steps the consumer.
-    #[inline(always)]
-    pub fn release(self) {
-        let this = ManuallyDrop::new(self);
-        // SAFETY: a stage handle's index is the cursor's stage, below STAGES.
-        unsafe { this.pipeline.backend().arrive_empty(this.index) };
-        // SAFETY: `this` is never used or dropped again; the reference is moved out once.
-        let pipeline = unsafe { core::ptr::read(&this.pipeline) };
-        pipeline.consumer_step();
-    }
-
-    /// Steps the consumer without signalling: the arrivals were made with
-    /// [`arrive`](Self::arrive) or through the barrier.
-    #[inline(always)]
-    pub fn release_without_signal(self) {
-        let this = ManuallyDrop::new(self);
-        // SAFETY: `this` is never used or dropped again; the reference is moved out once.
-        let pipeline = unsafe { core::ptr::read(&this.pipeline) };
-        pipeline.consumer_step();
-    }
-}
-
-impl<const STAGES: usize, B: PipelineBackend> Drop for ConsumerStage<'_, STAGES, B> {
-    #[inline(always)]
-    fn drop(&mut self) {
-        #[cfg(panic = "abort")]
-        let () = DropCheck::<Self>::CONSUMER_STAGE_DROPPED;
-        #[cfg(not(panic = "abort"))]
-        dropped_at_run_time("ConsumerStage", "producer");
-    }
 }

@@ -30,18 +30,15 @@
 /// either vendor launches, 1024 threads. More arrivals than threads could never be met.
 pub const MAX_COUNTER_ARRIVALS: u32 = 1024;
 
-/// The value the *full* counter of a slot must reach before a consumer on `consumer_lap` may read it.
+/// The value a counter must reach once its signal has completed `completions` phases of
+/// `per_phase` arrivals each, modulo 2^32. A side on lap `l` waits for
+/// [`Side::completions`](crate::Side::completions)`(l)` completions: a consumer on lap `p` for
+/// `full >= (p + 1) * producer_arrivals`, a producer on lap `q` for
+/// `empty >= (q - 1) * consumer_arrivals`.
 #[inline(always)]
 #[must_use]
-pub const fn full_threshold(consumer_lap: u32, producer_arrivals: u32) -> u32 {
-    consumer_lap.wrapping_add(1).wrapping_mul(producer_arrivals)
-}
-
-/// The value the *empty* counter of a slot must reach before a producer on `producer_lap` may refill it.
-#[inline(always)]
-#[must_use]
-pub const fn empty_threshold(producer_lap: u32, consumer_arrivals: u32) -> u32 {
-    producer_lap.wrapping_sub(1).wrapping_mul(consumer_arrivals)
+pub const fn threshold(completions: u32, per_phase: u32) -> u32 {
+    completions.wrapping_mul(per_phase)
 }
 
 /// Whether a counter has reached a threshold, by serial-number arithmetic modulo 2^32.
@@ -75,17 +72,24 @@ pub const fn wave_share(peers: u64, peers_below: u32) -> u32 {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::cursor::{Consumer, Producer, Side};
     use std::vec;
     use std::vec::Vec;
 
     #[test]
     fn first_pass_producer_never_waits_and_consumer_waits_for_one_fill() {
         for arrivals in [1, 2, 32, 128, MAX_COUNTER_ARRIVALS] {
-            assert_eq!(empty_threshold(1, arrivals), 0);
-            assert!(reached(0, empty_threshold(1, arrivals)));
-            assert_eq!(full_threshold(0, arrivals), arrivals);
-            assert!(!reached(arrivals - 1, full_threshold(0, arrivals)));
-            assert!(reached(arrivals, full_threshold(0, arrivals)));
+            assert_eq!(threshold(Producer::completions(1), arrivals), 0);
+            assert!(reached(0, threshold(Producer::completions(1), arrivals)));
+            assert_eq!(threshold(Consumer::completions(0), arrivals), arrivals);
+            assert!(!reached(
+                arrivals - 1,
+                threshold(Consumer::completions(0), arrivals)
+            ));
+            assert!(reached(
+                arrivals,
+                threshold(Consumer::completions(0), arrivals)
+            ));
         }
     }
 
@@ -107,7 +111,10 @@ mod tests {
                 for value in true_lap * a..=need {
                     let exact = value >= need;
                     assert_eq!(
-                        reached(value as u32, full_threshold(lap, arrivals)),
+                        reached(
+                            value as u32,
+                            threshold(Consumer::completions(lap), arrivals)
+                        ),
                         exact,
                         "consumer lap {true_lap} A {arrivals} value {value}"
                     );
@@ -118,7 +125,10 @@ mod tests {
                 for value in (q.saturating_sub(2)) * a..=need {
                     let exact = value >= need;
                     assert_eq!(
-                        reached(value as u32, empty_threshold(q as u32, arrivals)),
+                        reached(
+                            value as u32,
+                            threshold(Producer::completions(q as u32), arrivals)
+                        ),
                         exact,
                         "producer lap {q} A {arrivals} value {value}"
                     );

@@ -113,8 +113,7 @@ impl<const STAGES: usize, B: PipelineBackend, T> Ring<STAGES, B, T> {
         diagnostics: gpu_pipeline::Diagnostics,
     ) -> Self {
         let elems = ProducerConsumerPipeline::<STAGES, B>::STORAGE_ELEMS;
-        let extra = if cfg!(feature = "checked") { 1 } else { 0 };
-        assert_eq!(elems, B::storage_elems(STAGES) + extra);
+        assert_eq!(elems, gpu_pipeline::barrier_elems::<B>(STAGES));
         let barriers = Box::into_raw(Box::<[B::Storage]>::new_uninit_slice(elems));
         let ring = Self {
             barriers,
@@ -166,21 +165,21 @@ pub trait HostBackend: PipelineBackend + Send + Sync + 'static {
 
     /// How many phases (laps) the signal behind `handle` completed, given its arrive count.
     /// The mbarrier model: its phase count. The counter backend: value / arrivals.
-    fn completed_phases(handle: &Self::Handle, arrivals: u32) -> u64;
+    fn completed_phases(handle: &Self::Signal<'_>, arrivals: u32) -> u64;
 
     /// How many arrivals the signal's current, incomplete phase has received.
     /// The mbarrier model: arrivals - pending. The counter backend: value % arrivals.
-    fn arrivals_in_phase(handle: &Self::Handle, arrivals: u32) -> u32;
+    fn arrivals_in_phase(handle: &Self::Signal<'_>, arrivals: u32) -> u32;
 }
 
 impl<const P: u32, const C: u32> HostBackend for HostMbarBackend<P, C> {
     const NAME: &'static str = "HostMbarBackend";
 
-    fn completed_phases(handle: &HostMbarrier, _arrivals: u32) -> u64 {
+    fn completed_phases(handle: &HostMbarrier<'_>, _arrivals: u32) -> u64 {
         u64::from(handle.phase())
     }
 
-    fn arrivals_in_phase(handle: &HostMbarrier, arrivals: u32) -> u32 {
+    fn arrivals_in_phase(handle: &HostMbarrier<'_>, arrivals: u32) -> u32 {
         arrivals - handle.pending()
     }
 }
@@ -188,17 +187,17 @@ impl<const P: u32, const C: u32> HostBackend for HostMbarBackend<P, C> {
 impl<const P: u32, const C: u32> HostBackend for HostCounterBackend<P, C> {
     const NAME: &'static str = "HostCounterBackend";
 
-    fn completed_phases(handle: &HostCounterSignal, arrivals: u32) -> u64 {
+    fn completed_phases(handle: &HostCounterSignal<'_>, arrivals: u32) -> u64 {
         handle.value() / u64::from(arrivals)
     }
 
-    fn arrivals_in_phase(handle: &HostCounterSignal, arrivals: u32) -> u32 {
+    fn arrivals_in_phase(handle: &HostCounterSignal<'_>, arrivals: u32) -> u32 {
         (handle.value() % u64::from(arrivals)) as u32
     }
 }
 
 /// The state of one signal: (completed phases, arrivals in the current phase).
-pub fn signal_state<B: HostBackend>(handle: &B::Handle, arrivals: u32) -> (u64, u32) {
+pub fn signal_state<B: HostBackend>(handle: &B::Signal<'_>, arrivals: u32) -> (u64, u32) {
     (
         B::completed_phases(handle, arrivals),
         B::arrivals_in_phase(handle, arrivals),

@@ -35,20 +35,24 @@ macro_rules! for_all_stages_and_backends {
 
 fn sizes<const STAGES: usize, B: HostBackend>() {
     type Pipe<const S: usize, B> = ProducerConsumerPipeline<S, B>;
+    // Two 8-byte signals per stage; checked builds add the diagnostics word (host backends keep
+    // no shadows: their signals are exact counts).
+    let elems = 2 * STAGES + usize::from(cfg!(feature = "checked"));
     assert_eq!(
         Pipe::<STAGES, B>::SMEM_BYTES,
-        2 * STAGES * 8,
+        elems * 8,
         "{} SMEM_BYTES, {STAGES} stages",
         B::NAME
     );
     assert_eq!(
         Pipe::<STAGES, B>::smem_bytes(),
-        2 * STAGES * 8,
+        elems * 8,
         "{} smem_bytes(), {STAGES} stages",
         B::NAME
     );
-    assert_eq!(Pipe::<STAGES, B>::STORAGE_ELEMS, 2 * STAGES);
-    assert_eq!(B::storage_elems(STAGES), 2 * STAGES);
+    assert_eq!(Pipe::<STAGES, B>::STORAGE_ELEMS, elems);
+    assert_eq!(gpu_pipeline::barrier_elems::<B>(STAGES), elems);
+    assert_eq!(gpu_pipeline::barrier_bytes::<B>(STAGES), elems * 8);
     assert_eq!(std::mem::size_of::<B::Storage>(), 8);
 }
 
@@ -85,7 +89,7 @@ fn arrive_counts_are_the_backend_type_parameters() {
 fn first_pass<const STAGES: usize, B: HostBackend>() {
     let ring = Ring::<STAGES, B, ()>::new(|_| ());
     // SAFETY: one producer value and one consumer value (arrive counts 1, 1), used while `ring` lives.
-    let (mut producer, mut consumer) = unsafe { (ring.pipeline(), ring.pipeline()) };
+    let (producer, consumer) = unsafe { (ring.pipeline(), ring.pipeline()) };
     let what = format!("{}, {STAGES} stages", B::NAME);
     for stage in 0..STAGES as u32 {
         assert_eq!(producer.producer_cursor().lap(), 1, "{what}");
@@ -138,7 +142,7 @@ fn producer_first_pass_never_blocks_and_second_pass_waits_for_release() {
 fn nothing_before_commit<const STAGES: usize, B: HostBackend>() {
     let ring = Ring::<STAGES, B, ()>::new(|_| ());
     // SAFETY: as in `first_pass`.
-    let (mut producer, consumer) = unsafe { (ring.pipeline(), ring.pipeline()) };
+    let (producer, consumer) = unsafe { (ring.pipeline(), ring.pipeline()) };
     let what = format!("{}, {STAGES} stages", B::NAME);
     assert!(
         !consumer.try_wait_producer(),
@@ -305,7 +309,7 @@ fn mbarrier_handles_show_phase_and_pending_arrivals() {
     // Two producers, three consumers: one thread plays all five in turn.
     let ring = Ring::<2, HostMbarBackend<2, 3>, ()>::new(|_| ());
     // SAFETY: two producer values and three consumer values, as the arrive counts say.
-    let mut p: Vec<_> = (0..2).map(|_| unsafe { ring.pipeline() }).collect();
+    let p: Vec<_> = (0..2).map(|_| unsafe { ring.pipeline() }).collect();
     // SAFETY: as above.
     let mut c: Vec<_> = (0..3).map(|_| unsafe { ring.pipeline() }).collect();
     let full0 = p[0].full_barrier(0);
@@ -377,7 +381,7 @@ fn mbarrier_handles_show_phase_and_pending_arrivals() {
 fn counter_handles_show_arrivals_since_init() {
     let ring = Ring::<2, HostCounterBackend<2, 3>, ()>::new(|_| ());
     // SAFETY: two producer values and three consumer values, as the arrive counts say.
-    let mut p: Vec<_> = (0..2).map(|_| unsafe { ring.pipeline() }).collect();
+    let p: Vec<_> = (0..2).map(|_| unsafe { ring.pipeline() }).collect();
     // SAFETY: as above.
     let mut c: Vec<_> = (0..3).map(|_| unsafe { ring.pipeline() }).collect();
     let (full0, empty0, full1) = (
@@ -432,7 +436,7 @@ fn counter_handles_show_arrivals_since_init() {
 fn states_after<const STAGES: usize, B: HostBackend>(n: u32) -> Vec<((u64, u32), (u64, u32))> {
     let ring = Ring::<STAGES, B, ()>::new(|_| ());
     // SAFETY: one value, playing both sides in turn.
-    let mut pipe = unsafe { ring.pipeline() };
+    let pipe = unsafe { ring.pipeline() };
     for _ in 0..n {
         pipe.produce(|_| ());
         pipe.consume(|_| ());

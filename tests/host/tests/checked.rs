@@ -368,6 +368,63 @@ fn correct_ring<B: HostBackend>() {
     assert!(messages.is_empty(), "false alarm: {messages:#?}");
 }
 
+/// A consumer that forgets a stage (`core::mem::forget`, which the types cannot stop): the
+/// checked half reports it when it goes out of scope, naming the side and the cursor.
+fn forgotten_stage<B: HostBackend>() {
+    let ring = Ring::<STAGES, B, ()>::with_diagnostics(
+        |_| (),
+        Diagnostics {
+            label: 81,
+            wait_budget_us: BUDGET_US,
+        },
+    );
+    let message = panic_message(|| {
+        // SAFETY: the halves live while `ring` does; one thread plays both sides (counts 1, 1).
+        let (producer, consumer) = unsafe { ring.pipeline() }.split();
+        producer.produce(|_| {});
+        let stage = consumer.acquire();
+        core::mem::forget(stage);
+        drop(producer);
+        drop(consumer);
+    })
+    .expect("the forgotten stage is reported");
+    expect(
+        "forgotten_stage",
+        vec![message],
+        &[
+            "STAGE NOT RELEASED",
+            "pipeline 81",
+            "consumer in `(end of the pipeline's scope)`",
+            "never released",
+        ],
+    );
+}
+
+/// Several stages held at once and released in order: no false alarm, no leak report.
+fn stages_in_flight<B: HostBackend>() {
+    let ring = Ring::<STAGES, B, ()>::with_diagnostics(
+        |_| (),
+        Diagnostics {
+            label: 82,
+            wait_budget_us: CORRECT_RING_BUDGET_US,
+        },
+    );
+    let message = panic_message(|| {
+        // SAFETY: as in `forgotten_stage`.
+        let (producer, consumer) = unsafe { ring.pipeline() }.split();
+        for _ in 0..100 {
+            let (a, b) = (producer.acquire(), producer.acquire());
+            a.release();
+            b.release();
+            let first = consumer.acquire();
+            let second = consumer.acquire();
+            first.release();
+            second.release();
+        }
+    });
+    assert_eq!(message, None, "false alarm");
+}
+
 macro_rules! on_both_backends {
     ($($name:ident: $body:ident, $c:literal;)*) => {
         mod mbar {
@@ -390,4 +447,6 @@ on_both_backends! {
     consumer_calls_a_producer_method: wrong_role, 1;
     correct_ring_one_consumer: correct_ring, 1;
     correct_ring_four_consumers: correct_ring, 4;
+    consumer_forgets_a_stage: forgotten_stage, 1;
+    consumer_holds_two_stages: stages_in_flight, 1;
 }

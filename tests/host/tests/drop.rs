@@ -30,7 +30,7 @@ fn ring<B: HostBackend>() -> (Ring<2, B, ()>, ProducerConsumerPipeline<2, B>) {
 #[test]
 #[should_panic(expected = "a ProducerStage was dropped without being released")]
 fn producer_stage_dropped_unreleased_panics_mbar() {
-    let (_ring, mut pipe) = ring::<Mbar>();
+    let (_ring, pipe) = ring::<Mbar>();
     let stage = pipe.acquire_producer();
     drop(stage);
 }
@@ -38,14 +38,14 @@ fn producer_stage_dropped_unreleased_panics_mbar() {
 #[test]
 #[should_panic(expected = "a ProducerStage was dropped without being released")]
 fn producer_stage_dropped_unreleased_panics_counter() {
-    let (_ring, mut pipe) = ring::<Counter>();
+    let (_ring, pipe) = ring::<Counter>();
     let _ = pipe.acquire_producer();
 }
 
 #[test]
 #[should_panic(expected = "a ConsumerStage was dropped without being released")]
 fn consumer_stage_dropped_unreleased_panics_mbar() {
-    let (_ring, mut pipe) = ring::<Mbar>();
+    let (_ring, pipe) = ring::<Mbar>();
     pipe.produce(|_| ());
     let stage = pipe.acquire_consumer();
     drop(stage);
@@ -54,7 +54,7 @@ fn consumer_stage_dropped_unreleased_panics_mbar() {
 #[test]
 #[should_panic(expected = "a ConsumerStage was dropped without being released")]
 fn consumer_stage_dropped_unreleased_panics_counter() {
-    let (_ring, mut pipe) = ring::<Counter>();
+    let (_ring, pipe) = ring::<Counter>();
     pipe.produce(|_| ());
     let _ = pipe.acquire_consumer();
 }
@@ -107,7 +107,7 @@ fn a_forgotten_release_on_one_branch_panics_only_on_that_branch() {
 #[test]
 fn released_handles_and_scopes_do_not_panic() {
     fn check<B: HostBackend>() {
-        let (_ring, mut pipe) = ring::<B>();
+        let (_ring, pipe) = ring::<B>();
         for _ in 0..3 {
             pipe.acquire_producer().release();
             pipe.acquire_consumer().release();
@@ -137,7 +137,7 @@ fn released_handles_and_scopes_do_not_panic() {
 #[test]
 fn release_without_signal_after_explicit_arrive_moves_the_other_side() {
     fn check<B: HostBackend>() {
-        let (_ring, mut pipe) = ring::<B>();
+        let (_ring, pipe) = ring::<B>();
         for lap in 0..3u64 {
             for slot in 0..2 {
                 let stage = pipe.acquire_producer();
@@ -175,7 +175,7 @@ fn release_without_signal_after_explicit_arrive_moves_the_other_side() {
 #[test]
 fn release_without_signal_and_no_arrival_leaves_the_other_side_waiting() {
     fn check<B: HostBackend>() {
-        let (_ring, mut pipe) = ring::<B>();
+        let (_ring, pipe) = ring::<B>();
         pipe.acquire_producer().release_without_signal();
         assert_eq!(
             pipe.producer_stage(),
@@ -206,7 +206,7 @@ fn release_without_signal_and_no_arrival_leaves_the_other_side_waiting() {
 fn handle_dropped_while_panicking_does_not_abort() {
     fn check<B: HostBackend>() {
         let worker = std::thread::spawn(|| {
-            let (_ring, mut pipe) = ring::<B>();
+            let (_ring, pipe) = ring::<B>();
             let _stage = pipe.acquire_producer();
             panic!("original panic with a producer stage held");
         });
@@ -218,7 +218,7 @@ fn handle_dropped_while_panicking_does_not_abort() {
             B::NAME
         );
 
-        let (_ring, mut pipe) = ring::<B>();
+        let (_ring, pipe) = ring::<B>();
         pipe.produce(|_| ());
         let payload = catch_unwind(AssertUnwindSafe(|| {
             let _stage = pipe.acquire_consumer();
@@ -236,29 +236,13 @@ fn handle_dropped_while_panicking_does_not_abort() {
     check::<Counter>();
 }
 
-/// A panic inside a `produce`/`consume` scope unwinds through the scope's own handle.
+/// A panic inside a `produce`/`consume` scope unwinds through the scope's own handle: no
+/// arrival is made. The cursor moved on when the scope acquired its stage (acquire steps), so the
+/// skipped slot is never signalled: after a panic the pipeline is not usable, only unwound safely.
 #[test]
 fn panic_inside_a_scope_propagates_without_abort_and_without_arrival() {
     fn check<B: HostBackend>() {
-        let (_ring, mut pipe) = ring::<B>();
-        let payload = catch_unwind(AssertUnwindSafe(|| {
-            pipe.produce(|_| panic!("panic in produce"))
-        }))
-        .expect_err("the scope panicked");
-        assert_eq!(
-            payload.downcast_ref::<&str>(),
-            Some(&"panic in produce"),
-            "{}",
-            B::NAME
-        );
-        assert_eq!(
-            signal_state::<B>(&pipe.full_barrier(0), 1),
-            (0, 0),
-            "{}: no arrival",
-            B::NAME
-        );
-        assert_eq!(pipe.producer_stage(), 0, "{}: no step", B::NAME);
-
+        let (_ring, pipe) = ring::<B>();
         pipe.produce(|_| ());
         let payload = catch_unwind(AssertUnwindSafe(|| {
             pipe.consume(|_| panic!("panic in consume"))
@@ -276,6 +260,25 @@ fn panic_inside_a_scope_propagates_without_abort_and_without_arrival() {
             "{}: no arrival",
             B::NAME
         );
+        assert_eq!(pipe.consumer_stage(), 1, "{}: stepped at acquire", B::NAME);
+
+        let payload = catch_unwind(AssertUnwindSafe(|| {
+            pipe.produce(|_| panic!("panic in produce"))
+        }))
+        .expect_err("the scope panicked");
+        assert_eq!(
+            payload.downcast_ref::<&str>(),
+            Some(&"panic in produce"),
+            "{}",
+            B::NAME
+        );
+        assert_eq!(
+            signal_state::<B>(&pipe.full_barrier(1), 1),
+            (0, 0),
+            "{}: no arrival",
+            B::NAME
+        );
+        assert_eq!(pipe.producer_stage(), 0, "{}: stepped at acquire", B::NAME);
     }
     check::<Mbar>();
     check::<Counter>();

@@ -41,7 +41,7 @@ fn trace<const STAGES: usize, B: HostBackend>(items: u64) -> Vec<String> {
     let ring = Ring::<STAGES, B, u64>::new(|_| POISON);
     // SAFETY: every value is used while `ring` lives; one producer value and `consumers`
     // consumer values, matching the arrive counts, each passing every stage.
-    let mut producer = unsafe { ring.pipeline() };
+    let producer = unsafe { ring.pipeline() };
     // SAFETY: as above.
     let mut consumer: Vec<_> = (0..consumers).map(|_| unsafe { ring.pipeline() }).collect();
     let name = |c: usize| {

@@ -36,7 +36,7 @@ unsafe fn tma<const STAGES: usize>(
     };
 
     // SAFETY: the barrier region starts the dynamic shared memory; init by thread 0, then a barrier.
-    let mut pipe = unsafe {
+    let pipe = unsafe {
         ProducerConsumerPipeline::<STAGES, NvidiaMbarBackend<1, 128>>::new(dynamic_smem().cast())
     };
     if tid == 0 {
@@ -114,7 +114,7 @@ unsafe fn cluster<const STAGES: usize>(
 
     // SAFETY: as in `ring`; every CTA initialises its own barriers, and a cluster barrier
     // separates the initialisation from any remote arrival.
-    let mut pipe = unsafe { ProducerConsumerPipeline::<STAGES, B>::new(dynamic_smem().cast()) };
+    let pipe = unsafe { ProducerConsumerPipeline::<STAGES, B>::new(dynamic_smem().cast()) };
     if tid == 0 {
         // SAFETY: one thread per CTA; `init` issues fence.mbarrier_init; the cluster barrier follows.
         unsafe { pipe.init() };

@@ -72,18 +72,18 @@ mod nvidia {
             pipe::<Mbar>().full_barrier(0).test_wait_parity(x),
         ))
     });
-    probe!(probe_mbar_arrive_count, |out, x| pipe::<Mbar>()
-        .full_barrier(0)
-        .arrive_count(x));
+    probe!(probe_mbar_arrive_count, |out, x| unsafe {
+        pipe::<Mbar>().full_barrier(0).arrive_count_unchecked(x)
+    });
     probe!(probe_mbar_arrive_expect_tx, |out, x| pipe::<Mbar>()
         .full_barrier(0)
         .arrive_expect_tx(x));
-    probe!(probe_mbar_expect_tx, |out, x| pipe::<Mbar>()
-        .full_barrier(0)
-        .expect_tx(x));
-    probe!(probe_mbar_complete_tx, |out, x| pipe::<Mbar>()
-        .full_barrier(0)
-        .complete_tx(x));
+    probe!(probe_mbar_expect_tx, |out, x| unsafe {
+        pipe::<Mbar>().full_barrier(0).expect_tx(x)
+    });
+    probe!(probe_mbar_complete_tx, |out, x| unsafe {
+        pipe::<Mbar>().full_barrier(0).complete_tx(x)
+    });
     probe!(probe_mbar_inval, |out, x| unsafe {
         pipe::<Mbar>().full_barrier(0).inval()
     });

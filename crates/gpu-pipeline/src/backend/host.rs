@@ -18,7 +18,9 @@
 
 use core::mem::MaybeUninit;
 
-use super::{MAX_COUNTER_ARRIVALS, MAX_MBARRIER_ARRIVALS, PipelineBackend, check_arrive_counts};
+use super::{
+    MAX_COUNTER_ARRIVALS, MAX_MBARRIER_ARRIVALS, PipelineBackend, Signal, check_arrive_counts,
+};
 use crate::primitive::{AtomicU64, Ordering, wait_round};
 use crate::threshold;
 
@@ -28,23 +30,20 @@ const PENDING_MASK: u64 = 0xffff_ffff;
 const PHASE_SHIFT: u32 = 32;
 
 /// A handle to one barrier of a [`HostMbarBackend`]: a model of an mbarrier.
+///
+/// The handle borrows its barrier for `'a`, the borrow of the backend (or pipeline) it came
+/// from: it cannot be used after the pipeline value is gone, so a safe `arrive` cannot reach
+/// freed storage.
 #[derive(Clone, Copy, Debug)]
-pub struct HostMbarrier {
-    word: *const AtomicU64,
+pub struct HostMbarrier<'a> {
+    word: &'a AtomicU64,
     expected: u32,
 }
 
-// SAFETY: the word is an atomic, shared by design between the threads of a pipeline; the
-// backend's constructor makes the caller guarantee it outlives every use.
-unsafe impl Send for HostMbarrier {}
-// SAFETY: as above; every access is atomic.
-unsafe impl Sync for HostMbarrier {}
-
-impl HostMbarrier {
+impl HostMbarrier<'_> {
     #[inline]
     fn word(&self) -> &AtomicU64 {
-        // SAFETY: `HostMbarBackend::new`'s caller guarantees the storage outlives the handle.
-        unsafe { &*self.word }
+        self.word
     }
 
     /// The number of completed phases (the model's phase counter), modulo 2^32.
@@ -124,32 +123,25 @@ unsafe impl<const P: u32, const C: u32> Send for HostMbarBackend<P, C> {}
 unsafe impl<const P: u32, const C: u32> Sync for HostMbarBackend<P, C> {}
 
 impl<const P: u32, const C: u32> HostMbarBackend<P, C> {
+    /// The model barrier at `base + stage`.
     #[inline]
-    fn full_at(&self, stage: u32) -> HostMbarrier {
-        debug_assert!(stage < self.stages);
+    fn at(&self, base: *const AtomicU64, stage: u32, expected: u32) -> HostMbarrier<'_> {
+        assert!(stage < self.stages, "stage index out of range");
         HostMbarrier {
-            word: self.full.wrapping_add(stage as usize),
-            expected: P,
-        }
-    }
-
-    #[inline]
-    fn empty_at(&self, stage: u32) -> HostMbarrier {
-        debug_assert!(stage < self.stages);
-        HostMbarrier {
-            word: self.empty.wrapping_add(stage as usize),
-            expected: C,
+            // SAFETY: `new`'s caller guarantees STAGES initialised words at `base` that outlive
+            // this value and every borrow of it; the stage is in range (asserted).
+            word: unsafe { &*base.add(stage as usize) },
+            expected,
         }
     }
 }
 
-// SAFETY: layout: full[] at the base, empty[] after it, 2 * STAGES words. Completion: a wait
-// tests the parity of the phase counter, which moves only when the pending count of a phase
-// reaches zero. Arrival unit: one `arrive` per call. Ordering: Release RMWs, Acquire loads
-// (module docs). No reset: only `init` stores. Constants: checked in `new`.
+// SAFETY: layout: full[] at the base, empty[] after it, 2 * STAGES words (no shadows: the model
+// word is an exact count). Signals: `full`/`empty` return the stage's model barrier with P or C
+// expected arrivals, a `Signal` (its impl). Constants: checked in `new`.
 unsafe impl<const P: u32, const C: u32> PipelineBackend for HostMbarBackend<P, C> {
     type Storage = MaybeUninit<AtomicU64>;
-    type Handle = HostMbarrier;
+    type Signal<'a> = HostMbarrier<'a>;
 
     const PRODUCER_ARRIVALS: u32 = P;
     const CONSUMER_ARRIVALS: u32 = C;
@@ -182,65 +174,51 @@ unsafe impl<const P: u32, const C: u32> PipelineBackend for HostMbarBackend<P, C
         }
     }
 
-    unsafe fn wait_full(&self, stage: u32, lap: u32, _ticks: Option<u32>) {
-        self.full_at(stage).wait_parity(lap);
+    unsafe fn full(&self, stage: u32) -> HostMbarrier<'_> {
+        self.at(self.full, stage, P)
     }
 
-    unsafe fn wait_empty(&self, stage: u32, lap: u32, _ticks: Option<u32>) {
-        self.empty_at(stage).wait_parity(lap);
+    unsafe fn empty(&self, stage: u32) -> HostMbarrier<'_> {
+        self.at(self.empty, stage, C)
+    }
+}
+
+// SAFETY: completion: a parity test of phase `n - 1` (`(n + 1) & 1`), exact under the protocol's
+// bound like the mbarrier it models. Arrival unit: one CAS per `arrive`. Ordering: Release RMWs,
+// Acquire loads (module docs). No reset: only the backend's `init` stores.
+unsafe impl Signal for HostMbarrier<'_> {
+    fn arrive(self) {
+        HostMbarrier::arrive(&self);
     }
 
-    unsafe fn try_full(&self, stage: u32, lap: u32) -> bool {
-        self.full_at(stage).try_wait_parity(lap)
+    fn completed(self, completions: u32) -> bool {
+        self.try_wait_parity(completions.wrapping_add(1))
     }
 
-    unsafe fn try_empty(&self, stage: u32, lap: u32) -> bool {
-        self.empty_at(stage).try_wait_parity(lap)
-    }
-
-    unsafe fn arrive_full(&self, stage: u32) {
-        self.full_at(stage).arrive();
-    }
-
-    unsafe fn arrive_empty(&self, stage: u32) {
-        self.empty_at(stage).arrive();
-    }
-
-    unsafe fn full_handle(&self, stage: u32) -> HostMbarrier {
-        self.full_at(stage)
-    }
-
-    unsafe fn empty_handle(&self, stage: u32) -> HostMbarrier {
-        self.empty_at(stage)
+    fn wait_completed(self, completions: u32, _ticks: Option<u32>) {
+        self.wait_parity(completions.wrapping_add(1));
     }
 
     #[cfg(feature = "checked")]
-    unsafe fn arrivals_full(&self, stage: u32) -> u32 {
-        self.full_at(stage).arrivals()
-    }
-
-    #[cfg(feature = "checked")]
-    unsafe fn arrivals_empty(&self, stage: u32) -> u32 {
-        self.empty_at(stage).arrivals()
+    fn arrivals(self) -> u32 {
+        HostMbarrier::arrivals(&self)
     }
 }
 
 /// A handle to one counter of a [`HostCounterBackend`].
+///
+/// Borrows its counter for `'a`, like [`HostMbarrier`].
 #[derive(Clone, Copy, Debug)]
-pub struct HostCounterSignal {
-    word: *const AtomicU64,
+pub struct HostCounterSignal<'a> {
+    word: &'a AtomicU64,
+    /// The arrivals of one phase (the backend's arrive count for this signal).
+    per_phase: u32,
 }
 
-// SAFETY: an atomic shared by design; the backend's constructor guarantees its lifetime.
-unsafe impl Send for HostCounterSignal {}
-// SAFETY: as above.
-unsafe impl Sync for HostCounterSignal {}
-
-impl HostCounterSignal {
+impl HostCounterSignal<'_> {
     #[inline]
     fn word(&self) -> &AtomicU64 {
-        // SAFETY: `HostCounterBackend::new`'s caller guarantees the storage outlives the handle.
-        unsafe { &*self.word }
+        self.word
     }
 
     /// The counter: arrivals since init.
@@ -264,13 +242,6 @@ impl HostCounterSignal {
     pub fn reached(&self, threshold: u32) -> bool {
         threshold::reached(self.value() as u32, threshold)
     }
-
-    fn wait(&self, threshold: u32) {
-        let mut round = 0;
-        while !self.reached(threshold) {
-            wait_round(&mut round);
-        }
-    }
 }
 
 /// The host model of the counter backend (see the module docs).
@@ -287,30 +258,25 @@ unsafe impl<const P: u32, const C: u32> Send for HostCounterBackend<P, C> {}
 unsafe impl<const P: u32, const C: u32> Sync for HostCounterBackend<P, C> {}
 
 impl<const P: u32, const C: u32> HostCounterBackend<P, C> {
+    /// The counter at `base + stage`.
     #[inline]
-    fn full_at(&self, stage: u32) -> HostCounterSignal {
-        debug_assert!(stage < self.stages);
+    fn at(&self, base: *const AtomicU64, stage: u32, per_phase: u32) -> HostCounterSignal<'_> {
+        assert!(stage < self.stages, "stage index out of range");
         HostCounterSignal {
-            word: self.full.wrapping_add(stage as usize),
-        }
-    }
-
-    #[inline]
-    fn empty_at(&self, stage: u32) -> HostCounterSignal {
-        debug_assert!(stage < self.stages);
-        HostCounterSignal {
-            word: self.empty.wrapping_add(stage as usize),
+            // SAFETY: `new`'s caller guarantees STAGES initialised counters at `base` that
+            // outlive this value and every borrow of it; the stage is in range (asserted).
+            word: unsafe { &*base.add(stage as usize) },
+            per_phase,
         }
     }
 }
 
-// SAFETY: layout: full[] then empty[], 2 * STAGES counters. Completion: waits compare with the
-// thresholds of `crate::threshold`, exact under the protocol (see its essay). Arrival unit: one
-// `fetch_add(1)` per call. Ordering: Release adds, Acquire loads. No reset: counters only grow.
-// Constants: checked in `new`.
+// SAFETY: layout: full[] then empty[], 2 * STAGES counters (the counters are their own
+// shadows). Signals: `full`/`empty` return the stage's counter with P or C arrivals per phase, a
+// `Signal` (its impl). Constants: checked in `new`. Shadows: `init` zeroes the counters.
 unsafe impl<const P: u32, const C: u32> PipelineBackend for HostCounterBackend<P, C> {
     type Storage = MaybeUninit<AtomicU64>;
-    type Handle = HostCounterSignal;
+    type Signal<'a> = HostCounterSignal<'a>;
 
     const PRODUCER_ARRIVALS: u32 = P;
     const CONSUMER_ARRIVALS: u32 = C;
@@ -333,48 +299,37 @@ unsafe impl<const P: u32, const C: u32> PipelineBackend for HostCounterBackend<P
         }
     }
 
-    unsafe fn wait_full(&self, stage: u32, lap: u32, _ticks: Option<u32>) {
-        self.full_at(stage).wait(threshold::full_threshold(lap, P));
+    unsafe fn full(&self, stage: u32) -> HostCounterSignal<'_> {
+        self.at(self.full, stage, P)
     }
 
-    unsafe fn wait_empty(&self, stage: u32, lap: u32, _ticks: Option<u32>) {
-        self.empty_at(stage)
-            .wait(threshold::empty_threshold(lap, C));
+    unsafe fn empty(&self, stage: u32) -> HostCounterSignal<'_> {
+        self.at(self.empty, stage, C)
+    }
+}
+
+// SAFETY: completion: the thresholds of `crate::threshold`, exact under the protocol (its
+// essay). Arrival unit: one `fetch_add(1)` per `arrive`. Ordering: Release adds, Acquire loads.
+// No reset: counters only grow.
+unsafe impl Signal for HostCounterSignal<'_> {
+    fn arrive(self) {
+        HostCounterSignal::arrive(&self);
     }
 
-    unsafe fn try_full(&self, stage: u32, lap: u32) -> bool {
-        self.full_at(stage)
-            .reached(threshold::full_threshold(lap, P))
+    fn completed(self, completions: u32) -> bool {
+        self.reached(threshold::threshold(completions, self.per_phase))
     }
 
-    unsafe fn try_empty(&self, stage: u32, lap: u32) -> bool {
-        self.empty_at(stage)
-            .reached(threshold::empty_threshold(lap, C))
-    }
-
-    unsafe fn arrive_full(&self, stage: u32) {
-        self.full_at(stage).arrive();
-    }
-
-    unsafe fn arrive_empty(&self, stage: u32) {
-        self.empty_at(stage).arrive();
-    }
-
-    unsafe fn full_handle(&self, stage: u32) -> HostCounterSignal {
-        self.full_at(stage)
-    }
-
-    unsafe fn empty_handle(&self, stage: u32) -> HostCounterSignal {
-        self.empty_at(stage)
+    fn wait_completed(self, completions: u32, _ticks: Option<u32>) {
+        let target = threshold::threshold(completions, self.per_phase);
+        let mut round = 0;
+        while !self.reached(target) {
+            wait_round(&mut round);
+        }
     }
 
     #[cfg(feature = "checked")]
-    unsafe fn arrivals_full(&self, stage: u32) -> u32 {
-        self.full_at(stage).value() as u32
-    }
-
-    #[cfg(feature = "checked")]
-    unsafe fn arrivals_empty(&self, stage: u32) -> u32 {
-        self.empty_at(stage).value() as u32
+    fn arrivals(self) -> u32 {
+        self.value() as u32
     }
 }

@@ -20,11 +20,12 @@ mod counter;
 mod host;
 mod nvidia;
 
-pub use counter::{AmdCounterBackend, CounterRef, lds_data_fence};
+pub use counter::{AmdCounterBackend, CounterBackend, CounterRef, lds_data_fence};
 #[cfg(any(feature = "std", test))]
 pub use host::{HostCounterBackend, HostCounterSignal, HostMbarBackend, HostMbarrier};
 pub use nvidia::{
-    Cluster, Cta, MbarScope, Mbarrier, MbarrierRef, NvidiaMbarBackend, fence_proxy_async,
+    Cluster, Cta, MAX_TX_BYTES, MBARRIER_BYTES, MbarScope, Mbarrier, MbarrierRef,
+    NvidiaMbarBackend, cluster_cta_rank, elect_one, fence_mbarrier_init, fence_proxy_async,
 };
 
 /// The arrive-count limit of mbarrier: `mbarrier.init` takes a count in `1..=2^20 - 1`
@@ -34,7 +35,52 @@ pub const MAX_MBARRIER_ARRIVALS: u32 = (1 << 20) - 1;
 
 pub use crate::threshold::MAX_COUNTER_ARRIVALS;
 
-/// A hardware mechanism for the two signals of each pipeline slot.
+/// One signal of a pipeline slot, as a backend hands it out: a reference to an mbarrier, a
+/// counter, or a host model of either, valid for the borrow `'a` it was made under.
+///
+/// A signal moves through *phases*: a phase completes when it has received its arrivals (the
+/// arrive count of the side that raises it), and the signal then starts the next one. Both
+/// pipeline sides speak of the phases a signal has completed since `init`: a consumer on lap `p`
+/// needs `p + 1` completions of `full`, a producer on lap `q` needs `q - 1` completions of
+/// `empty` ([`Side::completions`](crate::Side::completions)). Counts are modulo 2^32.
+///
+/// # Safety
+///
+/// An implementation guarantees, for a signal handed out by a [`PipelineBackend`] whose storage
+/// was initialised by [`PipelineBackend::init`]:
+///
+/// - **Completion.** [`completed`](Self::completed)`(n)` returns `true`, and
+///   [`wait_completed`](Self::wait_completed)`(n, _)` returns, only once the signal completed `n`
+///   phases, provided the signal has completed no more than `n` phases (the protocol's bound: a
+///   signal never runs a full phase ahead of its waiter, so NVIDIA's one parity bit and the
+///   counters' serial comparison are exact); and `wait_completed` does return once it has (no
+///   lost wake-up).
+/// - **Arrival unit.** Each call of [`arrive`](Self::arrive) by a thread is exactly one arrival.
+/// - **Memory ordering.** An arrive is a *release* and a wait, or a `completed` that returns
+///   `true`, an *acquire*, at least at thread-block scope.
+/// - **No reset.** Only `init` reinitialises a signal; arrivals are never lost.
+pub unsafe trait Signal: Copy {
+    /// The calling thread arrives: one arrival, a release.
+    fn arrive(self);
+
+    /// Whether the signal has completed `completions` phases. Never blocks for long.
+    #[must_use]
+    fn completed(self, completions: u32) -> bool;
+
+    /// Blocks until the signal has completed `completions` phases. `ticks` is a suspend-time
+    /// hint in nanoseconds; signals without one ignore it.
+    fn wait_completed(self, completions: u32, ticks: Option<u32>);
+
+    /// Checked builds: the arrivals this signal has received since `init`, modulo 2^32, counting
+    /// every arrival made through the library (a shadow count on NVIDIA, the counter itself on
+    /// counter backends), never one that has not happened.
+    #[cfg(feature = "checked")]
+    #[must_use]
+    fn arrivals(self) -> u32;
+}
+
+/// A hardware mechanism for the two signals of each pipeline slot: it lays them out in shared
+/// memory, initialises them, and hands out the [`Signal`] of a slot.
 ///
 /// A backend value is a small `Copy` description of where the barrier storage lives (pointers
 /// into shared memory); every thread of a kernel holds its own copy. The arrive counts are
@@ -42,42 +88,33 @@ pub use crate::threshold::MAX_COUNTER_ARRIVALS;
 /// initialises the barriers would not be seen by the copies in other threads.
 ///
 /// **The arrival unit.** An arrive count is the number of *threads* that call an arrive
-/// method per phase, on every backend. A warp in which all 32 lanes call
-/// [`arrive_full`](Self::arrive_full) contributes 32.
-///
-/// **Laps.** `wait_*` and `try_*` take the waiting side's lap, as kept by
-/// [`Cursor`](crate::Cursor): a consumer on lap `p` waits for the `(p + 1)`-th completion of
-/// `full[stage]`; a producer on lap `q` (which starts at 1) waits for the `(q - 1)`-th
-/// completion of `empty[stage]`, so its first pass never blocks.
+/// method per phase, on every backend. A warp in which all 32 lanes arrive on a slot's `full`
+/// signal contributes 32.
 ///
 /// # Safety
 ///
 /// An implementation guarantees, for storage handed to [`new`](Self::new) and initialised by
 /// [`init`](Self::init):
 ///
-/// - **Layout.** It uses exactly [`storage_elems`](Self::storage_elems)`(STAGES)` elements of
-///   `Storage`: `full[0..STAGES)` then `empty[0..STAGES)`, and touches no memory outside them.
-/// - **Completion.** A wait for lap `l` returns, and a try for lap `l` returns `true`, only
-///   after the signal has received `(l + 1) * PRODUCER_ARRIVALS` arrivals in total (full), or
-///   `(l - 1) * CONSUMER_ARRIVALS` (empty), counting modulo the backend's period; and a wait
-///   returns once that many arrivals have happened (no lost wake-up).
-/// - **Arrival unit.** Each thread that calls `arrive_*` counts exactly one arrival.
-/// - **Memory ordering.** An arrive is a *release* and a wait or successful try is an
-///   *acquire*, at least at thread-block scope: memory operations a thread performed before
-///   its arrive happen before the memory operations a waiter performs after the wait that
-///   the arrive helped complete.
-/// - **No reset.** Nothing but `init` reinitialises a signal; arrivals are never lost.
+/// - **Layout.** It uses exactly the [`barrier_elems`]`::<Self>(STAGES)` elements of `Storage`
+///   that the layout formula gives (`full[0..STAGES)`, `empty[0..STAGES)`, then checked builds'
+///   shadows), and touches no memory outside them (the diagnostics word, the last element in
+///   checked builds, is the pipeline's).
+/// - **Signals.** [`full`](Self::full)`(s)` and [`empty`](Self::empty)`(s)` return the same
+///   signal every time for the same `s`, distinct for distinct `(side, s)`, each a [`Signal`]
+///   (completion, arrival unit, ordering, no reset) whose phases complete after
+///   `PRODUCER_ARRIVALS` arrivals (full) or `CONSUMER_ARRIVALS` arrivals (empty).
 /// - **Constants.** `1 <= PRODUCER_ARRIVALS, CONSUMER_ARRIVALS <= MAX_ARRIVALS`, checked at
 ///   compile time in [`new`](Self::new) (use [`check_arrive_counts`]).
-/// - **Shadows (checked builds).** `arrivals_full`/`arrivals_empty` count every arrival made
-///   through the backend and the handles it gives out, never one that has not happened (an
-///   increment may follow its arrival, and be seen late). `init` zeroes them.
+/// - **Shadows (checked builds).** `init` zeroes what [`Signal::arrivals`] reads.
 pub unsafe trait PipelineBackend: Copy {
     /// One barrier's storage in shared memory (an mbarrier object, a 64-bit counter).
     type Storage;
-    /// What [`full_handle`](Self::full_handle) and [`empty_handle`](Self::empty_handle) return:
-    /// a reference to one barrier, with the backend's extras (NVIDIA: TMA `expect_tx`).
-    type Handle: Copy;
+    /// The signal of one slot, borrowed from the backend value: [`MbarrierRef`] (with the TMA
+    /// extras), [`CounterRef`], or a host model.
+    type Signal<'a>: Signal
+    where
+        Self: 'a;
 
     /// Threads that arrive on a slot's *full* signal per phase.
     const PRODUCER_ARRIVALS: u32;
@@ -86,35 +123,18 @@ pub unsafe trait PipelineBackend: Copy {
     /// The largest arrive count this backend's hardware accepts.
     const MAX_ARRIVALS: u32;
 
-    /// `Storage` elements per stage for the two signals: 2 (one each), more for a backend that
-    /// pads its signals apart.
-    const ELEMS_PER_STAGE: usize = 2;
-
     /// `Storage` elements per stage that checked builds add for arrival shadows (NVIDIA: one
     /// 8-byte element, the two 32-bit shadows of a stage's barriers). 0 for backends whose
     /// signals are readable arrival counts.
     const SHADOW_ELEMS_PER_STAGE: usize = 0;
 
-    /// The number of `Storage` elements the backend uses for `stages` stages:
-    /// `ELEMS_PER_STAGE * stages`, plus `SHADOW_ELEMS_PER_STAGE * stages` in checked builds.
-    /// Derived from the constants; implementations set those, not this.
-    #[inline(always)]
-    #[must_use]
-    fn storage_elems(stages: usize) -> usize {
-        if cfg!(feature = "checked") {
-            (Self::ELEMS_PER_STAGE + Self::SHADOW_ELEMS_PER_STAGE) * stages
-        } else {
-            Self::ELEMS_PER_STAGE * stages
-        }
-    }
-
     /// Describes the barrier storage at `storage`.
     ///
     /// # Safety
     ///
-    /// `storage` points to `storage_elems(STAGES)` properly aligned elements of `Storage`
-    /// (in shared memory on a GPU) that stay valid, and are used for nothing else, while any
-    /// copy of the returned value is used.
+    /// `storage` points to [`barrier_elems`]`::<Self>(STAGES)` properly aligned elements of
+    /// `Storage` (in shared memory on a GPU) that stay valid, and are used for nothing else,
+    /// while the returned value, any copy of it, or any signal borrowed from one exists.
     unsafe fn new<const STAGES: usize>(storage: *mut Self::Storage) -> Self;
 
     /// Initialises all `2 * STAGES` signals: phase 0, no arrivals.
@@ -126,78 +146,41 @@ pub unsafe trait PipelineBackend: Copy {
     /// before any other thread uses it.
     unsafe fn init<const STAGES: usize>(&self);
 
-    /// Blocks until `full[stage]` completed the lap a consumer on `lap` needs.
-    /// `ticks` is a suspend-time hint in nanoseconds; backends without one ignore it.
-    ///
-    /// # Safety
-    ///
-    /// `stage < STAGES`, the `STAGES` this value was made with.
-    unsafe fn wait_full(&self, stage: u32, lap: u32, ticks: Option<u32>);
-    /// Blocks until `empty[stage]` completed the lap a producer on `lap` needs.
-    ///
-    /// # Safety
-    ///
-    /// `stage < STAGES`, the `STAGES` this value was made with.
-    unsafe fn wait_empty(&self, stage: u32, lap: u32, ticks: Option<u32>);
-    /// Whether `full[stage]` has completed the lap a consumer on `lap` needs. Never blocks for long.
+    /// The *full* signal of slot `stage` (producers arrive, consumers wait).
     ///
     /// # Safety
     ///
     /// `stage < STAGES`, the `STAGES` this value was made with.
     #[must_use]
-    unsafe fn try_full(&self, stage: u32, lap: u32) -> bool;
-    /// Whether `empty[stage]` has completed the lap a producer on `lap` needs.
-    ///
-    /// # Safety
-    ///
-    /// `stage < STAGES`, the `STAGES` this value was made with.
-    #[must_use]
-    unsafe fn try_empty(&self, stage: u32, lap: u32) -> bool;
-    /// The calling thread arrives on `full[stage]` (release).
-    ///
-    /// # Safety
-    ///
-    /// `stage < STAGES`, the `STAGES` this value was made with.
-    unsafe fn arrive_full(&self, stage: u32);
-    /// The calling thread arrives on `empty[stage]` (release).
-    ///
-    /// # Safety
-    ///
-    /// `stage < STAGES`, the `STAGES` this value was made with.
-    unsafe fn arrive_empty(&self, stage: u32);
-    /// A handle to `full[stage]`.
-    ///
-    /// # Safety
-    ///
-    /// `stage < STAGES`, the `STAGES` this value was made with.
-    #[must_use]
-    unsafe fn full_handle(&self, stage: u32) -> Self::Handle;
-    /// A handle to `empty[stage]`.
-    ///
-    /// # Safety
-    ///
-    /// `stage < STAGES`, the `STAGES` this value was made with.
-    #[must_use]
-    unsafe fn empty_handle(&self, stage: u32) -> Self::Handle;
+    unsafe fn full(&self, stage: u32) -> Self::Signal<'_>;
 
-    /// Checked builds: the arrivals `full[stage]` has received since `init`, modulo 2^32,
-    /// counting every arrival made through this backend and its handles.
+    /// The *empty* signal of slot `stage` (consumers arrive, producers wait).
     ///
     /// # Safety
     ///
     /// `stage < STAGES`, the `STAGES` this value was made with.
-    #[cfg(feature = "checked")]
     #[must_use]
-    unsafe fn arrivals_full(&self, stage: u32) -> u32;
+    unsafe fn empty(&self, stage: u32) -> Self::Signal<'_>;
+}
 
-    /// Checked builds: the arrivals `empty[stage]` has received since `init`, modulo 2^32.
-    ///
-    /// # Safety
-    ///
-    /// `stage < STAGES`, the `STAGES` this value was made with.
-    #[cfg(feature = "checked")]
-    #[must_use]
-    unsafe fn arrivals_empty(&self, stage: u32) -> u32;
+/// The number of `B::Storage` elements a pipeline of `stages` stages over backend `B` takes:
+/// the layout formula, written once. `full[0..stages)` and `empty[0..stages)`; checked builds add
+/// `B::SHADOW_ELEMS_PER_STAGE * stages` shadow elements and one diagnostics word.
+#[must_use]
+pub const fn barrier_elems<B: PipelineBackend>(stages: usize) -> usize {
+    if cfg!(feature = "checked") {
+        (2 + B::SHADOW_ELEMS_PER_STAGE) * stages + 1
+    } else {
+        2 * stages
+    }
+}
+
+/// The shared-memory bytes of a pipeline's barrier region: [`barrier_elems`] elements of
+/// `B::Storage` (`16 * stages` without the `checked` feature). Kernels size their shared memory
+/// with this (or the pipelines' `SMEM_BYTES`, which is this), never with their own formula.
+#[must_use]
+pub const fn barrier_bytes<B: PipelineBackend>(stages: usize) -> usize {
+    barrier_elems::<B>(stages) * core::mem::size_of::<B::Storage>()
 }
 
 /// Compile-time check of a backend's arrive counts; evaluate it from [`PipelineBackend::new`].

@@ -23,7 +23,7 @@
 use core::cell::UnsafeCell;
 use core::marker::PhantomData;
 
-use super::{PipelineBackend, check_arrive_counts};
+use super::{PipelineBackend, Signal, check_arrive_counts};
 use crate::arch::nvptx as ptx;
 
 /// One mbarrier object: 8 bytes of shared memory, 8-byte aligned, opaque.
@@ -47,26 +47,48 @@ pub struct Mbarrier(UnsafeCell<u64>);
 /// [`wait_parity_cluster`](Self::wait_parity_cluster) (acquire at cluster scope).
 /// Bytes written by [`bulk_copy_from_global`](Self::bulk_copy_from_global) are visible to a
 /// thread whose wait observed the phase that the copy's complete-tx helped finish.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct MbarrierRef {
+///
+/// # Lifetime and scope
+///
+/// `'a` is the borrow the handle was made under (the pipeline or backend it came from): a handle
+/// cannot outlive the value whose `new` contract keeps its barrier valid. `S` is the scope the
+/// [`Signal`] waits acquire at: [`Cta`], or [`Cluster`] for the handles of an
+/// `NvidiaMbarBackend<_, _, Cluster>`.
+#[derive(Debug, PartialEq, Eq)]
+pub struct MbarrierRef<'a, S: MbarScope = Cta> {
     addr: u32,
     /// Checked builds: the shared address of this barrier's 32-bit arrival shadow, or
     /// [`NO_SHADOW`] for handles made from a bare address.
     #[cfg(feature = "checked")]
     shadow: u32,
+    borrow: PhantomData<(&'a Mbarrier, S)>,
 }
+
+impl<S: MbarScope> Clone for MbarrierRef<'_, S> {
+    #[inline(always)]
+    fn clone(&self) -> Self {
+        *self
+    }
+}
+
+impl<S: MbarScope> Copy for MbarrierRef<'_, S> {}
+
+/// The largest transaction count one `expect_tx` may announce: `2^20 - 1` bytes (PTX ISA,
+/// "Contents of the mbarrier object": the tx-count lies in `-(2^20 - 1) ..= 2^20 - 1`; CCCL's
+/// `barrier_expect_tx` states the same precondition).
+pub const MAX_TX_BYTES: u32 = (1 << 20) - 1;
 
 /// The shadow address of a handle whose arrivals are not counted.
 #[cfg(feature = "checked")]
 const NO_SHADOW: u32 = u32::MAX;
 
-impl MbarrierRef {
+impl<'a> MbarrierRef<'a> {
     /// A handle from a `.shared::cta` address.
     ///
     /// # Safety
     ///
     /// `shared_addr` is the shared-window address of an [`Mbarrier`] of this CTA that is
-    /// initialised before any method of the handle is used, and stays so while it is used.
+    /// initialised before any method of the handle is used, and stays so for `'a`.
     #[inline(always)]
     #[must_use]
     pub const unsafe fn from_shared_addr(shared_addr: u32) -> Self {
@@ -74,6 +96,48 @@ impl MbarrierRef {
             addr: shared_addr,
             #[cfg(feature = "checked")]
             shadow: NO_SHADOW,
+            borrow: PhantomData,
+        }
+    }
+
+    /// A handle from a generic pointer to an [`Mbarrier`] in shared memory (`cvta.to.shared`).
+    ///
+    /// # Safety
+    ///
+    /// As [`from_shared_addr`](Self::from_shared_addr): `ptr` points to an `Mbarrier` in this
+    /// CTA's shared memory, initialised before the handle's methods are used and valid for `'a`.
+    #[inline(always)]
+    #[must_use]
+    pub unsafe fn from_ptr(ptr: *mut Mbarrier) -> Self {
+        // SAFETY: the caller guarantees a shared-memory pointer.
+        unsafe { Self::from_shared_addr(ptx::cvta_to_shared(ptr.cast())) }
+    }
+
+    /// The same barrier, with [`Signal`] waits that acquire at cluster scope (for barriers that
+    /// peer CTAs arrive on remotely).
+    #[inline(always)]
+    #[must_use]
+    pub const fn cluster_scope(self) -> MbarrierRef<'a, Cluster> {
+        MbarrierRef {
+            addr: self.addr,
+            #[cfg(feature = "checked")]
+            shadow: self.shadow,
+            borrow: PhantomData,
+        }
+    }
+}
+
+impl<'a, S: MbarScope> MbarrierRef<'a, S> {
+    /// A handle at `addr` with the arrival shadow at `shadow` (checked builds).
+    #[inline(always)]
+    fn at(addr: u32, shadow: u32) -> Self {
+        #[cfg(not(feature = "checked"))]
+        let _ = shadow;
+        Self {
+            addr,
+            #[cfg(feature = "checked")]
+            shadow,
+            borrow: PhantomData,
         }
     }
 
@@ -107,6 +171,20 @@ impl MbarrierRef {
         self.addr
     }
 
+    /// Initialises the barrier: phase 0, `count` expected arrivals per phase
+    /// (`mbarrier.init.shared::cta.b64`, PTX ISA 7.0, sm_80; PTX ISA "mbarrier.init").
+    ///
+    /// # Safety
+    ///
+    /// `1 <= count <= 2^20 - 1`; one thread initialises, while no other thread uses the barrier,
+    /// and a block barrier (a cluster barrier after [`fence_mbarrier_init`] when peer CTAs arrive
+    /// on it) separates the initialisation from every other use.
+    #[inline(always)]
+    pub unsafe fn init(self, count: u32) {
+        // SAFETY: guaranteed by the caller.
+        unsafe { ptx::mbarrier_init(self.addr, count) }
+    }
+
     /// One arrival by the calling thread (release, CTA scope).
     #[inline(always)]
     pub fn arrive(self) {
@@ -115,38 +193,82 @@ impl MbarrierRef {
         self.count_arrivals(1);
     }
 
-    /// `count` arrivals at once by the calling thread (release, CTA scope). sm_90.
+    /// `COUNT` arrivals at once by the calling thread (release, CTA scope). sm_90.
     ///
     /// This is how one lane arrives for a whole warp: with an arrive count of 32 per warp,
-    /// `if lane == 0 { bar.arrive_count(32) }` completes the warp's share.
+    /// `if lane == 0 { bar.arrive_count::<32>() }` completes the warp's share. `COUNT` of 0 or
+    /// above 2^20 - 1 does not compile (`mbarrier.arrive` takes a count in `1..=2^20 - 1`, PTX
+    /// ISA "mbarrier.arrive"); a count known only at run time goes through
+    /// [`arrive_count_unchecked`](Self::arrive_count_unchecked).
     #[inline(always)]
-    pub fn arrive_count(self, count: u32) {
-        // SAFETY: the handle's constructor guarantees an initialised mbarrier of this CTA.
+    pub fn arrive_count<const COUNT: u32>(self) {
+        let () = ArriveCountInRange::<COUNT>::CHECK;
+        // SAFETY: the handle's constructor guarantees an initialised mbarrier of this CTA; the
+        // count is in range (checked at compile time just above).
+        unsafe { ptx::mbarrier_arrive_count(self.addr, COUNT) };
+        self.count_arrivals(COUNT);
+    }
+
+    /// `count` arrivals at once by the calling thread (release, CTA scope). sm_90.
+    ///
+    /// # Safety
+    ///
+    /// `1 <= count <= 2^20 - 1` ([`MAX_MBARRIER_ARRIVALS`](crate::backend::MAX_MBARRIER_ARRIVALS)):
+    /// `mbarrier.arrive` with a count outside that range is undefined (PTX ISA, "mbarrier.arrive").
+    #[inline(always)]
+    pub unsafe fn arrive_count_unchecked(self, count: u32) {
+        // SAFETY: the handle's constructor guarantees an initialised mbarrier of this CTA; the
+        // caller guarantees the count's range.
         unsafe { ptx::mbarrier_arrive_count(self.addr, count) };
         self.count_arrivals(count);
     }
 
     /// Expects `tx_bytes` more bytes of asynchronous copies in the current phase, then arrives
     /// once (release, CTA scope). The producer side of a TMA stage with arrive count 1. sm_90.
+    ///
+    /// # Panics
+    ///
+    /// If `tx_bytes > MAX_TX_BYTES` (2^20 - 1): no CTA's shared memory holds more, and the
+    /// instruction's transaction count is undefined past it. A constant `tx_bytes` costs no check.
     #[inline(always)]
     pub fn arrive_expect_tx(self, tx_bytes: u32) {
-        // SAFETY: the handle's constructor guarantees an initialised mbarrier of this CTA.
+        assert!(
+            tx_bytes <= MAX_TX_BYTES,
+            "gpu-pipeline: arrive_expect_tx of more than 2^20 - 1 bytes"
+        );
+        // SAFETY: the handle's constructor guarantees an initialised mbarrier of this CTA; the
+        // transaction count is in range (asserted above).
         unsafe { ptx::mbarrier_arrive_expect_tx(self.addr, tx_bytes) };
         self.count_arrivals(1);
     }
 
     /// Expects `tx_bytes` more bytes of asynchronous copies in the current phase, without
     /// arriving. The phase cannot complete until those bytes have landed. sm_90.
+    ///
+    /// # Safety
+    ///
+    /// The phase's pending transaction count stays within `0 ..= MAX_TX_BYTES` (PTX ISA,
+    /// "Contents of the mbarrier object"), and the phase has not completed yet: announced after
+    /// its completion, the bytes land in the next phase.
     #[inline(always)]
-    pub fn expect_tx(self, tx_bytes: u32) {
-        // SAFETY: the handle's constructor guarantees an initialised mbarrier of this CTA.
+    pub unsafe fn expect_tx(self, tx_bytes: u32) {
+        // SAFETY: the handle's constructor guarantees an initialised mbarrier of this CTA; the
+        // caller guarantees the transaction count's range.
         unsafe { ptx::mbarrier_expect_tx(self.addr, tx_bytes) }
     }
 
     /// Marks `tx_bytes` of expected transactions as complete, as a finished copy would. sm_90.
+    ///
+    /// # Safety
+    ///
+    /// The bytes have landed (or nobody reads them): completing transactions that are still in
+    /// flight completes the phase early, and the waiters then read a slot the copy is still
+    /// writing. The pending transaction count stays within its range (as for
+    /// [`expect_tx`](Self::expect_tx)).
     #[inline(always)]
-    pub fn complete_tx(self, tx_bytes: u32) {
-        // SAFETY: the handle's constructor guarantees an initialised mbarrier of this CTA.
+    pub unsafe fn complete_tx(self, tx_bytes: u32) {
+        // SAFETY: the handle's constructor guarantees an initialised mbarrier of this CTA; the
+        // caller guarantees the bytes and the range.
         unsafe { ptx::mbarrier_complete_tx(self.addr, tx_bytes) }
     }
 
@@ -267,6 +389,33 @@ impl MbarrierRef {
         }
     }
 
+    /// Arrives on this barrier when all `tcgen05` operations issued by the calling thread so far
+    /// have completed (`tcgen05.commit.cta_group::1.mbarrier::arrive::one.shared::cluster.b64`,
+    /// PTX ISA 8.6, sm_100a; PTX ISA "tcgen05.commit").
+    ///
+    /// # Safety
+    ///
+    /// The barrier is initialised and alive until the arrival happens.
+    #[cfg(target_feature = "sm_100a")]
+    #[inline(always)]
+    pub unsafe fn tcgen05_commit(self) {
+        // SAFETY: guaranteed by the caller.
+        unsafe { ptx::tcgen05_commit_cta_group1(self.addr) }
+    }
+
+    /// As [`tcgen05_commit`](Self::tcgen05_commit) for a CTA pair (`cta_group::2`), arriving on
+    /// the barrier at this offset in every CTA of `cta_mask` (`.multicast::cluster`).
+    ///
+    /// # Safety
+    ///
+    /// The barriers of all CTAs in `cta_mask` are initialised and alive until the arrivals happen.
+    #[cfg(target_feature = "sm_100a")]
+    #[inline(always)]
+    pub unsafe fn tcgen05_commit_multicast(self, cta_mask: u32) {
+        // SAFETY: guaranteed by the caller.
+        unsafe { ptx::tcgen05_commit_cta_group2_multicast(self.addr, cta_mask) }
+    }
+
     /// Invalidates the barrier (`mbarrier.inval`) so that its shared memory may be reused for
     /// other data.
     ///
@@ -278,6 +427,88 @@ impl MbarrierRef {
         // SAFETY: guaranteed by the caller.
         unsafe { ptx::mbarrier_inval(self.addr) }
     }
+}
+
+/// Compile-time range check of [`MbarrierRef::arrive_count`]'s count.
+struct ArriveCountInRange<const COUNT: u32>;
+
+impl<const COUNT: u32> ArriveCountInRange<COUNT> {
+    const CHECK: () = assert!(
+        COUNT >= 1 && COUNT <= super::MAX_MBARRIER_ARRIVALS,
+        "gpu-pipeline: MbarrierRef::arrive_count::<COUNT> needs 1 <= COUNT <= 2^20 - 1 (mbarrier.arrive takes a count in that range)"
+    );
+}
+
+// SAFETY: completion: `completed(n)` tests the parity of phase `n - 1` (`try_wait.parity` with
+// `(n + 1) & 1`), true once that phase completed; under the protocol's bound (the barrier is in
+// phase `n - 1` or `n`) one bit tells the two apart (module essay). `wait_completed` retries
+// until it holds. Arrival unit: `arrive` is `mbarrier.arrive` without a count. Ordering: arrive
+// `.release.cta`; waits `.acquire.cta`, or `.acquire.cluster` for `S = Cluster`. No reset: only
+// `mbarrier.init` (the backend's `init`) resets a barrier.
+unsafe impl<S: MbarScope> Signal for MbarrierRef<'_, S> {
+    #[inline(always)]
+    fn arrive(self) {
+        MbarrierRef::arrive(self);
+    }
+
+    #[inline(always)]
+    fn completed(self, completions: u32) -> bool {
+        let parity = completions.wrapping_add(1);
+        if S::CLUSTER {
+            self.try_wait_parity_cluster(parity)
+        } else {
+            self.try_wait_parity(parity)
+        }
+    }
+
+    /// At cluster scope the ticks hint is not used.
+    #[inline(always)]
+    fn wait_completed(self, completions: u32, ticks: Option<u32>) {
+        let parity = completions.wrapping_add(1);
+        if S::CLUSTER {
+            self.wait_parity_cluster(parity);
+        } else {
+            match ticks {
+                Some(t) => self.wait_parity_ticks(parity, t),
+                None => self.wait_parity(parity),
+            }
+        }
+    }
+
+    #[cfg(feature = "checked")]
+    #[inline(always)]
+    fn arrivals(self) -> u32 {
+        self.counted_arrivals()
+    }
+}
+
+/// Makes this thread's earlier mbarrier initialisations visible to the other CTAs of the cluster
+/// (`fence.mbarrier_init.release.cluster`, PTX ISA 8.0, sm_90; PTX ISA "membar/fence"). Issue it
+/// after [`MbarrierRef::init`] when peer CTAs arrive remotely, before the cluster barrier.
+#[inline(always)]
+pub fn fence_mbarrier_init() {
+    ptx::fence_mbarrier_init_release_cluster();
+}
+
+/// This CTA's rank in its cluster (`%cluster_ctarank`, PTX ISA 7.8, sm_90): the `cta_rank` that
+/// [`MbarrierRef::arrive_remote`] takes.
+#[inline(always)]
+#[must_use]
+pub fn cluster_cta_rank() -> u32 {
+    ptx::cluster_ctarank()
+}
+
+/// Elects one lane of the calling warp (`elect.sync _|p, 0xffffffff`, PTX ISA 8.0, sm_90; PTX
+/// ISA "elect.sync"): `true` in exactly one lane.
+///
+/// # Safety
+///
+/// All 32 lanes of the warp execute this call together, converged: with the full member mask,
+/// `elect.sync` from a divergent or partial warp is undefined.
+#[inline(always)]
+#[must_use]
+pub unsafe fn elect_one() -> bool {
+    ptx::elect_one_sync()
 }
 
 /// Orders this thread's earlier generic-proxy (ordinary) shared-memory accesses before later
@@ -354,65 +585,19 @@ impl MbarScope for Cluster {
     const CLUSTER: bool = true;
 }
 
-/// Bytes between two mbarriers in the storage array.
-const MBARRIER_BYTES: u32 = core::mem::size_of::<Mbarrier>() as u32;
-
-impl<const P: u32, const C: u32, S: MbarScope> NvidiaMbarBackend<P, C, S> {
-    #[inline(always)]
-    fn full_at(&self, stage: u32) -> MbarrierRef {
-        MbarrierRef {
-            addr: self.full + stage * MBARRIER_BYTES,
-            #[cfg(feature = "checked")]
-            shadow: self.shadow_full + stage * 4,
-        }
-    }
-
-    #[inline(always)]
-    fn empty_at(&self, stage: u32) -> MbarrierRef {
-        MbarrierRef {
-            addr: self.empty + stage * MBARRIER_BYTES,
-            #[cfg(feature = "checked")]
-            shadow: self.shadow_empty + stage * 4,
-        }
-    }
-
-    /// Blocks until the phase of parity `lap & 1` of `bar` completed, at this backend's scope.
-    /// At cluster scope the ticks hint is not used.
-    #[inline(always)]
-    fn wait(bar: MbarrierRef, lap: u32, ticks: Option<u32>) {
-        if S::CLUSTER {
-            bar.wait_parity_cluster(lap);
-        } else {
-            match ticks {
-                Some(t) => bar.wait_parity_ticks(lap, t),
-                None => bar.wait_parity(lap),
-            }
-        }
-    }
-
-    /// Whether the phase of parity `lap & 1` of `bar` completed, at this backend's scope.
-    #[inline(always)]
-    fn try_wait(bar: MbarrierRef, lap: u32) -> bool {
-        if S::CLUSTER {
-            bar.try_wait_parity_cluster(lap)
-        } else {
-            bar.try_wait_parity(lap)
-        }
-    }
-}
+/// Bytes of one [`Mbarrier`]: the stride of every barrier array in this crate.
+pub const MBARRIER_BYTES: u32 = core::mem::size_of::<Mbarrier>() as u32;
 
 // SAFETY: layout: `new` places full[] at the storage base and empty[] right after it,
-// 2 * STAGES mbarriers in all. Completion: waits test the parity of the waiter's lap (see the
-// module essay for why one bit suffices under the protocol); try_wait returns true only once
-// the phase completed. Arrival unit: every arrive is `mbarrier.arrive` without a count, one per
-// calling thread. Ordering: arrive is `.release.cta`, wait `.acquire.cta` (with `S = Cluster`,
-// waits are `.acquire.cluster`). No reset: only `init` runs `mbarrier.init`. Constants: checked
-// in `new`.
+// 2 * STAGES mbarriers, then (checked builds) STAGES 8-byte elements of 32-bit shadows, full
+// then empty: the layout of `barrier_elems`. Signals: `full`/`empty` return the handle of the
+// stage's barrier, initialised by `init` with P and C expected arrivals, each a `Signal` (see
+// its impl above). Constants: checked in `new`. Shadows: `init` zeroes them.
 unsafe impl<const P: u32, const C: u32, S: MbarScope> PipelineBackend
     for NvidiaMbarBackend<P, C, S>
 {
     type Storage = Mbarrier;
-    type Handle = MbarrierRef;
+    type Signal<'a> = MbarrierRef<'a, S>;
 
     const PRODUCER_ARRIVALS: u32 = P;
     const CONSUMER_ARRIVALS: u32 = C;
@@ -438,10 +623,11 @@ unsafe impl<const P: u32, const C: u32, S: MbarScope> PipelineBackend
     #[inline(always)]
     unsafe fn init<const STAGES: usize>(&self) {
         for stage in 0..STAGES as u32 {
-            // SAFETY: the caller is the only thread touching the storage now; counts are in range.
+            // SAFETY: the caller is the only thread touching the storage now; the stage is in
+            // range and the counts are (checked in `new`).
             unsafe {
-                ptx::mbarrier_init(self.full_at(stage).addr, P);
-                ptx::mbarrier_init(self.empty_at(stage).addr, C);
+                self.full(stage).init(P);
+                self.empty(stage).init(C);
             }
         }
         // Checked builds: zero the 2 * STAGES shadows (STAGES 8-byte elements).
@@ -452,58 +638,42 @@ unsafe impl<const P: u32, const C: u32, S: MbarScope> PipelineBackend
         }
         // Make the initialisation visible to peer CTAs' remote arrivals as well; within a CTA
         // the block barrier the caller must issue next suffices, and this fence costs once.
-        ptx::fence_mbarrier_init_release_cluster();
+        fence_mbarrier_init();
     }
 
     #[inline(always)]
-    unsafe fn wait_full(&self, stage: u32, lap: u32, ticks: Option<u32>) {
-        Self::wait(self.full_at(stage), lap, ticks);
+    unsafe fn full(&self, stage: u32) -> MbarrierRef<'_, S> {
+        MbarrierRef::at(
+            self.full + stage * MBARRIER_BYTES,
+            self.shadow_full_at(stage),
+        )
     }
 
     #[inline(always)]
-    unsafe fn wait_empty(&self, stage: u32, lap: u32, ticks: Option<u32>) {
-        Self::wait(self.empty_at(stage), lap, ticks);
+    unsafe fn empty(&self, stage: u32) -> MbarrierRef<'_, S> {
+        MbarrierRef::at(
+            self.empty + stage * MBARRIER_BYTES,
+            self.shadow_empty_at(stage),
+        )
+    }
+}
+
+impl<const P: u32, const C: u32, S: MbarScope> NvidiaMbarBackend<P, C, S> {
+    /// Checked builds: the shadow address of `full[stage]` (0 otherwise, unused).
+    #[inline(always)]
+    fn shadow_full_at(&self, stage: u32) -> u32 {
+        #[cfg(feature = "checked")]
+        return self.shadow_full + stage * 4;
+        #[cfg(not(feature = "checked"))]
+        return stage;
     }
 
+    /// Checked builds: the shadow address of `empty[stage]` (0 otherwise, unused).
     #[inline(always)]
-    unsafe fn try_full(&self, stage: u32, lap: u32) -> bool {
-        Self::try_wait(self.full_at(stage), lap)
-    }
-
-    #[inline(always)]
-    unsafe fn try_empty(&self, stage: u32, lap: u32) -> bool {
-        Self::try_wait(self.empty_at(stage), lap)
-    }
-
-    #[inline(always)]
-    unsafe fn arrive_full(&self, stage: u32) {
-        self.full_at(stage).arrive();
-    }
-
-    #[inline(always)]
-    unsafe fn arrive_empty(&self, stage: u32) {
-        self.empty_at(stage).arrive();
-    }
-
-    #[inline(always)]
-    unsafe fn full_handle(&self, stage: u32) -> MbarrierRef {
-        self.full_at(stage)
-    }
-
-    #[inline(always)]
-    unsafe fn empty_handle(&self, stage: u32) -> MbarrierRef {
-        self.empty_at(stage)
-    }
-
-    #[cfg(feature = "checked")]
-    #[inline(always)]
-    unsafe fn arrivals_full(&self, stage: u32) -> u32 {
-        self.full_at(stage).counted_arrivals()
-    }
-
-    #[cfg(feature = "checked")]
-    #[inline(always)]
-    unsafe fn arrivals_empty(&self, stage: u32) -> u32 {
-        self.empty_at(stage).counted_arrivals()
+    fn shadow_empty_at(&self, stage: u32) -> u32 {
+        #[cfg(feature = "checked")]
+        return self.shadow_empty + stage * 4;
+        #[cfg(not(feature = "checked"))]
+        return stage;
     }
 }

@@ -16,7 +16,7 @@ use gpu_pipeline::arch::nvptx::{
     ld_acquire_cta_shared_u32, match_any_sync, nanosleep, red_release_cta_shared_add_u32,
     st_shared_u64,
 };
-use gpu_pipeline::{PipelineBackend, threshold};
+use gpu_pipeline::{MbarrierRef, PipelineBackend, Signal, threshold};
 
 /// The arrive of the library before issue 11 (`prev`): a full warp syncs with `0xffffffff` and
 /// lane 0 adds 32; a lone lane adds 1; other masks sync on their run-time mask and the lowest lane
@@ -104,20 +104,58 @@ impl<const P: u32, const C: u32, const V: u32> VarCounter<P, C, V> {
     }
 }
 
-// SAFETY: layout: `2 * STAGES` counters `STRIDE` bytes apart (`ELEMS_PER_STAGE` counts the 8-byte
-// elements that spans), full then empty. Completion, arrival unit, no reset, constants: as the
-// library's counter backend, whose threshold arithmetic this uses, for the arrivals these kernels
-// make (every lane of a call on one counter: `V_PREV` is wrong only when they differ). Ordering:
-// as the library's.
+/// One counter of a [`VarCounter`], with the arrive and wait forms of `V`.
+#[derive(Clone, Copy)]
+pub struct VarSignal<'a, const V: u32> {
+    addr: u32,
+    per_phase: u32,
+    borrow: core::marker::PhantomData<&'a u64>,
+}
+
+// SAFETY: completion, arrival unit, no reset: as the library's counter backend, whose threshold
+// arithmetic this uses, for the arrivals these kernels make (every lane of a call on one counter:
+// `V_PREV` is wrong only when they differ). Ordering: as the library's (release add, acquire
+// read).
+unsafe impl<const V: u32> Signal for VarSignal<'_, V> {
+    #[inline(always)]
+    fn arrive(self) {
+        VarCounter::<1, 1, V>::arrive(self.addr);
+    }
+
+    #[inline(always)]
+    fn completed(self, completions: u32) -> bool {
+        VarCounter::<1, 1, V>::reached(
+            self.addr,
+            threshold::threshold(completions, self.per_phase),
+        )
+    }
+
+    #[inline(always)]
+    fn wait_completed(self, completions: u32, _ticks: Option<u32>) {
+        VarCounter::<1, 1, V>::wait(
+            self.addr,
+            threshold::threshold(completions, self.per_phase),
+        );
+    }
+
+    // Checked builds: the counters are their own shadows, as in the library's counter backend.
+    #[cfg(feature = "checked")]
+    #[inline(always)]
+    fn arrivals(self) -> u32 {
+        // SAFETY: a counter of this backend's shared storage.
+        unsafe { ld_relaxed_cta_shared_u32(self.addr) }
+    }
+}
+
+// SAFETY: layout: `2 * STAGES` counters, full then empty. Signals: the stage's counter with P or
+// C arrivals per phase (its `Signal` impl above). Constants: checked in `new`.
 unsafe impl<const P: u32, const C: u32, const V: u32> PipelineBackend for VarCounter<P, C, V> {
     type Storage = u64;
-    type Handle = u32;
+    type Signal<'a> = VarSignal<'a, V>;
 
     const PRODUCER_ARRIVALS: u32 = P;
     const CONSUMER_ARRIVALS: u32 = C;
     const MAX_ARRIVALS: u32 = gpu_pipeline::backend::MAX_COUNTER_ARRIVALS;
-
-    const ELEMS_PER_STAGE: usize = 2 * (Self::STRIDE as usize / 8);
 
     #[inline(always)]
     unsafe fn new<const STAGES: usize>(storage: *mut u64) -> Self {
@@ -139,70 +177,21 @@ unsafe impl<const P: u32, const C: u32, const V: u32> PipelineBackend for VarCou
     }
 
     #[inline(always)]
-    unsafe fn wait_full(&self, stage: u32, lap: u32, _ticks: Option<u32>) {
-        Self::wait(
-            self.full + stage * Self::STRIDE,
-            threshold::full_threshold(lap, P),
-        );
+    unsafe fn full(&self, stage: u32) -> VarSignal<'_, V> {
+        VarSignal {
+            addr: self.full + stage * Self::STRIDE,
+            per_phase: P,
+            borrow: core::marker::PhantomData,
+        }
     }
 
     #[inline(always)]
-    unsafe fn wait_empty(&self, stage: u32, lap: u32, _ticks: Option<u32>) {
-        Self::wait(
-            self.empty + stage * Self::STRIDE,
-            threshold::empty_threshold(lap, C),
-        );
-    }
-
-    #[inline(always)]
-    unsafe fn try_full(&self, stage: u32, lap: u32) -> bool {
-        Self::reached(
-            self.full + stage * Self::STRIDE,
-            threshold::full_threshold(lap, P),
-        )
-    }
-
-    #[inline(always)]
-    unsafe fn try_empty(&self, stage: u32, lap: u32) -> bool {
-        Self::reached(
-            self.empty + stage * Self::STRIDE,
-            threshold::empty_threshold(lap, C),
-        )
-    }
-
-    #[inline(always)]
-    unsafe fn arrive_full(&self, stage: u32) {
-        Self::arrive(self.full + stage * Self::STRIDE);
-    }
-
-    #[inline(always)]
-    unsafe fn arrive_empty(&self, stage: u32) {
-        Self::arrive(self.empty + stage * Self::STRIDE);
-    }
-
-    #[inline(always)]
-    unsafe fn full_handle(&self, stage: u32) -> u32 {
-        self.full + stage * Self::STRIDE
-    }
-
-    #[inline(always)]
-    unsafe fn empty_handle(&self, stage: u32) -> u32 {
-        self.empty + stage * Self::STRIDE
-    }
-
-    // Checked builds: the counters are their own shadows, as in the library's counter backend.
-    #[cfg(feature = "checked")]
-    #[inline(always)]
-    unsafe fn arrivals_full(&self, stage: u32) -> u32 {
-        // SAFETY: a counter of this backend's shared storage.
-        unsafe { ld_relaxed_cta_shared_u32(self.full + stage * Self::STRIDE) }
-    }
-
-    #[cfg(feature = "checked")]
-    #[inline(always)]
-    unsafe fn arrivals_empty(&self, stage: u32) -> u32 {
-        // SAFETY: a counter of this backend's shared storage.
-        unsafe { ld_relaxed_cta_shared_u32(self.empty + stage * Self::STRIDE) }
+    unsafe fn empty(&self, stage: u32) -> VarSignal<'_, V> {
+        VarSignal {
+            addr: self.empty + stage * Self::STRIDE,
+            per_phase: C,
+            borrow: core::marker::PhantomData,
+        }
     }
 }
 
@@ -246,19 +235,41 @@ counter_variant! {
 #[derive(Clone, Copy)]
 pub struct SpinWaitMbar<const P: u32, const C: u32>(gpu_pipeline::NvidiaMbarBackend<P, C>);
 
-impl<const P: u32, const C: u32> SpinWaitMbar<P, C> {
-    /// The bare retry loop.
+/// A library mbarrier handle whose wait is the bare retry loop.
+#[derive(Clone, Copy)]
+pub struct SpinWaitSignal<'a>(MbarrierRef<'a>);
+
+// SAFETY: every item forwards to the library's `MbarrierRef` signal, whose contract holds; the
+// wait returns only once `try_wait_parity` of the phase succeeded, as the library's does.
+unsafe impl Signal for SpinWaitSignal<'_> {
     #[inline(always)]
-    fn wait(bar: gpu_pipeline::MbarrierRef, parity: u32) {
-        while !bar.try_wait_parity(parity) {}
+    fn arrive(self) {
+        self.0.arrive();
+    }
+
+    #[inline(always)]
+    fn completed(self, completions: u32) -> bool {
+        Signal::completed(self.0, completions)
+    }
+
+    #[inline(always)]
+    fn wait_completed(self, completions: u32, _ticks: Option<u32>) {
+        let parity = completions.wrapping_add(1);
+        while !self.0.try_wait_parity(parity) {}
+    }
+
+    #[cfg(feature = "checked")]
+    #[inline(always)]
+    fn arrivals(self) -> u32 {
+        Signal::arrivals(self.0)
     }
 }
 
-// SAFETY: every item forwards to the library's NvidiaMbarBackend, whose contract holds; the waits
-// return only once `try_wait_parity` of the lap succeeded, as the library's do.
+// SAFETY: every item forwards to the library's NvidiaMbarBackend, whose contract holds; its
+// signals wait with the bare loop (above).
 unsafe impl<const P: u32, const C: u32> PipelineBackend for SpinWaitMbar<P, C> {
     type Storage = gpu_pipeline::Mbarrier;
-    type Handle = gpu_pipeline::MbarrierRef;
+    type Signal<'a> = SpinWaitSignal<'a>;
 
     const PRODUCER_ARRIVALS: u32 = P;
     const CONSUMER_ARRIVALS: u32 = C;
@@ -278,65 +289,15 @@ unsafe impl<const P: u32, const C: u32> PipelineBackend for SpinWaitMbar<P, C> {
     }
 
     #[inline(always)]
-    unsafe fn wait_full(&self, stage: u32, lap: u32, _ticks: Option<u32>) {
+    unsafe fn full(&self, stage: u32) -> SpinWaitSignal<'_> {
         // SAFETY: forwarded.
-        Self::wait(unsafe { self.0.full_handle(stage) }, lap);
+        SpinWaitSignal(unsafe { self.0.full(stage) })
     }
 
     #[inline(always)]
-    unsafe fn wait_empty(&self, stage: u32, lap: u32, _ticks: Option<u32>) {
+    unsafe fn empty(&self, stage: u32) -> SpinWaitSignal<'_> {
         // SAFETY: forwarded.
-        Self::wait(unsafe { self.0.empty_handle(stage) }, lap);
-    }
-
-    #[inline(always)]
-    unsafe fn try_full(&self, stage: u32, lap: u32) -> bool {
-        // SAFETY: forwarded.
-        unsafe { self.0.try_full(stage, lap) }
-    }
-
-    #[inline(always)]
-    unsafe fn try_empty(&self, stage: u32, lap: u32) -> bool {
-        // SAFETY: forwarded.
-        unsafe { self.0.try_empty(stage, lap) }
-    }
-
-    #[inline(always)]
-    unsafe fn arrive_full(&self, stage: u32) {
-        // SAFETY: forwarded.
-        unsafe { self.0.arrive_full(stage) }
-    }
-
-    #[inline(always)]
-    unsafe fn arrive_empty(&self, stage: u32) {
-        // SAFETY: forwarded.
-        unsafe { self.0.arrive_empty(stage) }
-    }
-
-    #[inline(always)]
-    unsafe fn full_handle(&self, stage: u32) -> gpu_pipeline::MbarrierRef {
-        // SAFETY: forwarded.
-        unsafe { self.0.full_handle(stage) }
-    }
-
-    #[inline(always)]
-    unsafe fn empty_handle(&self, stage: u32) -> gpu_pipeline::MbarrierRef {
-        // SAFETY: forwarded.
-        unsafe { self.0.empty_handle(stage) }
-    }
-
-    #[cfg(feature = "checked")]
-    #[inline(always)]
-    unsafe fn arrivals_full(&self, stage: u32) -> u32 {
-        // SAFETY: forwarded.
-        unsafe { self.0.arrivals_full(stage) }
-    }
-
-    #[cfg(feature = "checked")]
-    #[inline(always)]
-    unsafe fn arrivals_empty(&self, stage: u32) -> u32 {
-        // SAFETY: forwarded.
-        unsafe { self.0.arrivals_empty(stage) }
+        SpinWaitSignal(unsafe { self.0.empty(stage) })
     }
 }
 
