@@ -8,5 +8,5 @@ use gpu_pipeline::ProducerRole;
 pub unsafe extern "gpu-kernel" fn kernel(bars: *mut gpu_pipeline::Mbarrier) {
     let p = unsafe { ProducerRole::<2>::new(bars, bars.wrapping_add(2)) };
     p.acquire();
-    p.commit_mma();
+    unsafe { p.commit_mma() };
 }

@@ -6,7 +6,7 @@ use compile_fail::pipe;
 
 #[unsafe(no_mangle)]
 pub unsafe extern "gpu-kernel" fn kernel(out: *mut u32) {
-    let mut p = unsafe { pipe() };
+    let p = unsafe { pipe() };
     let stage = p.acquire_producer();
     unsafe { out.write(stage.index()) };
 }

@@ -8,7 +8,7 @@ use compile_fail::{opaque, pipe};
 
 #[unsafe(no_mangle)]
 pub unsafe extern "gpu-kernel" fn kernel(out: *mut u32) {
-    let mut p = unsafe { pipe() };
+    let p = unsafe { pipe() };
     let stage = p.acquire_producer();
     let table = [1u32, 2, 3, 4];
     let i = table[opaque(stage.index()) as usize];

@@ -1,4 +1,4 @@
-// expect: error: unused `gpu_pipeline::stage::ConsumerStage` that must be used
+// expect: error: unused `gpu_pipeline::stage::Stage` that must be used
 //! Ignoring an acquired stage is reported with the reason (`#[must_use]`, denied here).
 #![no_std]
 #![feature(abi_gpu_kernel)]
@@ -7,6 +7,6 @@ use compile_fail::pipe;
 
 #[unsafe(no_mangle)]
 pub unsafe extern "gpu-kernel" fn kernel() {
-    let mut p = unsafe { pipe() };
+    let p = unsafe { pipe() };
     p.acquire_consumer();
 }

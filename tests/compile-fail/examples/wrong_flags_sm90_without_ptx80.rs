@@ -10,7 +10,7 @@ use compile_fail::pipe;
 
 #[unsafe(no_mangle)]
 pub unsafe extern "gpu-kernel" fn kernel(out: *mut u32) {
-    let mut p = unsafe { pipe() };
+    let p = unsafe { pipe() };
     let x = p.produce(|s| s.index());
     let y = p.consume(|s| s.index());
     unsafe { out.write(x + y) };
