@@ -128,6 +128,31 @@ pub unsafe fn ds_read_u64_relaxed(counter: *const AtomicU64) -> u64 {
     unsafe { (*counter).load(Ordering::Relaxed) }
 }
 
+/// `ds_write_b64 addr, v`: writes a 64-bit LDS word, atomically, without ordering (the checked
+/// builds' diagnostics word, written once before the block barrier).
+///
+/// A relaxed atomic store, not a volatile one: LLVM infers the LDS address space of atomics
+/// through inlined code, while a volatile access through a generic pointer stays `flat_*`.
+/// CDNA3 ISA / RDNA3 ISA, "LDS Instructions": `DS_WRITE_B64` (`DS_STORE_B64` in RDNA3 naming).
+///
+/// # Safety
+///
+/// As for [`ds_add_u64`].
+#[inline(always)]
+pub unsafe fn ds_write_u64_relaxed(counter: *const AtomicU64, value: u64) {
+    // SAFETY: guaranteed by the caller.
+    unsafe { (*counter).store(value, Ordering::Relaxed) };
+}
+
+/// A sequentially consistent fence at system scope: Rust's `fence(SeqCst)`, LLVM's
+/// `fence seq_cst` (the code sequence of *AMDGPUUsage*, "Memory Model GFX942" / "Memory Model
+/// GFX11", for a system-scope `fence seq_cst`), so that a hang record written to host-mapped
+/// memory is complete before its `magic` word.
+#[inline(always)]
+pub fn fence_seq_cst() {
+    core::sync::atomic::fence(Ordering::SeqCst);
+}
+
 /// The active lanes of the wave (`v_cmp`/`s_mov` of EXEC through `llvm.amdgcn.ballot.i64`; on
 /// wave32 the high half is zero). RDNA3/CDNA3 ISA, "EXEC register".
 #[inline(always)]
@@ -171,6 +196,32 @@ leaf! {
             (mask >> 32) as u32,
             core::arch::amdgpu::mbcnt_lo(mask as u32, 0),
         )
+    }
+}
+
+leaf! {
+    /// This work-group's index in the grid (x, y, z): `llvm.amdgcn.workgroup.id.{x,y,z}`, system
+    /// SGPRs set up by the dispatch (*AMDGPUUsage*, "Initial Kernel Execution State").
+    #[gpu_only("llvm.amdgcn.workgroup.id")]
+    #[inline(always)]
+    #[must_use]
+    pub fn workgroup_id() -> [u32; 3] {
+        [
+            core::arch::amdgpu::workgroup_id_x(),
+            core::arch::amdgpu::workgroup_id_y(),
+            core::arch::amdgpu::workgroup_id_z(),
+        ]
+    }
+}
+
+leaf! {
+    /// This work-item's x index in its work-group: `llvm.amdgcn.workitem.id.x`, VGPR0 at kernel
+    /// entry (*AMDGPUUsage*, "Initial Kernel Execution State").
+    #[gpu_only("llvm.amdgcn.workitem.id.x")]
+    #[inline(always)]
+    #[must_use]
+    pub fn workitem_id_x() -> u32 {
+        core::arch::amdgpu::workitem_id_x()
     }
 }
 

@@ -71,6 +71,12 @@ macro_rules! gpu_leaf {
 }
 
 pub mod amdgpu;
+#[cfg(all(
+    feature = "checked",
+    feature = "std",
+    not(any(target_arch = "nvptx64", target_arch = "amdgpu"))
+))]
+pub(crate) mod host;
 pub mod nvptx;
 
 /// The host stubs that `gpu_leaf!` writes: each panics with its instruction's name.

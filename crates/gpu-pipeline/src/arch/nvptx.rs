@@ -14,8 +14,12 @@
 //! Addresses of `.shared::cta` objects are 32-bit offsets in the shared window (PTX ISA,
 //! "State Spaces: Shared State Space"), obtained once with [`cvta_to_shared`].
 //!
-//! No block here is `nomem`, `readonly` or `pure`: each one orders or is ordered with memory
-//! operations around it, and the compiler must not move shared-memory accesses across it.
+//! No barrier block here is `nomem`, `readonly` or `pure`: each one orders or is ordered with
+//! memory operations around it, and the compiler must not move shared-memory accesses across it.
+//! Only the pure register reads (`%laneid`, `%lanemask_lt`, `%cluster_ctarank`, and the
+//! `%tid`/`%ntid`/`%ctaid` triples) are `nomem`; the clocks (`%clock64`, `%globaltimer`) are not,
+//! so that they stay ordered with the code they time. The xtask's tidy tests hold this list
+//! (`NOMEM_ALLOWED` in `xtask/src/tidy.rs`).
 //!
 //! On other targets every function exists with the same signature and panics with its
 //! instruction's name, so that the host sees and type-checks the whole API (docs, clippy, host
