@@ -203,7 +203,7 @@ fn check_probes(
 /// probe failed: the reporting functions, the bounded polling loop, and the probe closures it
 /// calls out of line.
 const SLOW_PATHS: [&str; 5] = [
-    "7checked4fail",
+    "7checked7runtime4fail",
     "8pipeline4fail",
     "9slow_wait",
     "12wait_full_ass",

@@ -33,9 +33,10 @@ pub fn lint(sh: &Shell) -> Result {
 }
 
 /// The host tests: library unit tests and doc tests, the protocol tests (stress, traces, drop
-/// checks) on both host backends, the harness and xtask tests. Release mode: the stress tests
-/// move over 100,000 items per configuration. Then the library's unit tests and the broken
-/// protocols of `tests/host/tests/checked.rs` with the `checked` feature.
+/// checks) on both host backends, the harness and xtask tests (the xtask's include the tidy
+/// checks of `tidy.rs`). Release mode: the stress tests move over 100,000 items per
+/// configuration. Then the library's unit tests and the broken protocols of
+/// `tests/host/tests/checked.rs` with the `checked` feature.
 pub fn test(sh: &Shell) -> Result {
     println!("running the host tests:");
     cmd!(sh, "cargo test --workspace --release")

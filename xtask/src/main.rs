@@ -9,6 +9,8 @@ mod gpu;
 mod host;
 mod nvidia;
 mod snapshots;
+#[cfg(test)]
+mod tidy;
 mod toolchain;
 
 use std::path::{Path, PathBuf};
@@ -22,7 +24,8 @@ usage: cargo xtask <task> [options]
 tasks:
   build                      build the library and the device kernels for every GPU target
                              (nvptx64 sm_90; amdgcn gfx90a, gfx942, gfx1100) and print the artifacts
-  test [--bless]             host tests, loom models, GPU builds, compile-fail tests, PTX snapshots
+  test [--bless]             host tests (the tidy checks included), loom models, GPU builds,
+                             compile-fail tests, PTX snapshots
                              (--bless rewrites the snapshots instead of comparing)
   compile-fail               only the compile-fail tests (part of `test`)
   snapshots [--bless]        only the PTX snapshots of the barrier operations (part of `test`)

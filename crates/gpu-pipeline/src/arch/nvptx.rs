@@ -14,11 +14,17 @@
 //! Addresses of `.shared::cta` objects are 32-bit offsets in the shared window (PTX ISA,
 //! "State Spaces: Shared State Space"), obtained once with [`cvta_to_shared`].
 //!
-//! No block here is `nomem`, `readonly` or `pure`: each one orders or is ordered with memory
-//! operations around it, and the compiler must not move shared-memory accesses across it.
+//! No barrier block here is `nomem`, `readonly` or `pure`: each one orders or is ordered with
+//! memory operations around it, and the compiler must not move shared-memory accesses across it.
+//! Only the pure register reads (`%laneid`, `%lanemask_lt`, `%cluster_ctarank`, and the
+//! `%tid`/`%ntid`/`%ctaid` triples) are `nomem`; the clocks (`%clock64`, `%globaltimer`) are not,
+//! so that they stay ordered with the code they time. The xtask's tidy tests hold this list
+//! (`NOMEM_ALLOWED` in `xtask/src/tidy.rs`).
 //!
-//! On other targets every function exists with the same signature and panics with its own
-//! name, so that the host sees and type-checks the whole API (docs, clippy, host tests).
+//! On other targets every function exists with the same signature and panics with its
+//! instruction's name, so that the host sees and type-checks the whole API (docs, clippy, host
+//! tests): each leaf is written once inside `leaf! { .. }`, which adds that stub (`gpu_leaf!` in
+//! `arch/mod.rs`). The LLVM intrinsics and `vprintf` are declared outside it, for nvptx64 only.
 
 #[cfg(target_arch = "nvptx64")]
 use core::arch::asm;
@@ -31,17 +37,26 @@ fn gpu_only(name: &str) -> ! {
     panic!("gpu-pipeline: `{name}` is an nvptx64 instruction and cannot run on this target")
 }
 
-/// `cvta.to.shared.u64 d, a;` then the low 32 bits: the `.shared::cta` address of a generic pointer.
-///
-/// PTX ISA 2.0, sm_20. PTX ISA, "Data Movement and Conversion Instructions: cvta".
-///
-/// # Safety
-///
-/// `generic` points into this thread block's shared memory.
-#[inline(always)]
-pub unsafe fn cvta_to_shared(generic: *mut u8) -> u32 {
-    #[cfg(target_arch = "nvptx64")]
-    {
+/// [`gpu_leaf!`](super::gpu_leaf) for nvptx64: the device body on nvptx64, a panic with the
+/// instruction's name through [`gpu_only`] elsewhere.
+macro_rules! leaf {
+    ($($leaf:tt)*) => {
+        gpu_leaf! { "nvptx64"; $($leaf)* }
+    };
+}
+
+leaf! {
+    /// `cvta.to.shared.u64 d, a;` then the low 32 bits: the `.shared::cta` address of a generic
+    /// pointer.
+    ///
+    /// PTX ISA 2.0, sm_20. PTX ISA, "Data Movement and Conversion Instructions: cvta".
+    ///
+    /// # Safety
+    ///
+    /// `generic` points into this thread block's shared memory.
+    #[gpu_only("cvta.to.shared.u64")]
+    #[inline(always)]
+    pub unsafe fn cvta_to_shared(generic: *mut u8) -> u32 {
         let shared: u64;
         // SAFETY: the caller passes a pointer into the shared window; cvta only converts it.
         unsafe {
@@ -49,186 +64,163 @@ pub unsafe fn cvta_to_shared(generic: *mut u8) -> u32 {
         }
         shared as u32
     }
-    #[cfg(not(target_arch = "nvptx64"))]
-    {
-        let _ = generic;
-        gpu_only("cvta.to.shared.u64")
+}
+
+leaf! {
+    /// `mbarrier.init.shared::cta.b64 [addr], count;`: phase 0, `count` expected arrivals, tx-count
+    /// 0.
+    ///
+    /// PTX ISA 7.8 (the `::cta` sub-qualifier; `mbarrier.init` itself: 7.0), sm_80. PTX ISA,
+    /// "Parallel Synchronization and Communication Instructions: mbarrier.init".
+    ///
+    /// # Safety
+    ///
+    /// `addr` is the shared address of an 8-byte aligned mbarrier that no other thread uses
+    /// until a barrier makes the initialisation visible; `1 <= count <= 2^20 - 1`.
+    #[gpu_only("mbarrier.init.shared::cta.b64")]
+    #[inline(always)]
+    pub unsafe fn mbarrier_init(addr: u32, count: u32) {
+        // SAFETY: guaranteed by the caller (exclusive access, valid count).
+        unsafe {
+            asm!("mbarrier.init.shared::cta.b64 [{a}], {n};", a = in(reg32) addr, n = in(reg32) count, options(nostack, preserves_flags));
+        }
     }
 }
 
-/// `mbarrier.init.shared::cta.b64 [addr], count;`: phase 0, `count` expected arrivals, tx-count 0.
-///
-/// PTX ISA 7.8 (the `::cta` sub-qualifier; `mbarrier.init` itself: 7.0), sm_80. PTX ISA,
-/// "Parallel Synchronization and Communication Instructions: mbarrier.init".
-///
-/// # Safety
-///
-/// `addr` is the shared address of an 8-byte aligned mbarrier that no other thread uses
-/// until a barrier makes the initialisation visible; `1 <= count <= 2^20 - 1`.
-#[inline(always)]
-pub unsafe fn mbarrier_init(addr: u32, count: u32) {
-    #[cfg(target_arch = "nvptx64")]
-    // SAFETY: guaranteed by the caller (exclusive access, valid count).
-    unsafe {
-        asm!("mbarrier.init.shared::cta.b64 [{a}], {n};", a = in(reg32) addr, n = in(reg32) count, options(nostack, preserves_flags));
-    }
-    #[cfg(not(target_arch = "nvptx64"))]
-    {
-        let _ = (addr, count);
-        gpu_only("mbarrier.init.shared::cta.b64")
+leaf! {
+    /// `mbarrier.inval.shared::cta.b64 [addr];`: invalidates an mbarrier so that its memory may be
+    /// reused.
+    ///
+    /// PTX ISA 7.8 (the `::cta` sub-qualifier; `mbarrier.inval` itself: 7.0), sm_80. PTX ISA,
+    /// "Parallel Synchronization and Communication Instructions: mbarrier.inval".
+    ///
+    /// # Safety
+    ///
+    /// `addr` is an initialised mbarrier that no thread uses, or will use, before it is initialised
+    /// again.
+    #[gpu_only("mbarrier.inval.shared::cta.b64")]
+    #[inline(always)]
+    pub unsafe fn mbarrier_inval(addr: u32) {
+        // SAFETY: guaranteed by the caller (no concurrent or later use of the object).
+        unsafe {
+            asm!("mbarrier.inval.shared::cta.b64 [{a}];", a = in(reg32) addr, options(nostack, preserves_flags));
+        }
     }
 }
 
-/// `mbarrier.inval.shared::cta.b64 [addr];`: invalidates an mbarrier so that its memory may be reused.
-///
-/// PTX ISA 7.8 (the `::cta` sub-qualifier; `mbarrier.inval` itself: 7.0), sm_80. PTX ISA,
-/// "Parallel Synchronization and Communication Instructions: mbarrier.inval".
-///
-/// # Safety
-///
-/// `addr` is an initialised mbarrier that no thread uses, or will use, before it is initialised again.
-#[inline(always)]
-pub unsafe fn mbarrier_inval(addr: u32) {
-    #[cfg(target_arch = "nvptx64")]
-    // SAFETY: guaranteed by the caller (no concurrent or later use of the object).
-    unsafe {
-        asm!("mbarrier.inval.shared::cta.b64 [{a}];", a = in(reg32) addr, options(nostack, preserves_flags));
-    }
-    #[cfg(not(target_arch = "nvptx64"))]
-    {
-        let _ = addr;
-        gpu_only("mbarrier.inval.shared::cta.b64")
-    }
-}
-
-/// `mbarrier.arrive.release.cta.shared::cta.b64 _, [addr];`: one arrival, release at CTA scope.
-///
-/// PTX ISA 8.0 (`.release.cta`; `.shared::cta`: 7.8; the sink `_`: 7.1), sm_80: by the manual's
-/// Target ISA Notes no part of this form needs sm_90 (`.cluster` scope, `::cluster`, a count
-/// operand and `.expect_tx` do), though CCCL's `cuda::ptx` lists the same form with a `state`
-/// result as SM_90. PTX ISA, "Parallel Synchronization and Communication Instructions:
-/// mbarrier.arrive".
-///
-/// # Safety
-///
-/// `addr` is an initialised mbarrier of this CTA.
-#[inline(always)]
-pub unsafe fn mbarrier_arrive(addr: u32) {
-    #[cfg(target_arch = "nvptx64")]
-    // SAFETY: the caller guarantees an initialised mbarrier; an arrive only updates it.
-    unsafe {
-        asm!("mbarrier.arrive.release.cta.shared::cta.b64 _, [{a}];", a = in(reg32) addr, options(nostack, preserves_flags));
-    }
-    #[cfg(not(target_arch = "nvptx64"))]
-    {
-        let _ = addr;
-        gpu_only("mbarrier.arrive.release.cta.shared::cta.b64")
+leaf! {
+    /// `mbarrier.arrive.release.cta.shared::cta.b64 _, [addr];`: one arrival, release at CTA scope.
+    ///
+    /// PTX ISA 8.0 (`.release.cta`; `.shared::cta`: 7.8; the sink `_`: 7.1), sm_80: by the manual's
+    /// Target ISA Notes no part of this form needs sm_90 (`.cluster` scope, `::cluster`, a count
+    /// operand and `.expect_tx` do), though CCCL's `cuda::ptx` lists the same form with a `state`
+    /// result as SM_90. PTX ISA, "Parallel Synchronization and Communication Instructions:
+    /// mbarrier.arrive".
+    ///
+    /// # Safety
+    ///
+    /// `addr` is an initialised mbarrier of this CTA.
+    #[gpu_only("mbarrier.arrive.release.cta.shared::cta.b64")]
+    #[inline(always)]
+    pub unsafe fn mbarrier_arrive(addr: u32) {
+        // SAFETY: the caller guarantees an initialised mbarrier; an arrive only updates it.
+        unsafe {
+            asm!("mbarrier.arrive.release.cta.shared::cta.b64 _, [{a}];", a = in(reg32) addr, options(nostack, preserves_flags));
+        }
     }
 }
 
-/// `mbarrier.arrive.release.cta.shared::cta.b64 _, [addr], count;`: `count` arrivals at once.
-///
-/// PTX ISA 8.0 (`.release.cta`; the count operand without `.noComplete`: 7.8), sm_90 (the count
-/// operand). PTX ISA, "mbarrier.arrive".
-///
-/// # Safety
-///
-/// `addr` is an initialised mbarrier of this CTA; `count >= 1`.
-#[inline(always)]
-pub unsafe fn mbarrier_arrive_count(addr: u32, count: u32) {
-    #[cfg(target_arch = "nvptx64")]
-    // SAFETY: the caller guarantees an initialised mbarrier; an arrive only updates it.
-    unsafe {
-        asm!("mbarrier.arrive.release.cta.shared::cta.b64 _, [{a}], {n};", a = in(reg32) addr, n = in(reg32) count, options(nostack, preserves_flags));
-    }
-    #[cfg(not(target_arch = "nvptx64"))]
-    {
-        let _ = (addr, count);
-        gpu_only("mbarrier.arrive.release.cta.shared::cta.b64 (count)")
+leaf! {
+    /// `mbarrier.arrive.release.cta.shared::cta.b64 _, [addr], count;`: `count` arrivals at once.
+    ///
+    /// PTX ISA 8.0 (`.release.cta`; the count operand without `.noComplete`: 7.8), sm_90 (the count
+    /// operand). PTX ISA, "mbarrier.arrive".
+    ///
+    /// # Safety
+    ///
+    /// `addr` is an initialised mbarrier of this CTA; `count >= 1`.
+    #[gpu_only("mbarrier.arrive.release.cta.shared::cta.b64 (count)")]
+    #[inline(always)]
+    pub unsafe fn mbarrier_arrive_count(addr: u32, count: u32) {
+        // SAFETY: the caller guarantees an initialised mbarrier; an arrive only updates it.
+        unsafe {
+            asm!("mbarrier.arrive.release.cta.shared::cta.b64 _, [{a}], {n};", a = in(reg32) addr, n = in(reg32) count, options(nostack, preserves_flags));
+        }
     }
 }
 
-/// `mbarrier.arrive.expect_tx.release.cta.shared::cta.b64 _, [addr], tx;`: raises the
-/// expected transaction count by `tx` bytes, then arrives once.
-///
-/// PTX ISA 8.0, sm_90 (both for `.expect_tx`). PTX ISA, "mbarrier.arrive" and
-/// "Tracking asynchronous operations by the mbarrier object".
-///
-/// # Safety
-///
-/// `addr` is an initialised mbarrier of this CTA.
-#[inline(always)]
-pub unsafe fn mbarrier_arrive_expect_tx(addr: u32, tx_bytes: u32) {
-    #[cfg(target_arch = "nvptx64")]
-    // SAFETY: the caller guarantees an initialised mbarrier; this updates only its counts.
-    unsafe {
-        asm!("mbarrier.arrive.expect_tx.release.cta.shared::cta.b64 _, [{a}], {n};", a = in(reg32) addr, n = in(reg32) tx_bytes, options(nostack, preserves_flags));
-    }
-    #[cfg(not(target_arch = "nvptx64"))]
-    {
-        let _ = (addr, tx_bytes);
-        gpu_only("mbarrier.arrive.expect_tx.release.cta.shared::cta.b64")
+leaf! {
+    /// `mbarrier.arrive.expect_tx.release.cta.shared::cta.b64 _, [addr], tx;`: raises the
+    /// expected transaction count by `tx` bytes, then arrives once.
+    ///
+    /// PTX ISA 8.0, sm_90 (both for `.expect_tx`). PTX ISA, "mbarrier.arrive" and
+    /// "Tracking asynchronous operations by the mbarrier object".
+    ///
+    /// # Safety
+    ///
+    /// `addr` is an initialised mbarrier of this CTA.
+    #[gpu_only("mbarrier.arrive.expect_tx.release.cta.shared::cta.b64")]
+    #[inline(always)]
+    pub unsafe fn mbarrier_arrive_expect_tx(addr: u32, tx_bytes: u32) {
+        // SAFETY: the caller guarantees an initialised mbarrier; this updates only its counts.
+        unsafe {
+            asm!("mbarrier.arrive.expect_tx.release.cta.shared::cta.b64 _, [{a}], {n};", a = in(reg32) addr, n = in(reg32) tx_bytes, options(nostack, preserves_flags));
+        }
     }
 }
 
-/// `mbarrier.expect_tx.relaxed.cta.shared::cta.b64 [addr], tx;`: raises the expected
-/// transaction count of the current phase by `tx` bytes, without arriving.
-///
-/// PTX ISA 8.0, sm_90. PTX ISA, "mbarrier.expect_tx".
-///
-/// # Safety
-///
-/// `addr` is an initialised mbarrier of this CTA.
-#[inline(always)]
-pub unsafe fn mbarrier_expect_tx(addr: u32, tx_bytes: u32) {
-    #[cfg(target_arch = "nvptx64")]
-    // SAFETY: the caller guarantees an initialised mbarrier; this updates only its tx-count.
-    unsafe {
-        asm!("mbarrier.expect_tx.relaxed.cta.shared::cta.b64 [{a}], {n};", a = in(reg32) addr, n = in(reg32) tx_bytes, options(nostack, preserves_flags));
-    }
-    #[cfg(not(target_arch = "nvptx64"))]
-    {
-        let _ = (addr, tx_bytes);
-        gpu_only("mbarrier.expect_tx.relaxed.cta.shared::cta.b64")
+leaf! {
+    /// `mbarrier.expect_tx.relaxed.cta.shared::cta.b64 [addr], tx;`: raises the expected
+    /// transaction count of the current phase by `tx` bytes, without arriving.
+    ///
+    /// PTX ISA 8.0, sm_90. PTX ISA, "mbarrier.expect_tx".
+    ///
+    /// # Safety
+    ///
+    /// `addr` is an initialised mbarrier of this CTA.
+    #[gpu_only("mbarrier.expect_tx.relaxed.cta.shared::cta.b64")]
+    #[inline(always)]
+    pub unsafe fn mbarrier_expect_tx(addr: u32, tx_bytes: u32) {
+        // SAFETY: the caller guarantees an initialised mbarrier; this updates only its tx-count.
+        unsafe {
+            asm!("mbarrier.expect_tx.relaxed.cta.shared::cta.b64 [{a}], {n};", a = in(reg32) addr, n = in(reg32) tx_bytes, options(nostack, preserves_flags));
+        }
     }
 }
 
-/// `mbarrier.complete_tx.relaxed.cta.shared::cta.b64 [addr], tx;`: lowers the pending
-/// transaction count by `tx` bytes, as a completed asynchronous copy would.
-///
-/// PTX ISA 8.0, sm_90. PTX ISA, "mbarrier.complete_tx".
-///
-/// # Safety
-///
-/// `addr` is an initialised mbarrier of this CTA.
-#[inline(always)]
-pub unsafe fn mbarrier_complete_tx(addr: u32, tx_bytes: u32) {
-    #[cfg(target_arch = "nvptx64")]
-    // SAFETY: the caller guarantees an initialised mbarrier; this updates only its tx-count.
-    unsafe {
-        asm!("mbarrier.complete_tx.relaxed.cta.shared::cta.b64 [{a}], {n};", a = in(reg32) addr, n = in(reg32) tx_bytes, options(nostack, preserves_flags));
-    }
-    #[cfg(not(target_arch = "nvptx64"))]
-    {
-        let _ = (addr, tx_bytes);
-        gpu_only("mbarrier.complete_tx.relaxed.cta.shared::cta.b64")
+leaf! {
+    /// `mbarrier.complete_tx.relaxed.cta.shared::cta.b64 [addr], tx;`: lowers the pending
+    /// transaction count by `tx` bytes, as a completed asynchronous copy would.
+    ///
+    /// PTX ISA 8.0, sm_90. PTX ISA, "mbarrier.complete_tx".
+    ///
+    /// # Safety
+    ///
+    /// `addr` is an initialised mbarrier of this CTA.
+    #[gpu_only("mbarrier.complete_tx.relaxed.cta.shared::cta.b64")]
+    #[inline(always)]
+    pub unsafe fn mbarrier_complete_tx(addr: u32, tx_bytes: u32) {
+        // SAFETY: the caller guarantees an initialised mbarrier; this updates only its tx-count.
+        unsafe {
+            asm!("mbarrier.complete_tx.relaxed.cta.shared::cta.b64 [{a}], {n};", a = in(reg32) addr, n = in(reg32) tx_bytes, options(nostack, preserves_flags));
+        }
     }
 }
 
-/// `mbarrier.try_wait.parity.acquire.cta.shared::cta.b64 p, [addr], parity;`: whether the
-/// phase of the given parity has completed; may wait a short, system-dependent time first.
-/// Acquire at CTA scope when it returns true.
-///
-/// PTX ISA 8.0 (`.acquire.cta`; `try_wait` and `.shared::cta`: 7.8), sm_90 (`try_wait`).
-/// PTX ISA, "mbarrier.test_wait / mbarrier.try_wait".
-///
-/// # Safety
-///
-/// `addr` is an initialised mbarrier of this CTA.
-#[inline(always)]
-pub unsafe fn mbarrier_try_wait_parity(addr: u32, parity: u32) -> bool {
-    #[cfg(target_arch = "nvptx64")]
-    {
+leaf! {
+    /// `mbarrier.try_wait.parity.acquire.cta.shared::cta.b64 p, [addr], parity;`: whether the
+    /// phase of the given parity has completed; may wait a short, system-dependent time first.
+    /// Acquire at CTA scope when it returns true.
+    ///
+    /// PTX ISA 8.0 (`.acquire.cta`; `try_wait` and `.shared::cta`: 7.8), sm_90 (`try_wait`).
+    /// PTX ISA, "mbarrier.test_wait / mbarrier.try_wait".
+    ///
+    /// # Safety
+    ///
+    /// `addr` is an initialised mbarrier of this CTA.
+    #[gpu_only("mbarrier.try_wait.parity.acquire.cta.shared::cta.b64")]
+    #[inline(always)]
+    pub unsafe fn mbarrier_try_wait_parity(addr: u32, parity: u32) -> bool {
         let done: u32;
         // SAFETY: the caller guarantees an initialised mbarrier; try_wait only reads its phase.
         unsafe {
@@ -244,27 +236,22 @@ pub unsafe fn mbarrier_try_wait_parity(addr: u32, parity: u32) -> bool {
         }
         done != 0
     }
-    #[cfg(not(target_arch = "nvptx64"))]
-    {
-        let _ = (addr, parity);
-        gpu_only("mbarrier.try_wait.parity.acquire.cta.shared::cta.b64")
-    }
 }
 
-/// `mbarrier.try_wait.parity.acquire.cta.shared::cta.b64 p, [addr], parity, ticks;`: as
-/// [`mbarrier_try_wait_parity`], with a suspend-time hint: the thread may be suspended for
-/// up to `ticks` nanoseconds waiting for the phase, and resumes as soon as it completes.
-///
-/// PTX ISA 8.0 (`.acquire.cta`), sm_90 (`try_wait`). PTX ISA, "mbarrier.test_wait /
-/// mbarrier.try_wait" (`suspendTimeHint`).
-///
-/// # Safety
-///
-/// `addr` is an initialised mbarrier of this CTA.
-#[inline(always)]
-pub unsafe fn mbarrier_try_wait_parity_ticks(addr: u32, parity: u32, ticks: u32) -> bool {
-    #[cfg(target_arch = "nvptx64")]
-    {
+leaf! {
+    /// `mbarrier.try_wait.parity.acquire.cta.shared::cta.b64 p, [addr], parity, ticks;`: as
+    /// [`mbarrier_try_wait_parity`], with a suspend-time hint: the thread may be suspended for
+    /// up to `ticks` nanoseconds waiting for the phase, and resumes as soon as it completes.
+    ///
+    /// PTX ISA 8.0 (`.acquire.cta`), sm_90 (`try_wait`). PTX ISA, "mbarrier.test_wait /
+    /// mbarrier.try_wait" (`suspendTimeHint`).
+    ///
+    /// # Safety
+    ///
+    /// `addr` is an initialised mbarrier of this CTA.
+    #[gpu_only("mbarrier.try_wait.parity.acquire.cta.shared::cta.b64 (ticks)")]
+    #[inline(always)]
+    pub unsafe fn mbarrier_try_wait_parity_ticks(addr: u32, parity: u32, ticks: u32) -> bool {
         let done: u32;
         // SAFETY: the caller guarantees an initialised mbarrier; try_wait only reads its phase.
         unsafe {
@@ -280,27 +267,22 @@ pub unsafe fn mbarrier_try_wait_parity_ticks(addr: u32, parity: u32, ticks: u32)
         }
         done != 0
     }
-    #[cfg(not(target_arch = "nvptx64"))]
-    {
-        let _ = (addr, parity, ticks);
-        gpu_only("mbarrier.try_wait.parity.acquire.cta.shared::cta.b64 (ticks)")
-    }
 }
 
-/// `mbarrier.try_wait.parity.acquire.cluster.shared::cta.b64 p, [addr], parity;`: as
-/// [`mbarrier_try_wait_parity`], acquire at *cluster* scope, for phases completed by arrivals
-/// from peer CTAs of the cluster.
-///
-/// PTX ISA 8.0 (`.acquire.cluster`), sm_90 (`try_wait`, `.cluster` scope). PTX ISA,
-/// "mbarrier.test_wait / mbarrier.try_wait".
-///
-/// # Safety
-///
-/// `addr` is an initialised mbarrier of this CTA.
-#[inline(always)]
-pub unsafe fn mbarrier_try_wait_parity_cluster(addr: u32, parity: u32) -> bool {
-    #[cfg(target_arch = "nvptx64")]
-    {
+leaf! {
+    /// `mbarrier.try_wait.parity.acquire.cluster.shared::cta.b64 p, [addr], parity;`: as
+    /// [`mbarrier_try_wait_parity`], acquire at *cluster* scope, for phases completed by arrivals
+    /// from peer CTAs of the cluster.
+    ///
+    /// PTX ISA 8.0 (`.acquire.cluster`), sm_90 (`try_wait`, `.cluster` scope). PTX ISA,
+    /// "mbarrier.test_wait / mbarrier.try_wait".
+    ///
+    /// # Safety
+    ///
+    /// `addr` is an initialised mbarrier of this CTA.
+    #[gpu_only("mbarrier.try_wait.parity.acquire.cluster.shared::cta.b64")]
+    #[inline(always)]
+    pub unsafe fn mbarrier_try_wait_parity_cluster(addr: u32, parity: u32) -> bool {
         let done: u32;
         // SAFETY: the caller guarantees an initialised mbarrier; try_wait only reads its phase.
         unsafe {
@@ -316,27 +298,22 @@ pub unsafe fn mbarrier_try_wait_parity_cluster(addr: u32, parity: u32) -> bool {
         }
         done != 0
     }
-    #[cfg(not(target_arch = "nvptx64"))]
-    {
-        let _ = (addr, parity);
-        gpu_only("mbarrier.try_wait.parity.acquire.cluster.shared::cta.b64")
-    }
 }
 
-/// `mbarrier.test_wait.parity.shared.b64 p, [addr], parity;`: whether the phase of the given
-/// parity has completed, without waiting (acquire at CTA scope: the default semantics of a form
-/// without `.sem.scope`, which would need PTX ISA 8.0).
-///
-/// PTX ISA 7.1 (`.parity`; `test_wait` itself: 7.0), sm_80. PTX ISA, "mbarrier.test_wait /
-/// mbarrier.try_wait".
-///
-/// # Safety
-///
-/// `addr` is an initialised mbarrier of this CTA.
-#[inline(always)]
-pub unsafe fn mbarrier_test_wait_parity(addr: u32, parity: u32) -> bool {
-    #[cfg(target_arch = "nvptx64")]
-    {
+leaf! {
+    /// `mbarrier.test_wait.parity.shared.b64 p, [addr], parity;`: whether the phase of the given
+    /// parity has completed, without waiting (acquire at CTA scope: the default semantics of a form
+    /// without `.sem.scope`, which would need PTX ISA 8.0).
+    ///
+    /// PTX ISA 7.1 (`.parity`; `test_wait` itself: 7.0), sm_80. PTX ISA, "mbarrier.test_wait /
+    /// mbarrier.try_wait".
+    ///
+    /// # Safety
+    ///
+    /// `addr` is an initialised mbarrier of this CTA.
+    #[gpu_only("mbarrier.test_wait.parity.shared.b64")]
+    #[inline(always)]
+    pub unsafe fn mbarrier_test_wait_parity(addr: u32, parity: u32) -> bool {
         let done: u32;
         // SAFETY: the caller guarantees an initialised mbarrier; test_wait only reads its phase.
         unsafe {
@@ -352,25 +329,20 @@ pub unsafe fn mbarrier_test_wait_parity(addr: u32, parity: u32) -> bool {
         }
         done != 0
     }
-    #[cfg(not(target_arch = "nvptx64"))]
-    {
-        let _ = (addr, parity);
-        gpu_only("mbarrier.test_wait.parity.shared.b64")
-    }
 }
 
-/// `mapa.shared::cluster.u32 d, addr, rank;`: the `.shared::cluster` address of the object at
-/// the same offset in the shared memory of CTA `rank` of this cluster.
-///
-/// PTX ISA 7.8, sm_90. PTX ISA, "Data Movement and Conversion Instructions: mapa".
-///
-/// # Safety
-///
-/// `addr` is a `.shared::cta` address of this CTA and `rank` a CTA rank of the cluster.
-#[inline(always)]
-pub unsafe fn mapa_shared_cluster(addr: u32, rank: u32) -> u32 {
-    #[cfg(target_arch = "nvptx64")]
-    {
+leaf! {
+    /// `mapa.shared::cluster.u32 d, addr, rank;`: the `.shared::cluster` address of the object at
+    /// the same offset in the shared memory of CTA `rank` of this cluster.
+    ///
+    /// PTX ISA 7.8, sm_90. PTX ISA, "Data Movement and Conversion Instructions: mapa".
+    ///
+    /// # Safety
+    ///
+    /// `addr` is a `.shared::cta` address of this CTA and `rank` a CTA rank of the cluster.
+    #[gpu_only("mapa.shared::cluster.u32")]
+    #[inline(always)]
+    pub unsafe fn mapa_shared_cluster(addr: u32, rank: u32) -> u32 {
         let remote: u32;
         // SAFETY: mapa only computes an address; the caller guarantees the rank exists.
         unsafe {
@@ -378,145 +350,135 @@ pub unsafe fn mapa_shared_cluster(addr: u32, rank: u32) -> u32 {
         }
         remote
     }
-    #[cfg(not(target_arch = "nvptx64"))]
-    {
-        let _ = (addr, rank);
-        gpu_only("mapa.shared::cluster.u32")
+}
+
+leaf! {
+    /// `mbarrier.arrive.release.cluster.shared::cluster.b64 _, [remote];`: one arrival on an
+    /// mbarrier of a peer CTA (address from [`mapa_shared_cluster`]), release at cluster scope.
+    ///
+    /// PTX ISA 8.0 (`.shared::cluster`, `.release.cluster`), sm_90 (both). PTX ISA,
+    /// "mbarrier.arrive" (`.shared::cluster` requires the sink `_`).
+    ///
+    /// # Safety
+    ///
+    /// `remote` is the `.shared::cluster` address of an initialised mbarrier of a CTA of this
+    /// cluster that has not exited.
+    #[gpu_only("mbarrier.arrive.release.cluster.shared::cluster.b64")]
+    #[inline(always)]
+    pub unsafe fn mbarrier_arrive_remote(remote: u32) {
+        // SAFETY: the caller guarantees a live, initialised remote mbarrier.
+        unsafe {
+            asm!("mbarrier.arrive.release.cluster.shared::cluster.b64 _, [{a}];", a = in(reg32) remote, options(nostack, preserves_flags));
+        }
     }
 }
 
-/// `mbarrier.arrive.release.cluster.shared::cluster.b64 _, [remote];`: one arrival on an
-/// mbarrier of a peer CTA (address from [`mapa_shared_cluster`]), release at cluster scope.
-///
-/// PTX ISA 8.0 (`.shared::cluster`, `.release.cluster`), sm_90 (both). PTX ISA, "mbarrier.arrive"
-/// (`.shared::cluster` requires the sink `_`).
-///
-/// # Safety
-///
-/// `remote` is the `.shared::cluster` address of an initialised mbarrier of a CTA of this
-/// cluster that has not exited.
-#[inline(always)]
-pub unsafe fn mbarrier_arrive_remote(remote: u32) {
-    #[cfg(target_arch = "nvptx64")]
-    // SAFETY: the caller guarantees a live, initialised remote mbarrier.
-    unsafe {
-        asm!("mbarrier.arrive.release.cluster.shared::cluster.b64 _, [{a}];", a = in(reg32) remote, options(nostack, preserves_flags));
-    }
-    #[cfg(not(target_arch = "nvptx64"))]
-    {
-        let _ = remote;
-        gpu_only("mbarrier.arrive.release.cluster.shared::cluster.b64")
+leaf! {
+    /// `fence.mbarrier_init.release.cluster;`: orders prior `mbarrier.init`s of this thread before
+    /// later cluster-scope accesses to those barriers by peer CTAs.
+    ///
+    /// PTX ISA 8.0, sm_90 (both for the operation fence `.mbarrier_init`, whose syntax includes
+    /// `.release.cluster`; the thread fence `fence.release` is a different form, PTX ISA 8.6). PTX
+    /// ISA, "Parallel Synchronization and Communication Instructions: membar / fence".
+    #[gpu_only("fence.mbarrier_init.release.cluster")]
+    #[inline(always)]
+    pub fn fence_mbarrier_init_release_cluster() {
+        // SAFETY: a fence has no operands and no preconditions.
+        unsafe {
+            asm!(
+                "fence.mbarrier_init.release.cluster;",
+                options(nostack, preserves_flags)
+            );
+        }
     }
 }
 
-/// `fence.mbarrier_init.release.cluster;`: orders prior `mbarrier.init`s of this thread before
-/// later cluster-scope accesses to those barriers by peer CTAs.
-///
-/// PTX ISA 8.0, sm_90 (both for the operation fence `.mbarrier_init`, whose syntax includes
-/// `.release.cluster`; the thread fence `fence.release` is a different form, PTX ISA 8.6). PTX
-/// ISA, "Parallel Synchronization and Communication Instructions: membar / fence".
-#[inline(always)]
-pub fn fence_mbarrier_init_release_cluster() {
-    #[cfg(target_arch = "nvptx64")]
-    // SAFETY: a fence has no operands and no preconditions.
-    unsafe {
-        asm!(
-            "fence.mbarrier_init.release.cluster;",
-            options(nostack, preserves_flags)
-        );
-    }
-    #[cfg(not(target_arch = "nvptx64"))]
-    gpu_only("fence.mbarrier_init.release.cluster")
-}
-
-/// `fence.proxy.async.shared::cta;`: orders this thread's generic-proxy accesses to shared
-/// memory with later async-proxy accesses (TMA, `cp.async.bulk`, wgmma operands), and the reverse.
-///
-/// PTX ISA 8.0, sm_90 (both for `fence.proxy.async`). PTX ISA, "membar / fence" and "Memory
-/// Consistency Model: Proxies".
-#[inline(always)]
-pub fn fence_proxy_async_shared_cta() {
-    #[cfg(target_arch = "nvptx64")]
-    // SAFETY: a fence has no operands and no preconditions.
-    unsafe {
-        asm!(
-            "fence.proxy.async.shared::cta;",
-            options(nostack, preserves_flags)
-        );
-    }
-    #[cfg(not(target_arch = "nvptx64"))]
-    gpu_only("fence.proxy.async.shared::cta")
-}
-
-/// `cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [dst], [src], size, [mbar];`:
-/// an asynchronous bulk copy of `size` bytes from global to shared memory that, when done,
-/// performs complete-tx of `size` bytes on the mbarrier.
-///
-/// PTX ISA 8.0, sm_90. (A `.shared::cta` destination would need PTX ISA 8.6: hence the
-/// `.shared::cluster` form, whose window contains this CTA's `.shared::cta` addresses.) PTX ISA,
-/// "Data Movement and Conversion Instructions: cp.async.bulk" and "State Spaces: Shared State
-/// Space".
-///
-/// # Safety
-///
-/// `dst` (a `.shared::cta` address of this CTA) and `src` (global) are 16-byte aligned,
-/// `size` is a non-zero multiple of 16, both ranges are valid and not accessed by anyone else
-/// until the mbarrier phase completes, and `mbar` is an initialised mbarrier of this CTA.
-#[inline(always)]
-pub unsafe fn cp_async_bulk_global_to_shared(dst: u32, src: *const u8, size: u32, mbar: u32) {
-    #[cfg(target_arch = "nvptx64")]
-    // SAFETY: guaranteed by the caller (valid, aligned, exclusively owned ranges).
-    unsafe {
-        asm!(
-            "cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [{d}], [{s}], {n}, [{m}];",
-            d = in(reg32) dst, s = in(reg64) src, n = in(reg32) size, m = in(reg32) mbar,
-            options(nostack, preserves_flags),
-        );
-    }
-    #[cfg(not(target_arch = "nvptx64"))]
-    {
-        let _ = (dst, src, size, mbar);
-        gpu_only("cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes")
+leaf! {
+    /// `fence.proxy.async.shared::cta;`: orders this thread's generic-proxy accesses to shared
+    /// memory with later async-proxy accesses (TMA, `cp.async.bulk`, wgmma operands), and the
+    /// reverse.
+    ///
+    /// PTX ISA 8.0, sm_90 (both for `fence.proxy.async`). PTX ISA, "membar / fence" and "Memory
+    /// Consistency Model: Proxies".
+    #[gpu_only("fence.proxy.async.shared::cta")]
+    #[inline(always)]
+    pub fn fence_proxy_async_shared_cta() {
+        // SAFETY: a fence has no operands and no preconditions.
+        unsafe {
+            asm!(
+                "fence.proxy.async.shared::cta;",
+                options(nostack, preserves_flags)
+            );
+        }
     }
 }
 
-/// `red.release.cta.shared.add.u32 [addr], n;`: atomically adds `n` to a 32-bit shared-memory
-/// word, release at CTA scope, no result. The arrive of the counter backend on NVIDIA, applied to
-/// the low word of a 64-bit counter: sm_90 has a native 32-bit shared atomic add (`ATOMS.ADD`),
-/// while ptxas turns the 64-bit form into a compare-and-swap loop (`ATOMS.CAST.SPIN.64`, seen in
-/// the SASS on the H200), and the counter protocol compares modulo 2^32 anyway.
-///
-/// PTX ISA 6.0, sm_70. PTX ISA, "Parallel Synchronization and Communication Instructions: red"
-/// and "Memory Consistency Model: Scope" (`.cta`, never the `.sys` default of Rust atomics).
-///
-/// # Safety
-///
-/// `addr` is the `.shared::cta` address of a 4-byte-aligned 32-bit word.
-#[inline(always)]
-pub unsafe fn red_release_cta_shared_add_u32(addr: u32, n: u32) {
-    #[cfg(target_arch = "nvptx64")]
-    // SAFETY: guaranteed by the caller; the reduction only updates the word.
-    unsafe {
-        asm!("red.release.cta.shared.add.u32 [{a}], {n};", a = in(reg32) addr, n = in(reg32) n, options(nostack, preserves_flags));
-    }
-    #[cfg(not(target_arch = "nvptx64"))]
-    {
-        let _ = (addr, n);
-        gpu_only("red.release.cta.shared.add.u32")
+leaf! {
+    /// `cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [dst], [src], size,
+    /// [mbar];`: an asynchronous bulk copy of `size` bytes from global to shared memory that, when
+    /// done, performs complete-tx of `size` bytes on the mbarrier.
+    ///
+    /// PTX ISA 8.0, sm_90. (A `.shared::cta` destination would need PTX ISA 8.6: hence the
+    /// `.shared::cluster` form, whose window contains this CTA's `.shared::cta` addresses.) PTX
+    /// ISA, "Data Movement and Conversion Instructions: cp.async.bulk" and "State Spaces: Shared
+    /// State Space".
+    ///
+    /// # Safety
+    ///
+    /// `dst` (a `.shared::cta` address of this CTA) and `src` (global) are 16-byte aligned,
+    /// `size` is a non-zero multiple of 16, both ranges are valid and not accessed by anyone else
+    /// until the mbarrier phase completes, and `mbar` is an initialised mbarrier of this CTA.
+    #[gpu_only("cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes")]
+    #[inline(always)]
+    pub unsafe fn cp_async_bulk_global_to_shared(dst: u32, src: *const u8, size: u32, mbar: u32) {
+        // SAFETY: guaranteed by the caller (valid, aligned, exclusively owned ranges).
+        unsafe {
+            asm!(
+                "cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [{d}], [{s}], {n}, [{m}];",
+                d = in(reg32) dst, s = in(reg64) src, n = in(reg32) size, m = in(reg32) mbar,
+                options(nostack, preserves_flags),
+            );
+        }
     }
 }
 
-/// `ld.acquire.cta.shared.u32 d, [addr];`: reads a 32-bit shared-memory word, acquire at CTA scope.
-///
-/// PTX ISA 6.0, sm_70. PTX ISA, "Data Movement and Conversion Instructions: ld" (`.acquire`, `.cta`).
-///
-/// # Safety
-///
-/// `addr` is the `.shared::cta` address of a 4-byte-aligned 32-bit word.
-#[inline(always)]
-pub unsafe fn ld_acquire_cta_shared_u32(addr: u32) -> u32 {
-    #[cfg(target_arch = "nvptx64")]
-    {
+leaf! {
+    /// `red.release.cta.shared.add.u32 [addr], n;`: atomically adds `n` to a 32-bit shared-memory
+    /// word, release at CTA scope, no result. The arrive of the counter backend on NVIDIA, applied
+    /// to the low word of a 64-bit counter: sm_90 has a native 32-bit shared atomic add
+    /// (`ATOMS.ADD`), while ptxas turns the 64-bit form into a compare-and-swap loop
+    /// (`ATOMS.CAST.SPIN.64`, seen in the SASS on the H200), and the counter protocol compares
+    /// modulo 2^32 anyway.
+    ///
+    /// PTX ISA 6.0, sm_70. PTX ISA, "Parallel Synchronization and Communication Instructions: red"
+    /// and "Memory Consistency Model: Scope" (`.cta`, never the `.sys` default of Rust atomics).
+    ///
+    /// # Safety
+    ///
+    /// `addr` is the `.shared::cta` address of a 4-byte-aligned 32-bit word.
+    #[gpu_only("red.release.cta.shared.add.u32")]
+    #[inline(always)]
+    pub unsafe fn red_release_cta_shared_add_u32(addr: u32, n: u32) {
+        // SAFETY: guaranteed by the caller; the reduction only updates the word.
+        unsafe {
+            asm!("red.release.cta.shared.add.u32 [{a}], {n};", a = in(reg32) addr, n = in(reg32) n, options(nostack, preserves_flags));
+        }
+    }
+}
+
+leaf! {
+    /// `ld.acquire.cta.shared.u32 d, [addr];`: reads a 32-bit shared-memory word, acquire at CTA
+    /// scope.
+    ///
+    /// PTX ISA 6.0, sm_70. PTX ISA, "Data Movement and Conversion Instructions: ld" (`.acquire`,
+    /// `.cta`).
+    ///
+    /// # Safety
+    ///
+    /// `addr` is the `.shared::cta` address of a 4-byte-aligned 32-bit word.
+    #[gpu_only("ld.acquire.cta.shared.u32")]
+    #[inline(always)]
+    pub unsafe fn ld_acquire_cta_shared_u32(addr: u32) -> u32 {
         let value: u32;
         // SAFETY: guaranteed by the caller; a load.
         unsafe {
@@ -524,21 +486,17 @@ pub unsafe fn ld_acquire_cta_shared_u32(addr: u32) -> u32 {
         }
         value
     }
-    #[cfg(not(target_arch = "nvptx64"))]
-    {
-        let _ = addr;
-        gpu_only("ld.acquire.cta.shared.u32")
-    }
 }
 
-/// `activemask.b32 d;`: the lanes of the warp executing this instruction together.
-///
-/// PTX ISA 6.2, sm_30. PTX ISA, "Parallel Synchronization and Communication Instructions: activemask".
-#[inline(always)]
-#[must_use]
-pub fn activemask() -> u32 {
-    #[cfg(target_arch = "nvptx64")]
-    {
+leaf! {
+    /// `activemask.b32 d;`: the lanes of the warp executing this instruction together.
+    ///
+    /// PTX ISA 6.2, sm_30. PTX ISA, "Parallel Synchronization and Communication Instructions:
+    /// activemask".
+    #[gpu_only("activemask.b32")]
+    #[inline(always)]
+    #[must_use]
+    pub fn activemask() -> u32 {
         let mask: u32;
         // SAFETY: reads a warp-state value; no preconditions.
         unsafe {
@@ -546,53 +504,50 @@ pub fn activemask() -> u32 {
         }
         mask
     }
-    #[cfg(not(target_arch = "nvptx64"))]
-    gpu_only("activemask.b32")
 }
 
-/// `bar.warp.sync mask;`: waits until all lanes of `mask` reach it, and orders their memory
-/// accesses ("also guarantees memory ordering among threads participating in barrier").
-///
-/// PTX ISA 6.0, sm_30. PTX ISA, "Parallel Synchronization and Communication Instructions: bar.warp.sync".
-///
-/// # Safety
-///
-/// Every lane of `mask` executes this instruction with the same mask (including the caller).
-#[inline(always)]
-pub unsafe fn bar_warp_sync(mask: u32) {
-    #[cfg(target_arch = "nvptx64")]
-    // SAFETY: guaranteed by the caller (all lanes of the mask take part).
-    unsafe {
-        asm!("bar.warp.sync {m};", m = in(reg32) mask, options(nostack, preserves_flags));
-    }
-    #[cfg(not(target_arch = "nvptx64"))]
-    {
-        let _ = mask;
-        gpu_only("bar.warp.sync")
+leaf! {
+    /// `bar.warp.sync mask;`: waits until all lanes of `mask` reach it, and orders their memory
+    /// accesses ("also guarantees memory ordering among threads participating in barrier").
+    ///
+    /// PTX ISA 6.0, sm_30. PTX ISA, "Parallel Synchronization and Communication Instructions:
+    /// bar.warp.sync".
+    ///
+    /// # Safety
+    ///
+    /// Every lane of `mask` executes this instruction with the same mask (including the caller).
+    #[gpu_only("bar.warp.sync")]
+    #[inline(always)]
+    pub unsafe fn bar_warp_sync(mask: u32) {
+        // SAFETY: guaranteed by the caller (all lanes of the mask take part).
+        unsafe {
+            asm!("bar.warp.sync {m};", m = in(reg32) mask, options(nostack, preserves_flags));
+        }
     }
 }
 
-/// `bar.warp.sync 0xffffffff;`: [`bar_warp_sync`] over the whole warp, with the mask as an
-/// immediate. ptxas then knows the mask and emits no run-time divergence check (a run-time mask
-/// costs `MATCH.ANY` + `REDUX.OR` + `BRA.DIV` on sm_90, seen in the H200 SASS).
-///
-/// PTX ISA 6.0, sm_30. PTX ISA, "Parallel Synchronization and Communication Instructions: bar.warp.sync".
-///
-/// # Safety
-///
-/// All 32 lanes of the warp execute this instruction.
-#[inline(always)]
-pub unsafe fn bar_warp_sync_all() {
-    #[cfg(target_arch = "nvptx64")]
-    // SAFETY: guaranteed by the caller (the whole warp takes part).
-    unsafe {
-        asm!(
-            "bar.warp.sync 0xffffffff;",
-            options(nostack, preserves_flags)
-        );
+leaf! {
+    /// `bar.warp.sync 0xffffffff;`: [`bar_warp_sync`] over the whole warp, with the mask as an
+    /// immediate. ptxas then knows the mask and emits no run-time divergence check (a run-time mask
+    /// costs `MATCH.ANY` + `REDUX.OR` + `BRA.DIV` on sm_90, seen in the H200 SASS).
+    ///
+    /// PTX ISA 6.0, sm_30. PTX ISA, "Parallel Synchronization and Communication Instructions:
+    /// bar.warp.sync".
+    ///
+    /// # Safety
+    ///
+    /// All 32 lanes of the warp execute this instruction.
+    #[gpu_only("bar.warp.sync 0xffffffff")]
+    #[inline(always)]
+    pub unsafe fn bar_warp_sync_all() {
+        // SAFETY: guaranteed by the caller (the whole warp takes part).
+        unsafe {
+            asm!(
+                "bar.warp.sync 0xffffffff;",
+                options(nostack, preserves_flags)
+            );
+        }
     }
-    #[cfg(not(target_arch = "nvptx64"))]
-    gpu_only("bar.warp.sync 0xffffffff")
 }
 
 #[cfg(target_arch = "nvptx64")]
@@ -608,88 +563,79 @@ unsafe extern "llvm-intrinsic" {
     fn llvm_vote_all_sync(mask: u32, predicate: bool) -> bool;
 }
 
-/// `shfl.sync.idx.b32 d, value, lane, 0x1f, mask;`: lane `lane`'s `value`.
-///
-/// Through LLVM's convergent intrinsic `llvm.nvvm.shfl.sync.idx.i32`, not inline assembly.
-///
-/// PTX ISA 6.0, sm_30. PTX ISA, "Data Movement and Conversion Instructions: shfl.sync".
-///
-/// # Safety
-///
-/// The calling lane and `lane` are in `mask`, and every lane of `mask` executes a
-/// `shfl.sync` with the same mask.
-#[inline(always)]
-#[must_use]
-pub unsafe fn shfl_sync_idx(mask: u32, value: u32, lane: u32) -> u32 {
-    #[cfg(target_arch = "nvptx64")]
-    // SAFETY: guaranteed by the caller (all lanes of the mask take part).
-    return unsafe { llvm_shfl_sync_idx_i32(mask, value, lane, 0x1f) };
-    #[cfg(not(target_arch = "nvptx64"))]
-    {
-        let _ = (mask, value, lane);
-        gpu_only("shfl.sync.idx.b32")
+leaf! {
+    /// `shfl.sync.idx.b32 d, value, lane, 0x1f, mask;`: lane `lane`'s `value`.
+    ///
+    /// Through LLVM's convergent intrinsic `llvm.nvvm.shfl.sync.idx.i32`, not inline assembly.
+    ///
+    /// PTX ISA 6.0, sm_30. PTX ISA, "Data Movement and Conversion Instructions: shfl.sync".
+    ///
+    /// # Safety
+    ///
+    /// The calling lane and `lane` are in `mask`, and every lane of `mask` executes a
+    /// `shfl.sync` with the same mask.
+    #[gpu_only("shfl.sync.idx.b32")]
+    #[inline(always)]
+    #[must_use]
+    pub unsafe fn shfl_sync_idx(mask: u32, value: u32, lane: u32) -> u32 {
+        // SAFETY: guaranteed by the caller (all lanes of the mask take part).
+        unsafe { llvm_shfl_sync_idx_i32(mask, value, lane, 0x1f) }
     }
 }
 
-/// `vote.sync.all.pred d, p, mask;`: whether `predicate` holds in every lane of `mask`.
-///
-/// Through LLVM's convergent intrinsic `llvm.nvvm.vote.all.sync`, not inline assembly.
-///
-/// PTX ISA 6.0, sm_30. PTX ISA, "Parallel Synchronization and Communication Instructions:
-/// vote.sync".
-///
-/// # Safety
-///
-/// The calling lane is in `mask`, and every lane of `mask` executes a `vote.sync` with the same
-/// mask.
-#[inline(always)]
-#[must_use]
-pub unsafe fn vote_all_sync(mask: u32, predicate: bool) -> bool {
-    #[cfg(target_arch = "nvptx64")]
-    // SAFETY: guaranteed by the caller (all lanes of the mask take part).
-    return unsafe { llvm_vote_all_sync(mask, predicate) };
-    #[cfg(not(target_arch = "nvptx64"))]
-    {
-        let _ = (mask, predicate);
-        gpu_only("vote.sync.all.pred")
+leaf! {
+    /// `vote.sync.all.pred d, p, mask;`: whether `predicate` holds in every lane of `mask`.
+    ///
+    /// Through LLVM's convergent intrinsic `llvm.nvvm.vote.all.sync`, not inline assembly.
+    ///
+    /// PTX ISA 6.0, sm_30. PTX ISA, "Parallel Synchronization and Communication Instructions:
+    /// vote.sync".
+    ///
+    /// # Safety
+    ///
+    /// The calling lane is in `mask`, and every lane of `mask` executes a `vote.sync` with the same
+    /// mask.
+    #[gpu_only("vote.sync.all.pred")]
+    #[inline(always)]
+    #[must_use]
+    pub unsafe fn vote_all_sync(mask: u32, predicate: bool) -> bool {
+        // SAFETY: guaranteed by the caller (all lanes of the mask take part).
+        unsafe { llvm_vote_all_sync(mask, predicate) }
     }
 }
 
-/// `match.any.sync.b32 d, value, mask;`: the lanes of `mask` whose `value` equals the calling
-/// lane's, as a mask (the calling lane included).
-///
-/// Through LLVM's convergent intrinsic `llvm.nvvm.match.any.sync.i32`, not inline assembly: LLVM
-/// then keeps it where every lane of the mask reaches it together.
-///
-/// PTX ISA 6.0, sm_70. PTX ISA, "Parallel Synchronization and Communication Instructions:
-/// match.sync" ("the executing thread waits until all non-exited threads of membermask have
-/// executed match.sync with the same qualifiers and membermask").
-///
-/// # Safety
-///
-/// The calling lane is in `mask`, and every lane of `mask` executes a `match.any.sync` with the
-/// same mask.
-#[inline(always)]
-#[must_use]
-pub unsafe fn match_any_sync(mask: u32, value: u32) -> u32 {
-    #[cfg(target_arch = "nvptx64")]
-    // SAFETY: guaranteed by the caller (all lanes of the mask take part).
-    return unsafe { llvm_match_any_sync_i32(mask, value) };
-    #[cfg(not(target_arch = "nvptx64"))]
-    {
-        let _ = (mask, value);
-        gpu_only("match.any.sync.b32")
+leaf! {
+    /// `match.any.sync.b32 d, value, mask;`: the lanes of `mask` whose `value` equals the calling
+    /// lane's, as a mask (the calling lane included).
+    ///
+    /// Through LLVM's convergent intrinsic `llvm.nvvm.match.any.sync.i32`, not inline assembly:
+    /// LLVM then keeps it where every lane of the mask reaches it together.
+    ///
+    /// PTX ISA 6.0, sm_70. PTX ISA, "Parallel Synchronization and Communication Instructions:
+    /// match.sync" ("the executing thread waits until all non-exited threads of membermask have
+    /// executed match.sync with the same qualifiers and membermask").
+    ///
+    /// # Safety
+    ///
+    /// The calling lane is in `mask`, and every lane of `mask` executes a `match.any.sync` with the
+    /// same mask.
+    #[gpu_only("match.any.sync.b32")]
+    #[inline(always)]
+    #[must_use]
+    pub unsafe fn match_any_sync(mask: u32, value: u32) -> u32 {
+        // SAFETY: guaranteed by the caller (all lanes of the mask take part).
+        unsafe { llvm_match_any_sync_i32(mask, value) }
     }
 }
 
-/// `mov.u32 d, %laneid;`: the calling thread's lane in its warp.
-///
-/// PTX ISA 1.3, all SMs. PTX ISA, "Special Registers: %laneid".
-#[inline(always)]
-#[must_use]
-pub fn laneid() -> u32 {
-    #[cfg(target_arch = "nvptx64")]
-    {
+leaf! {
+    /// `mov.u32 d, %laneid;`: the calling thread's lane in its warp.
+    ///
+    /// PTX ISA 1.3, all SMs. PTX ISA, "Special Registers: %laneid".
+    #[gpu_only("mov.u32 %laneid")]
+    #[inline(always)]
+    #[must_use]
+    pub fn laneid() -> u32 {
         let lane: u32;
         // SAFETY: reads a special register.
         unsafe {
@@ -697,18 +643,16 @@ pub fn laneid() -> u32 {
         }
         lane
     }
-    #[cfg(not(target_arch = "nvptx64"))]
-    gpu_only("mov.u32 %laneid")
 }
 
-/// `mov.u32 d, %lanemask_lt;`: the lanes of the warp below the calling lane, as a mask.
-///
-/// PTX ISA 2.0, sm_20. PTX ISA, "Special Registers: %lanemask_lt".
-#[inline(always)]
-#[must_use]
-pub fn lanemask_lt() -> u32 {
-    #[cfg(target_arch = "nvptx64")]
-    {
+leaf! {
+    /// `mov.u32 d, %lanemask_lt;`: the lanes of the warp below the calling lane, as a mask.
+    ///
+    /// PTX ISA 2.0, sm_20. PTX ISA, "Special Registers: %lanemask_lt".
+    #[gpu_only("mov.u32 %lanemask_lt")]
+    #[inline(always)]
+    #[must_use]
+    pub fn lanemask_lt() -> u32 {
         let mask: u32;
         // SAFETY: reads a special register.
         unsafe {
@@ -716,71 +660,65 @@ pub fn lanemask_lt() -> u32 {
         }
         mask
     }
-    #[cfg(not(target_arch = "nvptx64"))]
-    gpu_only("mov.u32 %lanemask_lt")
 }
 
-/// `nanosleep.u32 t;`: suspends the thread for about `t` ns (at most 1 ms). Back-off for
-/// counter waits: up to the ticks hint, or `0` after a failed poll without one.
-///
-/// PTX ISA 6.3, sm_70. PTX ISA, "Miscellaneous Instructions: nanosleep".
-#[inline(always)]
-pub fn nanosleep(ns: u32) {
-    #[cfg(target_arch = "nvptx64")]
-    // SAFETY: sleeping has no preconditions.
-    unsafe {
-        asm!("nanosleep.u32 {t};", t = in(reg32) ns, options(nostack, preserves_flags));
-    }
-    #[cfg(not(target_arch = "nvptx64"))]
-    {
-        let _ = ns;
-        gpu_only("nanosleep.u32")
+leaf! {
+    /// `nanosleep.u32 t;`: suspends the thread for about `t` ns (at most 1 ms). Back-off for
+    /// counter waits: up to the ticks hint, or `0` after a failed poll without one.
+    ///
+    /// PTX ISA 6.3, sm_70. PTX ISA, "Miscellaneous Instructions: nanosleep".
+    #[gpu_only("nanosleep.u32")]
+    #[inline(always)]
+    pub fn nanosleep(ns: u32) {
+        // SAFETY: sleeping has no preconditions.
+        unsafe {
+            asm!("nanosleep.u32 {t};", t = in(reg32) ns, options(nostack, preserves_flags));
+        }
     }
 }
 
-/// `st.shared.u64 [addr], v;`: a plain 64-bit shared-memory store (counter initialisation).
-///
-/// PTX ISA 1.0, all SMs. PTX ISA, "Data Movement and Conversion Instructions: st".
-///
-/// # Safety
-///
-/// `addr` is the `.shared::cta` address of 8 aligned bytes that no other thread accesses now.
-#[inline(always)]
-pub unsafe fn st_shared_u64(addr: u32, value: u64) {
-    #[cfg(target_arch = "nvptx64")]
-    // SAFETY: guaranteed by the caller (exclusive, aligned shared location).
-    unsafe {
-        asm!("st.shared.u64 [{a}], {v};", a = in(reg32) addr, v = in(reg64) value, options(nostack, preserves_flags));
-    }
-    #[cfg(not(target_arch = "nvptx64"))]
-    {
-        let _ = (addr, value);
-        gpu_only("st.shared.u64")
+leaf! {
+    /// `st.shared.u64 [addr], v;`: a plain 64-bit shared-memory store (counter initialisation).
+    ///
+    /// PTX ISA 1.0, all SMs. PTX ISA, "Data Movement and Conversion Instructions: st".
+    ///
+    /// # Safety
+    ///
+    /// `addr` is the `.shared::cta` address of 8 aligned bytes that no other thread accesses now.
+    #[gpu_only("st.shared.u64")]
+    #[inline(always)]
+    pub unsafe fn st_shared_u64(addr: u32, value: u64) {
+        // SAFETY: guaranteed by the caller (exclusive, aligned shared location).
+        unsafe {
+            asm!("st.shared.u64 [{a}], {v};", a = in(reg32) addr, v = in(reg64) value, options(nostack, preserves_flags));
+        }
     }
 }
 
-/// `fence.acq_rel.cta;`: a release and acquire fence at CTA scope (Rust's `fence` would be `.sys`).
-///
-/// PTX ISA 6.0, sm_70. PTX ISA, "Parallel Synchronization and Communication Instructions: membar / fence".
-#[inline(always)]
-pub fn fence_acq_rel_cta() {
-    #[cfg(target_arch = "nvptx64")]
-    // SAFETY: a fence has no operands and no preconditions.
-    unsafe {
-        asm!("fence.acq_rel.cta;", options(nostack, preserves_flags));
+leaf! {
+    /// `fence.acq_rel.cta;`: a release and acquire fence at CTA scope (Rust's `fence` would be
+    /// `.sys`).
+    ///
+    /// PTX ISA 6.0, sm_70. PTX ISA, "Parallel Synchronization and Communication Instructions:
+    /// membar / fence".
+    #[gpu_only("fence.acq_rel.cta")]
+    #[inline(always)]
+    pub fn fence_acq_rel_cta() {
+        // SAFETY: a fence has no operands and no preconditions.
+        unsafe {
+            asm!("fence.acq_rel.cta;", options(nostack, preserves_flags));
+        }
     }
-    #[cfg(not(target_arch = "nvptx64"))]
-    gpu_only("fence.acq_rel.cta")
 }
 
-/// `mov.u32 d, %cluster_ctarank;`: the rank of this CTA in its cluster.
-///
-/// PTX ISA 7.8, sm_90. PTX ISA, "Special Registers: %cluster_ctarank".
-#[inline(always)]
-#[must_use]
-pub fn cluster_ctarank() -> u32 {
-    #[cfg(target_arch = "nvptx64")]
-    {
+leaf! {
+    /// `mov.u32 d, %cluster_ctarank;`: the rank of this CTA in its cluster.
+    ///
+    /// PTX ISA 7.8, sm_90. PTX ISA, "Special Registers: %cluster_ctarank".
+    #[gpu_only("mov.u32 %cluster_ctarank")]
+    #[inline(always)]
+    #[must_use]
+    pub fn cluster_ctarank() -> u32 {
         let rank: u32;
         // SAFETY: reads a special register.
         unsafe {
@@ -788,75 +726,74 @@ pub fn cluster_ctarank() -> u32 {
         }
         rank
     }
-    #[cfg(not(target_arch = "nvptx64"))]
-    gpu_only("mov.u32 %cluster_ctarank")
 }
 
-/// `barrier.cluster.arrive.release;`: this thread arrives on the cluster barrier, release at
-/// cluster scope. With [`barrier_cluster_wait_acquire`], the cluster-wide barrier that must
-/// separate barrier initialisation from remote arrivals, and the last remote arrival from a
-/// peer's exit.
-///
-/// Deliberately *not* the `.aligned` form: inline assembly is not `convergent` to LLVM, which may
-/// duplicate it into divergent paths (seen on this toolchain: tail duplication gave lane 0 and
-/// lanes 1-31 of a warp two different copies of the instruction, and the kernel hung). The
-/// non-aligned form is defined for divergent execution.
-///
-/// PTX ISA 8.0 (`.release`; `barrier.cluster` itself: 7.8), sm_90. PTX ISA, "Parallel
-/// Synchronization and Communication Instructions: barrier.cluster".
-///
-/// # Safety
-///
-/// Every non-exited thread of the cluster arrives once before any waits.
-#[inline(always)]
-pub unsafe fn barrier_cluster_arrive_release() {
-    #[cfg(target_arch = "nvptx64")]
-    // SAFETY: guaranteed by the caller (cluster-wide participation).
-    unsafe {
-        asm!(
-            "barrier.cluster.arrive.release;",
-            options(nostack, preserves_flags)
-        );
+leaf! {
+    /// `barrier.cluster.arrive.release;`: this thread arrives on the cluster barrier, release at
+    /// cluster scope. With [`barrier_cluster_wait_acquire`], the cluster-wide barrier that must
+    /// separate barrier initialisation from remote arrivals, and the last remote arrival from a
+    /// peer's exit.
+    ///
+    /// Deliberately *not* the `.aligned` form: inline assembly is not `convergent` to LLVM, which
+    /// may duplicate it into divergent paths (seen on this toolchain: tail duplication gave lane 0
+    /// and lanes 1-31 of a warp two different copies of the instruction, and the kernel hung). The
+    /// non-aligned form is defined for divergent execution.
+    ///
+    /// PTX ISA 8.0 (`.release`; `barrier.cluster` itself: 7.8), sm_90. PTX ISA, "Parallel
+    /// Synchronization and Communication Instructions: barrier.cluster".
+    ///
+    /// # Safety
+    ///
+    /// Every non-exited thread of the cluster arrives once before any waits.
+    #[gpu_only("barrier.cluster.arrive.release")]
+    #[inline(always)]
+    pub unsafe fn barrier_cluster_arrive_release() {
+        // SAFETY: guaranteed by the caller (cluster-wide participation).
+        unsafe {
+            asm!(
+                "barrier.cluster.arrive.release;",
+                options(nostack, preserves_flags)
+            );
+        }
     }
-    #[cfg(not(target_arch = "nvptx64"))]
-    gpu_only("barrier.cluster.arrive.release")
 }
 
-/// `barrier.cluster.wait.acquire;`: waits until every thread of the cluster arrived (see
-/// [`barrier_cluster_arrive_release`], also for why this is not the `.aligned` form), acquire at
-/// cluster scope.
-///
-/// PTX ISA 8.0 (`.acquire`; `barrier.cluster` itself: 7.8), sm_90. PTX ISA, "barrier.cluster".
-///
-/// # Safety
-///
-/// The calling thread arrived on the current cluster barrier phase before.
-#[inline(always)]
-pub unsafe fn barrier_cluster_wait_acquire() {
-    #[cfg(target_arch = "nvptx64")]
-    // SAFETY: guaranteed by the caller.
-    unsafe {
-        asm!(
-            "barrier.cluster.wait.acquire;",
-            options(nostack, preserves_flags)
-        );
+leaf! {
+    /// `barrier.cluster.wait.acquire;`: waits until every thread of the cluster arrived (see
+    /// [`barrier_cluster_arrive_release`], also for why this is not the `.aligned` form), acquire
+    /// at cluster scope.
+    ///
+    /// PTX ISA 8.0 (`.acquire`; `barrier.cluster` itself: 7.8), sm_90. PTX ISA, "barrier.cluster".
+    ///
+    /// # Safety
+    ///
+    /// The calling thread arrived on the current cluster barrier phase before.
+    #[gpu_only("barrier.cluster.wait.acquire")]
+    #[inline(always)]
+    pub unsafe fn barrier_cluster_wait_acquire() {
+        // SAFETY: guaranteed by the caller.
+        unsafe {
+            asm!(
+                "barrier.cluster.wait.acquire;",
+                options(nostack, preserves_flags)
+            );
+        }
     }
-    #[cfg(not(target_arch = "nvptx64"))]
-    gpu_only("barrier.cluster.wait.acquire")
 }
 
-/// `elect.sync _|p, 0xffffffff;`: elects one lane of the full warp; true in that lane only.
-///
-/// PTX ISA 8.0, sm_90. PTX ISA, "Parallel Synchronization and Communication Instructions: elect.sync".
-///
-/// Every lane of the warp must execute it together. Like every collective written as inline
-/// assembly here, LLVM does not know it is `convergent`: call it where the whole warp is
-/// converged and not under lane-dependent control flow.
-#[inline(always)]
-#[must_use]
-pub fn elect_one_sync() -> bool {
-    #[cfg(target_arch = "nvptx64")]
-    {
+leaf! {
+    /// `elect.sync _|p, 0xffffffff;`: elects one lane of the full warp; true in that lane only.
+    ///
+    /// PTX ISA 8.0, sm_90. PTX ISA, "Parallel Synchronization and Communication Instructions:
+    /// elect.sync".
+    ///
+    /// Every lane of the warp must execute it together. Like every collective written as inline
+    /// assembly here, LLVM does not know it is `convergent`: call it where the whole warp is
+    /// converged and not under lane-dependent control flow.
+    #[gpu_only("elect.sync")]
+    #[inline(always)]
+    #[must_use]
+    pub fn elect_one_sync() -> bool {
         let elected: u32;
         // SAFETY: a warp-collective election; the caller's warp is converged (documented).
         unsafe {
@@ -872,129 +809,122 @@ pub fn elect_one_sync() -> bool {
         }
         elected != 0
     }
-    #[cfg(not(target_arch = "nvptx64"))]
-    gpu_only("elect.sync")
 }
 
-/// `tcgen05.commit.cta_group::1.mbarrier::arrive::one.shared::cluster.b64 [mbar];`: the mbarrier
-/// receives one arrival when every `tcgen05` operation the calling thread issued before it has
-/// completed.
-///
-/// PTX ISA 8.6, sm_100a. PTX ISA, "TensorCore 5th Generation Family Instructions: tcgen05.commit".
-///
-/// # Safety
-///
-/// `mbar` is an initialised mbarrier of this CTA (a `.shared::cta` address is a valid
-/// `.shared::cluster` address of the executing CTA).
-#[inline(always)]
-pub unsafe fn tcgen05_commit_cta_group1(mbar: u32) {
-    #[cfg(target_arch = "nvptx64")]
-    // SAFETY: guaranteed by the caller.
-    unsafe {
-        asm!("tcgen05.commit.cta_group::1.mbarrier::arrive::one.shared::cluster.b64 [{m}];", m = in(reg32) mbar, options(nostack, preserves_flags));
-    }
-    #[cfg(not(target_arch = "nvptx64"))]
-    {
-        let _ = mbar;
-        gpu_only("tcgen05.commit.cta_group::1")
+leaf! {
+    /// `tcgen05.commit.cta_group::1.mbarrier::arrive::one.shared::cluster.b64 [mbar];`: the
+    /// mbarrier receives one arrival when every `tcgen05` operation the calling thread issued
+    /// before it has completed.
+    ///
+    /// PTX ISA 8.6, sm_100a. PTX ISA, "TensorCore 5th Generation Family Instructions:
+    /// tcgen05.commit".
+    ///
+    /// # Safety
+    ///
+    /// `mbar` is an initialised mbarrier of this CTA (a `.shared::cta` address is a valid
+    /// `.shared::cluster` address of the executing CTA).
+    #[gpu_only("tcgen05.commit.cta_group::1")]
+    #[inline(always)]
+    pub unsafe fn tcgen05_commit_cta_group1(mbar: u32) {
+        // SAFETY: guaranteed by the caller.
+        unsafe {
+            asm!("tcgen05.commit.cta_group::1.mbarrier::arrive::one.shared::cluster.b64 [{m}];", m = in(reg32) mbar, options(nostack, preserves_flags));
+        }
     }
 }
 
-/// `tcgen05.commit.cta_group::2.mbarrier::arrive::one.shared::cluster.multicast::cluster.b64 [mbar], mask;`:
-/// as [`tcgen05_commit_cta_group1`] for a CTA pair; the mbarrier at the same offset in every CTA
-/// of `cta_mask` (bit `i`: cluster rank `i`) receives one arrival.
-///
-/// PTX ISA 8.6, sm_100a. PTX ISA, "tcgen05.commit".
-///
-/// # Safety
-///
-/// Every CTA of `cta_mask` is alive and has an initialised mbarrier at that offset.
-#[inline(always)]
-pub unsafe fn tcgen05_commit_cta_group2_multicast(mbar: u32, cta_mask: u32) {
-    #[cfg(target_arch = "nvptx64")]
-    // SAFETY: guaranteed by the caller.
-    unsafe {
-        asm!(
-            "tcgen05.commit.cta_group::2.mbarrier::arrive::one.shared::cluster.multicast::cluster.b64 [{m}], {k};",
-            m = in(reg32) mbar, k = in(reg16) cta_mask as u16,
-            options(nostack, preserves_flags),
-        );
-    }
-    #[cfg(not(target_arch = "nvptx64"))]
-    {
-        let _ = (mbar, cta_mask);
-        gpu_only("tcgen05.commit.cta_group::2")
+leaf! {
+    /// `tcgen05.commit.cta_group::2.mbarrier::arrive::one.shared::cluster.multicast::cluster.b64
+    /// [mbar], mask;`: as [`tcgen05_commit_cta_group1`] for a CTA pair; the mbarrier at the same
+    /// offset in every CTA of `cta_mask` (bit `i`: cluster rank `i`) receives one arrival.
+    ///
+    /// PTX ISA 8.6, sm_100a. PTX ISA, "tcgen05.commit".
+    ///
+    /// # Safety
+    ///
+    /// Every CTA of `cta_mask` is alive and has an initialised mbarrier at that offset.
+    #[gpu_only("tcgen05.commit.cta_group::2")]
+    #[inline(always)]
+    pub unsafe fn tcgen05_commit_cta_group2_multicast(mbar: u32, cta_mask: u32) {
+        // SAFETY: guaranteed by the caller.
+        unsafe {
+            asm!(
+                "tcgen05.commit.cta_group::2.mbarrier::arrive::one.shared::cluster.multicast::cluster.b64 [{m}], {k};",
+                m = in(reg32) mbar, k = in(reg16) cta_mask as u16,
+                options(nostack, preserves_flags),
+            );
+        }
     }
 }
 
-/// `cp.async.bulk.global.shared::cta.bulk_group [dst], [src], size;`: an asynchronous bulk copy of
-/// `size` bytes from shared to global memory, tracked by the thread's bulk async-group.
-///
-/// PTX ISA 8.0, sm_90. PTX ISA, "Data Movement and Conversion Instructions: cp.async.bulk".
-///
-/// # Safety
-///
-/// `src` (a `.shared::cta` address) and `dst` (global) are 16-byte aligned, `size` is a non-zero
-/// multiple of 16, both ranges are valid, and `src` is not written until a
-/// [`cp_async_bulk_wait_group_read`] after a [`cp_async_bulk_commit_group`] covers the copy.
-#[inline(always)]
-pub unsafe fn cp_async_bulk_shared_to_global(dst: *mut u8, src: u32, size: u32) {
-    #[cfg(target_arch = "nvptx64")]
-    // SAFETY: guaranteed by the caller.
-    unsafe {
-        asm!(
-            "cp.async.bulk.global.shared::cta.bulk_group [{d}], [{s}], {n};",
-            d = in(reg64) dst, s = in(reg32) src, n = in(reg32) size,
-            options(nostack, preserves_flags),
-        );
-    }
-    #[cfg(not(target_arch = "nvptx64"))]
-    {
-        let _ = (dst, src, size);
-        gpu_only("cp.async.bulk.global.shared::cta.bulk_group")
+leaf! {
+    /// `cp.async.bulk.global.shared::cta.bulk_group [dst], [src], size;`: an asynchronous bulk copy
+    /// of `size` bytes from shared to global memory, tracked by the thread's bulk async-group.
+    ///
+    /// PTX ISA 8.0, sm_90. PTX ISA, "Data Movement and Conversion Instructions: cp.async.bulk".
+    ///
+    /// # Safety
+    ///
+    /// `src` (a `.shared::cta` address) and `dst` (global) are 16-byte aligned, `size` is a
+    /// non-zero multiple of 16, both ranges are valid, and `src` is not written until a
+    /// [`cp_async_bulk_wait_group_read`] after a [`cp_async_bulk_commit_group`] covers the copy.
+    #[gpu_only("cp.async.bulk.global.shared::cta.bulk_group")]
+    #[inline(always)]
+    pub unsafe fn cp_async_bulk_shared_to_global(dst: *mut u8, src: u32, size: u32) {
+        // SAFETY: guaranteed by the caller.
+        unsafe {
+            asm!(
+                "cp.async.bulk.global.shared::cta.bulk_group [{d}], [{s}], {n};",
+                d = in(reg64) dst, s = in(reg32) src, n = in(reg32) size,
+                options(nostack, preserves_flags),
+            );
+        }
     }
 }
 
-/// `cp.async.bulk.commit_group;`: closes the thread's current bulk async-group.
-///
-/// PTX ISA 8.0, sm_90. PTX ISA, "Data Movement and Conversion Instructions: cp.async.bulk.commit_group".
-#[inline(always)]
-pub fn cp_async_bulk_commit_group() {
-    #[cfg(target_arch = "nvptx64")]
-    // SAFETY: groups only the thread's own earlier bulk copies.
-    unsafe {
-        asm!(
-            "cp.async.bulk.commit_group;",
-            options(nostack, preserves_flags)
-        );
+leaf! {
+    /// `cp.async.bulk.commit_group;`: closes the thread's current bulk async-group.
+    ///
+    /// PTX ISA 8.0, sm_90. PTX ISA, "Data Movement and Conversion Instructions:
+    /// cp.async.bulk.commit_group".
+    #[gpu_only("cp.async.bulk.commit_group")]
+    #[inline(always)]
+    pub fn cp_async_bulk_commit_group() {
+        // SAFETY: groups only the thread's own earlier bulk copies.
+        unsafe {
+            asm!(
+                "cp.async.bulk.commit_group;",
+                options(nostack, preserves_flags)
+            );
+        }
     }
-    #[cfg(not(target_arch = "nvptx64"))]
-    gpu_only("cp.async.bulk.commit_group")
 }
 
-/// `cp.async.bulk.wait_group.read N;`: waits until at most `N` of the thread's committed bulk
-/// async-groups have not finished *reading* their source (shared memory they read may be reused).
-///
-/// PTX ISA 8.0, sm_90. PTX ISA, "Data Movement and Conversion Instructions: cp.async.bulk.wait_group".
-#[inline(always)]
-pub fn cp_async_bulk_wait_group_read<const N: u32>() {
-    #[cfg(target_arch = "nvptx64")]
-    // SAFETY: a wait on the thread's own copies.
-    unsafe {
-        asm!("cp.async.bulk.wait_group.read {n};", n = const N, options(nostack, preserves_flags));
+leaf! {
+    /// `cp.async.bulk.wait_group.read N;`: waits until at most `N` of the thread's committed bulk
+    /// async-groups have not finished *reading* their source (shared memory they read may be
+    /// reused).
+    ///
+    /// PTX ISA 8.0, sm_90. PTX ISA, "Data Movement and Conversion Instructions:
+    /// cp.async.bulk.wait_group".
+    #[gpu_only("cp.async.bulk.wait_group.read")]
+    #[inline(always)]
+    pub fn cp_async_bulk_wait_group_read<const N: u32>() {
+        // SAFETY: a wait on the thread's own copies.
+        unsafe {
+            asm!("cp.async.bulk.wait_group.read {n};", n = const N, options(nostack, preserves_flags));
+        }
     }
-    #[cfg(not(target_arch = "nvptx64"))]
-    gpu_only("cp.async.bulk.wait_group.read")
 }
 
-/// `mov.u64 d, %clock64;`: the SM's 64-bit cycle counter.
-///
-/// PTX ISA 2.0, sm_20. PTX ISA, "Special Registers: %clock64".
-#[inline(always)]
-#[must_use]
-pub fn clock64() -> u64 {
-    #[cfg(target_arch = "nvptx64")]
-    {
+leaf! {
+    /// `mov.u64 d, %clock64;`: the SM's 64-bit cycle counter.
+    ///
+    /// PTX ISA 2.0, sm_20. PTX ISA, "Special Registers: %clock64".
+    #[gpu_only("mov.u64 %clock64")]
+    #[inline(always)]
+    #[must_use]
+    pub fn clock64() -> u64 {
         let cycles: u64;
         // SAFETY: reads a special register; not `nomem`, so it stays ordered with the timed code.
         unsafe {
@@ -1002,21 +932,19 @@ pub fn clock64() -> u64 {
         }
         cycles
     }
-    #[cfg(not(target_arch = "nvptx64"))]
-    gpu_only("mov.u64 %clock64")
 }
 
 // ---------------------------------------------------------------- checked builds (hang diagnostics)
 
-/// `mov.u64 d, %globaltimer;`: a nanosecond timer shared by the whole GPU (its resolution is a
-/// microsecond or finer on sm_90).
-///
-/// PTX ISA 3.1, sm_30. PTX ISA, "Special Registers: %globaltimer".
-#[inline(always)]
-#[must_use]
-pub fn globaltimer() -> u64 {
-    #[cfg(target_arch = "nvptx64")]
-    {
+leaf! {
+    /// `mov.u64 d, %globaltimer;`: a nanosecond timer shared by the whole GPU (its resolution is a
+    /// microsecond or finer on sm_90).
+    ///
+    /// PTX ISA 3.1, sm_30. PTX ISA, "Special Registers: %globaltimer".
+    #[gpu_only("mov.u64 %globaltimer")]
+    #[inline(always)]
+    #[must_use]
+    pub fn globaltimer() -> u64 {
         let ns: u64;
         // SAFETY: reads a special register; not `nomem`, so it stays ordered with the waits.
         unsafe {
@@ -1024,67 +952,63 @@ pub fn globaltimer() -> u64 {
         }
         ns
     }
-    #[cfg(not(target_arch = "nvptx64"))]
-    gpu_only("mov.u64 %globaltimer")
 }
 
-/// `red.relaxed.cta.shared.add.u32 [addr], n;`: adds `n` to a shared-memory word, relaxed at CTA
-/// scope (an arrival shadow; the barrier arrival after it is the release that publishes it).
-///
-/// PTX ISA 6.0, sm_70. PTX ISA, "Parallel Synchronization and Communication Instructions: red".
-///
-/// # Safety
-///
-/// `addr` is the `.shared::cta` address of a 4-byte-aligned 32-bit word.
-#[inline(always)]
-pub unsafe fn red_relaxed_cta_shared_add_u32(addr: u32, n: u32) {
-    #[cfg(target_arch = "nvptx64")]
-    // SAFETY: guaranteed by the caller; the reduction only updates the word.
-    unsafe {
-        asm!("red.relaxed.cta.shared.add.u32 [{a}], {n};", a = in(reg32) addr, n = in(reg32) n, options(nostack, preserves_flags));
-    }
-    #[cfg(not(target_arch = "nvptx64"))]
-    {
-        let _ = (addr, n);
-        gpu_only("red.relaxed.cta.shared.add.u32")
+leaf! {
+    /// `red.relaxed.cta.shared.add.u32 [addr], n;`: adds `n` to a shared-memory word, relaxed at
+    /// CTA scope (an arrival shadow; the barrier arrival after it is the release that publishes
+    /// it).
+    ///
+    /// PTX ISA 6.0, sm_70. PTX ISA, "Parallel Synchronization and Communication Instructions: red".
+    ///
+    /// # Safety
+    ///
+    /// `addr` is the `.shared::cta` address of a 4-byte-aligned 32-bit word.
+    #[gpu_only("red.relaxed.cta.shared.add.u32")]
+    #[inline(always)]
+    pub unsafe fn red_relaxed_cta_shared_add_u32(addr: u32, n: u32) {
+        // SAFETY: guaranteed by the caller; the reduction only updates the word.
+        unsafe {
+            asm!("red.relaxed.cta.shared.add.u32 [{a}], {n};", a = in(reg32) addr, n = in(reg32) n, options(nostack, preserves_flags));
+        }
     }
 }
 
-/// `red.relaxed.cluster.shared::cluster.add.u32 [addr], n;`: adds `n` to a word in the shared
-/// memory of a CTA of this cluster (an address from [`mapa_shared_cluster`]), relaxed at cluster
-/// scope.
-///
-/// PTX ISA 7.8, sm_90. PTX ISA, "Parallel Synchronization and Communication Instructions: red"
-/// (the `.shared::cluster` state space).
-///
-/// # Safety
-///
-/// `addr` is a `.shared::cluster` address of a 4-byte-aligned word of a live CTA of this cluster.
-#[inline(always)]
-pub unsafe fn red_relaxed_cluster_shared_cluster_add_u32(addr: u32, n: u32) {
-    #[cfg(target_arch = "nvptx64")]
-    // SAFETY: guaranteed by the caller; the reduction only updates the word.
-    unsafe {
-        asm!("red.relaxed.cluster.shared::cluster.add.u32 [{a}], {n};", a = in(reg32) addr, n = in(reg32) n, options(nostack, preserves_flags));
-    }
-    #[cfg(not(target_arch = "nvptx64"))]
-    {
-        let _ = (addr, n);
-        gpu_only("red.relaxed.cluster.shared::cluster.add.u32")
+leaf! {
+    /// `red.relaxed.cluster.shared::cluster.add.u32 [addr], n;`: adds `n` to a word in the shared
+    /// memory of a CTA of this cluster (an address from [`mapa_shared_cluster`]), relaxed at
+    /// cluster scope.
+    ///
+    /// PTX ISA 7.8, sm_90. PTX ISA, "Parallel Synchronization and Communication Instructions: red"
+    /// (the `.shared::cluster` state space).
+    ///
+    /// # Safety
+    ///
+    /// `addr` is a `.shared::cluster` address of a 4-byte-aligned word of a live CTA of this
+    /// cluster.
+    #[gpu_only("red.relaxed.cluster.shared::cluster.add.u32")]
+    #[inline(always)]
+    pub unsafe fn red_relaxed_cluster_shared_cluster_add_u32(addr: u32, n: u32) {
+        // SAFETY: guaranteed by the caller; the reduction only updates the word.
+        unsafe {
+            asm!("red.relaxed.cluster.shared::cluster.add.u32 [{a}], {n};", a = in(reg32) addr, n = in(reg32) n, options(nostack, preserves_flags));
+        }
     }
 }
 
-/// `ld.relaxed.cta.shared.u32 d, [addr];`: reads a 32-bit shared-memory word, relaxed at CTA scope.
-///
-/// PTX ISA 6.0, sm_70. PTX ISA, "Data Movement and Conversion Instructions: ld" (`.relaxed`, `.cta`).
-///
-/// # Safety
-///
-/// `addr` is the `.shared::cta` address of a 4-byte-aligned 32-bit word.
-#[inline(always)]
-pub unsafe fn ld_relaxed_cta_shared_u32(addr: u32) -> u32 {
-    #[cfg(target_arch = "nvptx64")]
-    {
+leaf! {
+    /// `ld.relaxed.cta.shared.u32 d, [addr];`: reads a 32-bit shared-memory word, relaxed at CTA
+    /// scope.
+    ///
+    /// PTX ISA 6.0, sm_70. PTX ISA, "Data Movement and Conversion Instructions: ld" (`.relaxed`,
+    /// `.cta`).
+    ///
+    /// # Safety
+    ///
+    /// `addr` is the `.shared::cta` address of a 4-byte-aligned 32-bit word.
+    #[gpu_only("ld.relaxed.cta.shared.u32")]
+    #[inline(always)]
+    pub unsafe fn ld_relaxed_cta_shared_u32(addr: u32) -> u32 {
         let value: u32;
         // SAFETY: guaranteed by the caller; a load.
         unsafe {
@@ -1092,51 +1016,48 @@ pub unsafe fn ld_relaxed_cta_shared_u32(addr: u32) -> u32 {
         }
         value
     }
-    #[cfg(not(target_arch = "nvptx64"))]
-    {
-        let _ = addr;
-        gpu_only("ld.relaxed.cta.shared.u32")
+}
+
+leaf! {
+    /// `fence.sc.sys;`: a sequentially consistent fence at system scope, so that a hang record
+    /// written to host-mapped memory is complete before its `magic` word.
+    ///
+    /// PTX ISA 6.0, sm_70. PTX ISA, "Parallel Synchronization and Communication Instructions:
+    /// membar / fence".
+    #[gpu_only("fence.sc.sys")]
+    #[inline(always)]
+    pub fn fence_sc_sys() {
+        // SAFETY: a fence has no operands and no preconditions.
+        unsafe {
+            asm!("fence.sc.sys;", options(nostack, preserves_flags));
+        }
     }
 }
 
-/// `fence.sc.sys;`: a sequentially consistent fence at system scope, so that a hang record
-/// written to host-mapped memory is complete before its `magic` word.
-///
-/// PTX ISA 6.0, sm_70. PTX ISA, "Parallel Synchronization and Communication Instructions: membar / fence".
-#[inline(always)]
-pub fn fence_sc_sys() {
-    #[cfg(target_arch = "nvptx64")]
-    // SAFETY: a fence has no operands and no preconditions.
-    unsafe {
-        asm!("fence.sc.sys;", options(nostack, preserves_flags));
+leaf! {
+    /// `trap;`: stops the kernel with an error the host sees at its next synchronisation.
+    ///
+    /// PTX ISA 1.0, all SMs. PTX ISA, "Miscellaneous Instructions: trap".
+    #[gpu_only("trap")]
+    #[inline(always)]
+    pub fn trap() -> ! {
+        // SAFETY: ends the kernel; never returns.
+        unsafe {
+            asm!("trap;", options(noreturn, nostack));
+        }
     }
-    #[cfg(not(target_arch = "nvptx64"))]
-    gpu_only("fence.sc.sys")
 }
 
-/// `trap;`: stops the kernel with an error the host sees at its next synchronisation.
-///
-/// PTX ISA 1.0, all SMs. PTX ISA, "Miscellaneous Instructions: trap".
-#[inline(always)]
-pub fn trap() -> ! {
-    #[cfg(target_arch = "nvptx64")]
-    // SAFETY: ends the kernel; never returns.
-    unsafe {
-        asm!("trap;", options(noreturn, nostack));
-    }
-    #[cfg(not(target_arch = "nvptx64"))]
-    gpu_only("trap")
-}
-
-/// Reads the three components of a `.v4`-less special register triple.
+/// A leaf that reads the three components of a special register triple (`%tid`, `%ntid`,
+/// `%ctaid`), one `mov.u32` each.
 macro_rules! special_xyz {
     ($name:ident, $x:literal, $y:literal, $z:literal, $doc:literal) => {
-        #[doc = $doc]
-        #[inline(always)]
-        #[must_use]
-        pub fn $name() -> [u32; 3] {
-            #[cfg(target_arch = "nvptx64")]
-            {
+        leaf! {
+            #[doc = $doc]
+            #[gpu_only(concat!("mov.u32 ", $x))]
+            #[inline(always)]
+            #[must_use]
+            pub fn $name() -> [u32; 3] {
                 let (x, y, z): (u32, u32, u32);
                 // SAFETY: reads special registers; no preconditions.
                 unsafe {
@@ -1150,8 +1071,6 @@ macro_rules! special_xyz {
                 }
                 [x, y, z]
             }
-            #[cfg(not(target_arch = "nvptx64"))]
-            gpu_only(concat!("mov.u32 ", $x))
         }
     };
 }
@@ -1186,24 +1105,21 @@ unsafe extern "C" {
     fn cuda_vprintf(format: *const u8, args: *const u8) -> i32;
 }
 
-/// Device `printf` through CUDA's `vprintf(format, args)`: `args` holds the arguments in order,
-/// each at an offset aligned to its size (CUDA C++ Programming Guide, "Formatted Output"; PTX
-/// sees it as an `.extern .func vprintf`).
-///
-/// # Safety
-///
-/// `format` is NUL-terminated and its conversions match the arguments at `args`; string
-/// arguments are NUL-terminated.
-#[inline(always)]
-pub unsafe fn vprintf(format: *const u8, args: *const u8) {
-    #[cfg(target_arch = "nvptx64")]
-    // SAFETY: guaranteed by the caller.
-    unsafe {
-        cuda_vprintf(format, args);
-    }
-    #[cfg(not(target_arch = "nvptx64"))]
-    {
-        let _ = (format, args);
-        gpu_only("vprintf")
+leaf! {
+    /// Device `printf` through CUDA's `vprintf(format, args)`: `args` holds the arguments in order,
+    /// each at an offset aligned to its size (CUDA C++ Programming Guide, "Formatted Output"; PTX
+    /// sees it as an `.extern .func vprintf`).
+    ///
+    /// # Safety
+    ///
+    /// `format` is NUL-terminated and its conversions match the arguments at `args`; string
+    /// arguments are NUL-terminated.
+    #[gpu_only("vprintf")]
+    #[inline(always)]
+    pub unsafe fn vprintf(format: *const u8, args: *const u8) {
+        // SAFETY: guaranteed by the caller.
+        unsafe {
+            cuda_vprintf(format, args);
+        }
     }
 }

@@ -1,0 +1,781 @@
+//! Tidy checks: the invariants of ARCHITECTURE.md that the library's source text shows, as plain
+//! tests (`cargo test -p xtask`, part of `cargo xtask test` and `ci` through `cargo test
+//! --workspace`).
+//!
+//! - every `asm!` of the library is under `src/arch/`;
+//! - the pure modules ([`PURE_MODULES`]) contain no `unsafe` and no `cfg` (their `#[cfg(test)]`
+//!   test modules aside);
+//! - no `asm!` is `nomem`, `readonly` or `pure`, except the pure register reads of
+//!   [`NOMEM_ALLOWED`];
+//! - no two modules of the library import each other (no cycle in the file-level graph of
+//!   `crate::` and `super::` paths).
+//!
+//! The text is read simply: comments, string and character literals are blanked first
+//! ([`strip`], which keeps every line where it was, for the messages), then the checks look at
+//! identifiers and punctuation. The checker's own pieces are tested on small inline sources below.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::fs;
+use std::path::{Path, PathBuf};
+
+/// The library's source folder, from the repository root.
+const LIBRARY: &str = "crates/gpu-pipeline/src";
+
+/// The pure modules (relative to [`LIBRARY`]): plain arithmetic, no `unsafe`, no `cfg`.
+const PURE_MODULES: [&str; 2] = ["cursor.rs", "threshold.rs"];
+
+/// The only functions (or, for leaves a macro defines, the macro) whose `asm!` may be `nomem`,
+/// `readonly` or `pure`: reads of special registers that no memory operation depends on, and
+/// `s_sleep`.
+const NOMEM_ALLOWED: [&str; 5] = [
+    "laneid",          // mov.u32 %laneid
+    "lanemask_lt",     // mov.u32 %lanemask_lt
+    "cluster_ctarank", // mov.u32 %cluster_ctarank
+    "special_xyz",     // mov.u32 %tid / %ntid / %ctaid
+    "s_sleep_1",       // s_sleep 1
+];
+
+/// The `asm!` options that let the compiler move memory accesses across the block.
+const MEMORY_FREE_OPTIONS: [&str; 3] = ["nomem", "readonly", "pure"];
+
+// ---------------------------------------------------------------- reading source text
+
+/// `source` with the contents of comments (line, block, doc; nested block comments included),
+/// string literals (plain, byte, C, raw) and character literals replaced by spaces. Line breaks
+/// stay, so a byte offset keeps its line number; the quotes stay, so `"..."` still separates.
+fn strip(source: &str) -> String {
+    let chars: Vec<char> = source.chars().collect();
+    let mut out = String::with_capacity(source.len());
+    let blank = |c: char| if c == '\n' { '\n' } else { ' ' };
+    let mut i = 0;
+    while i < chars.len() {
+        let c = chars[i];
+        let next = chars.get(i + 1).copied();
+        if c == '/' && next == Some('/') {
+            while i < chars.len() && chars[i] != '\n' {
+                out.push(' ');
+                i += 1;
+            }
+        } else if c == '/' && next == Some('*') {
+            let mut depth = 0;
+            while i < chars.len() {
+                if chars[i] == '/' && chars.get(i + 1) == Some(&'*') {
+                    depth += 1;
+                    out.push_str("  ");
+                    i += 2;
+                } else if chars[i] == '*' && chars.get(i + 1) == Some(&'/') {
+                    depth -= 1;
+                    out.push_str("  ");
+                    i += 2;
+                    if depth == 0 {
+                        break;
+                    }
+                } else {
+                    out.push(blank(chars[i]));
+                    i += 1;
+                }
+            }
+        } else if let Some(hashes) = raw_string_start(&chars, i) {
+            // r"..", r#".."#, br".., cr"..: up to the quote followed by as many hashes.
+            while chars[i] != '"' {
+                out.push(chars[i]);
+                i += 1;
+            }
+            out.push('"');
+            i += 1;
+            while i < chars.len() {
+                if chars[i] == '"' && (1..=hashes).all(|k| chars.get(i + k) == Some(&'#')) {
+                    out.push('"');
+                    out.extend(std::iter::repeat_n('#', hashes));
+                    i += 1 + hashes;
+                    break;
+                }
+                out.push(blank(chars[i]));
+                i += 1;
+            }
+        } else if c == '"' {
+            out.push('"');
+            i += 1;
+            while i < chars.len() && chars[i] != '"' {
+                if chars[i] == '\\' {
+                    out.push(' ');
+                    i += 1;
+                }
+                if i < chars.len() {
+                    out.push(blank(chars[i]));
+                    i += 1;
+                }
+            }
+            out.push('"');
+            i += 1;
+        } else if c == '\'' && !is_ident_char(out.chars().last()) {
+            // A character literal ('x', '\n', '\'', '\u{..}'), or a lifetime/label ('a), which
+            // stays.
+            let end = if next == Some('\\') {
+                (i + 2..chars.len()).find(|&j| chars[j] == '\'' && j > i + 2)
+            } else if chars.get(i + 2) == Some(&'\'') {
+                Some(i + 2)
+            } else {
+                None
+            };
+            match end {
+                Some(end) => {
+                    out.push('\'');
+                    out.extend(std::iter::repeat_n(' ', end - i - 1));
+                    out.push('\'');
+                    i = end + 1;
+                }
+                None => {
+                    out.push(c);
+                    i += 1;
+                }
+            }
+        } else {
+            out.push(c);
+            i += 1;
+        }
+    }
+    out
+}
+
+/// If a raw string literal starts at `i` (`r"`, `r#"`, `br"`, `cr#"`, ... not inside an
+/// identifier), the number of its hashes.
+fn raw_string_start(chars: &[char], i: usize) -> Option<usize> {
+    if i > 0 && is_ident_char(Some(chars[i - 1])) {
+        return None;
+    }
+    let mut j = i;
+    if matches!(chars.get(j), Some('b' | 'c')) {
+        j += 1;
+    }
+    if chars.get(j) != Some(&'r') {
+        return None;
+    }
+    j += 1;
+    let hashes = chars[j..].iter().take_while(|&&c| c == '#').count();
+    (chars.get(j + hashes) == Some(&'"')).then_some(hashes)
+}
+
+fn is_ident_char(c: Option<char>) -> bool {
+    c.is_some_and(|c| c.is_alphanumeric() || c == '_')
+}
+
+/// One token of stripped source: an identifier (keywords included, `$name` kept whole) or one
+/// punctuation character, with its byte offset.
+#[derive(Debug, Clone, PartialEq)]
+struct Token<'a> {
+    text: &'a str,
+    at: usize,
+}
+
+fn tokens(stripped: &str) -> Vec<Token<'_>> {
+    let mut out = Vec::new();
+    let mut iter = stripped.char_indices().peekable();
+    while let Some((at, c)) = iter.next() {
+        if c.is_alphanumeric() || c == '_' || c == '$' {
+            let mut end = at + c.len_utf8();
+            while let Some(&(j, d)) = iter.peek() {
+                if d.is_alphanumeric() || d == '_' {
+                    end = j + d.len_utf8();
+                    iter.next();
+                } else {
+                    break;
+                }
+            }
+            out.push(Token {
+                text: &stripped[at..end],
+                at,
+            });
+        } else if !c.is_whitespace() {
+            out.push(Token {
+                text: &stripped[at..at + c.len_utf8()],
+                at,
+            });
+        }
+    }
+    out
+}
+
+/// The 1-based line of byte offset `at`.
+fn line_of(text: &str, at: usize) -> usize {
+    text[..at].matches('\n').count() + 1
+}
+
+/// The index of the token that closes the bracket opened at `open`.
+fn closing(tokens: &[Token], open: usize) -> usize {
+    let (left, right) = match tokens[open].text {
+        "(" => ("(", ")"),
+        "[" => ("[", "]"),
+        _ => ("{", "}"),
+    };
+    let mut depth = 0;
+    for (i, t) in tokens.iter().enumerate().skip(open) {
+        if t.text == left {
+            depth += 1;
+        } else if t.text == right {
+            depth -= 1;
+            if depth == 0 {
+                return i;
+            }
+        }
+    }
+    tokens.len() - 1
+}
+
+/// Every `.rs` file under `dir`, sorted.
+fn rust_files(dir: &Path) -> Vec<PathBuf> {
+    let mut files = Vec::new();
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(dir) = stack.pop() {
+        for entry in fs::read_dir(&dir).unwrap_or_else(|e| panic!("{}: {e}", dir.display())) {
+            let path = entry.expect("a directory entry").path();
+            if path.is_dir() {
+                stack.push(path);
+            } else if path.extension().is_some_and(|e| e == "rs") {
+                files.push(path);
+            }
+        }
+    }
+    files.sort();
+    files
+}
+
+/// The library's files as (path relative to [`LIBRARY`], stripped text).
+fn library() -> Vec<(String, String)> {
+    let dir = crate::root().join(LIBRARY);
+    rust_files(&dir)
+        .into_iter()
+        .map(|path| {
+            let text = fs::read_to_string(&path).expect("a readable source file");
+            let name = path
+                .strip_prefix(&dir)
+                .expect("under the library")
+                .to_string_lossy()
+                .replace('\\', "/");
+            (name, strip(&text))
+        })
+        .collect()
+}
+
+// ---------------------------------------------------------------- (a) asm! only in arch/
+
+/// The lines of `stripped` with an `asm!`-family macro (`asm!`, `global_asm!`, `naked_asm!`).
+fn asm_lines(stripped: &str) -> Vec<usize> {
+    let toks = tokens(stripped);
+    toks.windows(2)
+        .filter(|w| w[0].text.ends_with("asm") && w[1].text == "!")
+        .filter(|w| matches!(w[0].text, "asm" | "global_asm" | "naked_asm"))
+        .map(|w| line_of(stripped, w[0].at))
+        .collect()
+}
+
+// ---------------------------------------------------------------- (b) pure modules
+
+/// The `unsafe` and `cfg` uses of `stripped`, as `line: what`; `#[cfg(test)]` is allowed (the
+/// module's tests).
+fn impurities(stripped: &str) -> Vec<String> {
+    let toks = tokens(stripped);
+    let mut found = Vec::new();
+    for (i, t) in toks.iter().enumerate() {
+        let what = match t.text {
+            "unsafe" => "`unsafe`",
+            "cfg" => {
+                let is_cfg_test = toks.get(i + 1).is_some_and(|t| t.text == "(")
+                    && toks.get(i + 2).is_some_and(|t| t.text == "test")
+                    && toks.get(i + 3).is_some_and(|t| t.text == ")")
+                    && i >= 2
+                    && toks[i - 1].text == "["
+                    && toks[i - 2].text == "#";
+                if is_cfg_test {
+                    continue;
+                }
+                "`cfg`"
+            }
+            "cfg_attr" => "`cfg_attr`",
+            _ => continue,
+        };
+        found.push(format!("{}: {what}", line_of(stripped, t.at)));
+    }
+    found
+}
+
+// ---------------------------------------------------------------- (c) memory-free asm
+
+/// Each `asm!` of `stripped` with a memory-free option: (the function it is in, or for a
+/// function a macro defines, the macro; the option; the line).
+fn memory_free_asm(stripped: &str) -> Vec<(String, String, usize)> {
+    let toks = tokens(stripped);
+    let mut found = Vec::new();
+    for i in 0..toks.len().saturating_sub(2) {
+        if toks[i].text != "asm" || toks[i + 1].text != "!" || toks[i + 2].text != "(" {
+            continue;
+        }
+        let end = closing(&toks, i + 2);
+        let Some(options) = (i + 2..end)
+            .find(|&j| toks[j].text == "options" && toks.get(j + 1).is_some_and(|t| t.text == "("))
+        else {
+            continue;
+        };
+        let options_end = closing(&toks, options + 1);
+        for t in &toks[options + 2..options_end] {
+            if MEMORY_FREE_OPTIONS.contains(&t.text) {
+                found.push((
+                    enclosing_function(&toks[..i]),
+                    t.text.to_string(),
+                    line_of(stripped, toks[i].at),
+                ));
+            }
+        }
+    }
+    found
+}
+
+/// The name after the last `fn` of `before`; for `fn $name` (a macro's), the name after the last
+/// `macro_rules!`.
+fn enclosing_function(before: &[Token]) -> String {
+    let last = |keyword: &str, skip: usize| {
+        before
+            .windows(skip + 1)
+            .rev()
+            .find(|w| w[0].text == keyword && (skip == 1 || w[1].text == "!"))
+            .map(|w| w[skip].text.to_string())
+    };
+    match last("fn", 1) {
+        Some(name) if !name.starts_with('$') => name,
+        _ => last("macro_rules", 2).unwrap_or_else(|| "?".to_string()),
+    }
+}
+
+// ---------------------------------------------------------------- (d) the module graph
+
+/// The module path of a library file: `lib.rs` is `crate`, `a/mod.rs` is `a`, `a/b.rs` is `a::b`.
+fn module_of(file: &str) -> String {
+    let path = file.trim_end_matches(".rs");
+    let path = path.strip_suffix("/mod").unwrap_or(path);
+    if path == "lib" {
+        "crate".to_string()
+    } else {
+        path.replace('/', "::")
+    }
+}
+
+/// The paths of `stripped` (a file of module `module`) that start with `crate::` or `super::`,
+/// resolved to absolute paths (segments after `crate`), each with its line. Use-trees with
+/// braces are expanded; `super` inside an inline `mod m { .. }` refers to the file's module when
+/// it does not leave the file, and is then not a reference to another file.
+fn crate_paths(stripped: &str, module: &str) -> Vec<(Vec<String>, usize)> {
+    let toks = tokens(stripped);
+    let file_module: Vec<String> = if module == "crate" {
+        Vec::new()
+    } else {
+        module.split("::").map(str::to_string).collect()
+    };
+    // The inline modules enclosing each token: `mod name {` opens one.
+    let mut inline_depth = vec![0usize; toks.len()];
+    let mut braces: Vec<bool> = Vec::new();
+    let mut depth = 0;
+    for (i, t) in toks.iter().enumerate() {
+        match t.text {
+            "{" => {
+                let is_mod = i >= 2 && toks[i - 2].text == "mod";
+                braces.push(is_mod);
+                depth += usize::from(is_mod);
+            }
+            "}" => {
+                if braces.pop() == Some(true) {
+                    depth -= 1;
+                }
+            }
+            _ => {}
+        }
+        inline_depth[i] = depth;
+    }
+    let mut found = Vec::new();
+    let mut i = 0;
+    while i < toks.len() {
+        let starts_path = matches!(toks[i].text, "crate" | "super")
+            && toks.get(i + 1).is_some_and(|t| t.text == ":")
+            && toks.get(i + 2).is_some_and(|t| t.text == ":")
+            && (i < 2 || !(toks[i - 1].text == ":" && toks[i - 2].text == ":"));
+        if !starts_path {
+            i += 1;
+            continue;
+        }
+        let line = line_of(stripped, toks[i].at);
+        // The absolute base of the path, or None when `super` stays inside this file.
+        let mut j = i;
+        let base: Option<Vec<String>> = if toks[i].text == "crate" {
+            j += 3;
+            Some(Vec::new())
+        } else {
+            let mut supers = 0;
+            while toks.get(j).is_some_and(|t| t.text == "super")
+                && toks.get(j + 1).is_some_and(|t| t.text == ":")
+            {
+                supers += 1;
+                j += 3;
+            }
+            let inline = inline_depth[i];
+            if supers <= inline {
+                None
+            } else {
+                let up = supers - inline;
+                Some(file_module[..file_module.len().saturating_sub(up)].to_vec())
+            }
+        };
+        let mut paths = Vec::new();
+        let end = use_tree(&toks, j, Vec::new(), &mut paths);
+        if let Some(base) = base {
+            for path in paths {
+                let mut full = base.clone();
+                full.extend(path);
+                found.push((full, line));
+            }
+        }
+        i = end.max(i + 1);
+    }
+    found
+}
+
+/// Reads the use-tree (or plain path) starting at token `at` with `prefix`, pushes each full
+/// path (without `self`, `*` or `as` renames) to `out`, and returns the index after it.
+fn use_tree(
+    toks: &[Token],
+    mut at: usize,
+    mut prefix: Vec<String>,
+    out: &mut Vec<Vec<String>>,
+) -> usize {
+    loop {
+        match toks.get(at).map(|t| t.text) {
+            Some("{") => {
+                let end = closing(toks, at);
+                let mut k = at + 1;
+                while k < end {
+                    k = use_tree(toks, k, prefix.clone(), out);
+                    while k < end && toks[k].text != "," {
+                        k += 1;
+                    }
+                    k += 1;
+                }
+                return end + 1;
+            }
+            Some(name) if is_ident_char(name.chars().next()) && name != "as" => {
+                if name != "self" {
+                    prefix.push(name.to_string());
+                }
+                at += 1;
+                if toks.get(at).is_some_and(|t| t.text == ":")
+                    && toks.get(at + 1).is_some_and(|t| t.text == ":")
+                {
+                    at += 2;
+                } else {
+                    out.push(prefix);
+                    return at;
+                }
+            }
+            _ => {
+                out.push(prefix);
+                return at;
+            }
+        }
+    }
+}
+
+/// The names the root module re-exports (`pub use a::b::Name;` in `lib.rs`), and the module each
+/// comes from.
+fn root_reexports(lib_stripped: &str) -> BTreeMap<String, Vec<String>> {
+    let toks = tokens(lib_stripped);
+    let mut map = BTreeMap::new();
+    for i in 0..toks.len().saturating_sub(2) {
+        if toks[i].text == "pub" && toks[i + 1].text == "use" {
+            let mut paths = Vec::new();
+            use_tree(&toks, i + 2, Vec::new(), &mut paths);
+            for mut path in paths {
+                if let Some(name) = path.pop() {
+                    map.insert(name, path);
+                }
+            }
+        }
+    }
+    map
+}
+
+/// The file-level import graph: module -> (module it refers to -> the first line that does).
+fn module_graph(files: &[(String, String)]) -> BTreeMap<String, BTreeMap<String, usize>> {
+    let modules: BTreeSet<String> = files.iter().map(|(f, _)| module_of(f)).collect();
+    let reexports = files
+        .iter()
+        .find(|(f, _)| f == "lib.rs")
+        .map(|(_, text)| root_reexports(text))
+        .unwrap_or_default();
+    let mut graph: BTreeMap<String, BTreeMap<String, usize>> = BTreeMap::new();
+    for (file, text) in files {
+        let from = module_of(file);
+        let edges = graph.entry(from.clone()).or_default();
+        for (path, line) in crate_paths(text, &from) {
+            let target = resolve(&path, &modules, &reexports);
+            if target != from {
+                edges.entry(target).or_insert(line);
+            }
+        }
+    }
+    graph
+}
+
+/// The library module a path refers to: its longest prefix that is a module file; a name the
+/// root re-exports goes to the module it comes from.
+fn resolve(
+    path: &[String],
+    modules: &BTreeSet<String>,
+    reexports: &BTreeMap<String, Vec<String>>,
+) -> String {
+    for len in (1..=path.len()).rev() {
+        let candidate = path[..len].join("::");
+        if modules.contains(&candidate) {
+            return candidate;
+        }
+    }
+    if let Some(source) = path.first().and_then(|name| reexports.get(name))
+        && !source.is_empty()
+    {
+        return resolve(source, modules, &BTreeMap::new());
+    }
+    "crate".to_string()
+}
+
+/// Every cycle of `graph`, one per strongly connected component of two or more modules, as the
+/// modules in order (the first repeated at the end).
+fn cycles(graph: &BTreeMap<String, BTreeMap<String, usize>>) -> Vec<Vec<String>> {
+    let mut found = Vec::new();
+    let mut seen: BTreeSet<String> = BTreeSet::new();
+    for start in graph.keys() {
+        if seen.contains(start) {
+            continue;
+        }
+        // A shortest path from `start` back to itself, breadth first.
+        let mut parent: BTreeMap<String, String> = BTreeMap::new();
+        let mut queue = std::collections::VecDeque::from([start.clone()]);
+        let mut closing_node = None;
+        'search: while let Some(node) = queue.pop_front() {
+            for next in graph.get(&node).into_iter().flat_map(|e| e.keys()) {
+                if next == start {
+                    closing_node = Some(node.clone());
+                    break 'search;
+                }
+                if !parent.contains_key(next) {
+                    parent.insert(next.clone(), node.clone());
+                    queue.push_back(next.clone());
+                }
+            }
+        }
+        if let Some(mut node) = closing_node {
+            let mut cycle = vec![start.clone()];
+            let mut back = Vec::new();
+            while node != *start {
+                back.push(node.clone());
+                node = parent[&node].clone();
+            }
+            cycle.extend(back.into_iter().rev());
+            cycle.push(start.clone());
+            seen.extend(cycle.iter().cloned());
+            found.push(cycle);
+        }
+    }
+    found
+}
+
+/// A cycle in words, with the line of each import: `pipeline.rs:6 -> stage.rs:32 -> pipeline`.
+fn describe(cycle: &[String], graph: &BTreeMap<String, BTreeMap<String, usize>>) -> String {
+    let mut text = String::new();
+    for pair in cycle.windows(2) {
+        let line = graph[&pair[0]][&pair[1]];
+        text.push_str(&format!("{} (line {line}) -> ", pair[0]));
+    }
+    text.push_str(&cycle[cycle.len() - 1]);
+    text
+}
+
+// ---------------------------------------------------------------- the checks
+
+#[test]
+fn asm_only_in_arch() {
+    let outside: Vec<String> = library()
+        .iter()
+        .filter(|(file, _)| !file.starts_with("arch/"))
+        .flat_map(|(file, text)| {
+            asm_lines(text)
+                .into_iter()
+                .map(move |l| format!("{file}:{l}"))
+        })
+        .collect();
+    assert!(
+        outside.is_empty(),
+        "inline assembly outside {LIBRARY}/arch/ (every asm! of the library is an arch leaf): {outside:?}"
+    );
+}
+
+#[test]
+fn pure_modules_have_no_unsafe_and_no_cfg() {
+    let dir = crate::root().join(LIBRARY);
+    let mut problems = Vec::new();
+    for file in PURE_MODULES {
+        match fs::read_to_string(dir.join(file)) {
+            Err(e) => problems.push(format!(
+                "{file}: cannot be read ({e}); PURE_MODULES names it"
+            )),
+            Ok(text) => problems.extend(
+                impurities(&strip(&text))
+                    .into_iter()
+                    .map(|what| format!("{file}:{what}")),
+            ),
+        }
+    }
+    assert!(
+        problems.is_empty(),
+        "the pure modules must contain no `unsafe` and no `cfg` (only their `#[cfg(test)]` tests): {problems:?}"
+    );
+}
+
+#[test]
+fn no_memory_free_asm_outside_the_allow_list() {
+    let mut allowed_used = BTreeSet::new();
+    let mut problems = Vec::new();
+    for (file, text) in library() {
+        for (function, option, line) in memory_free_asm(&text) {
+            if NOMEM_ALLOWED.contains(&function.as_str()) {
+                allowed_used.insert(function);
+            } else {
+                problems.push(format!("{file}:{line}: `{option}` in `{function}`"));
+            }
+        }
+    }
+    assert!(
+        problems.is_empty(),
+        "barrier asm must not be nomem/readonly/pure (the compiler would move shared-memory \
+         accesses across it); only the pure register reads of NOMEM_ALLOWED may: {problems:?}"
+    );
+    let stale: Vec<&str> = NOMEM_ALLOWED
+        .into_iter()
+        .filter(|name| !allowed_used.contains(*name))
+        .collect();
+    assert!(
+        stale.is_empty(),
+        "NOMEM_ALLOWED names functions with no memory-free asm (remove them): {stale:?}"
+    );
+}
+
+#[test]
+fn no_import_cycles_between_modules() {
+    let graph = module_graph(&library());
+    let found: Vec<String> = cycles(&graph)
+        .iter()
+        .map(|cycle| describe(cycle, &graph))
+        .collect();
+    assert!(
+        found.is_empty(),
+        "modules of the library import each other (a cycle of `crate::`/`super::` paths):\n  {}",
+        found.join("\n  ")
+    );
+}
+
+// ---------------------------------------------------------------- tests of the checker
+
+#[test]
+fn strip_blanks_comments_strings_and_chars_and_keeps_lines() {
+    let source = "a // asm!(x)\n/* b /* nested */ asm! */ c\n\"asm!(\\\"q\\\")\" r#\"unsafe \"# '\"' 'x' '\\'' &'a str";
+    let stripped = strip(source);
+    assert_eq!(stripped.lines().count(), source.lines().count());
+    assert!(!stripped.contains("asm"), "{stripped}");
+    assert!(!stripped.contains("unsafe"), "{stripped}");
+    assert!(stripped.contains("&'a str"), "a lifetime stays: {stripped}");
+    assert!(stripped.starts_with("a "));
+    assert!(stripped.contains(" c\n"));
+    assert_eq!(stripped.len(), source.len());
+}
+
+#[test]
+fn asm_lines_find_the_macros_not_other_words() {
+    let text = strip(
+        "fn f() {\n    unsafe { asm!(\"nop\") };\n    let asm = 1;\n    // asm!()\n    core::arch::global_asm!(\"\");\n}",
+    );
+    assert_eq!(asm_lines(&text), vec![2, 5]);
+}
+
+#[test]
+fn impurities_allow_only_cfg_test() {
+    let text = strip(
+        "#[cfg(test)]\nmod tests {}\n#[cfg(feature = \"x\")]\nfn a() {}\nfn b() { if cfg!(test) {} }\n#[cfg_attr(test, inline)]\nunsafe fn c() {}\n// unsafe cfg\n",
+    );
+    assert_eq!(
+        impurities(&text),
+        vec!["3: `cfg`", "5: `cfg`", "6: `cfg_attr`", "7: `unsafe`"]
+    );
+}
+
+#[test]
+fn memory_free_asm_names_the_function_or_the_macro() {
+    let text = strip(
+        "pub fn fence() { unsafe { asm!(\"fence.sc.sys;\", options(nostack, preserves_flags)) } }\n\
+         pub fn lane() -> u32 { unsafe { asm!(\"mov\", d = out(reg32) l, options(nostack, nomem)) } }\n\
+         macro_rules! regs { ($n:ident) => { pub fn $n() { unsafe { asm!(\"mov\", options(pure, readonly)) } } } }\n\
+         // fn commented() { asm!(\"x\", options(nomem)) }\n",
+    );
+    assert_eq!(
+        memory_free_asm(&text),
+        vec![
+            ("lane".to_string(), "nomem".to_string(), 2),
+            ("regs".to_string(), "pure".to_string(), 3),
+            ("regs".to_string(), "readonly".to_string(), 3),
+        ]
+    );
+}
+
+#[test]
+fn crate_paths_expand_use_trees_and_resolve_super() {
+    let text = strip(
+        "use crate::checked::{self, Call, record::{Fault, Verdict as V}};\n\
+         use super::record::HangRecord;\n\
+         fn f() { crate::arch::nvptx::trap(); }\n\
+         mod target { use super::Place; use super::super::Diagnostics; }\n",
+    );
+    let paths = crate_paths(&text, "checked::runtime");
+    let shown: Vec<(String, usize)> = paths.iter().map(|(p, l)| (p.join("::"), *l)).collect();
+    assert_eq!(
+        shown,
+        vec![
+            ("checked".to_string(), 1),
+            ("checked::Call".to_string(), 1),
+            ("checked::record::Fault".to_string(), 1),
+            ("checked::record::Verdict".to_string(), 1),
+            ("checked::record::HangRecord".to_string(), 2),
+            ("arch::nvptx::trap".to_string(), 3),
+            ("checked::Diagnostics".to_string(), 4),
+        ]
+    );
+}
+
+#[test]
+fn module_graph_finds_a_cycle_and_names_it() {
+    let file = |name: &str, text: &str| (name.to_string(), strip(text));
+    let files = vec![
+        file(
+            "lib.rs",
+            "pub mod a; pub mod b; mod c;\npub use c::Thing;\n",
+        ),
+        file("a.rs", "use crate::b::B;\n"),
+        file("b.rs", "// use crate::a::A;\nuse crate::Thing;\n"),
+        file("c.rs", "\nfn f() -> crate::a::A { todo!() }\n"),
+        file("d/mod.rs", "mod e;\n"),
+        file("d/e.rs", "use super::D;\n"),
+    ];
+    let graph = module_graph(&files);
+    assert_eq!(graph["d::e"].keys().collect::<Vec<_>>(), vec!["d"]);
+    let found = cycles(&graph);
+    assert_eq!(found, vec![vec!["a", "b", "c", "a"]]);
+    assert_eq!(
+        describe(&found[0], &graph),
+        "a (line 1) -> b (line 2) -> c (line 2) -> a"
+    );
+    let acyclic = module_graph(&files[..2]);
+    assert!(cycles(&acyclic).is_empty());
+}
