@@ -123,8 +123,7 @@ pub fn check(sh: &Shell) -> Result<(PathBuf, PathBuf)> {
 /// Runs the launcher on the example's PTX here and judges its exit status like the harness's
 /// ([`verdict`]: the launcher uses the same statuses). `ci`: a missing driver is a SKIPPED line.
 pub fn run(sh: &Shell, ci: bool) -> Result {
-    const WHAT: &str = "examples/kernel-crate";
-    println!("== {WHAT}: the README's standalone kernel crate, run by its cudarc launcher");
+    println!("== {DIR}: the README's standalone kernel crate, run by its cudarc launcher");
     let (launcher, ptx) = (launcher(), ptx());
     let output = cmd!(sh, "{launcher} {ptx}")
         .ignore_status()
@@ -133,10 +132,10 @@ pub fn run(sh: &Shell, ci: bool) -> Result {
         .map_err(crate::err("cannot run the example launcher"))?;
     print!("{}", String::from_utf8_lossy(&output.stdout));
     let stderr = String::from_utf8_lossy(&output.stderr);
-    match verdict(WHAT, output.status.code(), &stderr, ci) {
+    match verdict(DIR, output.status.code(), &stderr, ci) {
         Verdict::Passed => Ok(()),
         Verdict::Skipped(reason) => {
-            println!("{WHAT}: SKIPPED: {reason}");
+            println!("{DIR}: SKIPPED: {reason}");
             Ok(())
         }
         Verdict::Failed(message) => Err(message),
