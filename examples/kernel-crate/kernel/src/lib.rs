@@ -64,7 +64,7 @@ pub unsafe extern "gpu-kernel" fn ring(input: *const u32, output: *mut u32, item
 
     // SAFETY: `storage` is the barrier region, used for nothing else; thread 0 initialises it
     // and the block barrier below orders that before every other use.
-    let mut pipe = unsafe { Pipe::new(storage) };
+    let pipe = &mut unsafe { Pipe::new(storage) };
     // SAFETY (the three special-register reads): no precondition.
     let (tid, block, threads) = unsafe { (_thread_idx_x(), _block_idx_x(), _block_dim_x()) };
     if threads != BLOCK_THREADS {
