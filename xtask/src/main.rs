@@ -5,6 +5,7 @@
 mod amd;
 mod bench;
 mod compile_fail;
+mod example;
 mod gpu;
 mod host;
 mod nvidia;
@@ -29,16 +30,19 @@ tasks:
                              (--bless rewrites the snapshots instead of comparing)
   compile-fail               only the compile-fail tests (part of `test`)
   snapshots [--bless]        only the PTX snapshots of the barrier operations (part of `test`)
+  example                    check and build examples/kernel-crate from its own folders, as its
+                             user would (fmt, clippy, the launcher's tests, the PTX, the launcher)
   test-nvidia [--bundle DIR] [--quick] [--filter TEXT]
-                             build and run the device suite on this machine's NVIDIA GPU; with
-                             --bundle, write DIR (harness + PTX + run.sh) to run on a GPU machine without Rust
+                             build and run the device suite and the example's launcher on this
+                             machine's NVIDIA GPU; with --bundle, write DIR (harness + PTX + the
+                             example + run.sh) to run on a GPU machine without Rust
   bench-nvidia [--bundle DIR] [--quick]
                              benchmarks: the library's kernels against hand-written CUDA C++ (nvcc) and
                              cudaMemcpy, side by side; with --bundle, write DIR to run on a GPU machine
   test-amd [--bless]         build for gfx90a/gfx942/gfx1100, check the disassembly and its snapshots,
                              run the counter protocol's host model tests, and the AMD device suite if a
                              ROCm runtime is present (otherwise SKIPPED)
-  ci                         what .ci/run runs: fmt, clippy, test, test-amd, test-nvidia (SKIPPED only
+  ci                         what .ci/run runs: fmt, clippy, test, test-amd, example, test-nvidia (SKIPPED only
                              where no CUDA driver can be loaded; any other harness error fails)";
 
 /// A task's failure: a one-line message for the user.
@@ -125,6 +129,10 @@ fn run(args: &[String]) -> Result {
             println!("xtask test: all passed");
             Ok(())
         }
+        "example" => {
+            toolchain::check(&sh)?;
+            example::check(&sh).map(drop)
+        }
         "compile-fail" => {
             toolchain::check(&sh)?;
             compile_fail::run(&sh)
@@ -161,6 +169,7 @@ fn run(args: &[String]) -> Result {
             compile_fail::run(&sh)?;
             snapshots::check_nvptx(&sh, false)?;
             amd::test(&sh, false)?;
+            example::check(&sh)?;
             nvidia::test(&sh, None, false, None, true)?;
             println!("xtask ci: all passed");
             Ok(())

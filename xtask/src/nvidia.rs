@@ -6,12 +6,14 @@ use std::path::{Path, PathBuf};
 use xshell::{Shell, cmd};
 
 use crate::Result;
+use crate::example;
 use crate::gpu::{self, NVPTX};
 
 /// The bundle's run script: a deliberately invalid module (the harness must fail with the setup
 /// status), the suite, the suite under synccheck (reduced item counts), the sm_90a assembly of
-/// the module, and the SASS of the barrier probes. Logs go to `$OUT` if set, else to `out/`
-/// beside the script. `@SETUP@` and `@NO_DRIVER@` are filled in by [`run_sh`].
+/// the module, the SASS of the barrier probes, and the example kernel crate's launcher
+/// (`@EXAMPLE@`, [`example::RUN_SH_SECTION`]). Logs go to `$OUT` if set, else to `out/` beside
+/// the script. `@SETUP@`, `@NO_DRIVER@` and `@EXAMPLE@` are filled in by [`run_sh`].
 const RUN_SH: &str = r#"#!/usr/bin/env bash
 # The gpu-pipeline device suite, self-contained: needs an NVIDIA driver, and CUDA's
 # compute-sanitizer, ptxas and cuobjdump for the extra checks (skipped, and said so, when absent).
@@ -45,6 +47,8 @@ echo "== device suite"
 # Every run is bounded: a hung kernel must never hold the machine.
 timeout -k 10 180 "$here/pipeline-harness" --ptx "$here/pipeline_kernels.ptx" "$@" 2>&1 | tee "$out/suite.log"
 [ "${PIPESTATUS[0]}" -eq 0 ] || status=1
+
+@EXAMPLE@
 
 echo "== device suite, checked build (hang diagnostics on: bounded waits, arrival shadows; quick)"
 timeout -k 10 180 "$here/pipeline-harness" --ptx "$here/pipeline_kernels_checked.ptx" --quick 2>&1 | tee "$out/suite_checked.log"
@@ -95,16 +99,20 @@ fi
 exit $status
 "#;
 
-/// [`RUN_SH`] with the harness's exit statuses filled in from `pipeline_suite::exit`.
+/// [`RUN_SH`] with the harness's exit statuses filled in from `pipeline_suite::exit`, and the
+/// example's section.
 fn run_sh() -> String {
     use pipeline_suite::exit;
     RUN_SH
         .replace("@SETUP@", &exit::SETUP.to_string())
         .replace("@NO_DRIVER@", &exit::NO_DRIVER.to_string())
+        .replace("@EXAMPLE@", example::RUN_SH_SECTION)
 }
 
-/// Builds the PTX and the harness (release), and returns the harness path.
+/// Builds the PTX, the harness (release) and the example kernel crate with its launcher, and
+/// returns the harness path.
 fn build(sh: &Shell) -> Result<std::path::PathBuf> {
+    example::build(sh)?;
     gpu::build(sh, &NVPTX)?;
     gpu::build_checked(sh)?;
     gpu::build(sh, &gpu::NVPTX_SM100A)?;
@@ -169,6 +177,7 @@ fn bundle(sh: &Shell, harness: &Path, dir: &Path) -> Result {
         ),
         (gpu::checked_artifact(), "pipeline_kernels_checked.ptx"),
     ];
+    let files: Vec<_> = files.into_iter().chain(example::bundle_files()).collect();
     write_bundle(sh, dir, &files, "run.sh", &run_sh())?;
     println!(
         "bundle written to {}: run `{}/run.sh` on a machine with an NVIDIA GPU (no Rust needed)",
@@ -223,17 +232,20 @@ pub fn test(
                 println!(
                     "test-nvidia: SKIPPED: {reason} (the harness and PTX were built; the checked-build suite and the broken kernels are skipped too)"
                 );
-                return Ok(());
+                // The example's launcher too: it must reach the same verdict (its PTX is read
+                // before the driver is looked for, so a wrong path still fails here).
+                return example::run(sh, ci);
             }
             Verdict::Failed(message) => return Err(message),
         }
     }
-    Ok(())
+    example::run(sh, ci)
 }
 
-/// What one run of the harness means for the task.
+/// What one run of the harness (or of the example's launcher, which uses the same statuses)
+/// means for the task.
 #[derive(Debug, PartialEq, Eq)]
-enum Verdict {
+pub enum Verdict {
     /// Every test passed.
     Passed,
     /// Nothing could run because this machine has no CUDA driver (only in CI): the reason.
@@ -246,7 +258,7 @@ enum Verdict {
 /// signal) and its stderr; `ci`: running under `cargo xtask ci`. The statuses are
 /// `pipeline_suite::exit`, which the harness uses too. Only a missing driver in CI is skipped:
 /// a module the driver rejects, a failed allocation, an unsupported GPU fail like a failed test.
-fn verdict(what: &str, code: Option<i32>, stderr: &str, ci: bool) -> Verdict {
+pub fn verdict(what: &str, code: Option<i32>, stderr: &str, ci: bool) -> Verdict {
     use pipeline_suite::exit;
 
     let said = stderr.trim();
@@ -409,7 +421,7 @@ mod tests {
     #[test]
     fn run_sh_requires_the_setup_status_for_an_invalid_module() {
         let script = run_sh();
-        for placeholder in ["@SETUP@", "@NO_DRIVER@"] {
+        for placeholder in ["@SETUP@", "@NO_DRIVER@", "@EXAMPLE@"] {
             assert!(super::RUN_SH.contains(placeholder), "{placeholder}");
             assert!(!script.contains(placeholder), "{placeholder} left unfilled");
         }
@@ -418,5 +430,15 @@ mod tests {
         assert!(script.contains("status=1"));
         assert_ne!(exit::SETUP, exit::NO_DRIVER);
         assert_ne!(exit::SETUP, exit::PASSED);
+    }
+
+    #[test]
+    fn run_sh_runs_the_example_and_fails_unless_it_passes() {
+        let script = run_sh();
+        assert!(script.contains(crate::example::RUN_SH_SECTION));
+        // Between the suite and the checked build, inside the run (before `exit $status`).
+        let example = script.find("$here/example-launcher").unwrap();
+        assert!(script.find("echo \"== device suite\"\n").unwrap() < example);
+        assert!(example < script.find("exit $status").unwrap());
     }
 }
