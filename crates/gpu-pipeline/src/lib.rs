@@ -165,8 +165,8 @@ pub mod threshold;
 pub use backend::DefaultBackend;
 pub use backend::{
     AmdCounterBackend, Cluster, CounterBackend, CounterRef, Cta, MbarScope, Mbarrier, MbarrierRef,
-    NvidiaMbarBackend, PipelineBackend, Signal, barrier_bytes, barrier_elems, fence_proxy_async,
-    lds_data_fence,
+    NvidiaMbarBackend, PipelineBackend, Signal, barrier_bytes, barrier_bytes_any_build,
+    barrier_elems, fence_proxy_async, lds_data_fence,
 };
 #[cfg(any(feature = "std", test))]
 pub use backend::{HostCounterBackend, HostCounterSignal, HostMbarBackend, HostMbarrier};

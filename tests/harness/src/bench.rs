@@ -530,7 +530,7 @@ impl Bench {
 
     /// The cost of the `checked` feature: every Rust cycle kernel (flat loop) against the same
     /// kernel built with hang diagnostics, alternating, in the same process. The checked storage is
-    /// larger (`3 * STAGES + 1` elements on NVIDIA): both sides get 256 bytes of shared memory.
+    /// larger (`gpu_pipeline::barrier_bytes_any_build`): both sides get 256 bytes of shared memory.
     fn checked_costs(&mut self, reps: usize, iters: u32) -> Result<(), String> {
         let Some(checked) = self.checked.clone() else {
             self.line("\nchecked build: not measured (no --checked-cubin)".into());

@@ -273,8 +273,8 @@ pub fn all(sizes: &Sizes, sms: u32) -> Vec<Test> {
     pipeline_suite::role_kernels!(role_row);
 
     macro_rules! role_pair_row {
-        ($s:literal) => {
-            let kernel = concat!("role_pair_s", stringify!($s));
+        ($s:literal, $who:ident) => {
+            let kernel = pipeline_suite::role_pair_kernel_name!($s, $who);
             tests.push(Test {
                 name: format!("{kernel}_4_clusters"),
                 kernel: kernel.to_string(),
@@ -520,8 +520,10 @@ impl<'g> Runner<'g> {
                 report[R_ERRORS]
             ));
         }
-        // In a cluster only CTA 0 produces.
-        let produces = test.kind != Kind::Cluster || block % 2 == 0;
+        // In a cluster only CTA 0 produces, except in the kernels where both CTAs do.
+        let produces = test.kind != Kind::Cluster
+            || block % 2 == 0
+            || test.kernel.starts_with("role_pair_both");
         if produces && report[R_PRODUCER..R_PRODUCER + 2] != expect_producer {
             return Err(format!(
                 "block {block}: producer cursor (stage, lap) = {:?}, expected {expect_producer:?}",

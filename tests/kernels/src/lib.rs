@@ -232,6 +232,10 @@ unsafe fn ring<
     items: u32,
     report: *mut u32,
 ) {
+    if API == api::INFLIGHT {
+        // SAFETY: forwarded from the kernel's caller.
+        return unsafe { in_flight::<STAGES, B, PT, PE, CT, CE>(input, output, items, report) };
+    }
     let tid = thread_idx();
     // SAFETY: forwarded from the kernel's caller.
     let (input, output, report, mut pipe) =
@@ -353,6 +357,82 @@ unsafe fn ring<
         report.errors(errors);
         if ctid == 0 {
             report.consumer(pipe.consumer_cursor(), items);
+        }
+    }
+    sync_threads();
+    if tid == 0 {
+        report.done();
+    }
+}
+
+/// Releases `stage`: every lane arrives (`elected == false`), or lane 0 for its warp after a warp
+/// sync (`elected == true`).
+#[inline(always)]
+fn release_as<const STAGES: usize, B: PipelineBackend, S: gpu_pipeline::Side>(
+    stage: gpu_pipeline::Stage<'_, STAGES, B, S>,
+    elected: bool,
+) {
+    if elected {
+        sync_warp();
+        if thread_idx() % WARP == 0 {
+            stage.arrive();
+        }
+        stage.release_without_signal();
+    } else {
+        stage.release();
+    }
+}
+
+/// The in-flight ring (`api::INFLIGHT`, see `pipeline_suite::api`): the pipeline split into its
+/// halves; the producers fill and release each stage, the consumers hold two stages at once,
+/// releasing stage `k - 1` after reading stage `k`. `STAGES >= 2` (holding two of one slot would
+/// wait for itself).
+unsafe fn in_flight<
+    const STAGES: usize,
+    B: PipelineBackend,
+    const PT: u32,
+    const PE: bool,
+    const CT: u32,
+    const CE: bool,
+>(
+    input: *const u32,
+    output: *mut u32,
+    items: u32,
+    report: *mut u32,
+) {
+    assert!(STAGES >= 2, "an in-flight consumer needs two stages");
+    let tid = thread_idx();
+    // SAFETY: forwarded from the kernel's caller.
+    let (input, output, report, pipe) =
+        unsafe { block_ring::<STAGES, B>(input, output, items, report) };
+    if tid < PT {
+        let producer = pipe.into_producer();
+        for item in 0..items {
+            let stage = producer.acquire();
+            // SAFETY: `fill` writes the slot the producer half handed out.
+            unsafe { fill(slot(STAGES, stage.index()), input, item, tid, PT) };
+            release_as(stage, PE);
+        }
+        if tid == 0 {
+            report.producer(producer.cursor());
+        }
+    } else if tid < PT + CT {
+        let ctid = tid - PT;
+        let consumer = pipe.into_consumer();
+        // SAFETY (both reads): `drain` reads the slot the consumer half handed out, full and
+        // not yet released.
+        let mut previous = consumer.acquire();
+        let mut errors = unsafe { drain(slot(STAGES, previous.index()), output, 0, ctid, CT) };
+        for item in 1..items {
+            let stage = consumer.acquire();
+            errors += unsafe { drain(slot(STAGES, stage.index()), output, item, ctid, CT) };
+            release_as(previous, CE);
+            previous = stage;
+        }
+        release_as(previous, CE);
+        report.errors(errors);
+        if ctid == 0 {
+            report.consumer(consumer.cursor(), items);
         }
     }
     sync_threads();
@@ -565,6 +645,9 @@ macro_rules! api_of {
     };
     (signal_early) => {
         api::SIGNAL_EARLY
+    };
+    (inflight) => {
+        api::INFLIGHT
     };
 }
 

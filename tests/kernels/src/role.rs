@@ -230,14 +230,16 @@ macro_rules! role_kernel {
 
 pipeline_suite::role_kernels!(role_kernel);
 
-/// CTA pair (`CTA_GROUP = 2`, cluster of 2): warp 0 of the leader CTA (rank 0) produces each item
-/// into the slots of both CTAs (its own, and its peer's through distributed shared memory) and
-/// `commit`s, which arrives on the producer barriers of both CTAs (32 arrivals each). Warp 1 of
-/// each CTA waits on its own producer barrier (cluster-scope acquire), copies its slot to its
-/// output, and `release`s, which arrives on the *leader's* consumer barrier (64 arrivals: both
-/// CTAs' consumers); the producer's `acquire` waits on that.
+/// CTA pair (`CTA_GROUP = 2`, cluster of 2). Without `BOTH`: warp 0 of the leader CTA (rank 0)
+/// produces each item into the slots of both CTAs (its own, and its peer's through distributed
+/// shared memory) and `commit`s, which arrives on the producer barriers of both CTAs (32
+/// arrivals each). With `BOTH`: warp 0 of each CTA fills its own CTA's slot and commits (64
+/// arrivals on each producer barrier), and each producer `acquire`s on its own CTA's consumer
+/// barrier. Warp 1 of each CTA waits on its own producer barrier (cluster-scope acquire), copies
+/// its slot to its output, and `release`s, which arrives on the consumer barriers of both CTAs
+/// (64 arrivals: both CTAs' consumers).
 #[inline(always)]
-unsafe fn role_pair<const S: usize>(
+unsafe fn role_pair<const S: usize, const BOTH: bool>(
     input: *const u32,
     output: *mut u32,
     items: u32,
@@ -263,7 +265,12 @@ unsafe fn role_pair<const S: usize>(
         // (reached by every thread of both CTAs) comes before any remote arrival, and the final one
         // keeps both CTAs alive to the end.
         unsafe {
-            ProducerRole::<S, 1, 1, 2>::new(producer_barriers, consumer_barriers).init::<32, 64>()
+            let pipe = ProducerRole::<S, 1, 1, 2>::new(producer_barriers, consumer_barriers);
+            if BOTH {
+                pipe.init::<64, 64>();
+            } else {
+                pipe.init::<32, 64>();
+            }
         };
     }
     sync_cluster();
@@ -272,7 +279,30 @@ unsafe fn role_pair<const S: usize>(
         // SAFETY: initialised before the cluster barrier.
         let mut pipe =
             unsafe { ProducerRole::<S, 1, 1, 2>::new(producer_barriers, consumer_barriers) };
-        if rank == 0 {
+        if BOTH {
+            for item in 0..items {
+                pipe.acquire();
+                let slot = role_slot(region, pipe.stage());
+                let mut j = lane as usize;
+                while j < PAYLOAD_WORDS {
+                    // SAFETY: the stage is free in this CTA (its consumer barrier counts both
+                    // CTAs' releases); only this CTA's slot is written.
+                    unsafe {
+                        slot.add(HEADER_WORDS + j)
+                            .write(input.add(item as usize * PAYLOAD_WORDS + j).read())
+                    };
+                    j += WARP as usize;
+                }
+                if lane == 0 {
+                    // SAFETY: the header of this CTA's slot.
+                    unsafe { slot.write(item) };
+                }
+                pipe.commit();
+            }
+            if tid == 0 {
+                report.producer(pipe.cursor());
+            }
+        } else if rank == 0 {
             for item in 0..items {
                 pipe.acquire();
                 let slot = role_slot(region, pipe.stage());
@@ -340,11 +370,21 @@ unsafe fn role_pair<const S: usize>(
     }
 }
 
+/// Whether both CTAs of a pair produce (see `pipeline_suite::role_pair_kernels!`).
+macro_rules! both_produce {
+    (leader) => {
+        false
+    };
+    (both) => {
+        true
+    };
+}
+
 macro_rules! role_pair_kernel {
-    ($s:literal) => {
+    ($s:literal, $who:ident) => {
         const _: () = {
             /// A CTA-pair role test kernel (see `role_pair`).
-            #[unsafe(export_name = concat!("role_pair_s", stringify!($s)))]
+            #[unsafe(export_name = pipeline_suite::role_pair_kernel_name!($s, $who))]
             pub unsafe extern "gpu-kernel" fn kernel(
                 input: *const u32,
                 output: *mut u32,
@@ -352,7 +392,11 @@ macro_rules! role_pair_kernel {
                 report: *mut u32,
             ) {
                 // SAFETY: the harness launches clusters of 2 CTAs of 2 warps with `role_smem_bytes`.
-                unsafe { role_pair::<$s>(input, output, items, report) }
+                unsafe {
+                    role_pair::<$s, { both_produce!($who) }>(
+                        input, output, items, report,
+                    )
+                }
             }
         };
     };

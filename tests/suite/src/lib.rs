@@ -47,6 +47,10 @@ pub mod api {
     /// keeps every barrier's arrival count right, so it cannot hang). The checks must catch it; the
     /// harness counts the test as passed only if they do.
     pub const SIGNAL_EARLY: u32 = 5;
+    /// The pipeline split into its halves (`into_producer` / `into_consumer`), and consumers
+    /// that keep one stage in flight: each releases stage `k - 1` only after it acquired and
+    /// read stage `k` (two handles held at once), as a Hopper GEMM's MMA warps do.
+    pub const INFLIGHT: u32 = 6;
 }
 
 /// The exit status of the host binaries (`pipeline-harness`, its `--broken-one` child processes
@@ -95,9 +99,9 @@ const fn align_up(x: usize, a: usize) -> usize {
 
 /// Bytes at the start of dynamic shared memory reserved for the barriers of a `stages`-stage
 /// pipeline (8-byte elements on every backend), rounded up to 128 bytes: room for the storage of
-/// checked builds too (`3 * stages + 1` elements on NVIDIA), so that one layout serves both.
+/// checked builds too (the library's `barrier_bytes_any_build`), so that one layout serves both.
 pub const fn barrier_region(stages: usize) -> usize {
-    align_up((3 * stages + 1) * 8, 128)
+    align_up(gpu_pipeline::barrier_bytes_any_build(stages), 128)
 }
 
 /// Dynamic shared memory of a ring kernel.
@@ -145,6 +149,9 @@ macro_rules! ring_kernels {
         $m!($b, 3, 32, a, 128, a, ticks);
         $m!($b, 2, 32, e, 32, e, scopes);
         $m!($b, 2, 128, a, 32, e, scopes);
+        $m!($b, 3, 32, a, 128, a, inflight);
+        $m!($b, 4, 32, e, 128, e, inflight);
+        $m!($b, 2, 32, e, 32, a, inflight);
     };
 }
 
@@ -320,12 +327,29 @@ macro_rules! role_kernels {
     };
 }
 
-/// The CTA-pair `RolePipeline` kernels (`role_pair_s{stages}`, `CTA_GROUP = 2`).
+/// The CTA-pair `RolePipeline` kernels (`CTA_GROUP = 2`): `(stages, producers)`, where
+/// `leader` has only the leader CTA's warp produce (into both CTAs' slots; `role_pair_s{stages}`)
+/// and `both` has the producer warp of each CTA fill its own CTA's slot
+/// (`role_pair_both_s{stages}`): the odd CTA's producer then waits on its own consumer barriers,
+/// which only the both-CTA release keeps moving (before API v2 it hung from lap 2).
 #[macro_export]
 macro_rules! role_pair_kernels {
     ($m:ident) => {
-        $m!(2);
-        $m!(4);
+        $m!(2, leader);
+        $m!(4, leader);
+        $m!(2, both);
+        $m!(4, both);
+    };
+}
+
+/// The export name of a CTA-pair kernel (see [`role_pair_kernels!`]).
+#[macro_export]
+macro_rules! role_pair_kernel_name {
+    ($s:literal, leader) => {
+        concat!("role_pair_s", stringify!($s))
+    };
+    ($s:literal, both) => {
+        concat!("role_pair_both_s", stringify!($s))
     };
 }
 

@@ -163,6 +163,16 @@ pub unsafe trait PipelineBackend: Copy {
     unsafe fn empty(&self, stage: u32) -> Self::Signal<'_>;
 }
 
+/// The most shared-memory bytes the barrier region of a `stages`-stage pipeline takes over any
+/// backend of this crate, in either build (with or without the `checked` feature): `2 * stages`
+/// 8-byte signals, plus, in checked builds, at most one 8-byte shadow element per stage (NVIDIA)
+/// and the diagnostics word. For a host program that sizes shared memory for kernels it did not
+/// build itself (the device suite's harness runs both builds); a kernel uses [`barrier_bytes`].
+#[must_use]
+pub const fn barrier_bytes_any_build(stages: usize) -> usize {
+    (3 * stages + 1) * 8
+}
+
 /// The number of `B::Storage` elements a pipeline of `stages` stages over backend `B` takes:
 /// the layout formula, written once. `full[0..stages)` and `empty[0..stages)`; checked builds add
 /// `B::SHADOW_ELEMS_PER_STAGE * stages` shadow elements and one diagnostics word.
@@ -237,3 +247,28 @@ pub type DefaultBackend<const PRODUCER_ARRIVALS: u32, const CONSUMER_ARRIVALS: u
 ))]
 pub type DefaultBackend<const PRODUCER_ARRIVALS: u32, const CONSUMER_ARRIVALS: u32> =
     HostMbarBackend<PRODUCER_ARRIVALS, CONSUMER_ARRIVALS>;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The bound covers every backend of the crate in this build (the tests run with and without
+    /// the `checked` feature).
+    #[test]
+    fn barrier_bytes_any_build_bounds_every_backend() {
+        for stages in 1..=16 {
+            let bound = barrier_bytes_any_build(stages);
+            assert!(barrier_bytes::<NvidiaMbarBackend<1, 1>>(stages) <= bound);
+            assert!(barrier_bytes::<NvidiaMbarBackend<1, 1, Cluster>>(stages) <= bound);
+            assert!(barrier_bytes::<CounterBackend<1, 1>>(stages) <= bound);
+            assert!(barrier_bytes::<HostMbarBackend<1, 1>>(stages) <= bound);
+            assert!(barrier_bytes::<HostCounterBackend<1, 1>>(stages) <= bound);
+        }
+        if cfg!(feature = "checked") {
+            assert_eq!(
+                barrier_bytes::<NvidiaMbarBackend<1, 1>>(4),
+                barrier_bytes_any_build(4)
+            );
+        }
+    }
+}
