@@ -150,7 +150,7 @@ macro_rules! ring_kernels {
         $m!($b, 2, 32, e, 32, e, scopes);
         $m!($b, 2, 128, a, 32, e, scopes);
         $m!($b, 3, 32, a, 128, a, inflight);
-        $m!($b, 4, 32, e, 128, e, inflight);
+        $m!($b, 4, 32, e, 32, e, inflight);
         $m!($b, 2, 32, e, 32, a, inflight);
     };
 }
