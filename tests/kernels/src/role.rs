@@ -336,6 +336,15 @@ unsafe fn role_pair<const S: usize, const BOTH: bool>(
             if tid == 0 {
                 report.producer(pipe.cursor());
             }
+        } else {
+            // The odd CTA's producer warp fills nothing, but acquires every stage: every signal
+            // of a pair reaches both CTAs, so its consumer barriers complete each phase too, and
+            // each phase is waited on (compute-sanitizer's synccheck reports a barrier whose
+            // phases complete with no wait).
+            for _ in 0..items {
+                pipe.acquire();
+                pipe.step();
+            }
         }
     } else {
         // SAFETY: as above.
