@@ -198,16 +198,14 @@ fn check_probes(
     ])
 }
 
-/// A ROCm runtime on this machine, if any.
 /// Mangled-name parts of the checked build's slow paths, which run only after a wait's first
-/// probe failed: the reporting functions, the bounded polling loop, and the probe closures it
-/// calls out of line.
-const SLOW_PATHS: [&str; 5] = [
+/// probe failed: the reporting functions (the record writer and a half's guard), the bounded
+/// polling loop, and the probe closures of a guarded wait, which it calls out of line.
+const SLOW_PATHS: [&str; 4] = [
     "7checked7runtime4fail",
-    "8pipeline4fail",
+    "5guard4fail",
     "9slow_wait",
-    "12wait_full_ass",
-    "13wait_empty_ass",
+    "5Guard4wait",
 ];
 
 /// The checked build (hang diagnostics): the clock is the real-time counter, a hang ends in
