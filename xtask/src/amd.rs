@@ -248,6 +248,7 @@ fn check_checked_disassembly(target: &GpuTarget, text: &str) -> Result<Vec<Strin
     )])
 }
 
+/// A ROCm runtime on this machine, if any.
 fn rocm_runtime() -> Option<&'static str> {
     ["/dev/kfd", "/opt/rocm/lib/libamdhip64.so"]
         .into_iter()
