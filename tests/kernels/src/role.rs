@@ -401,11 +401,7 @@ macro_rules! role_pair_kernel {
                 report: *mut u32,
             ) {
                 // SAFETY: the harness launches clusters of 2 CTAs of 2 warps with `role_smem_bytes`.
-                unsafe {
-                    role_pair::<$s, { both_produce!($who) }>(
-                        input, output, items, report,
-                    )
-                }
+                unsafe { role_pair::<$s, { both_produce!($who) }>(input, output, items, report) }
             }
         };
     };

@@ -124,18 +124,12 @@ unsafe impl<const V: u32> Signal for VarSignal<'_, V> {
 
     #[inline(always)]
     fn completed(self, completions: u32) -> bool {
-        VarCounter::<1, 1, V>::reached(
-            self.addr,
-            threshold::threshold(completions, self.per_phase),
-        )
+        VarCounter::<1, 1, V>::reached(self.addr, threshold::threshold(completions, self.per_phase))
     }
 
     #[inline(always)]
     fn wait_completed(self, completions: u32, _ticks: Option<u32>) {
-        VarCounter::<1, 1, V>::wait(
-            self.addr,
-            threshold::threshold(completions, self.per_phase),
-        );
+        VarCounter::<1, 1, V>::wait(self.addr, threshold::threshold(completions, self.per_phase));
     }
 
     // Checked builds: the counters are their own shadows, as in the library's counter backend.
