@@ -51,6 +51,41 @@ pub fn test(sh: &Shell) -> Result {
     .map_err(|_| "host tests of checked builds failed (above)".to_string())
 }
 
+/// The host tests of the safe API under AddressSanitizer (in their own target directory): the
+/// API, halves and drop tests must run clean, and the control
+/// (`tests/host/examples/use_after_free_control.rs`, a use-after-free of a signal made with
+/// `unsafe` on purpose) must be caught, which shows the sanitizer is active.
+pub fn asan(sh: &Shell) -> Result {
+    println!("running the host API tests under AddressSanitizer:");
+    let flags = "-Zsanitizer=address";
+    let target = "x86_64-unknown-linux-gnu";
+    cmd!(
+        sh,
+        "cargo test -p protocol-tests --target {target} --target-dir target/asan --test api --test halves --test drop --test split"
+    )
+    .env("RUSTFLAGS", flags)
+    .env("RUSTDOCFLAGS", flags)
+    .run()
+    .map_err(|_| "host tests under AddressSanitizer failed (above)".to_string())?;
+    let control = cmd!(
+        sh,
+        "cargo run -q -p protocol-tests --target {target} --target-dir target/asan --example use_after_free_control"
+    )
+    .env("RUSTFLAGS", flags)
+    .ignore_status()
+    .output()
+    .map_err(|e| format!("running the AddressSanitizer control: {e}"))?;
+    let stderr = String::from_utf8_lossy(&control.stderr);
+    if control.status.success() || !stderr.contains("heap-use-after-free") {
+        return Err(format!(
+            "the AddressSanitizer control was not caught (exit {:?}): the sanitizer is not active, so the clean run above proves nothing\n{stderr}",
+            control.status.code()
+        ));
+    }
+    println!("  clean; the control's use-after-free was caught (heap-use-after-free)");
+    Ok(())
+}
+
 /// The loom model checks of the protocol (`--cfg loom`, in their own target directory).
 pub fn loom(sh: &Shell) -> Result {
     println!("running the loom models:");

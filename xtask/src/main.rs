@@ -122,6 +122,7 @@ fn run(args: &[String]) -> Result {
         "test" => {
             toolchain::check(&sh)?;
             host::test(&sh)?;
+            host::asan(&sh)?;
             host::loom(&sh)?;
             gpu::build_all(&sh)?;
             compile_fail::run(&sh)?;
@@ -164,6 +165,7 @@ fn run(args: &[String]) -> Result {
             toolchain::check(&sh)?;
             host::lint(&sh)?;
             host::test(&sh)?;
+            host::asan(&sh)?;
             host::loom(&sh)?;
             gpu::build_all(&sh)?;
             compile_fail::run(&sh)?;

@@ -158,10 +158,10 @@ impl Guard {
         // non-inlined function loses LLVM's address-space inference (flat atomics on AMD).
         let diagnostics = self.diagnostics;
         checked::bounded_wait(
-            // SAFETY: a cursor's stage is always below STAGES.
             move || {
-                unsafe { S::awaited(backend.full(stage), backend.empty(stage)) }
-                    .completed(S::completions(lap))
+                // SAFETY: a cursor's stage is always below STAGES.
+                let signal = unsafe { S::awaited(backend.full(stage), backend.empty(stage)) };
+                signal.completed(S::completions(lap))
             },
             || self.settle::<STAGES, B, S>(backend),
             move || diagnostics.load(),

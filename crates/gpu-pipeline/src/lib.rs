@@ -166,7 +166,8 @@ pub use backend::DefaultBackend;
 pub use backend::{
     AmdCounterBackend, Cluster, CounterBackend, CounterRef, Cta, MbarScope, Mbarrier, MbarrierRef,
     NvidiaMbarBackend, PipelineBackend, Signal, barrier_bytes, barrier_bytes_any_build,
-    barrier_elems, fence_proxy_async, lds_data_fence,
+    barrier_elems, bulk_commit_group, bulk_copy_to_global, bulk_wait_group, bulk_wait_group_read,
+    fence_proxy_async, lds_data_fence,
 };
 #[cfg(any(feature = "std", test))]
 pub use backend::{HostCounterBackend, HostCounterSignal, HostMbarBackend, HostMbarrier};

@@ -87,6 +87,14 @@ mod nvidia {
     probe!(probe_mbar_inval, |out, x| unsafe {
         pipe::<Mbar>().full_barrier(0).inval()
     });
+    // The bulk store's public wrappers: a shared-to-global copy, its group, and the full wait
+    // (`cp.async.bulk.wait_group`, writes performed) beside the read wait.
+    probe!(probe_bulk_store, |out, x| unsafe {
+        gpu_pipeline::bulk_copy_to_global(out.cast(), dynamic_smem(), 64);
+        gpu_pipeline::bulk_commit_group();
+        gpu_pipeline::bulk_wait_group_read::<1>();
+        gpu_pipeline::bulk_wait_group::<0>();
+    });
     probe!(probe_mbar_arrive_remote, |out, x| unsafe {
         pipe::<Mbar>().empty_barrier(0).arrive_remote(x)
     });

@@ -787,15 +787,18 @@ leaf! {
     /// PTX ISA 8.0, sm_90. PTX ISA, "Parallel Synchronization and Communication Instructions:
     /// elect.sync".
     ///
-    /// Every lane of the warp must execute it together. Like every collective written as inline
-    /// assembly here, LLVM does not know it is `convergent`: call it where the whole warp is
-    /// converged and not under lane-dependent control flow.
+    /// # Safety
+    ///
+    /// Every lane of the warp executes it together, converged: with the full member mask,
+    /// `elect.sync` from a divergent or partial warp is undefined (PTX ISA, "elect.sync"). Like
+    /// every collective written as inline assembly here, LLVM does not know it is `convergent`:
+    /// call it where the whole warp is converged and not under lane-dependent control flow.
     #[gpu_only("elect.sync")]
     #[inline(always)]
     #[must_use]
-    pub fn elect_one_sync() -> bool {
+    pub unsafe fn elect_one_sync() -> bool {
         let elected: u32;
-        // SAFETY: a warp-collective election; the caller's warp is converged (documented).
+        // SAFETY: a warp-collective election; the caller guarantees a converged, full warp.
         unsafe {
             asm!(
                 "{{",
@@ -913,6 +916,23 @@ leaf! {
         // SAFETY: a wait on the thread's own copies.
         unsafe {
             asm!("cp.async.bulk.wait_group.read {n};", n = const N, options(nostack, preserves_flags));
+        }
+    }
+}
+
+leaf! {
+    /// `cp.async.bulk.wait_group N;`: waits until at most `N` of the thread's committed bulk
+    /// async-groups are pending: their copies are *complete* (the writes to global memory are
+    /// performed), not only done reading their source as with [`cp_async_bulk_wait_group_read`].
+    ///
+    /// PTX ISA 8.0, sm_90. PTX ISA, "Data Movement and Conversion Instructions:
+    /// cp.async.bulk.wait_group".
+    #[gpu_only("cp.async.bulk.wait_group")]
+    #[inline(always)]
+    pub fn cp_async_bulk_wait_group<const N: u32>() {
+        // SAFETY: a wait on the thread's own copies.
+        unsafe {
+            asm!("cp.async.bulk.wait_group {n};", n = const N, options(nostack, preserves_flags));
         }
     }
 }

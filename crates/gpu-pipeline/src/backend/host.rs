@@ -33,7 +33,23 @@ const PHASE_SHIFT: u32 = 32;
 ///
 /// The handle borrows its barrier for `'a`, the borrow of the backend (or pipeline) it came
 /// from: it cannot be used after the pipeline value is gone, so a safe `arrive` cannot reach
-/// freed storage.
+/// freed storage. Before API v2 it was a `Copy` raw pointer, and this compiled (and read freed
+/// memory, which AddressSanitizer reports; `cargo xtask test` runs the host tests under it):
+///
+/// ```compile_fail,E0597
+/// use std::mem::MaybeUninit;
+/// use std::sync::atomic::AtomicU64;
+/// use gpu_pipeline::{HostMbarBackend, ProducerConsumerPipeline};
+///
+/// let bar = {
+///     let mut storage: Vec<MaybeUninit<AtomicU64>> = (0..2).map(|_| MaybeUninit::uninit()).collect();
+///     // SAFETY: two words, initialised below, valid while `pipe` exists.
+///     let pipe = unsafe { ProducerConsumerPipeline::<1, HostMbarBackend<1, 1>>::new(storage.as_mut_ptr()) };
+///     unsafe { pipe.init() };
+///     pipe.full_barrier(0)
+/// }; // `pipe` and `storage` are gone here
+/// bar.arrive();
+/// ```
 #[derive(Clone, Copy, Debug)]
 pub struct HostMbarrier<'a> {
     word: &'a AtomicU64,

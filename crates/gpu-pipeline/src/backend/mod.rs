@@ -25,7 +25,8 @@ pub use counter::{AmdCounterBackend, CounterBackend, CounterRef, lds_data_fence}
 pub use host::{HostCounterBackend, HostCounterSignal, HostMbarBackend, HostMbarrier};
 pub use nvidia::{
     Cluster, Cta, MAX_TX_BYTES, MBARRIER_BYTES, MbarScope, Mbarrier, MbarrierRef,
-    NvidiaMbarBackend, cluster_cta_rank, elect_one, fence_mbarrier_init, fence_proxy_async,
+    NvidiaMbarBackend, bulk_commit_group, bulk_copy_to_global, bulk_wait_group,
+    bulk_wait_group_read, cluster_cta_rank, elect_one, fence_mbarrier_init, fence_proxy_async,
 };
 
 /// The arrive-count limit of mbarrier: `mbarrier.init` takes a count in `1..=2^20 - 1`

@@ -508,7 +508,51 @@ pub fn cluster_cta_rank() -> u32 {
 #[inline(always)]
 #[must_use]
 pub unsafe fn elect_one() -> bool {
-    ptx::elect_one_sync()
+    // SAFETY: forwarded from this function's contract.
+    unsafe { ptx::elect_one_sync() }
+}
+
+/// Copies `bytes` bytes from this CTA's shared memory to global memory with the bulk-copy engine
+/// (`cp.async.bulk.global.shared::cta.bulk_group`, PTX ISA 8.0, sm_90), tracked by the calling
+/// thread's bulk async-group: the store counterpart of
+/// [`MbarrierRef::bulk_copy_from_global`], with the same pointer arguments. Close the group with
+/// [`bulk_commit_group`], then wait with [`bulk_wait_group_read`] before rewriting `src`, or
+/// [`bulk_wait_group`] before others read `dst`. If the slot was written by generic-proxy stores,
+/// issue [`fence_proxy_async`] first.
+///
+/// # Safety
+///
+/// `src` is a generic pointer into this CTA's shared memory and `dst` a global pointer, both
+/// 16-byte aligned; `bytes` is a non-zero multiple of 16; both ranges are valid; `src` is not
+/// written until a read-wait covers the copy, and `dst` is not accessed until a full wait does.
+#[inline(always)]
+pub unsafe fn bulk_copy_to_global(dst: *mut u8, src: *const u8, bytes: u32) {
+    // SAFETY: the caller guarantees the ranges; cvta converts the shared pointer.
+    unsafe {
+        let src_shared = ptx::cvta_to_shared(src.cast_mut());
+        ptx::cp_async_bulk_shared_to_global(dst, src_shared, bytes);
+    }
+}
+
+/// Closes the calling thread's current bulk async-group (`cp.async.bulk.commit_group`, PTX ISA
+/// 8.0, sm_90).
+#[inline(always)]
+pub fn bulk_commit_group() {
+    ptx::cp_async_bulk_commit_group();
+}
+
+/// Waits until at most `PENDING` of the calling thread's committed bulk groups have not finished
+/// *reading* their source (`cp.async.bulk.wait_group.read`): their shared memory may be reused.
+#[inline(always)]
+pub fn bulk_wait_group_read<const PENDING: u32>() {
+    ptx::cp_async_bulk_wait_group_read::<PENDING>();
+}
+
+/// Waits until at most `PENDING` of the calling thread's committed bulk groups are incomplete
+/// (`cp.async.bulk.wait_group`): their writes are performed.
+#[inline(always)]
+pub fn bulk_wait_group<const PENDING: u32>() {
+    ptx::cp_async_bulk_wait_group::<PENDING>();
 }
 
 /// Orders this thread's earlier generic-proxy (ordinary) shared-memory accesses before later
