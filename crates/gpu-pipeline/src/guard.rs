@@ -9,9 +9,7 @@ use core::cell::Cell;
 use core::panic::Location;
 
 use crate::backend::{PipelineBackend, Signal, barrier_elems};
-use crate::checked::{
-    self, Call, Diagnostics, DiagnosticsWord, Fault, NO_SUB_STAGE, ROLE_CONSUMER, ROLE_PRODUCER,
-};
+use crate::checked::{self, Call, Diagnostics, DiagnosticsWord, Fault, NO_SUB_STAGE, Role};
 use crate::cursor::{Cursor, Side};
 use crate::threshold;
 
@@ -36,12 +34,12 @@ pub(crate) struct Guard {
     pub(crate) held: Cell<u32>,
 }
 
-/// The record's role number of side `S`.
-fn role<S: Side>() -> u32 {
+/// The record's role of side `S`.
+fn role<S: Side>() -> Role {
     if S::WAITS_ON_FULL {
-        ROLE_CONSUMER
+        Role::Consumer
     } else {
-        ROLE_PRODUCER
+        Role::Producer
     }
 }
 

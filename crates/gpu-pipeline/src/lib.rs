@@ -179,6 +179,44 @@ pub use pipeline::ProducerConsumerPipeline;
 pub use role::{ConsumerRole, ProducerRole, RolePipeline};
 pub use stage::{ConsumerStage, ProducerStage, Stage, StageView};
 
+/// Type-level facts of the API, checked when the crate's tests compile.
+#[cfg(test)]
+mod type_facts {
+    use static_assertions::{
+        assert_eq_align, assert_eq_size, assert_impl_all, assert_not_impl_any,
+    };
+
+    use crate::{
+        ConsumerHalf, ConsumerStage, CounterBackend, CounterRef, HostCounterBackend,
+        HostMbarBackend, Mbarrier, MbarrierRef, NvidiaMbarBackend, ProducerStage, StageView,
+    };
+
+    type Mbar = NvidiaMbarBackend<1, 1>;
+
+    // A stage handle is linear: never copied, never cloned, never sent to another thread.
+    assert_not_impl_any!(ProducerStage<'static, 4, Mbar>: Copy, Clone, Send, Sync);
+    assert_not_impl_any!(ConsumerStage<'static, 4, CounterBackend<1, 1>>: Copy, Clone, Send, Sync);
+    assert_not_impl_any!(ConsumerStage<'static, 4, HostCounterBackend<1, 1>>: Copy, Clone, Send, Sync);
+    // A scope's view and a signal are plain copies of an index and an address.
+    assert_impl_all!(StageView<'static, Mbar>: Copy);
+    assert_impl_all!(MbarrierRef<'static>: Copy);
+    assert_impl_all!(CounterRef<'static>: Copy);
+    // A half keeps its cursor in a cell: one thread's value, not shared.
+    assert_not_impl_any!(ConsumerHalf<4, HostMbarBackend<1, 1>>: Sync);
+    // Storage: one mbarrier is 8 bytes, 8-byte aligned (PTX ISA, "mbarrier": an opaque 64-bit
+    // object in shared memory, 8-byte aligned); counters are 64-bit.
+    assert_eq_size!(Mbarrier, u64);
+    assert_eq_align!(Mbarrier, u64);
+    assert_eq_size!(
+        <CounterBackend<1, 1> as crate::PipelineBackend>::Storage,
+        u64
+    );
+    assert_eq_align!(
+        <CounterBackend<1, 1> as crate::PipelineBackend>::Storage,
+        u64
+    );
+}
+
 /// The README's Rust example, compiled as a doc test so that it cannot drift from the API.
 #[cfg(doctest)]
 #[doc = include_str!("../../../README.md")]

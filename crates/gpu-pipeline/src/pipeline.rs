@@ -43,9 +43,9 @@ use crate::stage::{ConsumerStage, ProducerStage, StageView};
 pub struct ProducerConsumerPipeline<const STAGES: usize, B: PipelineBackend> {
     producer: ProducerHalf<STAGES, B>,
     consumer: ConsumerHalf<STAGES, B>,
-    /// Checked builds: the side this value has served (0: none yet, 1: producer, 2: consumer).
+    /// Checked builds: the side this value has served, if any yet.
     #[cfg(feature = "checked")]
-    side: core::cell::Cell<u32>,
+    side: core::cell::Cell<Option<crate::checked::Role>>,
 }
 
 impl<const STAGES: usize, B: PipelineBackend> ProducerConsumerPipeline<STAGES, B> {
@@ -87,7 +87,7 @@ impl<const STAGES: usize, B: PipelineBackend> ProducerConsumerPipeline<STAGES, B
             // SAFETY: as above.
             consumer: unsafe { PipelineHalf::with_backend(backend, storage) },
             #[cfg(feature = "checked")]
-            side: core::cell::Cell::new(0),
+            side: core::cell::Cell::new(None),
         }
     }
 
@@ -153,14 +153,16 @@ impl<const STAGES: usize, B: PipelineBackend> ProducerConsumerPipeline<STAGES, B
     fn claim<S: Side>(&self, half: &PipelineHalf<STAGES, B, S>, call: Call) {
         #[cfg(feature = "checked")]
         {
-            let mine = if S::WAITS_ON_FULL { 2 } else { 1 };
-            let used = self.side.get();
-            if used != mine {
-                if used == 0 {
-                    self.side.set(mine);
-                } else {
-                    half.wrong_role(call);
-                }
+            use crate::checked::Role;
+            let mine = if S::WAITS_ON_FULL {
+                Role::Consumer
+            } else {
+                Role::Producer
+            };
+            match self.side.get() {
+                None => self.side.set(Some(mine)),
+                Some(used) if used != mine => half.wrong_role(call),
+                Some(_) => {}
             }
         }
         #[cfg(not(feature = "checked"))]

@@ -311,9 +311,9 @@ impl<const STAGES: usize, R: Side, const PS: usize, const CS: usize, const G: u3
                         fault: checked::Fault::Timeout,
                         call,
                         role: if call == checked::Call::RoleAcquire {
-                            checked::ROLE_PRODUCER
+                            checked::Role::Producer
                         } else {
-                            checked::ROLE_CONSUMER
+                            checked::Role::Consumer
                         },
                         diagnostics: word,
                         storage: self.producer_base,

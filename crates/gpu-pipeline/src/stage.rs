@@ -16,10 +16,13 @@
 //! | `release_without_signal` with no arrival made | not caught by the types; in a `checked` build the other side's wait times out with a record of the arrivals made and expected |
 //! | two pipeline values over one storage used for one side | not caught by the types; a `checked` build reports the extra arrivals (wrong count) |
 //!
-//! The drop check is a constant evaluated when a handle's `Drop` is instantiated, so the error
-//! names this file; rustc's note below it ("the above error was encountered while instantiating
-//! ...") names the handle type, and the function that drops it is the one whose path reaches the
-//! end of a scope with the handle alive.
+//! The drop check is a constant evaluated when a handle's `Drop` is instantiated. Its message
+//! says which handle (producer or consumer); rustc points the error at the panic inside this
+//! file's `DropCheck` and adds a note naming the instantiated
+//! `<Stage<'_, STAGES, B, Consumer> as Drop>::drop`. It cannot point at the function that drops
+//! the handle: the drop is compiler-made glue, and a constant's error carries no caller. Look for
+//! the path in the function that acquired the stage on which it reaches the end of a scope
+//! unreleased (an early `return`, a `break`, a branch that skips the release).
 //!
 //! Several handles of one side may be held at once (a consumer that keeps one stage in flight
 //! releases stage `k - 1` after it issued the work of stage `k`); each is released once, in any
@@ -91,7 +94,9 @@ pub struct Stage<'p, const STAGES: usize, B: PipelineBackend + 'p, S: Side> {
     signal: B::Signal<'p>,
     /// Checked builds: the half's count of stages held, decremented at release.
     held: Held<'p>,
-    side: PhantomData<S>,
+    /// Neither `Send` nor `Sync`: a stage is released by the thread that acquired it (it is one
+    /// of that side's arrivals).
+    side: PhantomData<(S, *const ())>,
 }
 
 /// Checked builds: where a half counts the stages it holds (nothing otherwise).
@@ -205,15 +210,14 @@ struct DropCheck<S>(PhantomData<S>);
 
 #[cfg(panic = "abort")]
 impl<S: Side> DropCheck<S> {
-    const STAGE_DROPPED: () = if S::WAITS_ON_FULL {
-        panic!(
+    const STAGE_DROPPED: () = panic!(
+        "{}",
+        if S::WAITS_ON_FULL {
             "gpu-pipeline: a ConsumerStage is dropped without being released. Call `release()` (signal empty) or `release_without_signal()` on every path, or use `consume(|stage| ...)`; a stage that is never released hangs the producer."
-        )
-    } else {
-        panic!(
+        } else {
             "gpu-pipeline: a ProducerStage is dropped without being released. Call `release()` (signal full) or `release_without_signal()` on every path, or use `produce(|stage| ...)`; a stage that is never released hangs the consumers."
-        )
-    };
+        }
+    );
 }
 
 impl<'p, const STAGES: usize, B: PipelineBackend + 'p, S: Side> Drop for Stage<'p, STAGES, B, S> {

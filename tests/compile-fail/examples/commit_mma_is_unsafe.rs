@@ -1,4 +1,4 @@
-// expect: error[E0133]: call to unsafe function `RolePipeline::<STAGES, Producer, PS, CS, G>::commit_mma` is unsafe and requires unsafe block
+// expect: commit_mma` is unsafe and requires unsafe block
 // rustflags: -Ctarget-cpu=sm_100a -Ctarget-feature=+ptx86
 //! `commit_mma` elects a lane with `elect.sync` over the full warp, undefined from a divergent
 //! warp: it is `unsafe` (before API v2 it was a safe call). Built for sm_100a, where it exists.

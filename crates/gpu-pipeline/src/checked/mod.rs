@@ -73,7 +73,7 @@ mod runtime;
 
 pub use record::{
     Call, DIAGNOSTICS_SYMBOL, DiagnosticsSink, Fault, HangRecord, NO_SUB_STAGE, RECORD_MAGIC,
-    ROLE_CONSUMER, ROLE_PRODUCER, Verdict,
+    ROLE_CONSUMER, ROLE_PRODUCER, Role, Verdict,
 };
 #[cfg(all(
     feature = "checked",

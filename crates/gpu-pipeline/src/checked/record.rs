@@ -141,10 +141,20 @@ impl Call {
     }
 }
 
-/// The role of the thread that reports: `HangRecord::role`.
-pub const ROLE_PRODUCER: u32 = 0;
-/// The role of the thread that reports: `HangRecord::role`.
-pub const ROLE_CONSUMER: u32 = 1;
+/// The side of the thread that reports.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[repr(u32)]
+pub enum Role {
+    /// The producer side (waits on *empty*, signals *full*).
+    Producer = 0,
+    /// The consumer side (waits on *full*, signals *empty*).
+    Consumer = 1,
+}
+
+/// `HangRecord::role` of a producer ([`Role::Producer`] as the record stores it).
+pub const ROLE_PRODUCER: u32 = Role::Producer as u32;
+/// `HangRecord::role` of a consumer ([`Role::Consumer`] as the record stores it).
+pub const ROLE_CONSUMER: u32 = Role::Consumer as u32;
 /// `HangRecord::sub_stage` when the pipeline has no sub-stages.
 pub const NO_SUB_STAGE: u32 = u32::MAX;
 

@@ -7,7 +7,7 @@
 
 use core::panic::Location;
 
-use super::record::{Call, Fault, HangRecord};
+use super::record::{Call, Fault, HangRecord, Role};
 #[cfg(any(target_arch = "nvptx64", target_arch = "amdgpu"))]
 use super::record::{DiagnosticsSink, RECORD_MAGIC};
 #[cfg(target_arch = "nvptx64")]
@@ -27,7 +27,7 @@ pub static mut GPU_PIPELINE_DIAGNOSTICS: DiagnosticsSink = DiagnosticsSink {
 pub(crate) struct Report {
     pub fault: Fault,
     pub call: Call,
-    pub role: u32,
+    pub role: Role,
     pub diagnostics: u64,
     pub storage: u32,
     pub stages: u32,
@@ -112,7 +112,7 @@ fn record(report: &Report, lanes: u32) -> HangRecord {
     let mut record = HangRecord::EMPTY;
     record.fault = report.fault as u32;
     record.call = report.call as u32;
-    record.role = report.role;
+    record.role = report.role as u32;
     record.label = (report.diagnostics >> 32) as u32;
     record.storage = report.storage;
     record.stages = report.stages;
