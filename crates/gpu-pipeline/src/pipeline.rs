@@ -7,6 +7,109 @@ use crate::cursor::{Consumer, Cursor, Producer, Side};
 use crate::half::{ConsumerHalf, PipelineHalf, ProducerHalf};
 use crate::stage::{ConsumerStage, ProducerStage, StageView};
 
+/// The reference's methods of one side on the whole pipeline, each forwarding to that side's
+/// half after the checked build's role check: written once, expanded for the consumer and the
+/// producer.
+macro_rules! side_methods {
+    (
+        half: $half:ident, Side: $Side:ident, Stage: $Stage:ident,
+        side: $side:literal, other: $other:literal, raised: $raised:literal, slot: $slot:literal,
+        wait: $wait:ident, wait_ticks: $wait_ticks:ident, try_wait: $try_wait:ident,
+        wait_if_needed: $wait_if_needed:ident, stage: $stage:ident, cursor: $cursor:ident,
+        signal: $signal:ident, step: $step:ident, signal_and_step: $signal_and_step:ident,
+        acquire: $acquire:ident, scope: $scope:ident, explicit: $explicit:ident,
+        calls: [$c_wait:ident, $c_try:ident, $c_signal:ident, $c_step:ident,
+            $c_signal_and_step:ident, $c_acquire:ident, $c_scope:ident, $c_explicit:ident],
+    ) => {
+        #[doc = concat!($side, ": blocks until the ", $other, " released the ", $side, "'s current slot ([`PipelineHalf::wait`]).")]
+        #[cfg_attr(feature = "checked", track_caller)]
+        #[inline(always)]
+        pub fn $wait(&self) {
+            self.$half(Call::$c_wait).wait();
+        }
+
+        #[doc = concat!($side, ": as [`", stringify!($wait), "`](Self::", stringify!($wait), "), with a suspend-time hint of `ticks` nanoseconds ([`PipelineHalf::wait_ticks`]).")]
+        #[cfg_attr(feature = "checked", track_caller)]
+        #[inline(always)]
+        pub fn $wait_ticks(&self, ticks: u32) {
+            self.$half(Call::$c_wait).wait_ticks(ticks);
+        }
+
+        #[doc = concat!($side, ": whether the ", $other, " released the current slot; does not block for long ([`PipelineHalf::try_wait`]).")]
+        #[cfg_attr(feature = "checked", track_caller)]
+        #[inline(always)]
+        #[must_use]
+        pub fn $try_wait(&self) -> bool {
+            self.$half(Call::$c_try).try_wait()
+        }
+
+        #[doc = concat!($side, ": waits unless an earlier [`", stringify!($try_wait), "`](Self::", stringify!($try_wait), ") already returned `true`.")]
+        #[cfg_attr(feature = "checked", track_caller)]
+        #[inline(always)]
+        pub fn $wait_if_needed(&self, already_ready: bool) {
+            self.$half(Call::$c_wait).wait_if_needed(already_ready);
+        }
+
+        #[doc = concat!($side, ": the index of the current slot, in `0..STAGES`.")]
+        #[inline(always)]
+        #[must_use]
+        pub fn $stage(&self) -> u32 {
+            self.$half.stage()
+        }
+
+        #[doc = concat!($side, ": the cursor (slot and lap).")]
+        #[inline(always)]
+        #[must_use]
+        pub fn $cursor(&self) -> Cursor<STAGES, $Side> {
+            self.$half.cursor()
+        }
+
+        #[doc = concat!($side, ": the calling thread arrives on `", $raised, "` of the current slot. Does not step.")]
+        #[cfg_attr(feature = "checked", track_caller)]
+        #[inline(always)]
+        pub fn $signal(&self) {
+            self.$half(Call::$c_signal).signal();
+        }
+
+        #[doc = concat!($side, ": moves to the next slot (and lap, past the last slot). Does not signal.")]
+        #[cfg_attr(feature = "checked", track_caller)]
+        #[inline(always)]
+        pub fn $step(&mut self) {
+            self.$half(Call::$c_step);
+            self.$half.step();
+        }
+
+        #[doc = concat!($side, ": waits for the ", $other, ", signals `", $raised, "`, and steps, with no work in between.")]
+        #[cfg_attr(feature = "checked", track_caller)]
+        #[inline(always)]
+        pub fn $signal_and_step(&mut self) {
+            self.$half(Call::$c_signal_and_step);
+            self.$half.wait_signal_and_step();
+        }
+
+        #[doc = concat!($side, ": waits for the ", $other, " and returns a handle to the ", $slot, " slot, which must be released ([`Stage::release`](crate::Stage::release) or `release_without_signal`). Several may be held.")]
+        #[cfg_attr(feature = "checked", track_caller)]
+        #[inline(always)]
+        pub fn $acquire(&self) -> $Stage<'_, STAGES, B> {
+            self.$half(Call::$c_acquire).acquire_as(Call::$c_acquire)
+        }
+
+        #[doc = concat!($side, ": waits for the ", $other, ", runs `f` on the ", $slot, " slot, then signals `", $raised, "`. Returns what `f` returns.")]
+        #[cfg_attr(feature = "checked", track_caller)]
+        #[inline(always)]
+        pub fn $scope<R>(&self, f: impl FnOnce(StageView<'_, B>) -> R) -> R {
+            self.$half(Call::$c_scope).with_stage(f)
+        }
+
+        #[doc = concat!($side, ": waits for the ", $other, " and runs `f` with the stage handle, *without* signalling after: `f` makes the arrivals itself (one lane's `arrive_expect_tx`, lane-guarded `arrive`).")]
+        #[cfg_attr(feature = "checked", track_caller)]
+        #[inline(always)]
+        pub fn $explicit<R>(&self, f: impl FnOnce(&$Stage<'_, STAGES, B>) -> R) -> R {
+            self.$half(Call::$c_explicit).with_stage_explicit(f)
+        }
+    };
+}
+
 /// A ring of `STAGES` shared-memory slots between producer threads and consumer threads,
 /// synchronised by backend `B` (whose type carries the arrive counts): a [`ProducerHalf`] and a
 /// [`ConsumerHalf`] in one value, with the reference design's method names.
@@ -185,199 +288,26 @@ impl<const STAGES: usize, B: PipelineBackend> ProducerConsumerPipeline<STAGES, B
         &self.consumer
     }
 
-    // ---------------------------------------------------------------- consumer side
-
-    /// Consumer: blocks until the producer filled the consumer's current slot.
-    #[cfg_attr(feature = "checked", track_caller)]
-    #[inline(always)]
-    pub fn wait_producer(&self) {
-        self.consumer(Call::WaitProducer).wait();
+    side_methods! {
+        half: consumer, Side: Consumer, Stage: ConsumerStage,
+        side: "Consumer", other: "producer", raised: "empty", slot: "filled",
+        wait: wait_producer, wait_ticks: wait_producer_ticks, try_wait: try_wait_producer,
+        wait_if_needed: wait_producer_if_needed, stage: consumer_stage, cursor: consumer_cursor,
+        signal: consumer_signal, step: consumer_step, signal_and_step: consumer_signal_and_step,
+        acquire: acquire_consumer, scope: consume, explicit: consume_explicit,
+        calls: [WaitProducer, TryWaitProducer, ConsumerSignal, ConsumerStep,
+            ConsumerSignalAndStep, AcquireConsumer, Consume, ConsumeExplicit],
     }
 
-    /// Consumer: as [`wait_producer`](Self::wait_producer), with a suspend-time hint of `ticks`
-    /// nanoseconds (see [`PipelineHalf::wait_ticks`]).
-    #[cfg_attr(feature = "checked", track_caller)]
-    #[inline(always)]
-    pub fn wait_producer_ticks(&self, ticks: u32) {
-        self.consumer(Call::WaitProducer).wait_ticks(ticks);
-    }
-
-    /// Consumer: whether the producer filled the consumer's current slot. Does not block for long.
-    #[cfg_attr(feature = "checked", track_caller)]
-    #[inline(always)]
-    #[must_use]
-    pub fn try_wait_producer(&self) -> bool {
-        self.consumer(Call::TryWaitProducer).try_wait()
-    }
-
-    /// Consumer: waits for the producer unless an earlier
-    /// [`try_wait_producer`](Self::try_wait_producer) already returned `true`.
-    #[cfg_attr(feature = "checked", track_caller)]
-    #[inline(always)]
-    pub fn wait_producer_if_needed(&self, already_ready: bool) {
-        self.consumer(Call::WaitProducer)
-            .wait_if_needed(already_ready);
-    }
-
-    /// Consumer: the index of the consumer's current slot, in `0..STAGES`.
-    #[inline(always)]
-    #[must_use]
-    pub fn consumer_stage(&self) -> u32 {
-        self.consumer.stage()
-    }
-
-    /// Consumer: the consumer's cursor (slot and lap).
-    #[inline(always)]
-    #[must_use]
-    pub fn consumer_cursor(&self) -> Cursor<STAGES, Consumer> {
-        self.consumer.cursor()
-    }
-
-    /// Consumer: the calling thread arrives on `empty` of the consumer's current slot
-    /// (the slot may be refilled once all consumer arrivals are in). Does not step.
-    #[cfg_attr(feature = "checked", track_caller)]
-    #[inline(always)]
-    pub fn consumer_signal(&self) {
-        self.consumer(Call::ConsumerSignal).signal();
-    }
-
-    /// Consumer: moves to the next slot (and lap, past the last slot). Does not signal.
-    #[cfg_attr(feature = "checked", track_caller)]
-    #[inline(always)]
-    pub fn consumer_step(&mut self) {
-        self.consumer(Call::ConsumerStep);
-        self.consumer.step();
-    }
-
-    /// Consumer: waits for the producer, signals `empty`, and steps, with no work in between.
-    #[cfg_attr(feature = "checked", track_caller)]
-    #[inline(always)]
-    pub fn consumer_signal_and_step(&mut self) {
-        self.consumer(Call::ConsumerSignalAndStep);
-        self.consumer.wait_signal_and_step();
-    }
-
-    /// Consumer: waits for the producer and returns a handle to the filled slot, which must be
-    /// released ([`ConsumerStage::release`] or `release_without_signal`). Several may be held.
-    #[cfg_attr(feature = "checked", track_caller)]
-    #[inline(always)]
-    pub fn acquire_consumer(&self) -> ConsumerStage<'_, STAGES, B> {
-        self.consumer(Call::AcquireConsumer)
-            .acquire_as(Call::AcquireConsumer)
-    }
-
-    /// Consumer: waits for the producer, runs `f` on the filled slot, then signals `empty`.
-    /// Returns what `f` returns.
-    #[cfg_attr(feature = "checked", track_caller)]
-    #[inline(always)]
-    pub fn consume<R>(&self, f: impl FnOnce(StageView<'_, B>) -> R) -> R {
-        self.consumer(Call::Consume).with_stage(f)
-    }
-
-    /// Consumer: waits for the producer and runs `f` with the stage handle, *without*
-    /// signalling after: `f` arrives itself (for example from some lanes only, with
-    /// [`ConsumerStage::arrive`]).
-    #[cfg_attr(feature = "checked", track_caller)]
-    #[inline(always)]
-    pub fn consume_explicit<R>(&self, f: impl FnOnce(&ConsumerStage<'_, STAGES, B>) -> R) -> R {
-        self.consumer(Call::ConsumeExplicit).with_stage_explicit(f)
-    }
-
-    // ---------------------------------------------------------------- producer side
-
-    /// Producer: blocks until the consumers released the producer's current slot.
-    #[cfg_attr(feature = "checked", track_caller)]
-    #[inline(always)]
-    pub fn wait_consumer(&self) {
-        self.producer(Call::WaitConsumer).wait();
-    }
-
-    /// Producer: as [`wait_consumer`](Self::wait_consumer), with a suspend-time hint of `ticks` ns.
-    #[cfg_attr(feature = "checked", track_caller)]
-    #[inline(always)]
-    pub fn wait_consumer_ticks(&self, ticks: u32) {
-        self.producer(Call::WaitConsumer).wait_ticks(ticks);
-    }
-
-    /// Producer: whether the consumers released the producer's current slot.
-    #[cfg_attr(feature = "checked", track_caller)]
-    #[inline(always)]
-    #[must_use]
-    pub fn try_wait_consumer(&self) -> bool {
-        self.producer(Call::TryWaitConsumer).try_wait()
-    }
-
-    /// Producer: waits for the consumers unless an earlier
-    /// [`try_wait_consumer`](Self::try_wait_consumer) already returned `true`.
-    #[cfg_attr(feature = "checked", track_caller)]
-    #[inline(always)]
-    pub fn wait_consumer_if_needed(&self, already_ready: bool) {
-        self.producer(Call::WaitConsumer)
-            .wait_if_needed(already_ready);
-    }
-
-    /// Producer: the index of the producer's current slot, in `0..STAGES`.
-    #[inline(always)]
-    #[must_use]
-    pub fn producer_stage(&self) -> u32 {
-        self.producer.stage()
-    }
-
-    /// Producer: the producer's cursor (slot and lap).
-    #[inline(always)]
-    #[must_use]
-    pub fn producer_cursor(&self) -> Cursor<STAGES, Producer> {
-        self.producer.cursor()
-    }
-
-    /// Producer: the calling thread arrives on `full` of the producer's current slot.
-    /// Does not step.
-    #[cfg_attr(feature = "checked", track_caller)]
-    #[inline(always)]
-    pub fn producer_signal(&self) {
-        self.producer(Call::ProducerSignal).signal();
-    }
-
-    /// Producer: moves to the next slot (and lap, past the last slot). Does not signal.
-    #[cfg_attr(feature = "checked", track_caller)]
-    #[inline(always)]
-    pub fn producer_step(&mut self) {
-        self.producer(Call::ProducerStep);
-        self.producer.step();
-    }
-
-    /// Producer: waits for the consumers, signals `full`, and steps, with no work in between.
-    #[cfg_attr(feature = "checked", track_caller)]
-    #[inline(always)]
-    pub fn producer_signal_and_step(&mut self) {
-        self.producer(Call::ProducerSignalAndStep);
-        self.producer.wait_signal_and_step();
-    }
-
-    /// Producer: waits for the consumers and returns a handle to the free slot, which must be
-    /// released ([`ProducerStage::release`] or `release_without_signal`). Several may be held.
-    #[cfg_attr(feature = "checked", track_caller)]
-    #[inline(always)]
-    pub fn acquire_producer(&self) -> ProducerStage<'_, STAGES, B> {
-        self.producer(Call::AcquireProducer)
-            .acquire_as(Call::AcquireProducer)
-    }
-
-    /// Producer: waits for the consumers, runs `f` on the free slot, then signals `full`.
-    /// Returns what `f` returns.
-    #[cfg_attr(feature = "checked", track_caller)]
-    #[inline(always)]
-    pub fn produce<R>(&self, f: impl FnOnce(StageView<'_, B>) -> R) -> R {
-        self.producer(Call::Produce).with_stage(f)
-    }
-
-    /// Producer: waits for the consumers and runs `f` with the stage handle, *without*
-    /// signalling after: `f` makes the producer arrivals itself (for example one lane's
-    /// `arrive_expect_tx` followed by bulk copies completing on the barrier).
-    #[cfg_attr(feature = "checked", track_caller)]
-    #[inline(always)]
-    pub fn produce_explicit<R>(&self, f: impl FnOnce(&ProducerStage<'_, STAGES, B>) -> R) -> R {
-        self.producer(Call::ProduceExplicit).with_stage_explicit(f)
+    side_methods! {
+        half: producer, Side: Producer, Stage: ProducerStage,
+        side: "Producer", other: "consumers", raised: "full", slot: "free",
+        wait: wait_consumer, wait_ticks: wait_consumer_ticks, try_wait: try_wait_consumer,
+        wait_if_needed: wait_consumer_if_needed, stage: producer_stage, cursor: producer_cursor,
+        signal: producer_signal, step: producer_step, signal_and_step: producer_signal_and_step,
+        acquire: acquire_producer, scope: produce, explicit: produce_explicit,
+        calls: [WaitConsumer, TryWaitConsumer, ProducerSignal, ProducerStep,
+            ProducerSignalAndStep, AcquireProducer, Produce, ProduceExplicit],
     }
 
     // ---------------------------------------------------------------- barriers

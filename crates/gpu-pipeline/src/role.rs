@@ -353,6 +353,28 @@ impl<const STAGES: usize, R: Side, const PS: usize, const CS: usize, const G: u3
         }
     }
 
+    /// Waits on sub-stage `sub` of the barriers this role awaits (a producer the consumer
+    /// barriers, a consumer the producer barriers); `sub` is checked by the caller.
+    #[cfg_attr(feature = "checked", track_caller)]
+    #[inline(always)]
+    fn wait_one(&self, sub: u32) {
+        let bar = R::awaited(self.producer_at(sub), self.consumer_at(sub));
+        let call = R::awaited(
+            crate::checked::Call::RoleWait,
+            crate::checked::Call::RoleAcquire,
+        );
+        self.wait_on(bar, sub, call);
+    }
+
+    /// Waits on every sub-stage of the barriers this role awaits.
+    #[cfg_attr(feature = "checked", track_caller)]
+    #[inline(always)]
+    fn wait_all(&self) {
+        for sub in 0..R::awaited(PS, CS) as u32 {
+            self.wait_one(sub);
+        }
+    }
+
     /// The even CTA rank of this CTA's pair.
     #[inline(always)]
     fn leader_rank() -> u32 {
@@ -367,13 +389,7 @@ impl<const STAGES: usize, const PS: usize, const CS: usize, const G: u32>
     #[cfg_attr(feature = "checked", track_caller)]
     #[inline(always)]
     pub fn acquire(&self) {
-        for sub in 0..CS as u32 {
-            self.wait_on(
-                self.consumer_at(sub),
-                sub,
-                crate::checked::Call::RoleAcquire,
-            );
-        }
+        self.wait_all();
     }
 
     /// Waits until consumer sub-stage `SUB` of the current stage was released.
@@ -381,11 +397,7 @@ impl<const STAGES: usize, const PS: usize, const CS: usize, const G: u32>
     #[inline(always)]
     pub fn acquire_sub<const SUB: usize>(&self) {
         let () = SubStage::<SUB, CS>::CONSUMER;
-        self.wait_on(
-            self.consumer_at(SUB as u32),
-            SUB as u32,
-            crate::checked::Call::RoleAcquire,
-        );
+        self.wait_one(SUB as u32);
     }
 
     /// The calling thread arrives on every producer sub-stage barrier of the current stage (for a
@@ -462,9 +474,7 @@ impl<const STAGES: usize, const PS: usize, const CS: usize, const G: u32>
     #[cfg_attr(feature = "checked", track_caller)]
     #[inline(always)]
     pub fn wait(&self) {
-        for sub in 0..PS as u32 {
-            self.wait_on(self.producer_at(sub), sub, crate::checked::Call::RoleWait);
-        }
+        self.wait_all();
     }
 
     /// Waits until the producer committed producer sub-stage `SUB` of the current stage.
@@ -472,11 +482,7 @@ impl<const STAGES: usize, const PS: usize, const CS: usize, const G: u32>
     #[inline(always)]
     pub fn wait_sub<const SUB: usize>(&self) {
         let () = SubStage::<SUB, PS>::PRODUCER;
-        self.wait_on(
-            self.producer_at(SUB as u32),
-            SUB as u32,
-            crate::checked::Call::RoleWait,
-        );
+        self.wait_one(SUB as u32);
     }
 
     /// Releases consumer sub-stage 0 of the current stage and steps.

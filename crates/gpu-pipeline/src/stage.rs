@@ -90,8 +90,8 @@ impl<'p, B: PipelineBackend + 'p> core::fmt::Debug for StageView<'p, B> {
 /// several stages at once (see the [module docs](self)).
 #[must_use = "a stage must be released with `release()` or `release_without_signal()`: a stage that is never released hangs the other side"]
 pub struct Stage<'p, const STAGES: usize, B: PipelineBackend + 'p, S: Side> {
-    index: u32,
-    signal: B::Signal<'p>,
+    /// The slot and its raised signal.
+    view: StageView<'p, B>,
     /// Checked builds: the half's count of stages held, decremented at release.
     held: Held<'p>,
     /// Neither `Send` nor `Sync`: a stage is released by the thread that acquired it (it is one
@@ -120,8 +120,10 @@ impl<'p, const STAGES: usize, B: PipelineBackend + 'p, S: Side> Stage<'p, STAGES
         #[cfg(feature = "checked")]
         held.set(held.get() + 1);
         Self {
-            index,
-            signal,
+            view: StageView {
+                index,
+                barrier: signal,
+            },
             held,
             side: PhantomData,
         }
@@ -131,7 +133,7 @@ impl<'p, const STAGES: usize, B: PipelineBackend + 'p, S: Side> Stage<'p, STAGES
     #[inline(always)]
     #[must_use]
     pub fn index(&self) -> u32 {
-        self.index
+        self.view.index
     }
 
     /// The slot's raised signal (`full` for a producer, `empty` for a consumer), for signalling
@@ -141,7 +143,7 @@ impl<'p, const STAGES: usize, B: PipelineBackend + 'p, S: Side> Stage<'p, STAGES
     #[inline(always)]
     #[must_use]
     pub fn barrier(&self) -> B::Signal<'p> {
-        self.signal
+        self.view.barrier
     }
 
     /// The calling thread arrives on the slot's raised signal, for lane-guarded signalling:
@@ -149,17 +151,14 @@ impl<'p, const STAGES: usize, B: PipelineBackend + 'p, S: Side> Stage<'p, STAGES
     /// [`release_without_signal`](Self::release_without_signal).
     #[inline(always)]
     pub fn arrive(&self) {
-        self.signal.arrive();
+        self.view.barrier.arrive();
     }
 
     /// A copyable view of the slot (index and barrier).
     #[inline(always)]
     #[must_use]
     pub fn view(&self) -> StageView<'p, B> {
-        StageView {
-            index: self.index,
-            barrier: self.signal,
-        }
+        self.view
     }
 
     /// Releases the slot: the calling thread arrives on its raised signal (`full` for a
@@ -167,7 +166,7 @@ impl<'p, const STAGES: usize, B: PipelineBackend + 'p, S: Side> Stage<'p, STAGES
     #[doc(alias = "commit")]
     #[inline(always)]
     pub fn release(self) {
-        let signal = self.signal;
+        let signal = self.view.barrier;
         self.forget();
         signal.arrive();
     }
@@ -199,7 +198,7 @@ impl<'p, const STAGES: usize, B: PipelineBackend + 'p, S: Side> core::fmt::Debug
         } else {
             "ProducerStage"
         })
-        .field("index", &self.index)
+        .field("index", &self.view.index)
         .finish_non_exhaustive()
     }
 }

@@ -1,4 +1,4 @@
-// expect: error[E0599]: no method named `release_no_step` found for struct `RolePipeline<2, 
+// expect: error[E0599]: no method named `release_no_step` found for struct `RolePipeline<2,
 //! A producer-role pipeline has no consumer methods.
 #![no_std]
 #![feature(abi_gpu_kernel)]

@@ -1,4 +1,4 @@
-// expect: error[E0599]: no method named `commit` found for struct `RolePipeline<2, 
+// expect: error[E0599]: no method named `commit` found for struct `RolePipeline<2,
 //! A consumer-role pipeline has no producer methods.
 #![no_std]
 #![feature(abi_gpu_kernel)]

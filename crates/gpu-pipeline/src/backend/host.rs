@@ -16,6 +16,7 @@
 //! what each arriving thread wrote before arriving is visible after the wait. This is the
 //! release/acquire contract of `mbarrier.arrive.release` / `try_wait.acquire`.
 
+use core::marker::PhantomData;
 use core::mem::MaybeUninit;
 
 use super::{
@@ -123,82 +124,6 @@ impl HostMbarrier<'_> {
     }
 }
 
-/// The host model of the NVIDIA backend (see the module docs).
-///
-/// Storage elements are `MaybeUninit<AtomicU64>`: `init` writes them.
-#[derive(Clone, Copy, Debug)]
-pub struct HostMbarBackend<const PRODUCER_ARRIVALS: u32, const CONSUMER_ARRIVALS: u32> {
-    full: *const AtomicU64,
-    empty: *const AtomicU64,
-    stages: u32,
-}
-
-// SAFETY: a description of atomics shared between threads; see `HostMbarrier`.
-unsafe impl<const P: u32, const C: u32> Send for HostMbarBackend<P, C> {}
-// SAFETY: as above.
-unsafe impl<const P: u32, const C: u32> Sync for HostMbarBackend<P, C> {}
-
-impl<const P: u32, const C: u32> HostMbarBackend<P, C> {
-    /// The model barrier at `base + stage`.
-    #[inline]
-    fn at(&self, base: *const AtomicU64, stage: u32, expected: u32) -> HostMbarrier<'_> {
-        assert!(stage < self.stages, "stage index out of range");
-        HostMbarrier {
-            // SAFETY: `new`'s caller guarantees STAGES initialised words at `base` that outlive
-            // this value and every borrow of it; the stage is in range (asserted).
-            word: unsafe { &*base.add(stage as usize) },
-            expected,
-        }
-    }
-}
-
-// SAFETY: layout: full[] at the base, empty[] after it, 2 * STAGES words (no shadows: the model
-// word is an exact count). Signals: `full`/`empty` return the stage's model barrier with P or C
-// expected arrivals, a `Signal` (its impl). Constants: checked in `new`.
-unsafe impl<const P: u32, const C: u32> PipelineBackend for HostMbarBackend<P, C> {
-    type Storage = MaybeUninit<AtomicU64>;
-    type Signal<'a> = HostMbarrier<'a>;
-
-    const PRODUCER_ARRIVALS: u32 = P;
-    const CONSUMER_ARRIVALS: u32 = C;
-    const MAX_ARRIVALS: u32 = MAX_MBARRIER_ARRIVALS;
-
-    unsafe fn new<const STAGES: usize>(storage: *mut MaybeUninit<AtomicU64>) -> Self {
-        check_arrive_counts::<Self>();
-        let full = storage.cast::<AtomicU64>().cast_const();
-        Self {
-            full,
-            empty: full.wrapping_add(STAGES),
-            stages: STAGES as u32,
-        }
-    }
-
-    unsafe fn init<const STAGES: usize>(&self) {
-        for stage in 0..STAGES {
-            // SAFETY: the caller owns the storage exclusively during init; the words are
-            // written before any other thread may read them (the caller's barrier).
-            unsafe {
-                self.full
-                    .cast_mut()
-                    .add(stage)
-                    .write(AtomicU64::new(u64::from(P)));
-                self.empty
-                    .cast_mut()
-                    .add(stage)
-                    .write(AtomicU64::new(u64::from(C)));
-            }
-        }
-    }
-
-    unsafe fn full(&self, stage: u32) -> HostMbarrier<'_> {
-        self.at(self.full, stage, P)
-    }
-
-    unsafe fn empty(&self, stage: u32) -> HostMbarrier<'_> {
-        self.at(self.empty, stage, C)
-    }
-}
-
 // SAFETY: completion: a parity test of phase `n - 1` (`(n + 1) & 1`), exact under the protocol's
 // bound like the mbarrier it models. Arrival unit: one CAS per `arrive`. Ordering: Release RMWs,
 // Acquire loads (module docs). No reset: only the backend's `init` stores.
@@ -260,70 +185,6 @@ impl HostCounterSignal<'_> {
     }
 }
 
-/// The host model of the counter backend (see the module docs).
-#[derive(Clone, Copy, Debug)]
-pub struct HostCounterBackend<const PRODUCER_ARRIVALS: u32, const CONSUMER_ARRIVALS: u32> {
-    full: *const AtomicU64,
-    empty: *const AtomicU64,
-    stages: u32,
-}
-
-// SAFETY: a description of atomics shared between threads; see `HostCounterSignal`.
-unsafe impl<const P: u32, const C: u32> Send for HostCounterBackend<P, C> {}
-// SAFETY: as above.
-unsafe impl<const P: u32, const C: u32> Sync for HostCounterBackend<P, C> {}
-
-impl<const P: u32, const C: u32> HostCounterBackend<P, C> {
-    /// The counter at `base + stage`.
-    #[inline]
-    fn at(&self, base: *const AtomicU64, stage: u32, per_phase: u32) -> HostCounterSignal<'_> {
-        assert!(stage < self.stages, "stage index out of range");
-        HostCounterSignal {
-            // SAFETY: `new`'s caller guarantees STAGES initialised counters at `base` that
-            // outlive this value and every borrow of it; the stage is in range (asserted).
-            word: unsafe { &*base.add(stage as usize) },
-            per_phase,
-        }
-    }
-}
-
-// SAFETY: layout: full[] then empty[], 2 * STAGES counters (the counters are their own
-// shadows). Signals: `full`/`empty` return the stage's counter with P or C arrivals per phase, a
-// `Signal` (its impl). Constants: checked in `new`. Shadows: `init` zeroes the counters.
-unsafe impl<const P: u32, const C: u32> PipelineBackend for HostCounterBackend<P, C> {
-    type Storage = MaybeUninit<AtomicU64>;
-    type Signal<'a> = HostCounterSignal<'a>;
-
-    const PRODUCER_ARRIVALS: u32 = P;
-    const CONSUMER_ARRIVALS: u32 = C;
-    const MAX_ARRIVALS: u32 = MAX_COUNTER_ARRIVALS;
-
-    unsafe fn new<const STAGES: usize>(storage: *mut MaybeUninit<AtomicU64>) -> Self {
-        check_arrive_counts::<Self>();
-        let full = storage.cast::<AtomicU64>().cast_const();
-        Self {
-            full,
-            empty: full.wrapping_add(STAGES),
-            stages: STAGES as u32,
-        }
-    }
-
-    unsafe fn init<const STAGES: usize>(&self) {
-        for i in 0..2 * STAGES {
-            // SAFETY: the caller owns the storage exclusively during init.
-            unsafe { self.full.cast_mut().add(i).write(AtomicU64::new(0)) };
-        }
-    }
-
-    unsafe fn full(&self, stage: u32) -> HostCounterSignal<'_> {
-        self.at(self.full, stage, P)
-    }
-
-    unsafe fn empty(&self, stage: u32) -> HostCounterSignal<'_> {
-        self.at(self.empty, stage, C)
-    }
-}
-
 // SAFETY: completion: the thresholds of `crate::threshold`, exact under the protocol (its
 // essay). Arrival unit: one `fetch_add(1)` per `arrive`. Ordering: Release adds, Acquire loads.
 // No reset: counters only grow.
@@ -347,5 +208,150 @@ unsafe impl Signal for HostCounterSignal<'_> {
     #[cfg(feature = "checked")]
     fn arrivals(self) -> u32 {
         self.value() as u32
+    }
+}
+
+/// What a host backend's signals are: the mbarrier model ([`MbarModel`]) or the counter
+/// ([`CounterModel`]). Sealed.
+pub trait HostModel: sealed::Sealed + Copy + core::fmt::Debug + 'static {
+    /// The signal handed out for one word.
+    type Signal<'a>: Signal;
+    /// The largest arrive count of the hardware this models.
+    const MAX_ARRIVALS: u32;
+    /// A word's value after `init`, for a signal of `arrivals` per phase.
+    fn initial(arrivals: u32) -> u64;
+    /// The signal of `word`, whose phases take `arrivals` arrivals.
+    fn signal(word: &AtomicU64, arrivals: u32) -> Self::Signal<'_>;
+}
+
+mod sealed {
+    pub trait Sealed {}
+}
+
+/// The mbarrier model: a pending count and a phase count in one word ([`HostMbarrier`]).
+#[derive(Clone, Copy, Debug)]
+pub enum MbarModel {}
+
+/// The counter model: a monotonic counter ([`HostCounterSignal`]).
+#[derive(Clone, Copy, Debug)]
+pub enum CounterModel {}
+
+impl sealed::Sealed for MbarModel {}
+impl sealed::Sealed for CounterModel {}
+
+impl HostModel for MbarModel {
+    type Signal<'a> = HostMbarrier<'a>;
+    const MAX_ARRIVALS: u32 = MAX_MBARRIER_ARRIVALS;
+
+    fn initial(arrivals: u32) -> u64 {
+        u64::from(arrivals)
+    }
+
+    fn signal(word: &AtomicU64, arrivals: u32) -> HostMbarrier<'_> {
+        HostMbarrier {
+            word,
+            expected: arrivals,
+        }
+    }
+}
+
+impl HostModel for CounterModel {
+    type Signal<'a> = HostCounterSignal<'a>;
+    const MAX_ARRIVALS: u32 = MAX_COUNTER_ARRIVALS;
+
+    fn initial(_arrivals: u32) -> u64 {
+        0
+    }
+
+    fn signal(word: &AtomicU64, arrivals: u32) -> HostCounterSignal<'_> {
+        HostCounterSignal {
+            word,
+            per_phase: arrivals,
+        }
+    }
+}
+
+/// A host backend: `2 * STAGES` words of `M`'s model, full then empty. Use it through its two
+/// names, [`HostMbarBackend`] and [`HostCounterBackend`].
+///
+/// Storage elements are `MaybeUninit<AtomicU64>`: `init` writes them.
+#[derive(Clone, Copy, Debug)]
+pub struct HostBackend<const PRODUCER_ARRIVALS: u32, const CONSUMER_ARRIVALS: u32, M: HostModel> {
+    full: *const AtomicU64,
+    empty: *const AtomicU64,
+    stages: u32,
+    model: PhantomData<M>,
+}
+
+/// The host model of the NVIDIA backend (see the module docs).
+pub type HostMbarBackend<const PRODUCER_ARRIVALS: u32, const CONSUMER_ARRIVALS: u32> =
+    HostBackend<PRODUCER_ARRIVALS, CONSUMER_ARRIVALS, MbarModel>;
+
+/// The host model of the counter backend (see the module docs).
+pub type HostCounterBackend<const PRODUCER_ARRIVALS: u32, const CONSUMER_ARRIVALS: u32> =
+    HostBackend<PRODUCER_ARRIVALS, CONSUMER_ARRIVALS, CounterModel>;
+
+// SAFETY: a description of atomics shared between threads; the signals it hands out borrow it.
+unsafe impl<const P: u32, const C: u32, M: HostModel> Send for HostBackend<P, C, M> {}
+// SAFETY: as above.
+unsafe impl<const P: u32, const C: u32, M: HostModel> Sync for HostBackend<P, C, M> {}
+
+impl<const P: u32, const C: u32, M: HostModel> HostBackend<P, C, M> {
+    /// The signal at `base + stage`.
+    #[inline]
+    fn at(&self, base: *const AtomicU64, stage: u32, arrivals: u32) -> M::Signal<'_> {
+        assert!(stage < self.stages, "stage index out of range");
+        // SAFETY: `new`'s caller guarantees STAGES initialised words at `base` that outlive this
+        // value and every borrow of it; the stage is in range (asserted).
+        M::signal(unsafe { &*base.add(stage as usize) }, arrivals)
+    }
+}
+
+// SAFETY: layout: full[] at the base, empty[] after it, 2 * STAGES words (no shadows: both models'
+// words are exact counts). Signals: `full`/`empty` return the stage's word as `M`'s signal with P
+// or C arrivals per phase (their `Signal` impls above). Constants: checked in `new`. Shadows:
+// `init` writes every word.
+unsafe impl<const P: u32, const C: u32, M: HostModel> PipelineBackend for HostBackend<P, C, M> {
+    type Storage = MaybeUninit<AtomicU64>;
+    type Signal<'a> = M::Signal<'a>;
+
+    const PRODUCER_ARRIVALS: u32 = P;
+    const CONSUMER_ARRIVALS: u32 = C;
+    const MAX_ARRIVALS: u32 = M::MAX_ARRIVALS;
+
+    unsafe fn new<const STAGES: usize>(storage: *mut MaybeUninit<AtomicU64>) -> Self {
+        check_arrive_counts::<Self>();
+        let full = storage.cast::<AtomicU64>().cast_const();
+        Self {
+            full,
+            empty: full.wrapping_add(STAGES),
+            stages: STAGES as u32,
+            model: PhantomData,
+        }
+    }
+
+    unsafe fn init<const STAGES: usize>(&self) {
+        for stage in 0..STAGES {
+            // SAFETY: the caller owns the storage exclusively during init; the words are
+            // written before any other thread may read them (the caller's barrier).
+            unsafe {
+                self.full
+                    .cast_mut()
+                    .add(stage)
+                    .write(AtomicU64::new(M::initial(P)));
+                self.empty
+                    .cast_mut()
+                    .add(stage)
+                    .write(AtomicU64::new(M::initial(C)));
+            }
+        }
+    }
+
+    unsafe fn full(&self, stage: u32) -> M::Signal<'_> {
+        self.at(self.full, stage, P)
+    }
+
+    unsafe fn empty(&self, stage: u32) -> M::Signal<'_> {
+        self.at(self.empty, stage, C)
     }
 }

@@ -22,7 +22,10 @@ mod nvidia;
 
 pub use counter::{AmdCounterBackend, CounterBackend, CounterRef, lds_data_fence};
 #[cfg(any(feature = "std", test))]
-pub use host::{HostCounterBackend, HostCounterSignal, HostMbarBackend, HostMbarrier};
+pub use host::{
+    CounterModel, HostBackend, HostCounterBackend, HostCounterSignal, HostMbarBackend,
+    HostMbarrier, HostModel, MbarModel,
+};
 pub use nvidia::{
     Cluster, Cta, MAX_TX_BYTES, MBARRIER_BYTES, MbarScope, Mbarrier, MbarrierRef,
     NvidiaMbarBackend, bulk_commit_group, bulk_copy_to_global, bulk_wait_group,
