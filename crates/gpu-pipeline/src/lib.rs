@@ -60,7 +60,7 @@
 //!
 //! /// `storage` and `slots` live in shared memory; `init` ran on one thread, then a block barrier.
 //! unsafe fn ring<B: PipelineBackend>(storage: *mut B::Storage, slots: *mut [u32; 4], warp: u32, lane: u32, items: u32, out: &mut u32) {
-//!     let mut pipe = unsafe { ProducerConsumerPipeline::<4, B>::new(storage) };
+//!     let pipe = unsafe { ProducerConsumerPipeline::<4, B>::new(storage) };
 //!     if warp == 0 {
 //!         for item in 0..items {
 //!             pipe.produce(|stage| {

@@ -43,6 +43,19 @@ use crate::backend::{
 };
 use crate::cursor::{Consumer, Cursor, Producer, Side, StageCount};
 
+/// The shared-memory bytes of a [`RolePipeline`]'s barriers: `stages * (producer_sub_stages +
+/// consumer_sub_stages)` mbarriers (the same with or without the `checked` feature: role
+/// barriers have no shadows). The layout formula of role pipelines, written once; kernels and
+/// hosts that size shared memory at run time use this.
+#[must_use]
+pub const fn role_barrier_bytes(
+    stages: usize,
+    producer_sub_stages: usize,
+    consumer_sub_stages: usize,
+) -> usize {
+    stages * (producer_sub_stages + consumer_sub_stages) * MBARRIER_BYTES as usize
+}
+
 /// A role pipeline: `STAGES` stages, role `R` ([`Producer`] or [`Consumer`]),
 /// `PRODUCER_SUB_STAGES` producer barriers and `CONSUMER_SUB_STAGES` consumer barriers per stage,
 /// shared by `CTA_GROUP` (1 or 2) CTAs.
@@ -161,9 +174,8 @@ impl<const STAGES: usize, R: Side, const PS: usize, const CS: usize, const G: u3
     pub const PRODUCER_BARRIERS: usize = STAGES * PS;
     /// Consumer barriers: `STAGES * CONSUMER_SUB_STAGES`.
     pub const CONSUMER_BARRIERS: usize = STAGES * CS;
-    /// Shared-memory bytes of all the barriers.
-    pub const SMEM_BYTES: usize =
-        (Self::PRODUCER_BARRIERS + Self::CONSUMER_BARRIERS) * MBARRIER_BYTES as usize;
+    /// Shared-memory bytes of all the barriers ([`role_barrier_bytes`]).
+    pub const SMEM_BYTES: usize = role_barrier_bytes(STAGES, PS, CS);
 
     /// A pipeline of role `R` over `PRODUCER_BARRIERS` mbarriers at `producer_barriers` and
     /// `CONSUMER_BARRIERS` at `consumer_barriers`; the cursor starts on the role's start lap.

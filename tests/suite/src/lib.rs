@@ -297,7 +297,10 @@ pub const EPI_ROW_BYTES: usize = EPI_N * 4;
 /// Bytes at the start of dynamic shared memory for a role pipeline's barriers (producer barriers,
 /// then consumer barriers), rounded up to 128 bytes.
 pub const fn role_barrier_region(stages: usize, producer_sub: usize, consumer_sub: usize) -> usize {
-    align_up(stages * (producer_sub + consumer_sub) * 8, 128)
+    align_up(
+        gpu_pipeline::role::role_barrier_bytes(stages, producer_sub, consumer_sub),
+        128,
+    )
 }
 
 /// Dynamic shared memory of a role kernel.
