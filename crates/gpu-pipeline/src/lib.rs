@@ -46,9 +46,18 @@
 //!
 //! # Stage handles
 //!
-//! [`ProducerStage`] and [`ConsumerStage`] must be released exactly once, by a consuming
-//! `release(self)` or `release_without_signal(self)`. Dropping one without release **does not
-//! compile** on the GPU targets (`panic = "abort"`); on the host it panics. See [`stage`].
+//! [`ProducerStage`] and [`ConsumerStage`] (one generic [`Stage`]) must be released exactly
+//! once, by a consuming `release(self)` or `release_without_signal(self)`. Dropping one without
+//! release **does not compile** on the GPU targets (`panic = "abort"`; the error comes at code
+//! generation, so `cargo check` does not show it); on the host it panics. `acquire` moves the
+//! cursor on, so a side may hold several stages at once. What the types cannot catch, the
+//! `checked` build reports at run time: see the table in [`stage`].
+//!
+//! # Roles in the type
+//!
+//! [`ProducerConsumerPipeline::split`] gives a [`ProducerHalf`] and a [`ConsumerHalf`]: a thread
+//! that holds only its own side's half cannot call the other side's methods (they do not
+//! exist on it). The whole pipeline keeps the reference's method names for both sides.
 //!
 //! # Example
 //!
