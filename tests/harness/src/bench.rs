@@ -1,4 +1,4 @@
-//! `pipeline-bench`: runs the benchmark kernels written with the library (Rust PTX) and their
+//! The benchmarks (`pipeline-bench`): runs the benchmark kernels written with the library (Rust PTX) and their
 //! hand-written CUDA C++ twins (a cubin built by nvcc) side by side in one process, alternating,
 //! and prints tables: configuration, Rust, C++, ratio at equal loop shape. Cycle figures come from
 //! `%clock64` in the kernels (median over repetitions, after a warm-up); bandwidth from CUDA events
@@ -16,8 +16,6 @@
 //! the mbarrier ring of the same shape), and the streaming copies (against `cudaMemcpy`). Each row
 //! is printed as soon as it is measured.
 
-mod cuda;
-
 use std::collections::HashMap;
 use std::ffi::c_void;
 use std::fmt::Write as _;
@@ -26,7 +24,8 @@ use std::sync::Arc;
 
 use cudarc::driver::{CudaFunction, CudaModule, sys};
 
-use cuda::Gpu;
+use crate::cuda::Gpu;
+use crate::report;
 
 /// One row of the cycle table: the Rust kernel (without its loop-shape suffix), its C++ twin, what
 /// it measures, threads per block, cluster size, dynamic shared memory.
@@ -953,7 +952,7 @@ fn run() -> Result<bool, (u8, String)> {
         bench.gpu.sms,
         bench.gpu.driver_version / 1000,
         (bench.gpu.driver_version % 1000) / 10,
-        option_env!("GPU_PIPELINE_COMMIT").unwrap_or("unknown")
+        report::commit()
     );
     let (reps, iters, total) = if quick {
         (5, 20_000, 1u64 << 30)
@@ -986,15 +985,13 @@ fn run() -> Result<bool, (u8, String)> {
     Ok(bench.wrong.is_empty())
 }
 
-/// Exit status: `pipeline_suite::exit` (0 passed, 1 a wrong copy or a failed measurement,
-/// 2 usage, 4 no CUDA driver, 5 CUDA setup), errors as one line on stderr.
-fn main() -> ExitCode {
+/// The benchmarks: parses the command line, runs the tables, and returns the exit status
+/// (`pipeline_suite::exit`: 0 passed, 1 a wrong copy or a failed measurement, 2 usage, 4 no CUDA
+/// driver, 5 CUDA setup), errors as one line on stderr.
+pub fn main() -> ExitCode {
     match run() {
         Ok(true) => ExitCode::from(pipeline_suite::exit::PASSED),
         Ok(false) => ExitCode::from(pipeline_suite::exit::TEST_FAILED),
-        Err((code, message)) => {
-            eprintln!("error: {message}");
-            ExitCode::from(code)
-        }
+        Err((code, message)) => report::error(code, message),
     }
 }

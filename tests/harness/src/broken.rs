@@ -22,6 +22,7 @@ use gpu_pipeline::checked::HangRecord;
 use pipeline_suite::{BROKEN, BROKEN_SMEM_BYTES, Broken, exit};
 
 use crate::cuda::{Gpu, OpenError, check};
+use crate::report;
 
 /// Records the sink holds.
 const CAPACITY: usize = 16;
@@ -192,10 +193,10 @@ impl Drop for MappedRecords {
 /// records in plain words; exit status `PASSED` when the diagnosis is the expected one,
 /// `TEST_FAILED` when it is not, and the error's status (one line on stderr) when the test could
 /// not be set up.
-pub fn run_one(ptx: &str, name: &str) -> ExitCode {
+pub fn run_one(ptx: &str, name: &str) -> ! {
     let Some(test) = BROKEN.iter().find(|t| t.name == name) else {
         eprintln!("error: no broken test named `{name}`");
-        return ExitCode::from(exit::USAGE);
+        report::exit_now(exit::USAGE);
     };
     let code = match run_kernel(ptx, test) {
         Ok(Ok(())) => exit::PASSED,
@@ -208,11 +209,8 @@ pub fn run_one(ptx: &str, name: &str) -> ExitCode {
             error.exit_code()
         }
     };
-    use std::io::Write;
-    let _ = std::io::stdout().flush();
     // A trapped context may block in teardown: leave at once.
-    // SAFETY: ends the process; nothing is left to clean up that matters.
-    unsafe { libc::_exit(code.into()) }
+    report::exit_now(code)
 }
 
 type Verdict = Result<(), String>;
