@@ -52,7 +52,13 @@ mod tests {
         let parts: Vec<&str> = date.split('-').collect();
         assert_eq!(parts.len(), 3, "{date}");
         assert!(parts[0].parse::<u32>().unwrap() >= 2024, "{date}");
-        assert!((1..=12).contains(&parts[1].parse::<u32>().unwrap()), "{date}");
-        assert!((1..=31).contains(&parts[2].parse::<u32>().unwrap()), "{date}");
+        assert!(
+            (1..=12).contains(&parts[1].parse::<u32>().unwrap()),
+            "{date}"
+        );
+        assert!(
+            (1..=31).contains(&parts[2].parse::<u32>().unwrap()),
+            "{date}"
+        );
     }
 }
