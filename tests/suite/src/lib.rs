@@ -363,6 +363,187 @@ macro_rules! epilogue_kernels {
     };
 }
 
+/// The cycle benchmarks of `cargo xtask bench-nvidia`: one row per kernel, which the kernels crate
+/// (feature `bench`, `tests/kernels/src/bench.rs`) defines and the harness's `pipeline-bench`
+/// launches and labels. Each Rust kernel exists in the loop shapes `_llvm`, `_flat` and `_x4`
+/// (see `repeat` in the kernels); its CUDA C++ twin in `tests/bench/bench.cu`, named by
+/// [`bench_twin_name!`], in `_flat` and `_x4`. Backends: `mbar` (`NvidiaMbarBackend`), `counter`
+/// (`AmdCounterBackend` compiled for nvptx).
+///
+/// Calls, for each row, one of
+/// - `$m!(roundtrip, backend, wait, "what");`: thread 0 produces, thread 32 consumes through one
+///   stage; `wait` is `wait` (`wait_*`), `ticks` (with a suspend-time hint) or `poll`
+///   (`try_wait_*` polling); `"what"` labels the row in the tables;
+/// - `$m!(cluster_roundtrip, "what");`: the remote-arrive round trip in a cluster of 2;
+/// - `$m!(ring, backend, stages, consumer warps, release);`: one producer warp and the consumer
+///   warps, where only lane 0 of each warp takes part; `release` is `warp` (lane 0 of each warp
+///   arrives) or `thread` (every lane arrives);
+/// - `$m!(elect, stages, consumer warps, release, api);`: every lane waits, lane 0 arrives
+///   (consumers: per `warp`, or every `thread`), through the `api` `handles`, `scopes` or `direct`
+///   (mbarrier backend).
+///
+/// The order is the kernels' order in the PTX; the harness prints the elected-lane rows grouped
+/// by `release` first.
+#[macro_export]
+macro_rules! bench_kernels {
+    ($m:ident) => {
+        $m!(roundtrip, mbar, wait, "round trip, 1 stage (cycles)");
+        $m!(roundtrip, mbar, ticks, "round trip, ticks hint 1000 ns");
+        $m!(roundtrip, mbar, poll, "round trip, try-wait polling");
+        $m!(roundtrip, counter, wait, "round trip, counter backend");
+        $m!(cluster_roundtrip, "cluster of 2, remote-arrive round trip");
+        $m!(ring, mbar, 2, 1, warp);
+        $m!(ring, mbar, 4, 1, warp);
+        $m!(ring, mbar, 8, 1, warp);
+        $m!(ring, mbar, 2, 4, warp);
+        $m!(ring, mbar, 4, 4, warp);
+        $m!(ring, mbar, 8, 4, warp);
+        $m!(ring, mbar, 2, 1, thread);
+        $m!(ring, mbar, 4, 1, thread);
+        $m!(ring, mbar, 8, 1, thread);
+        $m!(ring, mbar, 2, 4, thread);
+        $m!(ring, mbar, 4, 4, thread);
+        $m!(ring, mbar, 8, 4, thread);
+        $m!(ring, counter, 4, 1, warp);
+        $m!(ring, counter, 4, 4, warp);
+        $m!(ring, counter, 4, 1, thread);
+        $m!(ring, counter, 4, 4, thread);
+        // Elected-lane rings: (stages, consumer warps), each per warp and per thread, through
+        // each API.
+        $crate::bench_kernels!(@elect $m, 1, 1);
+        $crate::bench_kernels!(@elect $m, 2, 1);
+        $crate::bench_kernels!(@elect $m, 4, 1);
+        $crate::bench_kernels!(@elect $m, 8, 1);
+        $crate::bench_kernels!(@elect $m, 1, 4);
+        $crate::bench_kernels!(@elect $m, 2, 4);
+        $crate::bench_kernels!(@elect $m, 4, 4);
+        $crate::bench_kernels!(@elect $m, 8, 4);
+    };
+    (@elect $m:ident, $s:literal, $w:literal) => {
+        $crate::bench_kernels!(@elect $m, $s, $w, warp);
+        $crate::bench_kernels!(@elect $m, $s, $w, thread);
+    };
+    (@elect $m:ident, $s:literal, $w:literal, $release:ident) => {
+        $m!(elect, $s, $w, $release, handles);
+        $m!(elect, $s, $w, $release, scopes);
+        $m!(elect, $s, $w, $release, direct);
+    };
+}
+
+/// A cycle benchmark's Rust name without its loop-shape suffix, from its row of
+/// [`bench_kernels!`] (the `"what"` label left out), as a `&'static str`.
+#[macro_export]
+macro_rules! bench_kernel_name {
+    (roundtrip, $b:ident, wait) => {
+        concat!("bench_roundtrip_", stringify!($b))
+    };
+    (roundtrip, $b:ident, $wait:ident) => {
+        concat!("bench_roundtrip_", stringify!($b), "_", stringify!($wait))
+    };
+    (cluster_roundtrip) => {
+        "bench_cluster_roundtrip"
+    };
+    (ring, $b:ident, $s:literal, $w:literal, $release:ident) => {
+        concat!(
+            "bench_ring_",
+            stringify!($b),
+            "_s",
+            stringify!($s),
+            "_c",
+            stringify!($w),
+            "_",
+            stringify!($release)
+        )
+    };
+    (elect, $s:literal, $w:literal, $release:ident, $api:ident) => {
+        concat!(
+            $crate::bench_twin_name!(elect, $s, $w, $release, $api),
+            "_",
+            stringify!($api)
+        )
+    };
+}
+
+/// The name of a cycle benchmark's C++ twin (`tests/bench/bench.cu`) without its loop-shape
+/// suffix: the Rust name ([`bench_kernel_name!`]), but one twin serves the three APIs of an
+/// elected-lane ring (`bench_elect_s{stages}_c{warps}_{release}`).
+#[macro_export]
+macro_rules! bench_twin_name {
+    (elect, $s:literal, $w:literal, $release:ident, $api:ident) => {
+        concat!(
+            "bench_elect_s",
+            stringify!($s),
+            "_c",
+            stringify!($w),
+            "_",
+            stringify!($release)
+        )
+    };
+    ($($row:tt)*) => {
+        $crate::bench_kernel_name!($($row)*)
+    };
+}
+
+/// The streaming benchmarks of `cargo xtask bench-nvidia` (kernels and C++ twins of the same
+/// name, `STREAM` in `tests/bench/bench.cu`): a copy through an `S`-stage ring of `KIB` KiB slots,
+/// one loader lane and `W` storer lanes, each storer keeping `PENDING` stores in flight past the
+/// one it releases; `mode` assigns the chunks to CTAs (`contig`: a contiguous range per CTA,
+/// `interleaved`: every grid-th chunk, `dynamic`: from a global counter); the harness launches
+/// `CTAs per SM` CTAs on each SM. The first nine rows are the original shape.
+///
+/// Calls `$m!(kernel, S, KIB, PENDING, mode, W, CTAs per SM);` for each.
+#[macro_export]
+macro_rules! bench_stream_kernels {
+    ($m:ident) => {
+        $m!(bench_stream_s2_k8, 2, 8, 1, contig, 1, 1);
+        $m!(bench_stream_s2_k16, 2, 16, 1, contig, 1, 1);
+        $m!(bench_stream_s2_k32, 2, 32, 1, contig, 1, 1);
+        $m!(bench_stream_s2_k64, 2, 64, 1, contig, 1, 1);
+        $m!(bench_stream_s4_k8, 4, 8, 1, contig, 1, 1);
+        $m!(bench_stream_s4_k16, 4, 16, 1, contig, 1, 1);
+        $m!(bench_stream_s4_k32, 4, 32, 1, contig, 1, 1);
+        $m!(bench_stream_s8_k8, 8, 8, 1, contig, 1, 1);
+        $m!(bench_stream_s8_k16, 8, 16, 1, contig, 1, 1);
+        $m!(bench_stream_s4_k32_p2, 4, 32, 2, contig, 1, 1);
+        $m!(bench_stream_s4_k32_p3, 4, 32, 3, contig, 1, 1);
+        $m!(bench_stream_s8_k16_p3, 8, 16, 3, contig, 1, 1);
+        $m!(bench_stream_s8_k16_p6, 8, 16, 6, contig, 1, 1);
+        $m!(bench_stream_s3_k64_p1, 3, 64, 1, contig, 1, 1);
+        $m!(bench_stream_s3_k64_p2, 3, 64, 2, contig, 1, 1);
+        $m!(bench_stream_s6_k32_p2, 6, 32, 2, contig, 1, 1);
+        $m!(bench_stream_s6_k32_p4, 6, 32, 4, contig, 1, 1);
+        $m!(bench_stream_s7_k32_p3, 7, 32, 3, contig, 1, 1);
+        $m!(bench_stream_s14_k16_p6, 14, 16, 6, contig, 1, 1);
+        $m!(bench_stream_s4_k32_p1_i, 4, 32, 1, interleaved, 1, 1);
+        $m!(bench_stream_s6_k32_p2_i, 6, 32, 2, interleaved, 1, 1);
+        $m!(bench_stream_s8_k16_p3_i, 8, 16, 3, interleaved, 1, 1);
+        $m!(bench_stream_s3_k64_p1_i, 3, 64, 1, interleaved, 1, 1);
+        $m!(bench_stream_s4_k32_p1_d, 4, 32, 1, dynamic, 1, 1);
+        $m!(bench_stream_s6_k32_p2_d, 6, 32, 2, dynamic, 1, 1);
+        $m!(bench_stream_s8_k16_p3_d, 8, 16, 3, dynamic, 1, 1);
+        $m!(bench_stream_s3_k64_p1_d, 3, 64, 1, dynamic, 1, 1);
+        $m!(bench_stream_s7_k32_p3_d, 7, 32, 3, dynamic, 1, 1);
+        $m!(bench_stream_s3_k32_p1, 3, 32, 1, contig, 1, 2);
+        $m!(bench_stream_s3_k32_p1_i, 3, 32, 1, interleaved, 1, 2);
+        $m!(bench_stream_s3_k32_p1_d, 3, 32, 1, dynamic, 1, 2);
+        $m!(bench_stream_s6_k16_p2, 6, 16, 2, contig, 1, 2);
+        $m!(bench_stream_s6_k16_p2_d, 6, 16, 2, dynamic, 1, 2);
+        $m!(bench_stream_s7_k16_p3_d, 7, 16, 3, dynamic, 1, 2);
+        $m!(bench_stream_s4_k16_p2_d, 4, 16, 2, dynamic, 1, 3);
+        $m!(bench_stream_s3_k16_p1_d, 3, 16, 1, dynamic, 1, 4);
+        $m!(bench_stream_s6_k32_p1_w2, 6, 32, 1, contig, 2, 1);
+        $m!(bench_stream_s8_k16_p2_w2, 8, 16, 2, contig, 2, 1);
+        $m!(bench_stream_s6_k32_p1_d_w2, 6, 32, 1, dynamic, 2, 1);
+        $m!(bench_stream_s8_k16_p1_d_w4, 8, 16, 1, dynamic, 4, 1);
+        $m!(bench_stream_s8_k16_p1_d_w2, 8, 16, 1, dynamic, 2, 1);
+        $m!(bench_stream_s8_k8_p1_d_w4, 8, 8, 1, dynamic, 4, 1);
+        $m!(bench_stream_s12_k16_p2_d_w4, 12, 16, 2, dynamic, 4, 1);
+        $m!(bench_stream_s16_k8_p1_d_w4, 16, 8, 1, dynamic, 4, 1);
+        $m!(bench_stream_s8_k16_p0_d_w4, 8, 16, 0, dynamic, 4, 1);
+        $m!(bench_stream_s4_k16_p1_d_w2, 4, 16, 1, dynamic, 2, 2);
+    };
+}
+
 /// A broken kernel of checked builds (`tests/kernels/src/broken.rs`): each one makes a mistake
 /// users make, and must end within a second with the diagnosis given here, never hang.
 #[derive(Clone, Copy, Debug)]
