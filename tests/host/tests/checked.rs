@@ -237,7 +237,7 @@ fn wrong_lap<B: HostBackend>() {
             // The mistake: a fresh value over the same storage ("for the next tile"), whose
             // cursor starts again at lap 0.
             // SAFETY: the ring outlives the value.
-            let mut again = unsafe { ring.pipeline() };
+            let again = unsafe { ring.pipeline() };
             for _ in 0..3 {
                 again.consume(|_| {});
             }
