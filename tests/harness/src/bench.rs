@@ -43,63 +43,71 @@ struct Cycles {
     smem: u32,
 }
 
-/// One row of `pipeline_suite::bench_kernels!` as a row of the cycle table.
+impl Cycles {
+    /// A row with 128 bytes of dynamic shared memory (the barriers).
+    fn new(
+        rust: &'static str,
+        cpp: &'static str,
+        what: String,
+        threads: u32,
+        cluster: u32,
+    ) -> Self {
+        Self {
+            rust,
+            cpp,
+            what,
+            threads,
+            cluster,
+            smem: 128,
+        }
+    }
+}
+
+/// One row of `pipeline_suite::bench_kernels!` as a row of the cycle table: its Rust and C++
+/// names, its label, threads per block and CTAs per cluster.
 macro_rules! cycle_row {
     (roundtrip, $b:ident, $wait:ident, $what:literal) => {
-        Cycles {
-            rust: pipeline_suite::bench_kernel_name!(roundtrip, $b, $wait),
-            cpp: pipeline_suite::bench_twin_name!(roundtrip, $b, $wait),
-            what: $what.into(),
-            threads: 64,
-            cluster: 1,
-            smem: 128,
-        }
+        cycle_row!(@names [roundtrip, $b, $wait], $what.into(), 64, 1)
     };
     (cluster_roundtrip, $what:literal) => {
-        Cycles {
-            rust: pipeline_suite::bench_kernel_name!(cluster_roundtrip),
-            cpp: pipeline_suite::bench_twin_name!(cluster_roundtrip),
-            what: $what.into(),
-            threads: 32,
-            cluster: 2,
-            smem: 128,
-        }
+        cycle_row!(@names [cluster_roundtrip], $what.into(), 32, 2)
     };
     (ring, $b:ident, $s:literal, $w:literal, $release:ident) => {
-        Cycles {
-            rust: pipeline_suite::bench_kernel_name!(ring, $b, $s, $w, $release),
-            cpp: pipeline_suite::bench_twin_name!(ring, $b, $s, $w, $release),
-            what: format!(
+        cycle_row!(
+            @names [ring, $b, $s, $w, $release],
+            format!(
                 "{} s{}, lane 0 only, {}, per-{}",
-                if stringify!($b) == "mbar" {
-                    "ring"
-                } else {
-                    "counter ring"
-                },
+                if stringify!($b) == "mbar" { "ring" } else { "counter ring" },
                 $s,
                 consumer_warps($w),
                 stringify!($release)
             ),
-            threads: 32 * (1 + $w),
-            cluster: 1,
-            smem: 128,
-        }
+            32 * (1 + $w),
+            1
+        )
     };
     (elect, $s:literal, $w:literal, $release:ident, $api:ident) => {
-        Cycles {
-            rust: pipeline_suite::bench_kernel_name!(elect, $s, $w, $release, $api),
-            cpp: pipeline_suite::bench_twin_name!(elect, $s, $w, $release, $api),
-            what: format!(
+        cycle_row!(
+            @names [elect, $s, $w, $release, $api],
+            format!(
                 "elected s{}, {}, per-{}, {}",
                 $s,
                 consumer_warps($w),
                 stringify!($release),
                 stringify!($api)
             ),
-            threads: 32 * (1 + $w),
-            cluster: 1,
-            smem: 128,
-        }
+            32 * (1 + $w),
+            1
+        )
+    };
+    (@names [$($row:tt)*], $what:expr, $threads:expr, $cluster:expr) => {
+        Cycles::new(
+            pipeline_suite::bench_kernel_name!($($row)*),
+            pipeline_suite::bench_twin_name!($($row)*),
+            $what,
+            $threads,
+            $cluster,
+        )
     };
 }
 
