@@ -1,6 +1,8 @@
 // The CUDA C++ twins of the Rust benchmark kernels (tests/kernels/src/bench.rs): the same names,
 // launch shapes, algorithms and loop shapes, written by hand with raw inline PTX and no library,
-// as a user of mbarrier would write them. Compiled by `nvcc -arch=sm_90a -cubin -O3` (see the bench
+// as a user of mbarrier would write them. The rows (which configurations exist) are those of the
+// Rust lists in tests/suite/src/lib.rs (`bench_kernels!`, whose C++ names `bench_twin_name!` gives,
+// and `bench_stream_kernels!`); the harness finds each twin by that name. Compiled by `nvcc -arch=sm_90a -cubin -O3` (see the bench
 // bundle's run script) and loaded by the bench harness next to the Rust PTX.
 //
 // Every cycle kernel exists in two loop shapes, `_flat` (neither compiler unrolls the loop) and

@@ -1,4 +1,4 @@
-//! `pipeline-bench`: runs the benchmark kernels written with the library (Rust PTX) and their
+//! The benchmarks (`pipeline-bench`): runs the benchmark kernels written with the library (Rust PTX) and their
 //! hand-written CUDA C++ twins (a cubin built by nvcc) side by side in one process, alternating,
 //! and prints tables: configuration, Rust, C++, ratio at equal loop shape. Cycle figures come from
 //! `%clock64` in the kernels (median over repetitions, after a warm-up); bandwidth from CUDA events
@@ -16,8 +16,6 @@
 //! the mbarrier ring of the same shape), and the streaming copies (against `cudaMemcpy`). Each row
 //! is printed as soon as it is measured.
 
-mod cuda;
-
 use std::collections::HashMap;
 use std::ffi::c_void;
 use std::fmt::Write as _;
@@ -26,7 +24,8 @@ use std::sync::Arc;
 
 use cudarc::driver::{CudaFunction, CudaModule, sys};
 
-use cuda::Gpu;
+use crate::cuda::Gpu;
+use crate::report;
 
 /// One row of the cycle table: the Rust kernel (without its loop-shape suffix), its C++ twin, what
 /// it measures, threads per block, cluster size, dynamic shared memory.
@@ -36,98 +35,100 @@ use cuda::Gpu;
 /// sides, and on the Rust side `_llvm` (a plain `for` loop, unrolled as LLVM sees fit: what a
 /// kernel written with the library gets). Rust against C++ is compared at equal shape.
 struct Cycles {
-    rust: String,
-    cpp: String,
+    rust: &'static str,
+    cpp: &'static str,
     what: String,
     threads: u32,
     cluster: u32,
     smem: u32,
 }
 
-fn row(rust: &str, cpp: &str, what: &str, threads: u32) -> Cycles {
-    Cycles {
-        rust: rust.into(),
-        cpp: cpp.into(),
-        what: what.into(),
-        threads,
-        cluster: 1,
-        smem: 128,
+impl Cycles {
+    /// A row with 128 bytes of dynamic shared memory (the barriers).
+    fn new(
+        rust: &'static str,
+        cpp: &'static str,
+        what: String,
+        threads: u32,
+        cluster: u32,
+    ) -> Self {
+        Self {
+            rust,
+            cpp,
+            what,
+            threads,
+            cluster,
+            smem: 128,
+        }
     }
 }
 
-/// The cycle table's rows: round trips, the rings where only lane 0 of each warp takes part, the
-/// counter rings, and the elected-lane rings (every lane waits, lane 0 arrives) through each API.
+/// One row of `pipeline_suite::bench_kernels!` as a row of the cycle table: its Rust and C++
+/// names, its label, threads per block and CTAs per cluster.
+macro_rules! cycle_row {
+    (roundtrip, $b:ident, $wait:ident, $what:literal) => {
+        cycle_row!(@names [roundtrip, $b, $wait], $what.into(), 64, 1)
+    };
+    (cluster_roundtrip, $what:literal) => {
+        cycle_row!(@names [cluster_roundtrip], $what.into(), 32, 2)
+    };
+    (ring, $b:ident, $s:literal, $w:literal, $release:ident) => {
+        cycle_row!(
+            @names [ring, $b, $s, $w, $release],
+            format!(
+                "{} s{}, lane 0 only, {}, per-{}",
+                if stringify!($b) == "mbar" { "ring" } else { "counter ring" },
+                $s,
+                consumer_warps($w),
+                stringify!($release)
+            ),
+            32 * (1 + $w),
+            1
+        )
+    };
+    (elect, $s:literal, $w:literal, $release:ident, $api:ident) => {
+        cycle_row!(
+            @names [elect, $s, $w, $release, $api],
+            format!(
+                "elected s{}, {}, per-{}, {}",
+                $s,
+                consumer_warps($w),
+                stringify!($release),
+                stringify!($api)
+            ),
+            32 * (1 + $w),
+            1
+        )
+    };
+    (@names [$($row:tt)*], $what:expr, $threads:expr, $cluster:expr) => {
+        Cycles::new(
+            pipeline_suite::bench_kernel_name!($($row)*),
+            pipeline_suite::bench_twin_name!($($row)*),
+            $what,
+            $threads,
+            $cluster,
+        )
+    };
+}
+
+/// `1 consumer warp`, `4 consumer warps`.
+fn consumer_warps(w: u32) -> String {
+    format!("{w} consumer warp{}", if w > 1 { "s" } else { "" })
+}
+
+/// The cycle table's rows (`pipeline_suite::bench_kernels!`): round trips, the rings where only
+/// lane 0 of each warp takes part, the counter rings, and the elected-lane rings (every lane
+/// waits, lane 0 arrives) through each API, printed per release first (a stable sort of the
+/// list's order).
 fn cycle_rows() -> Vec<Cycles> {
-    let mut rows = vec![
-        row(
-            "bench_roundtrip_mbar",
-            "bench_roundtrip_mbar",
-            "round trip, 1 stage (cycles)",
-            64,
-        ),
-        row(
-            "bench_roundtrip_mbar_ticks",
-            "bench_roundtrip_mbar_ticks",
-            "round trip, ticks hint 1000 ns",
-            64,
-        ),
-        row(
-            "bench_roundtrip_mbar_poll",
-            "bench_roundtrip_mbar_poll",
-            "round trip, try-wait polling",
-            64,
-        ),
-        row(
-            "bench_roundtrip_counter",
-            "bench_roundtrip_counter",
-            "round trip, counter backend",
-            64,
-        ),
-        Cycles {
-            cluster: 2,
-            threads: 32,
-            ..row(
-                "bench_cluster_roundtrip",
-                "bench_cluster_roundtrip",
-                "cluster of 2, remote-arrive round trip",
-                32,
-            )
-        },
-    ];
-    for backend in ["mbar", "counter"] {
-        let stages: &[u32] = if backend == "mbar" { &[2, 4, 8] } else { &[4] };
-        for release in ["warp", "thread"] {
-            for w in [1, 4] {
-                for &s in stages {
-                    let name = format!("bench_ring_{backend}_s{s}_c{w}_{release}");
-                    let what = format!(
-                        "{} s{s}, lane 0 only, {w} consumer warp{}, per-{release}",
-                        if backend == "mbar" {
-                            "ring"
-                        } else {
-                            "counter ring"
-                        },
-                        if w > 1 { "s" } else { "" }
-                    );
-                    rows.push(row(&name, &name, &what, 32 * (1 + w)));
-                }
-            }
-        }
+    let mut rows = Vec::new();
+    macro_rules! push_row {
+        ($($row:tt)*) => {
+            rows.push(cycle_row!($($row)*))
+        };
     }
-    for release in ["warp", "thread"] {
-        for w in [1, 4] {
-            for s in [1, 2, 4, 8] {
-                for api in ["handles", "scopes", "direct"] {
-                    let cpp = format!("bench_elect_s{s}_c{w}_{release}");
-                    let what = format!(
-                        "elected s{s}, {w} consumer warp{}, per-{release}, {api}",
-                        if w > 1 { "s" } else { "" }
-                    );
-                    rows.push(row(&format!("{cpp}_{api}"), &cpp, &what, 32 * (1 + w)));
-                }
-            }
-        }
-    }
+    pipeline_suite::bench_kernels!(push_row);
+    rows.sort_by_key(|r| r.rust.starts_with("bench_elect_") && r.rust.contains("_thread_"));
     rows
 }
 
@@ -211,26 +212,6 @@ struct Stream {
     ctas_per_sm: u32,
 }
 
-const fn stream(
-    kernel: &'static str,
-    stages: u32,
-    kib: u32,
-    pending: u32,
-    mode: Mode,
-    storers: u32,
-    ctas_per_sm: u32,
-) -> Stream {
-    Stream {
-        kernel,
-        stages,
-        kib,
-        pending,
-        mode,
-        storers,
-        ctas_per_sm,
-    }
-}
-
 impl Stream {
     /// Dynamic shared memory: the header (`stream_header` of the kernels) and the slots.
     fn smem(&self) -> u32 {
@@ -269,59 +250,42 @@ impl Stream {
     }
 }
 
-use Mode::{Contig, Dynamic, Interleaved};
+/// One row of `pipeline_suite::bench_stream_kernels!` as a streaming benchmark.
+macro_rules! stream_row {
+    ($name:ident, $s:literal, $kib:literal, $pending:literal, $mode:ident, $w:literal, $ctas_per_sm:literal) => {
+        Stream {
+            kernel: stringify!($name),
+            stages: $s,
+            kib: $kib,
+            pending: $pending,
+            mode: stream_row!(@mode $mode),
+            storers: $w,
+            ctas_per_sm: $ctas_per_sm,
+        }
+    };
+    (@mode contig) => {
+        Mode::Contig
+    };
+    (@mode interleaved) => {
+        Mode::Interleaved
+    };
+    (@mode dynamic) => {
+        Mode::Dynamic
+    };
+}
 
-/// The streaming benchmarks. The first nine are the original shape (one loader lane, one storer
-/// lane, a stage released one store later, contiguous chunks, one CTA per SM); the others vary one
-/// or more of those. The kernels' lists (`STREAM` in bench.cu, `stream_kernels!`) match this one.
-const STREAMS: &[Stream] = &[
-    stream("bench_stream_s2_k8", 2, 8, 1, Contig, 1, 1),
-    stream("bench_stream_s2_k16", 2, 16, 1, Contig, 1, 1),
-    stream("bench_stream_s2_k32", 2, 32, 1, Contig, 1, 1),
-    stream("bench_stream_s2_k64", 2, 64, 1, Contig, 1, 1),
-    stream("bench_stream_s4_k8", 4, 8, 1, Contig, 1, 1),
-    stream("bench_stream_s4_k16", 4, 16, 1, Contig, 1, 1),
-    stream("bench_stream_s4_k32", 4, 32, 1, Contig, 1, 1),
-    stream("bench_stream_s8_k8", 8, 8, 1, Contig, 1, 1),
-    stream("bench_stream_s8_k16", 8, 16, 1, Contig, 1, 1),
-    stream("bench_stream_s4_k32_p2", 4, 32, 2, Contig, 1, 1),
-    stream("bench_stream_s4_k32_p3", 4, 32, 3, Contig, 1, 1),
-    stream("bench_stream_s8_k16_p3", 8, 16, 3, Contig, 1, 1),
-    stream("bench_stream_s8_k16_p6", 8, 16, 6, Contig, 1, 1),
-    stream("bench_stream_s3_k64_p1", 3, 64, 1, Contig, 1, 1),
-    stream("bench_stream_s3_k64_p2", 3, 64, 2, Contig, 1, 1),
-    stream("bench_stream_s6_k32_p2", 6, 32, 2, Contig, 1, 1),
-    stream("bench_stream_s6_k32_p4", 6, 32, 4, Contig, 1, 1),
-    stream("bench_stream_s7_k32_p3", 7, 32, 3, Contig, 1, 1),
-    stream("bench_stream_s14_k16_p6", 14, 16, 6, Contig, 1, 1),
-    stream("bench_stream_s4_k32_p1_i", 4, 32, 1, Interleaved, 1, 1),
-    stream("bench_stream_s6_k32_p2_i", 6, 32, 2, Interleaved, 1, 1),
-    stream("bench_stream_s8_k16_p3_i", 8, 16, 3, Interleaved, 1, 1),
-    stream("bench_stream_s3_k64_p1_i", 3, 64, 1, Interleaved, 1, 1),
-    stream("bench_stream_s4_k32_p1_d", 4, 32, 1, Dynamic, 1, 1),
-    stream("bench_stream_s6_k32_p2_d", 6, 32, 2, Dynamic, 1, 1),
-    stream("bench_stream_s8_k16_p3_d", 8, 16, 3, Dynamic, 1, 1),
-    stream("bench_stream_s3_k64_p1_d", 3, 64, 1, Dynamic, 1, 1),
-    stream("bench_stream_s7_k32_p3_d", 7, 32, 3, Dynamic, 1, 1),
-    stream("bench_stream_s3_k32_p1", 3, 32, 1, Contig, 1, 2),
-    stream("bench_stream_s3_k32_p1_i", 3, 32, 1, Interleaved, 1, 2),
-    stream("bench_stream_s3_k32_p1_d", 3, 32, 1, Dynamic, 1, 2),
-    stream("bench_stream_s6_k16_p2", 6, 16, 2, Contig, 1, 2),
-    stream("bench_stream_s6_k16_p2_d", 6, 16, 2, Dynamic, 1, 2),
-    stream("bench_stream_s7_k16_p3_d", 7, 16, 3, Dynamic, 1, 2),
-    stream("bench_stream_s4_k16_p2_d", 4, 16, 2, Dynamic, 1, 3),
-    stream("bench_stream_s3_k16_p1_d", 3, 16, 1, Dynamic, 1, 4),
-    stream("bench_stream_s6_k32_p1_w2", 6, 32, 1, Contig, 2, 1),
-    stream("bench_stream_s8_k16_p2_w2", 8, 16, 2, Contig, 2, 1),
-    stream("bench_stream_s6_k32_p1_d_w2", 6, 32, 1, Dynamic, 2, 1),
-    stream("bench_stream_s8_k16_p1_d_w4", 8, 16, 1, Dynamic, 4, 1),
-    stream("bench_stream_s8_k16_p1_d_w2", 8, 16, 1, Dynamic, 2, 1),
-    stream("bench_stream_s8_k8_p1_d_w4", 8, 8, 1, Dynamic, 4, 1),
-    stream("bench_stream_s12_k16_p2_d_w4", 12, 16, 2, Dynamic, 4, 1),
-    stream("bench_stream_s16_k8_p1_d_w4", 16, 8, 1, Dynamic, 4, 1),
-    stream("bench_stream_s8_k16_p0_d_w4", 8, 16, 0, Dynamic, 4, 1),
-    stream("bench_stream_s4_k16_p1_d_w2", 4, 16, 1, Dynamic, 2, 2),
-];
+/// The streaming benchmarks (`pipeline_suite::bench_stream_kernels!`, which the kernels and
+/// their C++ twins in bench.cu follow too).
+fn streams() -> Vec<Stream> {
+    let mut rows = Vec::new();
+    macro_rules! push_row {
+        ($($row:tt)*) => {
+            rows.push(stream_row!($($row)*))
+        };
+    }
+    pipeline_suite::bench_stream_kernels!(push_row);
+    rows
+}
 
 /// Every kernel a table launches (`--list-kernels`): the Rust ones (the bundle's check against
 /// the Rust PTX), and with `cpp` the C++ ones.
@@ -342,7 +306,7 @@ fn required_kernels(cpp: bool) -> Vec<String> {
             names.push(variant_kernel(variant, shape));
         }
     }
-    names.extend(STREAMS.iter().map(|s| s.kernel.to_string()));
+    names.extend(streams().iter().map(|s| s.kernel.to_string()));
     if cpp {
         names.push("bench_roundtrip_mbar_spin_flat".into());
         for (s, w) in WAIT_SHAPES {
@@ -768,7 +732,7 @@ impl Bench {
             "R/C++",
             "R/memcpy"
         ));
-        for s in STREAMS {
+        for s in &streams() {
             let grid = sms * s.ctas_per_sm;
             let bytes_per_block = total / u64::from(grid) / (64 * 1024) * (64 * 1024);
             let bytes = bytes_per_block * u64::from(grid);
@@ -953,7 +917,7 @@ fn run() -> Result<bool, (u8, String)> {
         bench.gpu.sms,
         bench.gpu.driver_version / 1000,
         (bench.gpu.driver_version % 1000) / 10,
-        option_env!("GPU_PIPELINE_COMMIT").unwrap_or("unknown")
+        report::commit()
     );
     let (reps, iters, total) = if quick {
         (5, 20_000, 1u64 << 30)
@@ -986,15 +950,13 @@ fn run() -> Result<bool, (u8, String)> {
     Ok(bench.wrong.is_empty())
 }
 
-/// Exit status: `pipeline_suite::exit` (0 passed, 1 a wrong copy or a failed measurement,
-/// 2 usage, 4 no CUDA driver, 5 CUDA setup), errors as one line on stderr.
-fn main() -> ExitCode {
+/// The benchmarks: parses the command line, runs the tables, and returns the exit status
+/// (`pipeline_suite::exit`: 0 passed, 1 a wrong copy or a failed measurement, 2 usage, 4 no CUDA
+/// driver, 5 CUDA setup), errors as one line on stderr.
+pub fn main() -> ExitCode {
     match run() {
         Ok(true) => ExitCode::from(pipeline_suite::exit::PASSED),
         Ok(false) => ExitCode::from(pipeline_suite::exit::TEST_FAILED),
-        Err((code, message)) => {
-            eprintln!("error: {message}");
-            ExitCode::from(code)
-        }
+        Err((code, message)) => report::error(code, message),
     }
 }

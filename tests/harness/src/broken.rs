@@ -1,6 +1,7 @@
 //! The broken-kernel tests of checked builds (`pipeline_suite::BROKEN`): each kernel makes a
-//! mistake that would hang; it must end within a second, trapped by the library, with a hang
-//! record that carries the expected diagnosis.
+//! mistake that would hang (a `pipeline_suite::Misuse`, whose table the host tests check too); it
+//! must end within a second, trapped by the library, with a hang record that carries the
+//! misuse's diagnosis.
 //!
 //! A trapped kernel leaves its CUDA context unusable, so every test runs in a fresh process
 //! (this executable with `--broken-one NAME`), with a fresh context. The records go to host
@@ -22,6 +23,7 @@ use gpu_pipeline::checked::HangRecord;
 use pipeline_suite::{BROKEN, BROKEN_SMEM_BYTES, Broken, exit};
 
 use crate::cuda::{Gpu, OpenError, check};
+use crate::report;
 
 /// Records the sink holds.
 const CAPACITY: usize = 16;
@@ -95,7 +97,7 @@ pub fn run_all(ptx: &str, filter: Option<&str>) -> ExitCode {
             "{} {}  ({})",
             if ok { "PASS" } else { "FAIL" },
             test.name,
-            test.mistake
+            test.misuse.mistake
         );
         for line in stdout.lines() {
             println!("    {line}");
@@ -192,10 +194,10 @@ impl Drop for MappedRecords {
 /// records in plain words; exit status `PASSED` when the diagnosis is the expected one,
 /// `TEST_FAILED` when it is not, and the error's status (one line on stderr) when the test could
 /// not be set up.
-pub fn run_one(ptx: &str, name: &str) -> ExitCode {
+pub fn run_one(ptx: &str, name: &str) -> ! {
     let Some(test) = BROKEN.iter().find(|t| t.name == name) else {
         eprintln!("error: no broken test named `{name}`");
-        return ExitCode::from(exit::USAGE);
+        report::exit_now(exit::USAGE);
     };
     let code = match run_kernel(ptx, test) {
         Ok(Ok(())) => exit::PASSED,
@@ -208,11 +210,8 @@ pub fn run_one(ptx: &str, name: &str) -> ExitCode {
             error.exit_code()
         }
     };
-    use std::io::Write;
-    let _ = std::io::stdout().flush();
     // A trapped context may block in teardown: leave at once.
-    // SAFETY: ends the process; nothing is left to clean up that matters.
-    unsafe { libc::_exit(code.into()) }
+    report::exit_now(code)
 }
 
 type Verdict = Result<(), String>;
@@ -261,36 +260,30 @@ fn run_kernel(ptx: &str, test: &Broken) -> Result<Verdict, OpenError> {
             LIMIT.as_millis()
         ));
     }
-    let expected_budget_ns = if test.budget_us == 0 {
+    let misuse = test.misuse;
+    let expected_budget_ns = if misuse.budget_us == 0 {
         u64::from(gpu_pipeline::checked::DEFAULT_WAIT_BUDGET_US) * 1000
     } else {
-        u64::from(test.budget_us) * 1000
+        u64::from(misuse.budget_us) * 1000
     };
+    // The misuse's diagnosis: its fields, and its words in the record's plain words; and what
+    // only the device run fixes: the budget, and a call in broken.rs.
     let matching = found.iter().any(|r| {
-        let role = if r.role == gpu_pipeline::checked::ROLE_PRODUCER {
-            "producer"
-        } else {
-            "consumer"
-        };
-        role == test.role
-            && format!("{:?}", r.verdict()) == test.verdict
-            && r.label == test.label
+        r.verdict() == misuse.verdict
+            && misuse.fault.is_none_or(|f| r.fault == f as u32)
+            && r.label == misuse.label
             && r.budget_ns == expected_budget_ns
-            && test
+            && misuse
                 .stage_lap
                 .is_none_or(|(s, l)| r.stage == s && r.lap == l)
-            && r.line != 0
-            && r.file().ends_with("broken.rs")
+            && misuse.missing_from(&r.to_string()).is_empty()
+            && (!misuse.at_call || r.line != 0 && r.file().ends_with("broken.rs"))
     });
     if !matching {
         why.push(format!(
-            "no record says: {} {}{}, label {}, budget {} us, at a line of broken.rs",
-            test.role,
-            test.verdict,
-            test.stage_lap
-                .map(|(s, l)| format!(" on stage {s} lap {l}"))
-                .unwrap_or_default(),
-            test.label,
+            "no record says {:?} with {:?}, budget {} us, at a line of broken.rs",
+            misuse.verdict,
+            misuse.expected_texts(),
             expected_budget_ns / 1000
         ));
     }
@@ -299,8 +292,8 @@ fn run_kernel(ptx: &str, test: &Broken) -> Result<Verdict, OpenError> {
     std::mem::forget(records);
     Ok(if why.is_empty() {
         println!(
-            "diagnosis as expected: {} {} (label {})",
-            test.role, test.verdict, test.label
+            "diagnosis as expected: {} {:?} (label {})",
+            misuse.role, misuse.verdict, misuse.label
         );
         Ok(())
     } else {

@@ -1,7 +1,6 @@
 //! The CUDA driver, through cudarc: context, module, launches (with clusters), timed waits.
 //!
 //! Shared by the suite (`pipeline-harness`) and the benchmarks (`pipeline-bench`); each uses a subset.
-#![allow(dead_code)]
 
 use std::ffi::c_void;
 use std::sync::Arc;
@@ -160,7 +159,6 @@ impl Gpu {
             .map_err(|e| format!("cannot load `{path}`: {e:?}"))
     }
 
-    /// A kernel of the module.
     /// Points the checked builds' device global `GPU_PIPELINE_DIAGNOSTICS` at `capacity` hang
     /// records at device address `records` (host memory mapped into the device).
     pub fn set_diagnostics_sink(&self, records: u64, capacity: u32) -> Result<(), String> {
@@ -180,6 +178,7 @@ impl Gpu {
             .map_err(|e| format!("synchronize: {e:?}"))
     }
 
+    /// A kernel of the module.
     pub fn function(&self, name: &str) -> Result<CudaFunction, String> {
         self.module
             .load_function(name)

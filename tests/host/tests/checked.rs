@@ -1,7 +1,9 @@
 //! Checked builds on the host: the broken kernels of the device suite, as threads over the host
-//! backends. Each mistake must end in a panic whose message is the hang record, with the right
-//! diagnosis; a record of a spent budget must report the budget it was given and a blocked time
-//! of about that budget; the correct ring must run without a false alarm.
+//! backends. Each mistake is a scenario of `pipeline_suite::MISUSES`, the table the device's
+//! broken kernels are checked against too; it must end in a panic whose message is the hang
+//! record, with the scenario's diagnosis (`Misuse::expected_texts`); a record of a spent budget
+//! must report the budget it was given and a blocked time of about that budget; the correct ring
+//! must run without a false alarm.
 //!
 //! No test bounds its wall-clock time: a loaded machine may deschedule a thread for a while, and
 //! a test that failed for that would be flaky, not strict. The budget is checked through what
@@ -17,6 +19,10 @@ use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::sync::Arc;
 
 use gpu_pipeline::{Diagnostics, HostCounterBackend, HostMbarBackend, ProducerConsumerPipeline};
+use pipeline_suite::misuse::{
+    DOUBLE_ARRIVE, FORGOTTEN_STAGE, HALF_RELEASE, NEVER_RELEASE, TRIP_COUNTS, WRONG_LAP, WRONG_ROLE,
+};
+use pipeline_suite::{MISUSES, Misuse, Sides};
 use protocol_tests::{HostBackend, Ring, STALL, Worker, run_with_watchdog, signal_state};
 
 const STAGES: usize = 2;
@@ -127,14 +133,23 @@ fn arrivals<B: HostBackend>(ring: &Ring<STAGES, B, ()>) -> u64 {
         .sum()
 }
 
-/// Asserts that some message contains every one of `needles`, and checks the blocked time of
-/// every record of a spent budget among them.
-fn expect(what: &str, messages: Vec<String>, needles: &[&str]) {
+/// Asserts that some message says the diagnosis of `misuse` (`Misuse::expected_texts`), at a line
+/// of this file where the record names the call, and checks the blocked time of every record of a
+/// spent budget among them.
+fn expect(misuse: &Misuse, messages: Vec<String>) {
+    let what = misuse.name;
     assert!(
         messages
             .iter()
-            .any(|m| needles.iter().all(|n| m.contains(n))),
-        "{what}: no message contains {needles:?}; messages: {messages:#?}"
+            .any(|m| misuse.missing_from(m).is_empty()
+                && (!misuse.at_call || m.contains("checked.rs:"))),
+        "{what}: no message says {:?}{}; messages: {messages:#?}",
+        misuse.expected_texts(),
+        if misuse.at_call {
+            " at a line of checked.rs"
+        } else {
+            ""
+        }
     );
     for message in messages.iter().filter(|m| m.contains("HANG")) {
         check_blocked_time(what, message);
@@ -167,7 +182,7 @@ fn check_blocked_time(what: &str, message: &str) {
 
 fn never_release<B: HostBackend>() {
     let result = run::<B>(
-        11,
+        NEVER_RELEASE.label,
         BUDGET_US,
         1,
         |p| {
@@ -181,24 +196,12 @@ fn never_release<B: HostBackend>() {
             }
         },
     );
-    expect(
-        "never_release",
-        result,
-        &[
-            "HANG",
-            "pipeline 11",
-            "producer in `produce`",
-            "waited on empty[0] for lap 2",
-            "0 of 1 consumer arrivals",
-            "checked.rs:",
-            "budget 50000 us",
-        ],
-    );
+    expect(&NEVER_RELEASE, result);
 }
 
 fn double_arrive<B: HostBackend>() {
     let result = run::<B>(
-        21,
+        DOUBLE_ARRIVE.label,
         BUDGET_US,
         1,
         |p| {
@@ -214,19 +217,12 @@ fn double_arrive<B: HostBackend>() {
             }
         },
     );
-    expect(
-        "double_arrive",
-        result,
-        &[
-            "consumer in `consume`",
-            "arrivals more than this lap completes with",
-        ],
-    );
+    expect(&DOUBLE_ARRIVE, result);
 }
 
 fn wrong_lap<B: HostBackend>() {
     let result = run::<B>(
-        31,
+        WRONG_LAP.label,
         BUDGET_US,
         1,
         |p| {
@@ -247,21 +243,12 @@ fn wrong_lap<B: HostBackend>() {
             }
         },
     );
-    expect(
-        "wrong_lap",
-        result,
-        &[
-            "WRONG ARRIVAL COUNT",
-            "consumer in `consume`",
-            "waited on full[0] for lap 0",
-            "lap is behind the barrier's",
-        ],
-    );
+    expect(&WRONG_LAP, result);
 }
 
 fn half_release<B: HostBackend>() {
     let result = run::<B>(
-        41,
+        HALF_RELEASE.label,
         BUDGET_US,
         4,
         |p| {
@@ -280,21 +267,12 @@ fn half_release<B: HostBackend>() {
             }
         },
     );
-    expect(
-        "half_release",
-        result,
-        &[
-            "producer in `produce`",
-            "waited on empty[1] for lap 2",
-            "2 of 4 consumer arrivals",
-            "2 arriving thread(s) did not arrive",
-        ],
-    );
+    expect(&HALF_RELEASE, result);
 }
 
 fn trip_counts<B: HostBackend>() {
     let result = run::<B>(
-        51,
+        TRIP_COUNTS.label,
         BUDGET_US,
         1,
         |p| {
@@ -308,20 +286,12 @@ fn trip_counts<B: HostBackend>() {
             }
         },
     );
-    expect(
-        "trip_counts",
-        result,
-        &[
-            "consumer in `consume`",
-            "waited on full[1] for lap 2",
-            "0 of 1 producer arrivals",
-        ],
-    );
+    expect(&TRIP_COUNTS, result);
 }
 
 fn wrong_role<B: HostBackend>() {
     let result = run::<B>(
-        71,
+        WRONG_ROLE.label,
         BUDGET_US,
         1,
         |p| {
@@ -338,15 +308,7 @@ fn wrong_role<B: HostBackend>() {
             }
         },
     );
-    expect(
-        "wrong_role",
-        result,
-        &[
-            "WRONG ROLE",
-            "producer in `producer_signal`",
-            "used on the consumer side before",
-        ],
-    );
+    expect(&WRONG_ROLE, result);
 }
 
 fn correct_ring<B: HostBackend>() {
@@ -374,7 +336,7 @@ fn forgotten_stage<B: HostBackend>() {
     let ring = Ring::<STAGES, B, ()>::with_diagnostics(
         |_| (),
         Diagnostics {
-            label: 81,
+            label: FORGOTTEN_STAGE.label,
             wait_budget_us: BUDGET_US,
         },
     );
@@ -388,16 +350,7 @@ fn forgotten_stage<B: HostBackend>() {
         drop(consumer);
     })
     .expect("the forgotten stage is reported");
-    expect(
-        "forgotten_stage",
-        vec![message],
-        &[
-            "STAGE NOT RELEASED",
-            "pipeline 81",
-            "consumer in `(end of the pipeline's scope)`",
-            "never released",
-        ],
-    );
+    expect(&FORGOTTEN_STAGE, vec![message]);
 }
 
 /// Several stages held at once and released in order: no false alarm, no leak report.
@@ -449,4 +402,30 @@ on_both_backends! {
     correct_ring_four_consumers: correct_ring, 4;
     consumer_forgets_a_stage: forgotten_stage, 1;
     consumer_holds_two_stages: stages_in_flight, 1;
+}
+
+/// The scenarios this file runs, each on both host backends.
+const HOST_SCENARIOS: &[&Misuse] = &[
+    &NEVER_RELEASE,
+    &DOUBLE_ARRIVE,
+    &WRONG_LAP,
+    &HALF_RELEASE,
+    &TRIP_COUNTS,
+    &WRONG_ROLE,
+    &FORGOTTEN_STAGE,
+];
+
+/// Every scenario of the table that runs on the host is run here, and only those.
+#[test]
+fn every_host_scenario_of_the_table_is_run() {
+    for m in MISUSES {
+        let here = HOST_SCENARIOS.iter().any(|h| h.name == m.name);
+        assert_eq!(
+            here,
+            m.sides != Sides::Device,
+            "{}: sides {:?}, run here: {here}",
+            m.name,
+            m.sides
+        );
+    }
 }

@@ -1,6 +1,8 @@
 //! Benchmark kernels of `cargo xtask bench-nvidia`, written with the library. Their twins in CUDA
 //! C++ with raw inline PTX are in `tests/bench/bench.cu`, with the same names, launch shapes and
-//! algorithm, so that the harness can run both side by side and compare.
+//! algorithm, so that the harness can run both side by side and compare. Which kernels exist is
+//! the one list in `tests/suite` (`pipeline_suite::bench_kernels!`, `bench_stream_kernels!`), which
+//! the harness's tables expand too.
 //!
 //! Cycle kernels take `(iters, out)`: thread 0 writes the `%clock64` cycles of its timed loop to
 //! `out[block]`. Streaming kernels take `(src, dst, bytes_per_block, work)`. The counter-ring
@@ -477,22 +479,20 @@ fn pattern(i: u64) -> u32 {
     (x >> 29) as u32 ^ (x as u32)
 }
 
-type Mbar1 = NvidiaMbarBackend<1, 1>;
-type Counter1 = AmdCounterBackend<1, 1>;
-
-/// Defines the cycle kernel `$name` in the loop shapes `_llvm`, `_flat` and `_x4` (see
-/// [`repeat`]): `$body::<$param..., shape>`, a function whose last generic parameter is the shape.
+/// Defines the cycle kernel named `$name` (a string) in the loop shapes `_llvm`, `_flat` and `_x4`
+/// (see [`repeat`]): `$body::<$param..., shape>`, a function whose last generic parameter is the
+/// shape.
 macro_rules! cycles_kernels {
-    ($name:ident, $body:ident, [$($param:tt),*]) => {
+    ($name:expr, $body:ident, [$($param:tt),*]) => {
         cycles_kernels!(@one $name, "_llvm", $body::<$($param,)* LOOP_LLVM>);
         cycles_kernels!(@one $name, "_flat", $body::<$($param,)* LOOP_FLAT>);
         cycles_kernels!(@one $name, "_x4", $body::<$($param,)* LOOP_X4>);
     };
-    (@one $name:ident, $suffix:literal, $body:expr) => {
+    (@one $name:expr, $suffix:literal, $body:expr) => {
         #[allow(unused_parens)]
         const _: () = {
             /// A cycle benchmark kernel (see the module docs).
-            #[unsafe(export_name = concat!(stringify!($name), $suffix))]
+            #[unsafe(export_name = concat!($name, $suffix))]
             pub unsafe extern "gpu-kernel" fn kernel(iters: u32, out: *mut u64) {
                 // SAFETY: the harness launches the documented shape with the barriers' shared memory.
                 unsafe { $body(iters, out) }
@@ -501,145 +501,125 @@ macro_rules! cycles_kernels {
     };
 }
 
-cycles_kernels!(bench_roundtrip_mbar, roundtrip, [Mbar1, WAIT]);
-cycles_kernels!(bench_roundtrip_mbar_ticks, roundtrip, [Mbar1, TICKS]);
-cycles_kernels!(bench_roundtrip_mbar_poll, roundtrip, [Mbar1, POLL]);
-cycles_kernels!(bench_roundtrip_counter, roundtrip, [Counter1, WAIT]);
-cycles_kernels!(bench_cluster_roundtrip, cluster_roundtrip, []);
+/// The backend of a row of `pipeline_suite::bench_kernels!`, with its arrive counts.
+macro_rules! backend {
+    (mbar, $p:tt, $c:tt) => { NvidiaMbarBackend<$p, $c> };
+    (counter, $p:tt, $c:tt) => { AmdCounterBackend<$p, $c> };
+}
 
-macro_rules! ring_kernels {
-    ($($name:ident: $s:literal, $b:ident, $w:literal, $per_thread:literal, $p:literal, $c:literal;)*) => {
-        $(cycles_kernels!($name, ring, [$s, ($b<$p, $c>), $w, $per_thread]);)*
+/// The constant of a word of `pipeline_suite::bench_kernels!` (a round trip's wait, an API).
+macro_rules! word {
+    (wait) => {
+        WAIT
+    };
+    (ticks) => {
+        TICKS
+    };
+    (poll) => {
+        POLL
+    };
+    (handles) => {
+        HANDLES
+    };
+    (scopes) => {
+        SCOPES
+    };
+    (direct) => {
+        DIRECT
     };
 }
 
-ring_kernels! {
-    bench_ring_mbar_s2_c1_warp: 2, NvidiaMbarBackend, 1, false, 1, 1;
-    bench_ring_mbar_s4_c1_warp: 4, NvidiaMbarBackend, 1, false, 1, 1;
-    bench_ring_mbar_s8_c1_warp: 8, NvidiaMbarBackend, 1, false, 1, 1;
-    bench_ring_mbar_s2_c4_warp: 2, NvidiaMbarBackend, 4, false, 1, 4;
-    bench_ring_mbar_s4_c4_warp: 4, NvidiaMbarBackend, 4, false, 1, 4;
-    bench_ring_mbar_s8_c4_warp: 8, NvidiaMbarBackend, 4, false, 1, 4;
-    bench_ring_mbar_s2_c1_thread: 2, NvidiaMbarBackend, 1, true, 32, 32;
-    bench_ring_mbar_s4_c1_thread: 4, NvidiaMbarBackend, 1, true, 32, 32;
-    bench_ring_mbar_s8_c1_thread: 8, NvidiaMbarBackend, 1, true, 32, 32;
-    bench_ring_mbar_s2_c4_thread: 2, NvidiaMbarBackend, 4, true, 32, 128;
-    bench_ring_mbar_s4_c4_thread: 4, NvidiaMbarBackend, 4, true, 32, 128;
-    bench_ring_mbar_s8_c4_thread: 8, NvidiaMbarBackend, 4, true, 32, 128;
-    bench_ring_counter_s4_c1_warp: 4, AmdCounterBackend, 1, false, 1, 1;
-    bench_ring_counter_s4_c4_warp: 4, AmdCounterBackend, 4, false, 1, 4;
-    bench_ring_counter_s4_c1_thread: 4, AmdCounterBackend, 1, true, 32, 32;
-    bench_ring_counter_s4_c4_thread: 4, AmdCounterBackend, 4, true, 32, 128;
-}
-
-/// The elected-lane rings: `bench_elect_s{S}_c{W}_{warp|thread}_{handles|scopes|direct}`.
-macro_rules! elect_kernels {
-    ($($s:literal, $w:literal: $c_warp:literal, $c_thread:literal;)*) => {$(
-        elect_kernels!(@api $s, $w, warp, false, $c_warp);
-        elect_kernels!(@api $s, $w, thread, true, $c_thread);
-    )*};
-    (@api $s:literal, $w:literal, $release:ident, $per_thread:literal, $c:literal) => {
-        elect_kernels!(@one $s, $w, $release, $per_thread, $c, handles, HANDLES);
-        elect_kernels!(@one $s, $w, $release, $per_thread, $c, scopes, SCOPES);
-        elect_kernels!(@one $s, $w, $release, $per_thread, $c, direct, DIRECT);
+/// One row of `pipeline_suite::bench_kernels!`: its kernel in the three loop shapes. A release
+/// `warp` arrives from lane 0 of each warp (counts 1 and `W`), `thread` from every lane (32 and
+/// `32 W`).
+macro_rules! bench_kernel {
+    (roundtrip, $b:ident, $wait:ident, $what:literal) => {
+        cycles_kernels!(
+            pipeline_suite::bench_kernel_name!(roundtrip, $b, $wait),
+            roundtrip,
+            [(backend!($b, 1, 1)), { word!($wait) }]
+        );
     };
-    (@one $s:literal, $w:literal, $release:ident, $per_thread:literal, $c:literal, $api:ident, $api_const:ident) => {
-        elect_kernels!(@shape $s, $w, $release, $per_thread, $c, $api, $api_const, "_llvm", LOOP_LLVM);
-        elect_kernels!(@shape $s, $w, $release, $per_thread, $c, $api, $api_const, "_flat", LOOP_FLAT);
-        elect_kernels!(@shape $s, $w, $release, $per_thread, $c, $api, $api_const, "_x4", LOOP_X4);
+    (cluster_roundtrip, $what:literal) => {
+        cycles_kernels!(
+            pipeline_suite::bench_kernel_name!(cluster_roundtrip),
+            cluster_roundtrip,
+            []
+        );
     };
-    (@shape $s:literal, $w:literal, $release:ident, $per_thread:literal, $c:literal, $api:ident, $api_const:ident, $suffix:literal, $u:ident) => {
-        const _: () = {
-            /// An elected-lane ring benchmark kernel (see `elect_ring`).
-            #[unsafe(export_name = concat!(
-                "bench_elect_s", stringify!($s), "_c", stringify!($w), "_", stringify!($release),
-                "_", stringify!($api), $suffix
-            ))]
-            pub unsafe extern "gpu-kernel" fn kernel(iters: u32, out: *mut u64) {
-                // SAFETY: the harness launches one producer warp and `W` consumer warps with the
-                // barriers' shared memory.
-                unsafe {
-                    elect_ring::<$s, NvidiaMbarBackend<1, $c>, $w, $per_thread, $api_const, $u>(iters, out)
-                }
-            }
-        };
+    (ring, $b:ident, $s:literal, $w:literal, warp) => {
+        cycles_kernels!(
+            pipeline_suite::bench_kernel_name!(ring, $b, $s, $w, warp),
+            ring,
+            [$s, (backend!($b, 1, $w)), $w, false]
+        );
+    };
+    (ring, $b:ident, $s:literal, $w:literal, thread) => {
+        cycles_kernels!(
+            pipeline_suite::bench_kernel_name!(ring, $b, $s, $w, thread),
+            ring,
+            [$s, (backend!($b, 32, { 32 * $w })), $w, true]
+        );
+    };
+    (elect, $s:literal, $w:literal, warp, $api:ident) => {
+        cycles_kernels!(
+            pipeline_suite::bench_kernel_name!(elect, $s, $w, warp, $api),
+            elect_ring,
+            [$s, (backend!(mbar, 1, $w)), $w, false, { word!($api) }]
+        );
+    };
+    (elect, $s:literal, $w:literal, thread, $api:ident) => {
+        cycles_kernels!(
+            pipeline_suite::bench_kernel_name!(elect, $s, $w, thread, $api),
+            elect_ring,
+            [$s, (backend!(mbar, 1, { 32 * $w })), $w, true, {
+                word!($api)
+            }]
+        );
     };
 }
 
-elect_kernels! {
-    1, 1: 1, 32;
-    2, 1: 1, 32;
-    4, 1: 1, 32;
-    8, 1: 1, 32;
-    1, 4: 4, 128;
-    2, 4: 4, 128;
-    4, 4: 4, 128;
-    8, 4: 4, 128;
-}
+pipeline_suite::bench_kernels!(bench_kernel);
 
 /// The counter-ring variants (declared after `cycles_kernels!`, which they use).
 mod variants;
 
-macro_rules! stream_kernels {
-    ($($name:ident: $s:literal, $kib:literal, $pending:literal, $mode:ident, $w:literal;)*) => {
-        $(
-            /// A streaming benchmark kernel (see `stream`).
-            #[unsafe(no_mangle)]
-            pub unsafe extern "gpu-kernel" fn $name(src: *const u8, dst: *mut u8, bytes_per_block: u64, work: *mut u32) {
-                // SAFETY: the harness launches `1 + W` warps with the stream's shared memory and a
-                // zeroed work counter.
-                unsafe { stream::<$s, $kib, $pending, $mode, $w>(src, dst, bytes_per_block, work) }
-            }
-        )*
+/// The chunk assignment of a row of `pipeline_suite::bench_stream_kernels!`.
+macro_rules! stream_mode {
+    (contig) => {
+        CONTIG
+    };
+    (interleaved) => {
+        INTERLEAVED
+    };
+    (dynamic) => {
+        DYNAMIC
     };
 }
 
-// The C++ twins' list (`STREAM` in tests/bench/bench.cu), in the same order.
-stream_kernels! {
-    bench_stream_s2_k8: 2, 8, 1, CONTIG, 1;
-    bench_stream_s2_k16: 2, 16, 1, CONTIG, 1;
-    bench_stream_s2_k32: 2, 32, 1, CONTIG, 1;
-    bench_stream_s2_k64: 2, 64, 1, CONTIG, 1;
-    bench_stream_s4_k8: 4, 8, 1, CONTIG, 1;
-    bench_stream_s4_k16: 4, 16, 1, CONTIG, 1;
-    bench_stream_s4_k32: 4, 32, 1, CONTIG, 1;
-    bench_stream_s8_k8: 8, 8, 1, CONTIG, 1;
-    bench_stream_s8_k16: 8, 16, 1, CONTIG, 1;
-    bench_stream_s4_k32_p2: 4, 32, 2, CONTIG, 1;
-    bench_stream_s4_k32_p3: 4, 32, 3, CONTIG, 1;
-    bench_stream_s8_k16_p3: 8, 16, 3, CONTIG, 1;
-    bench_stream_s8_k16_p6: 8, 16, 6, CONTIG, 1;
-    bench_stream_s3_k64_p1: 3, 64, 1, CONTIG, 1;
-    bench_stream_s3_k64_p2: 3, 64, 2, CONTIG, 1;
-    bench_stream_s6_k32_p2: 6, 32, 2, CONTIG, 1;
-    bench_stream_s6_k32_p4: 6, 32, 4, CONTIG, 1;
-    bench_stream_s7_k32_p3: 7, 32, 3, CONTIG, 1;
-    bench_stream_s14_k16_p6: 14, 16, 6, CONTIG, 1;
-    bench_stream_s4_k32_p1_i: 4, 32, 1, INTERLEAVED, 1;
-    bench_stream_s6_k32_p2_i: 6, 32, 2, INTERLEAVED, 1;
-    bench_stream_s8_k16_p3_i: 8, 16, 3, INTERLEAVED, 1;
-    bench_stream_s3_k64_p1_i: 3, 64, 1, INTERLEAVED, 1;
-    bench_stream_s4_k32_p1_d: 4, 32, 1, DYNAMIC, 1;
-    bench_stream_s6_k32_p2_d: 6, 32, 2, DYNAMIC, 1;
-    bench_stream_s8_k16_p3_d: 8, 16, 3, DYNAMIC, 1;
-    bench_stream_s3_k64_p1_d: 3, 64, 1, DYNAMIC, 1;
-    bench_stream_s7_k32_p3_d: 7, 32, 3, DYNAMIC, 1;
-    bench_stream_s3_k32_p1: 3, 32, 1, CONTIG, 1;
-    bench_stream_s3_k32_p1_i: 3, 32, 1, INTERLEAVED, 1;
-    bench_stream_s3_k32_p1_d: 3, 32, 1, DYNAMIC, 1;
-    bench_stream_s6_k16_p2: 6, 16, 2, CONTIG, 1;
-    bench_stream_s6_k16_p2_d: 6, 16, 2, DYNAMIC, 1;
-    bench_stream_s7_k16_p3_d: 7, 16, 3, DYNAMIC, 1;
-    bench_stream_s4_k16_p2_d: 4, 16, 2, DYNAMIC, 1;
-    bench_stream_s3_k16_p1_d: 3, 16, 1, DYNAMIC, 1;
-    bench_stream_s6_k32_p1_w2: 6, 32, 1, CONTIG, 2;
-    bench_stream_s8_k16_p2_w2: 8, 16, 2, CONTIG, 2;
-    bench_stream_s6_k32_p1_d_w2: 6, 32, 1, DYNAMIC, 2;
-    bench_stream_s8_k16_p1_d_w4: 8, 16, 1, DYNAMIC, 4;
-    bench_stream_s8_k16_p1_d_w2: 8, 16, 1, DYNAMIC, 2;
-    bench_stream_s8_k8_p1_d_w4: 8, 8, 1, DYNAMIC, 4;
-    bench_stream_s12_k16_p2_d_w4: 12, 16, 2, DYNAMIC, 4;
-    bench_stream_s16_k8_p1_d_w4: 16, 8, 1, DYNAMIC, 4;
-    bench_stream_s8_k16_p0_d_w4: 8, 16, 0, DYNAMIC, 4;
-    bench_stream_s4_k16_p1_d_w2: 4, 16, 1, DYNAMIC, 2;
+/// One row of `pipeline_suite::bench_stream_kernels!` (the CTAs per SM are the harness's).
+macro_rules! stream_kernel {
+    ($name:ident, $s:literal, $kib:literal, $pending:literal, $mode:ident, $w:literal, $ctas_per_sm:literal) => {
+        /// A streaming benchmark kernel (see `stream`).
+        #[unsafe(no_mangle)]
+        pub unsafe extern "gpu-kernel" fn $name(
+            src: *const u8,
+            dst: *mut u8,
+            bytes_per_block: u64,
+            work: *mut u32,
+        ) {
+            // SAFETY: the harness launches `1 + W` warps with the stream's shared memory and a
+            // zeroed work counter.
+            unsafe {
+                stream::<$s, $kib, $pending, { stream_mode!($mode) }, $w>(
+                    src,
+                    dst,
+                    bytes_per_block,
+                    work,
+                )
+            }
+        }
+    };
 }
+
+pipeline_suite::bench_stream_kernels!(stream_kernel);

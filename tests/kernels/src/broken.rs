@@ -1,6 +1,8 @@
 //! Broken kernels of checked builds: each makes one mistake that hangs (or silently corrupts) a
 //! pipeline kernel, and must instead end within a second with a record that names it. The
-//! expected diagnoses are in `pipeline_suite::BROKEN`, which the harness checks.
+//! scenarios, their labels, budgets and expected diagnoses are `pipeline_suite::MISUSES` (the
+//! host tests run the same ones on the host backends); the kernels are `pipeline_suite::BROKEN`,
+//! which the harness runs and checks.
 //!
 //! Every kernel is one block (or one cluster of 2): warp 0 produces, the other warps consume; only
 //! lane 0 of each warp takes part (arrive counts count those lanes). The mistakes are written the
@@ -11,21 +13,27 @@ use gpu_pipeline::{
     ProducerConsumerPipeline, ProducerRole,
 };
 
+use pipeline_suite::Misuse;
+use pipeline_suite::misuse::{
+    CLUSTER_PEER_EXITS, DOUBLE_ARRIVE, HALF_RELEASE, NEVER_RELEASE, TRIP_COUNTS, WRONG_LAP,
+    WRONG_ROLE,
+};
+
 use crate::arch::{WARP, dynamic_smem, sync_cluster, sync_threads, thread_idx};
 
 const STAGES: usize = 2;
 
-/// A 2-stage pipeline over the dynamic shared memory, initialised with `label` and `budget_us`
-/// (0: the library's default budget) by thread 0, then a block barrier.
+/// A 2-stage pipeline over the dynamic shared memory, initialised with the misuse's label and
+/// budget (0: the library's default budget) by thread 0, then a block barrier.
 #[inline(always)]
-fn pipeline<B: PipelineBackend>(label: u32, budget_us: u32) -> ProducerConsumerPipeline<STAGES, B> {
+fn pipeline<B: PipelineBackend>(misuse: &Misuse) -> ProducerConsumerPipeline<STAGES, B> {
     // SAFETY: the harness launches with `BROKEN_SMEM_BYTES`, more than the checked storage.
     let pipe = unsafe { ProducerConsumerPipeline::<STAGES, B>::new(dynamic_smem().cast()) };
     if thread_idx() == 0 {
         let mut diagnostics = Diagnostics::DEFAULT;
-        diagnostics.label = label;
-        if budget_us != 0 {
-            diagnostics.wait_budget_us = budget_us;
+        diagnostics.label = misuse.label;
+        if misuse.budget_us != 0 {
+            diagnostics.wait_budget_us = misuse.budget_us;
         }
         // SAFETY: one thread, then the block barrier.
         unsafe { pipe.init_with(diagnostics) };
@@ -37,9 +45,9 @@ fn pipeline<B: PipelineBackend>(label: u32, budget_us: u32) -> ProducerConsumerP
 /// The consumer takes 2 items and never releases them (`release_without_signal` with no
 /// `arrive`); the producer blocks on `empty[0]` at lap 2.
 #[inline(always)]
-fn never_release<B: PipelineBackend>(label: u32) {
+fn never_release<B: PipelineBackend>(misuse: &Misuse) {
     let tid = thread_idx();
-    let mut pipe = pipeline::<B>(label, 0);
+    let pipe = pipeline::<B>(misuse);
     if tid == 0 {
         for _ in 0..8 {
             pipe.produce(|_| {});
@@ -55,9 +63,9 @@ fn never_release<B: PipelineBackend>(label: u32) {
 
 /// The producer arrives on `full` with `arrive()` and again with `release()`.
 #[inline(always)]
-fn double_arrive<B: PipelineBackend>(label: u32) {
+fn double_arrive<B: PipelineBackend>(misuse: &Misuse) {
     let tid = thread_idx();
-    let mut pipe = pipeline::<B>(label, 0);
+    let pipe = pipeline::<B>(misuse);
     if tid == 0 {
         for _ in 0..8 {
             let stage = pipe.acquire_producer();
@@ -75,9 +83,9 @@ fn double_arrive<B: PipelineBackend>(label: u32) {
 /// The consumer takes 3 items, then makes a new pipeline value over the same storage (its cursor
 /// starts again at slot 0, lap 0) for 3 more; the barrier is 1 to 2 laps ahead of it.
 #[inline(always)]
-fn wrong_lap<B: PipelineBackend>(label: u32) {
+fn wrong_lap<B: PipelineBackend>(misuse: &Misuse) {
     let tid = thread_idx();
-    let mut pipe = pipeline::<B>(label, 0);
+    let pipe = pipeline::<B>(misuse);
     if tid == 0 {
         for _ in 0..6 {
             pipe.produce(|_| {});
@@ -88,8 +96,7 @@ fn wrong_lap<B: PipelineBackend>(label: u32) {
         }
         // The mistake: a fresh value (for "the next tile") instead of the one that kept the lap.
         // SAFETY: the same storage, initialised above.
-        let mut again =
-            unsafe { ProducerConsumerPipeline::<STAGES, B>::new(dynamic_smem().cast()) };
+        let again = unsafe { ProducerConsumerPipeline::<STAGES, B>::new(dynamic_smem().cast()) };
         for _ in 0..3 {
             again.consume(|_| {});
         }
@@ -100,9 +107,9 @@ fn wrong_lap<B: PipelineBackend>(label: u32) {
 /// take a branch that lets the stage go without arriving. The producer blocks on `empty[1]` at
 /// lap 2 with 2 of 4 arrivals.
 #[inline(always)]
-fn half_release<B: PipelineBackend>(label: u32) {
+fn half_release<B: PipelineBackend>(misuse: &Misuse) {
     let tid = thread_idx();
-    let mut pipe = pipeline::<B>(label, 0);
+    let pipe = pipeline::<B>(misuse);
     if tid == 0 {
         for _ in 0..8 {
             pipe.produce(|_| {});
@@ -121,11 +128,11 @@ fn half_release<B: PipelineBackend>(label: u32) {
     }
 }
 
-/// The producer makes 5 items, the consumer waits for 6 (a budget of 20 ms is given at init).
+/// The producer makes 5 items, the consumer waits for 6 (with the budget of `TRIP_COUNTS`).
 #[inline(always)]
-fn trip_counts<B: PipelineBackend>(label: u32) {
+fn trip_counts<B: PipelineBackend>(misuse: &Misuse) {
     let tid = thread_idx();
-    let mut pipe = pipeline::<B>(label, 20_000);
+    let pipe = pipeline::<B>(misuse);
     if tid == 0 {
         for _ in 0..5 {
             pipe.produce(|_| {});
@@ -139,9 +146,9 @@ fn trip_counts<B: PipelineBackend>(label: u32) {
 
 /// The consumer signals with `producer_signal` where `consumer_signal` was meant.
 #[inline(always)]
-fn wrong_role<B: PipelineBackend>(label: u32) {
+fn wrong_role<B: PipelineBackend>(misuse: &Misuse) {
     let tid = thread_idx();
-    let mut pipe = pipeline::<B>(label, 0);
+    let mut pipe = pipeline::<B>(misuse);
     if tid == 0 {
         for _ in 0..8 {
             pipe.produce(|_| {});
@@ -156,30 +163,33 @@ fn wrong_role<B: PipelineBackend>(label: u32) {
     }
 }
 
-macro_rules! broken_kernel {
-    ($name:ident, $body:ident, $backend:ty, $label:literal) => {
+/// Each row: a broken kernel that runs the misuse's body on the backend.
+macro_rules! broken_kernels {
+    ($($name:ident: $body:ident, $backend:ty, $misuse:ident;)*) => {$(
         /// A broken kernel (see the module docs and `pipeline_suite::BROKEN`).
         #[unsafe(no_mangle)]
         pub extern "gpu-kernel" fn $name() {
-            $body::<$backend>($label);
+            $body::<$backend>(&$misuse);
         }
-    };
+    )*};
 }
 
 type Mbar<const C: u32> = NvidiaMbarBackend<1, C>;
 type Counter<const C: u32> = AmdCounterBackend<1, C>;
 
-broken_kernel!(broken_never_release_mbar, never_release, Mbar<1>, 11);
-broken_kernel!(broken_never_release_counter, never_release, Counter<1>, 12);
-broken_kernel!(broken_double_arrive_mbar, double_arrive, Mbar<1>, 21);
-broken_kernel!(broken_double_arrive_counter, double_arrive, Counter<1>, 22);
-broken_kernel!(broken_wrong_lap_mbar, wrong_lap, Mbar<1>, 31);
-broken_kernel!(broken_wrong_lap_counter, wrong_lap, Counter<1>, 32);
-broken_kernel!(broken_half_release_mbar, half_release, Mbar<4>, 41);
-broken_kernel!(broken_half_release_counter, half_release, Counter<4>, 42);
-broken_kernel!(broken_trip_counts_mbar, trip_counts, Mbar<1>, 51);
-broken_kernel!(broken_trip_counts_counter, trip_counts, Counter<1>, 52);
-broken_kernel!(broken_wrong_role_mbar, wrong_role, Mbar<1>, 71);
+broken_kernels! {
+    broken_never_release_mbar: never_release, Mbar<1>, NEVER_RELEASE;
+    broken_never_release_counter: never_release, Counter<1>, NEVER_RELEASE;
+    broken_double_arrive_mbar: double_arrive, Mbar<1>, DOUBLE_ARRIVE;
+    broken_double_arrive_counter: double_arrive, Counter<1>, DOUBLE_ARRIVE;
+    broken_wrong_lap_mbar: wrong_lap, Mbar<1>, WRONG_LAP;
+    broken_wrong_lap_counter: wrong_lap, Counter<1>, WRONG_LAP;
+    broken_half_release_mbar: half_release, Mbar<4>, HALF_RELEASE;
+    broken_half_release_counter: half_release, Counter<4>, HALF_RELEASE;
+    broken_trip_counts_mbar: trip_counts, Mbar<1>, TRIP_COUNTS;
+    broken_trip_counts_counter: trip_counts, Counter<1>, TRIP_COUNTS;
+    broken_wrong_role_mbar: wrong_role, Mbar<1>, WRONG_ROLE;
+}
 
 /// A cluster of 2 with a 1-stage ring in CTA 0: its warp 0 produces; lane 0 of warp 1 of *each*
 /// CTA consumes (arrive count 2), CTA 1's releasing remotely on CTA 0's `empty` barrier. CTA 0's
@@ -193,10 +203,10 @@ pub extern "gpu-kernel" fn broken_cluster_peer_exits() {
     let tid = thread_idx();
     let rank = gpu_pipeline::arch::nvptx::cluster_ctarank();
     // SAFETY: the harness launches with `BROKEN_SMEM_BYTES`.
-    let mut pipe = unsafe { ProducerConsumerPipeline::<1, B>::new(dynamic_smem().cast()) };
+    let pipe = unsafe { ProducerConsumerPipeline::<1, B>::new(dynamic_smem().cast()) };
     if tid == 0 {
         let mut diagnostics = Diagnostics::DEFAULT;
-        diagnostics.label = 61;
+        diagnostics.label = CLUSTER_PEER_EXITS.label;
         // SAFETY: one thread per CTA; the cluster barrier follows.
         unsafe { pipe.init_with(diagnostics) };
     }

@@ -1,27 +1,13 @@
-//! The device suite's host harness: loads the kernels' PTX with cudarc, launches every test of
-//! the `pipeline-suite` lists, checks the data on the host, and prints one line per test and a
-//! final `N passed, M failed` line.
-//!
-//! Exit status (`pipeline_suite::exit`, which the xtask reads too): 0 all passed, 1 a test failed,
-//! 2 a usage error, 3 a kernel hung (the process cannot recover a hung context, so it stops
-//! there), 4 no CUDA driver (`libcuda.so` cannot be loaded), 5 a CUDA setup error (the PTX file
-//! cannot be read, the driver rejected the module, no device, a GPU older than sm_90, a failed
-//! allocation). Errors are one line on stderr. Only 4 may be reported as `SKIPPED`, by
-//! `cargo xtask ci` on a machine without a GPU.
-//!
-//! Usage: `pipeline-harness --ptx FILE [--quick] [--filter TEXT] [--timeout-s N] [--list]`
-//! and, with the PTX of a checked build, `pipeline-harness --ptx FILE --broken [--filter TEXT]`:
-//! the broken-kernel tests (see `broken.rs`).
-
-mod broken;
-mod cuda;
-mod tests;
+//! The suite's command line and its run: one line per test, then `N passed, M failed`, and the
+//! exit status (`pipeline_suite::exit`). The binary `pipeline-harness` is this module's [`main`].
 
 use std::process::ExitCode;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use pipeline_suite::exit;
-use tests::{Outcome, Sizes};
+
+use crate::tests::{self, Outcome, Sizes};
+use crate::{broken, cuda, report};
 
 /// Command-line options.
 struct Options {
@@ -35,7 +21,8 @@ struct Options {
     help: bool,
 }
 
-const USAGE: &str = "usage: pipeline-harness --ptx FILE [--quick] [--filter TEXT] [--timeout-s N] [--list] [--broken]";
+/// The command line.
+pub const USAGE: &str = "usage: pipeline-harness --ptx FILE [--quick] [--filter TEXT] [--timeout-s N] [--list] [--broken]";
 
 fn parse_args() -> Result<Options, String> {
     let mut options = Options {
@@ -76,30 +63,13 @@ fn parse_args() -> Result<Options, String> {
     Ok(options)
 }
 
-/// Today's UTC date as `YYYY-MM-DD` (civil-from-days, proleptic Gregorian).
-fn utc_date() -> String {
-    let secs = SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map(|d| d.as_secs())
-        .unwrap_or(0);
-    let z = (secs / 86_400) as i64 + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z - era * 146_097;
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let day = doy - (153 * mp + 2) / 5 + 1;
-    let month = if mp < 10 { mp + 3 } else { mp - 9 };
-    let year = yoe + era * 400 + i64::from(month <= 2);
-    format!("{year:04}-{month:02}-{day:02}")
-}
-
-fn main() -> ExitCode {
+/// The suite: parses the command line, runs the selected tests (or the broken kernels, or lists
+/// the tests) and returns the exit status. Usage: [`USAGE`].
+pub fn main() -> ExitCode {
     let options = match parse_args() {
         Ok(options) => options,
         Err(message) => {
-            eprintln!("error: {message}");
-            return ExitCode::from(exit::USAGE);
+            return report::error(exit::USAGE, message);
         }
     };
     if options.help {
@@ -107,7 +77,7 @@ fn main() -> ExitCode {
         return ExitCode::SUCCESS;
     }
     if let Some(name) = &options.broken_one {
-        return broken::run_one(&options.ptx, name);
+        broken::run_one(&options.ptx, name);
     }
     if options.broken {
         return broken::run_all(&options.ptx, options.filter.as_deref());
@@ -127,16 +97,12 @@ fn main() -> ExitCode {
     let gpu = match cuda::Gpu::open(&options.ptx) {
         Ok(gpu) => gpu,
         Err(error) => {
-            eprintln!("error: {error}");
-            return ExitCode::from(error.exit_code());
+            return report::error(error.exit_code(), error);
         }
     };
     println!("gpu-pipeline device suite");
-    println!("date:    {}", utc_date());
-    println!(
-        "commit:  {}",
-        option_env!("GPU_PIPELINE_COMMIT").unwrap_or("unknown (built outside the xtask)")
-    );
+    println!("date:    {}", report::utc_date());
+    println!("commit:  {}", report::commit());
     println!(
         "gpu:     {} (sm_{}{}, {} SMs)",
         gpu.name, gpu.cc.0, gpu.cc.1, gpu.sms
@@ -171,8 +137,7 @@ fn main() -> ExitCode {
     let mut runner = match tests::Runner::new(&gpu, &selected, seed) {
         Ok(runner) => runner,
         Err(message) => {
-            eprintln!("error: {message}");
-            return ExitCode::from(exit::SETUP);
+            return report::error(exit::SETUP, message);
         }
     };
     let (mut passed, mut failed, mut items_moved) = (0u32, 0u32, 0u64);
@@ -213,10 +178,7 @@ fn main() -> ExitCode {
                     "{passed} passed, {failed} failed (stopped: a hung kernel leaves the context unusable)"
                 );
                 // Leave at once: dropping the CUDA context would wait for the hung kernel forever.
-                use std::io::Write;
-                let _ = std::io::stdout().flush();
-                // SAFETY: ends the process without running destructors or atexit handlers.
-                unsafe { libc::_exit(exit::HUNG.into()) }
+                report::exit_now(exit::HUNG)
             }
         }
     }
