@@ -8,3 +8,5 @@ cd "$(dirname "$0")/.."
 ./target/bundle-old/pipeline-harness --ptx target/bundle-old/pipeline_kernels.ptx --filter role_pair --timeout-s 10 > "$OUT/role-pair-on-30d0e8a.log" 2>&1
 echo "harness exit $?" >> "$OUT/role-pair-on-30d0e8a.log"
 cat "$OUT/role-pair-on-30d0e8a.log"
+# Second command of run 12 (same device session), one kernel on its own after the first hang:
+# ./target/bundle-old/pipeline-harness --ptx target/bundle-old/pipeline_kernels.ptx --filter role_pair_both --timeout-s 10
