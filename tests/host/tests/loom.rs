@@ -107,7 +107,7 @@ fn produce<B: HostBackend>(
     over_budget: &AtomicUsize,
 ) {
     // SAFETY: `ring` outlives this call; the one producer thread, passing every stage.
-    let mut pipe = unsafe { ring.pipeline() };
+    let pipe = unsafe { ring.pipeline() };
     for seq in 0..ITEMS {
         if waits == Waits::Bounded {
             wait_until(|| pipe.try_wait_consumer(), over_budget);
