@@ -95,6 +95,36 @@ mod nvidia {
         gpu_pipeline::bulk_wait_group_read::<1>();
         gpu_pipeline::bulk_wait_group::<0>();
     });
+    // Tensor copies (TMA): a 2D and a 5D load, a 2D multicast load, a 2D store, the map prefetch.
+    // The map pointer is the probe's `out` (never launched).
+    probe!(probe_tensor_load_2d, |out, x| unsafe {
+        pipe::<Mbar>().full_barrier(0).tensor_load::<2>(
+            dynamic_smem().add(1024),
+            out.cast(),
+            [x as i32, 64],
+        )
+    });
+    probe!(probe_tensor_load_5d, |out, x| unsafe {
+        pipe::<Mbar>().full_barrier(0).tensor_load::<5>(
+            dynamic_smem().add(1024),
+            out.cast(),
+            [x as i32, 1, 2, 3, 4],
+        )
+    });
+    probe!(probe_tensor_load_multicast, |out, x| unsafe {
+        pipe::<Mbar>().full_barrier(0).tensor_load_multicast::<2>(
+            dynamic_smem().add(1024),
+            out.cast(),
+            [x as i32, 0],
+            0b11,
+        )
+    });
+    probe!(probe_tensor_store_2d, |out, x| unsafe {
+        gpu_pipeline::prefetch_tensor_map(out.cast());
+        gpu_pipeline::tensor_store::<2>(out.cast(), [x as i32, 0], dynamic_smem().add(1024));
+        gpu_pipeline::bulk_commit_group();
+        gpu_pipeline::bulk_wait_group_read::<0>();
+    });
     probe!(probe_mbar_arrive_remote, |out, x| unsafe {
         pipe::<Mbar>().empty_barrier(0).arrive_remote(x)
     });

@@ -861,6 +861,177 @@ leaf! {
 }
 
 leaf! {
+    /// `cp.async.bulk.tensor.Dd.shared::cluster.global.mbarrier::complete_tx::bytes [dst],
+    /// [map, {c0, ..}], [mbar];` for `D` in 1..=5: the tensor-copy engine (TMA) copies the box of
+    /// the tensor map at the coordinates `c[..D]` (innermost first, in elements) from global to
+    /// shared memory, and performs complete-tx of the box's bytes on the mbarrier when done.
+    ///
+    /// PTX ISA 8.0, sm_90. PTX ISA, "Data Movement and Conversion Instructions:
+    /// cp.async.bulk.tensor" and "Tensor Map". A `.shared::cta` destination would need PTX ISA
+    /// 8.6; the `.shared::cluster` window contains this CTA's `.shared::cta` addresses.
+    ///
+    /// # Safety
+    ///
+    /// `1 <= D <= 5` and the map has `D` dimensions; `map` is the generic address of a valid
+    /// tensor map in global (or constant/param) memory, 64-byte aligned; `dst` is a `.shared::cta`
+    /// address of this CTA, aligned as the map's swizzle mode needs (128 bytes without swizzle
+    /// suffices for every mode but 1024 for 128-byte swizzle), with room for the box; nobody else
+    /// accesses it until the mbarrier phase completes; `mbar` is an initialised mbarrier of this
+    /// CTA whose phase expects the box's bytes.
+    #[gpu_only("cp.async.bulk.tensor.shared::cluster.global.mbarrier::complete_tx::bytes")]
+    #[inline(always)]
+    pub unsafe fn cp_async_bulk_tensor_load<const D: usize>(dst: u32, map: *const u8, c: [i32; 5], mbar: u32) {
+        // SAFETY: guaranteed by the caller.
+        unsafe {
+            match D {
+                1 => asm!(
+                    "cp.async.bulk.tensor.1d.shared::cluster.global.mbarrier::complete_tx::bytes [{d}], [{m}, {{{c0}}}], [{b}];",
+                    d = in(reg32) dst, m = in(reg64) map, b = in(reg32) mbar, c0 = in(reg32) c[0],
+                    options(nostack, preserves_flags),
+                ),
+                2 => asm!(
+                    "cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes [{d}], [{m}, {{{c0}, {c1}}}], [{b}];",
+                    d = in(reg32) dst, m = in(reg64) map, b = in(reg32) mbar, c0 = in(reg32) c[0], c1 = in(reg32) c[1],
+                    options(nostack, preserves_flags),
+                ),
+                3 => asm!(
+                    "cp.async.bulk.tensor.3d.shared::cluster.global.mbarrier::complete_tx::bytes [{d}], [{m}, {{{c0}, {c1}, {c2}}}], [{b}];",
+                    d = in(reg32) dst, m = in(reg64) map, b = in(reg32) mbar, c0 = in(reg32) c[0], c1 = in(reg32) c[1], c2 = in(reg32) c[2],
+                    options(nostack, preserves_flags),
+                ),
+                4 => asm!(
+                    "cp.async.bulk.tensor.4d.shared::cluster.global.mbarrier::complete_tx::bytes [{d}], [{m}, {{{c0}, {c1}, {c2}, {c3}}}], [{b}];",
+                    d = in(reg32) dst, m = in(reg64) map, b = in(reg32) mbar, c0 = in(reg32) c[0], c1 = in(reg32) c[1], c2 = in(reg32) c[2], c3 = in(reg32) c[3],
+                    options(nostack, preserves_flags),
+                ),
+                _ => asm!(
+                    "cp.async.bulk.tensor.5d.shared::cluster.global.mbarrier::complete_tx::bytes [{d}], [{m}, {{{c0}, {c1}, {c2}, {c3}, {c4}}}], [{b}];",
+                    d = in(reg32) dst, m = in(reg64) map, b = in(reg32) mbar, c0 = in(reg32) c[0], c1 = in(reg32) c[1], c2 = in(reg32) c[2], c3 = in(reg32) c[3], c4 = in(reg32) c[4],
+                    options(nostack, preserves_flags),
+                ),
+            }
+        }
+    }
+}
+
+leaf! {
+    /// `cp.async.bulk.tensor.Dd.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster
+    /// [dst], [map, {c0, ..}], [mbar], mask;`: as [`cp_async_bulk_tensor_load`], and the box lands
+    /// at the same shared offset in every CTA of the cluster named in the 16-bit `mask` (bit `i`:
+    /// rank `i`), each of which receives the complete-tx on its mbarrier at `mbar`'s offset.
+    ///
+    /// PTX ISA 8.0, sm_90. PTX ISA, "cp.async.bulk.tensor".
+    ///
+    /// # Safety
+    ///
+    /// As [`cp_async_bulk_tensor_load`], for every CTA of `mask`: each is alive, has the same
+    /// shared layout, and its mbarrier's phase expects the box's bytes.
+    #[gpu_only("cp.async.bulk.tensor.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster")]
+    #[inline(always)]
+    pub unsafe fn cp_async_bulk_tensor_load_multicast<const D: usize>(dst: u32, map: *const u8, c: [i32; 5], mbar: u32, mask: u16) {
+        // SAFETY: guaranteed by the caller.
+        unsafe {
+            match D {
+                1 => asm!(
+                    "cp.async.bulk.tensor.1d.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster [{d}], [{m}, {{{c0}}}], [{b}], {k};",
+                    d = in(reg32) dst, m = in(reg64) map, b = in(reg32) mbar, k = in(reg16) mask, c0 = in(reg32) c[0],
+                    options(nostack, preserves_flags),
+                ),
+                2 => asm!(
+                    "cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster [{d}], [{m}, {{{c0}, {c1}}}], [{b}], {k};",
+                    d = in(reg32) dst, m = in(reg64) map, b = in(reg32) mbar, k = in(reg16) mask, c0 = in(reg32) c[0], c1 = in(reg32) c[1],
+                    options(nostack, preserves_flags),
+                ),
+                3 => asm!(
+                    "cp.async.bulk.tensor.3d.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster [{d}], [{m}, {{{c0}, {c1}, {c2}}}], [{b}], {k};",
+                    d = in(reg32) dst, m = in(reg64) map, b = in(reg32) mbar, k = in(reg16) mask, c0 = in(reg32) c[0], c1 = in(reg32) c[1], c2 = in(reg32) c[2],
+                    options(nostack, preserves_flags),
+                ),
+                4 => asm!(
+                    "cp.async.bulk.tensor.4d.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster [{d}], [{m}, {{{c0}, {c1}, {c2}, {c3}}}], [{b}], {k};",
+                    d = in(reg32) dst, m = in(reg64) map, b = in(reg32) mbar, k = in(reg16) mask, c0 = in(reg32) c[0], c1 = in(reg32) c[1], c2 = in(reg32) c[2], c3 = in(reg32) c[3],
+                    options(nostack, preserves_flags),
+                ),
+                _ => asm!(
+                    "cp.async.bulk.tensor.5d.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster [{d}], [{m}, {{{c0}, {c1}, {c2}, {c3}, {c4}}}], [{b}], {k};",
+                    d = in(reg32) dst, m = in(reg64) map, b = in(reg32) mbar, k = in(reg16) mask, c0 = in(reg32) c[0], c1 = in(reg32) c[1], c2 = in(reg32) c[2], c3 = in(reg32) c[3], c4 = in(reg32) c[4],
+                    options(nostack, preserves_flags),
+                ),
+            }
+        }
+    }
+}
+
+leaf! {
+    /// `cp.async.bulk.tensor.Dd.global.shared::cta.bulk_group [map, {c0, ..}], [src];` for `D`
+    /// in 1..=5: the tensor-copy engine copies a box from shared memory to the tensor map's
+    /// global tensor at the coordinates `c[..D]`, tracked by the thread's bulk async-group.
+    ///
+    /// PTX ISA 8.0, sm_90. PTX ISA, "cp.async.bulk.tensor".
+    ///
+    /// # Safety
+    ///
+    /// `1 <= D <= 5` and the map has `D` dimensions; `map` is as for
+    /// [`cp_async_bulk_tensor_load`]; `src` is a `.shared::cta` address of this CTA, aligned as the
+    /// map's swizzle mode needs, holding the box; it is not written until a
+    /// [`cp_async_bulk_wait_group_read`] covers the copy, and the destination is not read until a
+    /// [`cp_async_bulk_wait_group`] does. Writes made to `src` by ordinary stores need
+    /// `fence.proxy.async.shared::cta` before the copy.
+    #[gpu_only("cp.async.bulk.tensor.global.shared::cta.bulk_group")]
+    #[inline(always)]
+    pub unsafe fn cp_async_bulk_tensor_store<const D: usize>(map: *const u8, c: [i32; 5], src: u32) {
+        // SAFETY: guaranteed by the caller.
+        unsafe {
+            match D {
+                1 => asm!(
+                    "cp.async.bulk.tensor.1d.global.shared::cta.bulk_group [{m}, {{{c0}}}], [{s}];",
+                    m = in(reg64) map, s = in(reg32) src, c0 = in(reg32) c[0],
+                    options(nostack, preserves_flags),
+                ),
+                2 => asm!(
+                    "cp.async.bulk.tensor.2d.global.shared::cta.bulk_group [{m}, {{{c0}, {c1}}}], [{s}];",
+                    m = in(reg64) map, s = in(reg32) src, c0 = in(reg32) c[0], c1 = in(reg32) c[1],
+                    options(nostack, preserves_flags),
+                ),
+                3 => asm!(
+                    "cp.async.bulk.tensor.3d.global.shared::cta.bulk_group [{m}, {{{c0}, {c1}, {c2}}}], [{s}];",
+                    m = in(reg64) map, s = in(reg32) src, c0 = in(reg32) c[0], c1 = in(reg32) c[1], c2 = in(reg32) c[2],
+                    options(nostack, preserves_flags),
+                ),
+                4 => asm!(
+                    "cp.async.bulk.tensor.4d.global.shared::cta.bulk_group [{m}, {{{c0}, {c1}, {c2}, {c3}}}], [{s}];",
+                    m = in(reg64) map, s = in(reg32) src, c0 = in(reg32) c[0], c1 = in(reg32) c[1], c2 = in(reg32) c[2], c3 = in(reg32) c[3],
+                    options(nostack, preserves_flags),
+                ),
+                _ => asm!(
+                    "cp.async.bulk.tensor.5d.global.shared::cta.bulk_group [{m}, {{{c0}, {c1}, {c2}, {c3}, {c4}}}], [{s}];",
+                    m = in(reg64) map, s = in(reg32) src, c0 = in(reg32) c[0], c1 = in(reg32) c[1], c2 = in(reg32) c[2], c3 = in(reg32) c[3], c4 = in(reg32) c[4],
+                    options(nostack, preserves_flags),
+                ),
+            }
+        }
+    }
+}
+
+leaf! {
+    /// `prefetch.tensormap [map];`: brings a tensor map into the cache ahead of its first use.
+    ///
+    /// PTX ISA 8.0, sm_90. PTX ISA, "Data Movement and Conversion Instructions: prefetch".
+    ///
+    /// # Safety
+    ///
+    /// `map` is the generic address of a tensor map in global, constant or param memory.
+    #[gpu_only("prefetch.tensormap")]
+    #[inline(always)]
+    pub unsafe fn prefetch_tensormap(map: *const u8) {
+        // SAFETY: guaranteed by the caller; a prefetch has no other effect.
+        unsafe {
+            asm!("prefetch.tensormap [{m}];", m = in(reg64) map, options(nostack, preserves_flags));
+        }
+    }
+}
+
+leaf! {
     /// `cp.async.bulk.global.shared::cta.bulk_group [dst], [src], size;`: an asynchronous bulk copy
     /// of `size` bytes from shared to global memory, tracked by the thread's bulk async-group.
     ///

@@ -389,6 +389,67 @@ impl<'a, S: MbarScope> MbarrierRef<'a, S> {
         }
     }
 
+    /// Copies the box of tensor map `map` at `coords` (innermost first, in elements; `D` of
+    /// them, 1 to 5) from global to shared memory at `dst` with the tensor-copy engine (TMA); when
+    /// it has landed, the copy performs complete-tx of the box's bytes on this barrier
+    /// (`cp.async.bulk.tensor`, PTX ISA 8.0, sm_90). Announce the bytes in the current phase
+    /// first ([`arrive_expect_tx`](Self::arrive_expect_tx)). `D` outside 1..=5 does not compile.
+    ///
+    /// # Safety
+    ///
+    /// `map` points to a valid [`TensorMap`] of `D` dimensions in global memory; `dst` is a
+    /// generic pointer into this CTA's shared memory, aligned as the map's swizzle needs (1024
+    /// bytes for the 128-byte swizzle; 128 otherwise), with room for the box; nobody else accesses
+    /// it until a wait observes the phase completion; the coordinates may lie partly outside the
+    /// tensor (TMA fills those elements with zeros and still counts the whole box's bytes).
+    #[inline(always)]
+    pub unsafe fn tensor_load<const D: usize>(
+        self,
+        dst: *mut u8,
+        map: *const TensorMap,
+        coords: [i32; D],
+    ) {
+        let () = TensorDims::<D>::CHECK;
+        // SAFETY: the caller guarantees the map, the destination and the barrier.
+        unsafe {
+            ptx::cp_async_bulk_tensor_load::<D>(
+                ptx::cvta_to_shared(dst),
+                map.cast(),
+                coords5(coords),
+                self.addr,
+            )
+        }
+    }
+
+    /// As [`tensor_load`](Self::tensor_load), and the box lands at `dst`'s offset in every CTA of
+    /// the cluster in `cta_mask` (bit `i`: rank `i`), each receiving the complete-tx on its barrier
+    /// at this barrier's offset (`.multicast::cluster`, PTX ISA 8.0, sm_90).
+    ///
+    /// # Safety
+    ///
+    /// As [`tensor_load`](Self::tensor_load) for every CTA of `cta_mask`: each is alive, lays out
+    /// its shared memory the same way, and its barrier's phase expects the box's bytes.
+    #[inline(always)]
+    pub unsafe fn tensor_load_multicast<const D: usize>(
+        self,
+        dst: *mut u8,
+        map: *const TensorMap,
+        coords: [i32; D],
+        cta_mask: u16,
+    ) {
+        let () = TensorDims::<D>::CHECK;
+        // SAFETY: the caller guarantees the map, the destinations and the barriers.
+        unsafe {
+            ptx::cp_async_bulk_tensor_load_multicast::<D>(
+                ptx::cvta_to_shared(dst),
+                map.cast(),
+                coords5(coords),
+                self.addr,
+                cta_mask,
+            )
+        }
+    }
+
     /// Arrives on this barrier when all `tcgen05` operations issued by the calling thread so far
     /// have completed (`tcgen05.commit.cta_group::1.mbarrier::arrive::one.shared::cluster.b64`,
     /// PTX ISA 8.6, sm_100a; PTX ISA "tcgen05.commit").
@@ -532,6 +593,75 @@ pub unsafe fn bulk_copy_to_global(dst: *mut u8, src: *const u8, bytes: u32) {
         let src_shared = ptx::cvta_to_shared(src.cast_mut());
         ptx::cp_async_bulk_shared_to_global(dst, src_shared, bytes);
     }
+}
+
+/// A CUDA tensor map (`CUtensorMap`): 128 opaque bytes, 64-byte aligned, made on the host with
+/// `cuTensorMapEncodeTiled` (shape, strides, box, element type, swizzle) and copied to global
+/// memory; kernels take it by pointer (passed by value, a 64-byte-aligned kernel parameter crashes
+/// rustc's nvptx64 calling convention, and a local copy cannot be used by the TMA).
+#[repr(C, align(64))]
+pub struct TensorMap {
+    opaque: [u64; 16],
+}
+
+/// Compile-time check of a tensor copy's dimension count.
+struct TensorDims<const D: usize>;
+
+impl<const D: usize> TensorDims<D> {
+    const CHECK: () = assert!(
+        D >= 1 && D <= 5,
+        "gpu-pipeline: a tensor copy has 1 to 5 dimensions (cp.async.bulk.tensor.1d ..= .5d)"
+    );
+}
+
+/// The first `D` coordinates, padded to the five the leaves take.
+#[inline(always)]
+fn coords5<const D: usize>(coords: [i32; D]) -> [i32; 5] {
+    let mut all = [0; 5];
+    all[..D].copy_from_slice(&coords);
+    all
+}
+
+/// Copies a box from this CTA's shared memory at `src` to tensor map `map`'s global tensor at
+/// `coords` (innermost first; `D` of them, 1 to 5) with the tensor-copy engine, tracked by the
+/// calling thread's bulk async-group (`cp.async.bulk.tensor.Dd.global.shared::cta.bulk_group`,
+/// PTX ISA 8.0, sm_90). Close the group with [`bulk_commit_group`]; wait with
+/// [`bulk_wait_group_read`] before rewriting `src`, [`bulk_wait_group`] before others read the
+/// tensor. Elements of the box outside the tensor are not written. If `src` was written by
+/// ordinary stores, issue [`fence_proxy_async`] first.
+///
+/// # Safety
+///
+/// `map` points to a valid [`TensorMap`] of `D` dimensions in global memory; `src` is a generic
+/// pointer into this CTA's shared memory, aligned as the map's swizzle needs, holding the box,
+/// and not written until a read-wait covers the copy.
+#[inline(always)]
+pub unsafe fn tensor_store<const D: usize>(
+    map: *const TensorMap,
+    coords: [i32; D],
+    src: *const u8,
+) {
+    let () = TensorDims::<D>::CHECK;
+    // SAFETY: the caller guarantees the map and the source.
+    unsafe {
+        ptx::cp_async_bulk_tensor_store::<D>(
+            map.cast(),
+            coords5(coords),
+            ptx::cvta_to_shared(src.cast_mut()),
+        )
+    }
+}
+
+/// Prefetches a tensor map into the cache ahead of its first use (`prefetch.tensormap`, PTX ISA
+/// 8.0, sm_90).
+///
+/// # Safety
+///
+/// `map` points to a tensor map in global memory.
+#[inline(always)]
+pub unsafe fn prefetch_tensor_map(map: *const TensorMap) {
+    // SAFETY: guaranteed by the caller.
+    unsafe { ptx::prefetch_tensormap(map.cast()) }
 }
 
 /// Closes the calling thread's current bulk async-group (`cp.async.bulk.commit_group`, PTX ISA
