@@ -209,6 +209,48 @@ impl Gpu {
         )
     }
 
+    /// A 2D tiled tensor map (`cuTensorMapEncodeTiled`) over `rows` rows of `row_words` `u32`
+    /// words at `address` (row-major, rows packed), with boxes of `box_rows` rows by the whole
+    /// row, no swizzle, no interleave, no L2 promotion, no out-of-bounds fill: 128 bytes, returned
+    /// as 32 words to upload into global memory (the kernel takes it by pointer).
+    pub fn tensor_map_2d_u32(
+        &self,
+        address: sys::CUdeviceptr,
+        row_words: u64,
+        rows: u64,
+        box_rows: u32,
+    ) -> Result<[u32; 32], String> {
+        let mut map = std::mem::MaybeUninit::<sys::CUtensorMap>::zeroed();
+        let dims = [row_words, rows];
+        let strides = [row_words * 4];
+        let boxes = [row_words as u32, box_rows];
+        let element_strides = [1u32, 1];
+        // SAFETY: every pointer refers to a live local of the rank (2) the call is given; the
+        // driver writes the 128-byte map.
+        check(
+            unsafe {
+                sys::cuTensorMapEncodeTiled(
+                    map.as_mut_ptr(),
+                    sys::CUtensorMapDataType::CU_TENSOR_MAP_DATA_TYPE_UINT32,
+                    2,
+                    address as *mut c_void,
+                    dims.as_ptr(),
+                    strides.as_ptr(),
+                    boxes.as_ptr(),
+                    element_strides.as_ptr(),
+                    sys::CUtensorMapInterleave::CU_TENSOR_MAP_INTERLEAVE_NONE,
+                    sys::CUtensorMapSwizzle::CU_TENSOR_MAP_SWIZZLE_NONE,
+                    sys::CUtensorMapL2promotion::CU_TENSOR_MAP_L2_PROMOTION_NONE,
+                    sys::CUtensorMapFloatOOBfill::CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE,
+                )
+            },
+            "cuTensorMapEncodeTiled",
+        )?;
+        // SAFETY: initialised by the successful call (zeroed before, in any case); a
+        // `CUtensorMap` is 128 plain bytes.
+        Ok(unsafe { std::mem::transmute::<sys::CUtensorMap, [u32; 32]>(map.assume_init()) })
+    }
+
     /// Copies `host` into the start of `buffer`.
     pub fn upload(&self, host: &[u32], buffer: &mut CudaSlice<u32>) -> Result<(), String> {
         let mut view = buffer.slice_mut(0..host.len());

@@ -6,8 +6,8 @@ use std::time::Duration;
 use cudarc::driver::CudaSlice;
 use pipeline_suite::{
     DONE, EPI_N, PAYLOAD_WORDS, R_CONSUMED, R_CONSUMER, R_DONE, R_ERRORS, R_PRODUCER, REPORT_WORDS,
-    TMA_BYTES, barrier_region, epilogue_smem_bytes, ring_smem_bytes, role_smem_bytes,
-    tma_smem_bytes,
+    TENSOR_BOX_ROWS, TENSOR_ROW_WORDS, TMA_BYTES, barrier_region, epilogue_smem_bytes,
+    ring_smem_bytes, role_smem_bytes, tma_smem_bytes,
 };
 
 use crate::cuda::Gpu;
@@ -52,6 +52,9 @@ pub enum Kind {
     Ring,
     /// `output == input` per block, TMA items.
     Tma,
+    /// `output == input` per block, TMA items as boxes of a 2D tensor: the kernel also takes a
+    /// pointer to two tensor maps (input, output) in global memory.
+    TmaTensor,
     /// Clusters of 2: each CTA's output equals its cluster's input.
     Cluster,
     /// No data: cursors and completion only.
@@ -78,7 +81,7 @@ pub struct Test {
 impl Test {
     fn words_per_item(&self) -> usize {
         match self.kind {
-            Kind::Tma => TMA_BYTES / 4,
+            Kind::Tma | Kind::TmaTensor => TMA_BYTES / 4,
             _ => PAYLOAD_WORDS,
         }
     }
@@ -246,6 +249,25 @@ pub fn all(sizes: &Sizes, sms: u32) -> Vec<Test> {
     }
     pipeline_suite::tma_kernels!(tma_row);
 
+    macro_rules! tma_tensor_row {
+        ($s:literal) => {
+            let kernel = concat!("tma_tensor_s", stringify!($s));
+            tests.push(Test {
+                name: kernel.to_string(),
+                kernel: kernel.to_string(),
+                kind: Kind::TmaTensor,
+                stages: $s,
+                threads: 160,
+                grid: 2,
+                cluster: 1,
+                items: sizes.tma,
+                smem: tma_smem_bytes($s) as u32,
+                control: false,
+            });
+        };
+    }
+    pipeline_suite::tma_tensor_kernels!(tma_tensor_row);
+
     macro_rules! role_row {
         ($s:literal, $ps:literal, $cs:literal) => {
             let kernel = concat!(
@@ -351,6 +373,8 @@ pub struct Runner<'g> {
     input: CudaSlice<u32>,
     output: CudaSlice<u32>,
     report: CudaSlice<u32>,
+    /// Two tensor maps (input, output) of the tensor-TMA tests, 32 words each.
+    maps: CudaSlice<u32>,
     host_input: Vec<u32>,
     host_output: Vec<u32>,
     rng: u64,
@@ -373,6 +397,7 @@ impl<'g> Runner<'g> {
             input: gpu.alloc(input_words)?,
             output: gpu.alloc(output_words)?,
             report: gpu.alloc(blocks * REPORT_WORDS)?,
+            maps: gpu.alloc(64)?,
             host_input: vec![0; input_words],
             host_output: vec![0; output_words],
             rng: seed,
@@ -438,6 +463,16 @@ impl<'g> Runner<'g> {
         let mut items = test.items;
         let mut c_matrix = input + (EPI_N * EPI_N * 4) as u64;
         let mut beta = self.beta;
+        let mut maps = gpu.address(&self.maps);
+        if test.kind == Kind::TmaTensor {
+            let rows = u64::from(test.grid) * u64::from(test.items) * TENSOR_BOX_ROWS as u64;
+            let words = TENSOR_ROW_WORDS as u64;
+            let box_rows = TENSOR_BOX_ROWS as u32;
+            let mut both = [0u32; 64];
+            both[..32].copy_from_slice(&gpu.tensor_map_2d_u32(input, words, rows, box_rows)?);
+            both[32..].copy_from_slice(&gpu.tensor_map_2d_u32(output, words, rows, box_rows)?);
+            gpu.upload(&both, &mut self.maps)?;
+        }
         let mut args: Vec<*mut c_void> = if test.kind == Kind::Sync {
             vec![(&raw mut items).cast(), (&raw mut report).cast()]
         } else if test.kind == Kind::Epilogue {
@@ -447,6 +482,14 @@ impl<'g> Runner<'g> {
                 (&raw mut output).cast(),
                 (&raw mut beta).cast(),
                 (&raw mut report).cast(),
+            ]
+        } else if test.kind == Kind::TmaTensor {
+            vec![
+                (&raw mut input).cast(),
+                (&raw mut output).cast(),
+                (&raw mut items).cast(),
+                (&raw mut report).cast(),
+                (&raw mut maps).cast(),
             ]
         } else {
             vec![

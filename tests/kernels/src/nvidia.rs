@@ -2,8 +2,13 @@
 //! two CTAs whose consumers release the leader CTA's slots remotely.
 
 use gpu_pipeline::arch::nvptx::{cluster_ctarank, cvta_to_shared, mapa_shared_cluster};
-use gpu_pipeline::{Cluster, NvidiaMbarBackend, ProducerConsumerPipeline};
-use pipeline_suite::{HEADER_WORDS, PAYLOAD_WORDS, TMA_BYTES, barrier_region};
+use gpu_pipeline::{
+    Cluster, NvidiaMbarBackend, ProducerConsumerPipeline, TensorMap, bulk_commit_group,
+    bulk_wait_group, bulk_wait_group_read, prefetch_tensor_map, tensor_store,
+};
+use pipeline_suite::{
+    HEADER_WORDS, PAYLOAD_WORDS, TENSOR_BOX_ROWS, TENSOR_ROW_WORDS, TMA_BYTES, barrier_region,
+};
 
 use crate::Report;
 use crate::arch::{
@@ -208,6 +213,113 @@ macro_rules! tma_kernel {
     };
 }
 
+/// The tensor-TMA test (see `pipeline_suite::tma_tensor_kernels!`): block `b`'s item `i` is the
+/// box at row `(b * items + i) * TENSOR_BOX_ROWS` of the input tensor; it is stored to the same
+/// place of the output tensor, so the harness checks `output == input`.
+unsafe fn tma_tensor<const STAGES: usize>(
+    input: *const u32,
+    items: u32,
+    report: *mut u32,
+    maps: *const TensorMap,
+) {
+    let tid = thread_idx();
+    let block = block_idx();
+    let report = Report::of_block(report, block);
+    // SAFETY: the harness passes two tensor maps in global memory: input, then output.
+    let (in_map, out_map) = (maps, unsafe { maps.add(1) });
+    // SAFETY: slots follow the barrier region, 128-byte aligned, `TMA_BYTES` each.
+    let tma_slot = |stage: u32| unsafe {
+        dynamic_smem().add(barrier_region(STAGES) + stage as usize * TMA_BYTES)
+    };
+    let row = |item: u32| ((block * items + item) as usize * TENSOR_BOX_ROWS) as i32;
+
+    // SAFETY: the barrier region starts the dynamic shared memory; init by thread 0, then a barrier.
+    let pipe = unsafe {
+        ProducerConsumerPipeline::<STAGES, NvidiaMbarBackend<1, 128>>::new(dynamic_smem().cast())
+    };
+    if tid == 0 {
+        // SAFETY: one thread, then the block barrier.
+        unsafe { pipe.init() };
+    }
+    sync_threads();
+
+    if tid == 0 {
+        let producer = pipe.into_producer();
+        // SAFETY: a valid map in global memory.
+        unsafe { prefetch_tensor_map(in_map) };
+        for item in 0..items {
+            producer.with_stage_explicit(|stage| {
+                let bar = stage.barrier();
+                bar.arrive_expect_tx(TMA_BYTES as u32);
+                // SAFETY: the slot is free (the wait returned), 128-byte aligned (no swizzle),
+                // `TMA_BYTES` long: the box's size.
+                unsafe { bar.tensor_load::<2>(tma_slot(stage.index()), in_map, [0, row(item)]) };
+            });
+        }
+        report.producer(producer.cursor());
+    } else if tid >= WARP {
+        let ctid = tid - WARP;
+        let consumer = pipe.into_consumer();
+        let mut errors = 0;
+        for item in 0..items {
+            let stage = consumer.acquire();
+            let slot = tma_slot(stage.index());
+            let words = slot.cast::<u32>();
+            let base = row(item) as usize * TENSOR_ROW_WORDS;
+            let mut j = ctid as usize;
+            while j < TMA_BYTES / 4 {
+                // SAFETY: inside the slot and the input tensor.
+                if unsafe { words.add(j).read() != input.add(base + j).read() } {
+                    errors += 1;
+                }
+                j += 128;
+            }
+            if ctid == 0 {
+                // SAFETY: the slot holds the box (written by the tensor copy, read by the tensor
+                // store: both async proxy, no generic writes in between); it is released only
+                // after the store has read it.
+                unsafe {
+                    tensor_store::<2>(out_map, [0, row(item)], slot);
+                    bulk_commit_group();
+                    bulk_wait_group_read::<0>();
+                }
+            }
+            stage.release();
+        }
+        if ctid == 0 {
+            // The stores' writes are performed before the kernel reports done.
+            bulk_wait_group::<0>();
+        }
+        report.errors(errors);
+        if ctid == 0 {
+            report.consumer(consumer.cursor(), items);
+        }
+    }
+    sync_threads();
+    if tid == 0 {
+        report.done();
+    }
+}
+
+macro_rules! tma_tensor_kernel {
+    ($s:literal) => {
+        const _: () = {
+            /// A tensor-TMA test kernel (see `tma_tensor`).
+            #[unsafe(export_name = concat!("tma_tensor_s", stringify!($s)))]
+            pub unsafe extern "gpu-kernel" fn kernel(
+                input: *const u32,
+                _output: *mut u32,
+                items: u32,
+                report: *mut u32,
+                maps: *const TensorMap,
+            ) {
+                // SAFETY: the harness launches 5 warps with `tma_smem_bytes` and two tensor maps.
+                unsafe { tma_tensor::<$s>(input, items, report, maps) }
+            }
+        };
+    };
+}
+
 macro_rules! cluster_kernel {
     ($s:literal) => {
         const _: () = {
@@ -227,4 +339,5 @@ macro_rules! cluster_kernel {
 }
 
 pipeline_suite::tma_kernels!(tma_kernel);
+pipeline_suite::tma_tensor_kernels!(tma_tensor_kernel);
 pipeline_suite::cluster_kernels!(cluster_kernel);

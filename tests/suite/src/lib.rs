@@ -251,6 +251,25 @@ macro_rules! tma_kernels {
     };
 }
 
+/// Stage counts of the tensor-TMA kernels (`tma_tensor_s{stages}`): each item is a
+/// [`TENSOR_BOX_ROWS`] x [`TENSOR_ROW_WORDS`] box of a 2D `u32` tensor (the same bytes as a
+/// [`TMA_BYTES`] item); one lane loads it with `arrive_expect_tx` + a 2D tensor copy, four warps
+/// check it against global memory, and one consumer lane stores it back with a 2D tensor store
+/// before the stage is released. The kernel's fifth argument points to two tensor maps in global
+/// memory (input, then output; 128 bytes each).
+#[macro_export]
+macro_rules! tma_tensor_kernels {
+    ($m:ident) => {
+        $m!(2);
+        $m!(4);
+    };
+}
+
+/// `u32` words in one row of the tensor-TMA kernels' 2D tensors (128 bytes).
+pub const TENSOR_ROW_WORDS: usize = 32;
+/// Rows of one tensor-TMA box (one item): `TENSOR_BOX_ROWS * TENSOR_ROW_WORDS * 4 == TMA_BYTES`.
+pub const TENSOR_BOX_ROWS: usize = TMA_BYTES / (TENSOR_ROW_WORDS * 4);
+
 /// Stage counts of the cluster-of-2 kernels (`cluster_mbar_s{stages}`).
 #[macro_export]
 macro_rules! cluster_kernels {
