@@ -227,25 +227,23 @@ impl Gpu {
         let element_strides = [1u32, 1];
         // SAFETY: every pointer refers to a live local of the rank (2) the call is given; the
         // driver writes the 128-byte map.
-        check(
-            unsafe {
-                sys::cuTensorMapEncodeTiled(
-                    map.as_mut_ptr(),
-                    sys::CUtensorMapDataType::CU_TENSOR_MAP_DATA_TYPE_UINT32,
-                    2,
-                    address as *mut c_void,
-                    dims.as_ptr(),
-                    strides.as_ptr(),
-                    boxes.as_ptr(),
-                    element_strides.as_ptr(),
-                    sys::CUtensorMapInterleave::CU_TENSOR_MAP_INTERLEAVE_NONE,
-                    sys::CUtensorMapSwizzle::CU_TENSOR_MAP_SWIZZLE_NONE,
-                    sys::CUtensorMapL2promotion::CU_TENSOR_MAP_L2_PROMOTION_NONE,
-                    sys::CUtensorMapFloatOOBfill::CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE,
-                )
-            },
-            "cuTensorMapEncodeTiled",
-        )?;
+        let status = unsafe {
+            sys::cuTensorMapEncodeTiled(
+                map.as_mut_ptr(),
+                sys::CUtensorMapDataType::CU_TENSOR_MAP_DATA_TYPE_UINT32,
+                2,
+                address as *mut c_void,
+                dims.as_ptr(),
+                strides.as_ptr(),
+                boxes.as_ptr(),
+                element_strides.as_ptr(),
+                sys::CUtensorMapInterleave::CU_TENSOR_MAP_INTERLEAVE_NONE,
+                sys::CUtensorMapSwizzle::CU_TENSOR_MAP_SWIZZLE_NONE,
+                sys::CUtensorMapL2promotion::CU_TENSOR_MAP_L2_PROMOTION_NONE,
+                sys::CUtensorMapFloatOOBfill::CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE,
+            )
+        };
+        check(status, "cuTensorMapEncodeTiled")?;
         // SAFETY: initialised by the successful call (zeroed before, in any case); a
         // `CUtensorMap` is 128 plain bytes.
         Ok(unsafe { std::mem::transmute::<sys::CUtensorMap, [u32; 32]>(map.assume_init()) })
