@@ -236,6 +236,7 @@ pub fn build_all(sh: &Shell) -> Result<Vec<String>> {
         build_checked(sh)?.display().to_string(),
         build_bench(sh, false)?.display().to_string(),
     ];
+    artifacts.push(crate::gemm_kernel::build(sh)?.display().to_string());
     for target in &AMD {
         artifacts.push(build(sh, target)?.display().to_string());
     }

@@ -10,7 +10,11 @@ pub fn lint(sh: &Shell) -> Result {
     cmd!(sh, "cargo fmt --all -- --check").run().map_err(|_| {
         "`cargo fmt --all -- --check` found unformatted code; run `cargo fmt --all`".to_string()
     })?;
-    for manifest in ["tests/kernels/Cargo.toml", "tests/compile-fail/Cargo.toml"] {
+    for manifest in [
+        "tests/kernels/Cargo.toml",
+        "tests/compile-fail/Cargo.toml",
+        "crates/gpu-gemm/Cargo.toml",
+    ] {
         cmd!(sh, "cargo fmt --manifest-path {manifest} -- --check")
             .run()
             .map_err(|_| {

@@ -6,6 +6,7 @@ mod amd;
 mod bench;
 mod compile_fail;
 mod example;
+mod gemm_kernel;
 mod gpu;
 mod host;
 mod nvidia;

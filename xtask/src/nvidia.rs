@@ -50,6 +50,8 @@ timeout -k 10 180 "$here/pipeline-harness" --ptx "$here/pipeline_kernels.ptx" "$
 
 @EXAMPLE@
 
+@GEMM@
+
 echo "== device suite, checked build (hang diagnostics on: bounded waits, arrival shadows; quick)"
 timeout -k 10 180 "$here/pipeline-harness" --ptx "$here/pipeline_kernels_checked.ptx" --quick 2>&1 | tee "$out/suite_checked.log"
 [ "${PIPESTATUS[0]}" -eq 0 ] || status=1
@@ -107,6 +109,7 @@ fn run_sh() -> String {
         .replace("@SETUP@", &exit::SETUP.to_string())
         .replace("@NO_DRIVER@", &exit::NO_DRIVER.to_string())
         .replace("@EXAMPLE@", example::RUN_SH_SECTION)
+        .replace("@GEMM@", crate::gemm_kernel::RUN_SH_SECTION)
 }
 
 /// Builds the PTX, the harness (release) and the example kernel crate with its launcher, and
@@ -116,7 +119,11 @@ fn build(sh: &Shell) -> Result<std::path::PathBuf> {
     gpu::build(sh, &NVPTX)?;
     gpu::build_checked(sh)?;
     gpu::build(sh, &gpu::NVPTX_SM100A)?;
+    crate::gemm_kernel::build(sh)?;
     let commit = commit(sh);
+    cmd!(sh, "cargo build --release -p gpu-gemm-host")
+        .run()
+        .map_err(|_| "building the GEMM test failed (above)".to_string())?;
     cmd!(sh, "cargo build --release -p pipeline-harness")
         .env("GPU_PIPELINE_COMMIT", &commit)
         .run()
@@ -177,7 +184,11 @@ fn bundle(sh: &Shell, harness: &Path, dir: &Path) -> Result {
         ),
         (gpu::checked_artifact(), "pipeline_kernels_checked.ptx"),
     ];
-    let files: Vec<_> = files.into_iter().chain(example::bundle_files()).collect();
+    let files: Vec<_> = files
+        .into_iter()
+        .chain(example::bundle_files())
+        .chain(crate::gemm_kernel::bundle_files())
+        .collect();
     write_bundle(sh, dir, &files, "run.sh", &run_sh())?;
     println!(
         "bundle written to {}: run `{}/run.sh` on a machine with an NVIDIA GPU (no Rust needed)",
@@ -232,14 +243,16 @@ pub fn test(
                 println!(
                     "test-nvidia: SKIPPED: {reason} (the harness and PTX were built; the checked-build suite and the broken kernels are skipped too)"
                 );
-                // The example's launcher too: it must reach the same verdict (its PTX is read
-                // before the driver is looked for, so a wrong path still fails here).
-                return example::run(sh, ci);
+                // The example's launcher and the GEMM test too: each must reach the same
+                // verdict on its own.
+                example::run(sh, ci)?;
+                return crate::gemm_kernel::run(sh, ci);
             }
             Verdict::Failed(message) => return Err(message),
         }
     }
-    example::run(sh, ci)
+    example::run(sh, ci)?;
+    crate::gemm_kernel::run(sh, ci)
 }
 
 /// What one run of the harness (or of the example's launcher, which uses the same statuses)
@@ -421,7 +434,7 @@ mod tests {
     #[test]
     fn run_sh_requires_the_setup_status_for_an_invalid_module() {
         let script = run_sh();
-        for placeholder in ["@SETUP@", "@NO_DRIVER@", "@EXAMPLE@"] {
+        for placeholder in ["@SETUP@", "@NO_DRIVER@", "@EXAMPLE@", "@GEMM@"] {
             assert!(super::RUN_SH.contains(placeholder), "{placeholder}");
             assert!(!script.contains(placeholder), "{placeholder} left unfilled");
         }

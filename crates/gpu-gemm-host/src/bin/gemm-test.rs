@@ -1,0 +1,194 @@
+//! The GEMM's device test (`cargo xtask test-nvidia` runs it from the bundle): every shape is
+//! checked **exactly** against a host reference on small-integer inputs (values in -2..=2, so every
+//! product and partial sum is an integer below 2^24 and exact in f32, and the reference rounds to
+//! bf16 as the kernel does), over square shapes, odd M and N (1, 7, 1000, 4097), skinny M (64,
+//! 128), long K (65536), beta 0 and non-zero. One line per shape, PASS or FAIL; then one timing
+//! line at 8192^3 (information only: the benchmark against cuBLAS is `cargo xtask bench-gemm`).
+//!
+//! Usage: `gemm-test PTX [--quick]`. Exit statuses: `pipeline_suite::exit`.
+
+use std::process::ExitCode;
+use std::sync::Arc;
+use std::time::Instant;
+
+use cudarc::driver::{CudaContext, CudaSlice, CudaStream, sys};
+use gpu_gemm_host::{Gemm, Shape, bf16, f32_of};
+use pipeline_suite::exit;
+
+/// One case: shape, alpha, beta.
+type Case = (u32, u32, u32, f32, f32);
+
+const CASES: &[Case] = &[
+    (128, 256, 64, 1.0, 0.0),
+    (256, 512, 256, 1.0, 1.0),
+    (1024, 1024, 1024, 1.0, 0.0),
+    (1, 1, 8, 1.0, 0.0),
+    (7, 1000, 136, 1.0, 0.5),
+    (1000, 7, 64, 2.0, 0.0),
+    (4097, 300, 1024, 1.0, 1.0),
+    (300, 4097, 512, 0.5, 2.0),
+    (64, 4096, 4096, 1.0, 0.0),
+    (128, 14336, 512, 1.0, 1.0),
+    (64, 128, 65536, 1.0, 0.0),
+];
+
+/// Cases of the quick mode (checked builds, sanitizers).
+const QUICK: &[Case] = &[
+    (128, 256, 64, 1.0, 0.0),
+    (7, 1000, 136, 1.0, 0.5),
+    (4097, 300, 1024, 1.0, 1.0),
+];
+
+fn fail(code: u8, message: &str) -> ExitCode {
+    eprintln!("error: {message}");
+    ExitCode::from(code)
+}
+
+/// xorshift64: small integers in -2..=2 as bf16.
+fn fill(seed: &mut u64, n: usize) -> Vec<u16> {
+    (0..n)
+        .map(|_| {
+            *seed ^= *seed << 13;
+            *seed ^= *seed >> 7;
+            *seed ^= *seed << 17;
+            bf16((*seed % 5) as f32 - 2.0)
+        })
+        .collect()
+}
+
+/// The reference D, rounded to bf16 as the kernel rounds (f32 accumulation is exact here).
+fn reference(case: Case, a: &[u16], b: &[u16], c: &[u16]) -> Vec<u16> {
+    let (m, n, k, alpha, beta) = case;
+    let (m, n, k) = (m as usize, n as usize, k as usize);
+    let af: Vec<f32> = a.iter().map(|&x| f32_of(x)).collect();
+    let bf: Vec<f32> = b.iter().map(|&x| f32_of(x)).collect();
+    let mut d = vec![0u16; m * n];
+    for i in 0..m {
+        let row = &af[i * k..][..k];
+        for j in 0..n {
+            let col = &bf[j * k..][..k];
+            let s: f32 = row.iter().zip(col).map(|(x, y)| x * y).sum();
+            d[i * n + j] = bf16(alpha * s + beta * f32_of(c[i * n + j]));
+        }
+    }
+    d
+}
+
+fn run_case(
+    gemm: &Gemm,
+    stream: &Arc<CudaStream>,
+    case: Case,
+    seed: &mut u64,
+) -> Result<bool, String> {
+    let (m, n, k, alpha, beta) = case;
+    let (mu, nu, ku) = (m as usize, n as usize, k as usize);
+    let (a, b, c) = (
+        fill(seed, mu * ku),
+        fill(seed, nu * ku),
+        fill(seed, mu * nu),
+    );
+    let up = |h: &[u16]| stream.clone_htod(h).map_err(|e| format!("upload: {e:?}"));
+    let (da, db, dc) = (up(&a)?, up(&b)?, up(&c)?);
+    // Poisoned output: a word the kernel skips cannot pass.
+    let mut dd: CudaSlice<u16> = up(&vec![0xFFC1u16; mu * nu])?;
+    let shape = Shape { m, n, k };
+    gemm.run(stream, shape, alpha, &da, &db, beta, Some(&dc), &mut dd)
+        .map_err(|e| e.to_string())?;
+    stream
+        .synchronize()
+        .map_err(|e| format!("the GEMM kernel failed: {e:?}"))?;
+    let got = stream
+        .clone_dtoh(&dd)
+        .map_err(|e| format!("download: {e:?}"))?;
+    let want = reference(case, &a, &b, &c);
+    let wrong: Vec<usize> = (0..mu * nu).filter(|&i| got[i] != want[i]).collect();
+    let name = format!("gemm {m}x{n}x{k} alpha {alpha} beta {beta}");
+    if let Some(&first) = wrong.first() {
+        println!(
+            "FAIL {name:<44} {} of {} elements wrong; first at ({}, {}): {} expected {}",
+            wrong.len(),
+            mu * nu,
+            first / nu,
+            first % nu,
+            f32_of(got[first]),
+            f32_of(want[first])
+        );
+        Ok(false)
+    } else {
+        println!("PASS {name:<44} every element exact");
+        Ok(true)
+    }
+}
+
+fn time_8192(gemm: &Gemm, stream: &Arc<CudaStream>) -> Result<(), String> {
+    let (m, n, k) = (8192u32, 8192u32, 8192u32);
+    let elems = (m * n) as usize;
+    let alloc = |len: usize| stream.alloc_zeros::<u16>(len).map_err(|e| format!("{e:?}"));
+    let (a, b) = (alloc(elems)?, alloc(elems)?);
+    let mut d = alloc(elems)?;
+    let shape = Shape { m, n, k };
+    let mut run = || {
+        gemm.run(stream, shape, 1.0, &a, &b, 0.0, None, &mut d)
+            .map_err(|e| e.to_string())
+    };
+    for _ in 0..3 {
+        run()?;
+    }
+    stream.synchronize().map_err(|e| format!("{e:?}"))?;
+    let reps = 20;
+    let start = Instant::now();
+    for _ in 0..reps {
+        run()?;
+    }
+    stream.synchronize().map_err(|e| format!("{e:?}"))?;
+    let s = start.elapsed().as_secs_f64() / f64::from(reps);
+    println!(
+        "time gemm 8192x8192x8192: {:.3} ms, {:.1} TFLOP/s (information only; one CTA per tile)",
+        s * 1e3,
+        2.0 * 8192f64.powi(3) / s / 1e12
+    );
+    Ok(())
+}
+
+fn main() -> ExitCode {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let quick = args.iter().any(|a| a == "--quick");
+    let paths: Vec<&String> = args.iter().filter(|a| !a.starts_with("--")).collect();
+    let [ptx] = paths.as_slice() else {
+        return fail(exit::USAGE, "usage: gemm-test PTX [--quick]");
+    };
+    // SAFETY: loads and unloads the driver library, as any CUDA program does.
+    if !unsafe { sys::is_culib_present() } {
+        return fail(
+            exit::NO_DRIVER,
+            "no CUDA driver (libcuda.so cannot be loaded): run this on a machine with an NVIDIA GPU (sm_90 or newer) and its driver",
+        );
+    }
+    let ctx = match CudaContext::new(0) {
+        Ok(ctx) => ctx,
+        Err(e) => return fail(exit::SETUP, &format!("no usable CUDA GPU: {e:?}")),
+    };
+    let stream = ctx.default_stream();
+    let gemm = match Gemm::load(&ctx, ptx) {
+        Ok(g) => g,
+        Err(e) => return fail(exit::SETUP, &e.to_string()),
+    };
+    let mut seed = 0x9E37_79B9_7F4A_7C15u64 ^ u64::from(std::process::id());
+    let (mut passed, mut failed) = (0, 0);
+    for &case in if quick { QUICK } else { CASES } {
+        match run_case(&gemm, &stream, case, &mut seed) {
+            Ok(true) => passed += 1,
+            Ok(false) => failed += 1,
+            Err(e) => return fail(exit::TEST_FAILED, &e),
+        }
+    }
+    if !quick && let Err(e) = time_8192(&gemm, &stream) {
+        return fail(exit::TEST_FAILED, &e);
+    }
+    println!("gemm: {passed} passed, {failed} failed");
+    ExitCode::from(if failed == 0 {
+        exit::PASSED
+    } else {
+        exit::TEST_FAILED
+    })
+}

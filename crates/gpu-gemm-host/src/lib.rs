@@ -1,0 +1,306 @@
+//! Host API of the `gpu-gemm` kernel: `D = alpha * A * B^T + beta * C` in bf16 with f32
+//! accumulation, on cudarc.
+//!
+//! A is M x K row-major, B is N x K row-major (a linear layer's weight), C and D are M x N
+//! row-major, all bf16 (`u16` bits). M and N are any size >= 1; K is a multiple of 8 (a row of A
+//! or B must be a multiple of 16 bytes for the tensor copies). Anything else is a
+//! [`GemmError::Shape`], never a wrong result.
+//!
+//! ```no_run
+//! # fn main() -> Result<(), Box<dyn std::error::Error>> {
+//! use cudarc::driver::CudaContext;
+//! use gpu_gemm_host::{Gemm, Shape};
+//!
+//! let ctx = CudaContext::new(0)?;
+//! let stream = ctx.default_stream();
+//! let gemm = Gemm::load(&ctx, "target/gpu/sm_90a/gpu_gemm.ptx")?;
+//! let shape = Shape { m: 1024, n: 4096, k: 4096 };
+//! let a = stream.alloc_zeros::<u16>(1024 * 4096)?;
+//! let b = stream.alloc_zeros::<u16>(4096 * 4096)?;
+//! let mut d = stream.alloc_zeros::<u16>(1024 * 4096)?;
+//! gemm.run(&stream, shape, 1.0, &a, &b, 0.0, None, &mut d)?;
+//! stream.synchronize()?;
+//! # Ok(())
+//! # }
+//! ```
+
+use std::ffi::c_void;
+use std::sync::Arc;
+
+use cudarc::driver::sys;
+use cudarc::driver::{CudaContext, CudaFunction, CudaModule, CudaSlice, CudaStream, DevicePtr};
+use cudarc::nvrtc::Ptx;
+
+/// The kernel's CTA tile: rows of A (and D), rows of B (columns of D), and K per stage.
+pub const TILE: (u32, u32, u32) = (128, 256, 64);
+/// Stages of the kernel's ring.
+pub const STAGES: u32 = 4;
+/// Threads per block: one producer warpgroup, two consumer warpgroups.
+pub const THREADS: u32 = 384;
+/// Dynamic shared memory: the stages (A and B boxes) and one KiB for the barriers.
+pub const SMEM_BYTES: u32 = STAGES * (TILE.0 * TILE.2 * 2 + TILE.1 * TILE.2 * 2) + 1024;
+/// The kernel's entry point.
+pub const ENTRY: &str = "gemm_bf16_ws";
+
+/// A problem size.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Shape {
+    /// Rows of A, C and D.
+    pub m: u32,
+    /// Rows of B; columns of C and D.
+    pub n: u32,
+    /// Columns of A and B.
+    pub k: u32,
+}
+
+/// What can go wrong.
+#[derive(Debug)]
+pub enum GemmError {
+    /// The shape or a buffer does not fit the kernel's contract.
+    Shape(String),
+    /// A CUDA call failed.
+    Cuda(String),
+}
+
+impl std::fmt::Display for GemmError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Self::Shape(s) => write!(f, "gemm: {s}"),
+            Self::Cuda(s) => write!(f, "gemm: CUDA: {s}"),
+        }
+    }
+}
+
+impl std::error::Error for GemmError {}
+
+/// Checks a shape and the buffers' lengths (in bf16 elements) against the kernel's contract.
+pub fn check_shape(
+    shape: Shape,
+    a_len: usize,
+    b_len: usize,
+    c_len: Option<usize>,
+    d_len: usize,
+) -> Result<(), GemmError> {
+    let Shape { m, n, k } = shape;
+    if m == 0 || n == 0 || k == 0 {
+        return Err(GemmError::Shape(format!(
+            "M, N and K must be >= 1 (got {m} x {n} x {k})"
+        )));
+    }
+    if k % 8 != 0 {
+        return Err(GemmError::Shape(format!(
+            "K must be a multiple of 8 (got {k}): a row of A or B must be a multiple of 16 bytes for the tensor copies"
+        )));
+    }
+    // The tensor map's dimensions are below 2^32; the grid's y dimension below 2^16.
+    if m.div_ceil(TILE.0) > 65_535 {
+        return Err(GemmError::Shape(format!(
+            "M = {m} needs more than 65535 tile rows"
+        )));
+    }
+    let (mu, nu, ku) = (m as usize, n as usize, k as usize);
+    let want = [
+        ("A", a_len, mu * ku),
+        ("B", b_len, nu * ku),
+        ("D", d_len, mu * nu),
+    ];
+    for (name, have, need) in want {
+        if have < need {
+            return Err(GemmError::Shape(format!(
+                "{name} has {have} elements, the shape needs {need}"
+            )));
+        }
+    }
+    if let Some(c_len) = c_len
+        && c_len < mu * nu
+    {
+        return Err(GemmError::Shape(format!(
+            "C has {c_len} elements, the shape needs {}",
+            mu * nu
+        )));
+    }
+    Ok(())
+}
+
+/// The loaded kernel.
+pub struct Gemm {
+    _module: Arc<CudaModule>,
+    function: CudaFunction,
+    ctx: Arc<CudaContext>,
+}
+
+fn cuda(what: &str) -> impl Fn(cudarc::driver::DriverError) -> GemmError + '_ {
+    move |e| GemmError::Cuda(format!("{what}: {e:?}"))
+}
+
+fn check(status: sys::CUresult, what: &str) -> Result<(), GemmError> {
+    if status == sys::CUresult::CUDA_SUCCESS {
+        Ok(())
+    } else {
+        Err(GemmError::Cuda(format!("{what}: {status:?}")))
+    }
+}
+
+/// A 2D bf16 tensor map over `rows` rows of `k` elements at `address`, boxes of 64 x `box_rows`,
+/// 128-byte swizzle (the layout the kernel's wgmma descriptors read), zero fill outside.
+fn tensor_map(address: u64, k: u32, rows: u32, box_rows: u32) -> Result<[u8; 128], GemmError> {
+    let mut map = std::mem::MaybeUninit::<sys::CUtensorMap>::zeroed();
+    let dims = [u64::from(k), u64::from(rows)];
+    let strides = [u64::from(k) * 2];
+    let boxes = [TILE.2, box_rows];
+    let element_strides = [1u32, 1];
+    // SAFETY: every pointer refers to a live local of rank 2; the driver writes the map.
+    let status = unsafe {
+        sys::cuTensorMapEncodeTiled(
+            map.as_mut_ptr(),
+            sys::CUtensorMapDataType::CU_TENSOR_MAP_DATA_TYPE_BFLOAT16,
+            2,
+            address as *mut c_void,
+            dims.as_ptr(),
+            strides.as_ptr(),
+            boxes.as_ptr(),
+            element_strides.as_ptr(),
+            sys::CUtensorMapInterleave::CU_TENSOR_MAP_INTERLEAVE_NONE,
+            sys::CUtensorMapSwizzle::CU_TENSOR_MAP_SWIZZLE_128B,
+            sys::CUtensorMapL2promotion::CU_TENSOR_MAP_L2_PROMOTION_L2_256B,
+            sys::CUtensorMapFloatOOBfill::CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE,
+        )
+    };
+    check(status, "cuTensorMapEncodeTiled")?;
+    // SAFETY: initialised by the successful call; a CUtensorMap is 128 plain bytes.
+    Ok(unsafe { std::mem::transmute::<sys::CUtensorMap, [u8; 128]>(map.assume_init()) })
+}
+
+impl Gemm {
+    /// Loads the kernel's module (the PTX `cargo xtask build` writes, or a cubin of it).
+    pub fn load(ctx: &Arc<CudaContext>, path: &str) -> Result<Self, GemmError> {
+        let module = ctx
+            .load_module(Ptx::from_file(path))
+            .map_err(cuda("loading the GEMM module"))?;
+        let function = module
+            .load_function(ENTRY)
+            .map_err(cuda("the GEMM entry point"))?;
+        function
+            .set_attribute(
+                sys::CUfunction_attribute::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
+                SMEM_BYTES as i32,
+            )
+            .map_err(cuda("dynamic shared memory"))?;
+        Ok(Self {
+            _module: module,
+            function,
+            ctx: ctx.clone(),
+        })
+    }
+
+    /// Enqueues `D = alpha * A * B^T + beta * C` on `stream` (C is read only when `beta != 0`;
+    /// `None` means beta must be 0).
+    #[allow(clippy::too_many_arguments)]
+    pub fn run(
+        &self,
+        stream: &Arc<CudaStream>,
+        shape: Shape,
+        alpha: f32,
+        a: &CudaSlice<u16>,
+        b: &CudaSlice<u16>,
+        beta: f32,
+        c: Option<&CudaSlice<u16>>,
+        d: &mut CudaSlice<u16>,
+    ) -> Result<(), GemmError> {
+        check_shape(shape, a.len(), b.len(), c.map(CudaSlice::len), d.len())?;
+        if beta != 0.0 && c.is_none() {
+            return Err(GemmError::Shape("beta != 0 needs C".into()));
+        }
+        let Shape { m, n, k } = shape;
+        let (pa, _ga) = a.device_ptr(stream);
+        let (pb, _gb) = b.device_ptr(stream);
+        let mut maps = [0u8; 256];
+        maps[..128].copy_from_slice(&tensor_map(pa, k, m, TILE.0)?);
+        maps[128..].copy_from_slice(&tensor_map(pb, k, n, TILE.1)?);
+        let maps = stream
+            .clone_htod(&maps)
+            .map_err(cuda("uploading the tensor maps"))?;
+        let (mut pmaps, _gmaps) = maps.device_ptr(stream);
+        let (mut pc, _gc) = match c {
+            Some(c) => {
+                let (p, g) = c.device_ptr(stream);
+                (p, Some(g))
+            }
+            None => (0, None),
+        };
+        let (mut pd, _gd) = d.device_ptr(stream);
+        let (mut mm, mut nn, mut kk, mut al, mut be) = (m, n, k, alpha, beta);
+        let mut args: [*mut c_void; 8] = [
+            (&raw mut pmaps).cast(),
+            (&raw mut pc).cast(),
+            (&raw mut pd).cast(),
+            (&raw mut mm).cast(),
+            (&raw mut nn).cast(),
+            (&raw mut kk).cast(),
+            (&raw mut al).cast(),
+            (&raw mut be).cast(),
+        ];
+        self.ctx
+            .bind_to_thread()
+            .map_err(cuda("binding the context"))?;
+        // SAFETY: `args` holds one value per kernel parameter, of its type, alive for the call;
+        // the tensor maps and buffers stay alive until the stream reaches the kernel (the maps'
+        // buffer is freed on the stream, after it).
+        let status = unsafe {
+            sys::cuLaunchKernel(
+                self.function.cu_function(),
+                n.div_ceil(TILE.1),
+                m.div_ceil(TILE.0),
+                1,
+                THREADS,
+                1,
+                1,
+                SMEM_BYTES,
+                stream.cu_stream(),
+                args.as_mut_ptr(),
+                std::ptr::null_mut(),
+            )
+        };
+        check(status, "launching the GEMM")
+    }
+}
+
+/// bf16 bits of `x`, rounded to nearest even (no NaN).
+pub fn bf16(x: f32) -> u16 {
+    let bits = x.to_bits();
+    ((bits + 0x7FFF + ((bits >> 16) & 1)) >> 16) as u16
+}
+
+/// The f32 value of bf16 bits.
+pub fn f32_of(x: u16) -> f32 {
+    f32::from_bits(u32::from(x) << 16)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn shapes_outside_the_contract_are_errors() {
+        let ok = Shape {
+            m: 7,
+            n: 1000,
+            k: 136,
+        };
+        assert!(check_shape(ok, 7 * 136, 1000 * 136, None, 7000).is_ok());
+        assert!(check_shape(Shape { m: 0, ..ok }, 0, 1000 * 136, None, 0).is_err());
+        assert!(check_shape(Shape { k: 100, ..ok }, 700, 100_000, None, 7000).is_err());
+        assert!(check_shape(ok, 7 * 136 - 1, 1000 * 136, None, 7000).is_err());
+        assert!(check_shape(ok, 7 * 136, 1000 * 136, Some(10), 7000).is_err());
+        assert!(check_shape(ok, 7 * 136, 1000 * 136, None, 6999).is_err());
+    }
+
+    #[test]
+    fn bf16_rounds_to_nearest_even() {
+        assert_eq!(bf16(1.0), 0x3F80);
+        assert_eq!(f32_of(bf16(3.0)), 3.0);
+        // 257 is halfway between 256 and 258 in bf16: ties to even (256).
+        assert_eq!(f32_of(bf16(257.0)), 256.0);
+        assert_eq!(f32_of(bf16(259.0)), 260.0);
+    }
+}

@@ -1,0 +1,254 @@
+//! The GEMM kernel crate (`crates/gpu-gemm`, issue 13): its sm_90a build, the PTX post-processing
+//! that rustc cannot express, the PTX checks, and the generated `wgmma` source.
+
+use std::path::PathBuf;
+use std::time::Instant;
+
+use xshell::Shell;
+
+use crate::Result;
+use crate::gpu::GpuTarget;
+
+/// The GEMM crate.
+pub const CRATE: &str = "crates/gpu-gemm";
+
+/// NVIDIA sm_90a (wgmma and setmaxnreg exist only with the `a` features) with PTX ISA 8.0.
+pub const NVPTX_SM90A: GpuTarget = GpuTarget {
+    cpu: "sm_90a",
+    triple: "nvptx64-nvidia-cuda",
+    features: "+ptx80",
+    extension: "ptx",
+};
+
+/// The kernel's entry point and its block size: three warpgroups (one producer, two consumers).
+pub const ENTRY: &str = "gemm_bf16_ws";
+/// Threads per block of [`ENTRY`].
+pub const THREADS: u32 = 384;
+/// `wgmma.mma_async` instructions the kernel has: 4 k16 steps for the first stage, 4 in the loop.
+pub const WGMMAS: usize = 8;
+
+/// The suite bundle's GEMM section: the exact-check device test of the GEMM (`gemm-test`).
+pub const RUN_SH_SECTION: &str = r#"echo "== gpu-gemm: the bf16 GEMM, checked exactly against a host reference on small integers"
+timeout -k 10 300 "$here/gemm-test" "$here/gpu_gemm.ptx" 2>&1 | tee "$out/gemm.log"
+[ "${PIPESTATUS[0]}" -eq 0 ] || { echo "FAIL: the GEMM test did not pass"; status=1; }"#;
+
+/// The GEMM's files in the suite bundle: (built file, name in the bundle).
+pub fn bundle_files() -> [(PathBuf, &'static str); 2] {
+    [
+        (artifact(), "gpu_gemm.ptx"),
+        (crate::root().join("target/release/gemm-test"), "gemm-test"),
+    ]
+}
+
+/// Builds the GEMM kernels for sm_90a, adds the launch bound, checks the PTX, and returns the
+/// path of the final module (`target/gpu/sm_90a/gpu_gemm.ptx`).
+pub fn build(sh: &Shell) -> Result<PathBuf> {
+    let start = Instant::now();
+    let target = &NVPTX_SM90A;
+    target.cargo_build(sh, CRATE)?;
+    let built = target
+        .target_dir()
+        .join(target.triple)
+        .join("release")
+        .join("gpu_gemm.ptx");
+    let ptx =
+        std::fs::read_to_string(&built).map_err(|e| format!("reading {}: {e}", built.display()))?;
+    let ptx = with_maxntid(&ptx, ENTRY, THREADS)?;
+    check_ptx(&ptx)?;
+    let out = target.target_dir().join("gpu_gemm.ptx");
+    std::fs::write(&out, &ptx).map_err(|e| format!("writing {}: {e}", out.display()))?;
+    println!(
+        "  {:<8} {:<22} {:>6.1} s  {} (.maxntid {THREADS}; {WGMMAS} wgmma, no local memory)",
+        "gemm",
+        target.triple,
+        start.elapsed().as_secs_f64(),
+        out.display()
+    );
+    Ok(out)
+}
+
+/// Runs the GEMM's device test on this machine (`cargo xtask test-nvidia`), with the harness's
+/// verdict: in `ci`, only a missing driver may be SKIPPED.
+pub fn run(sh: &Shell, ci: bool) -> Result {
+    println!("== gpu-gemm: the bf16 GEMM, checked exactly against a host reference");
+    let test = crate::root().join("target/release/gemm-test");
+    let ptx = artifact();
+    let output = xshell::cmd!(sh, "{test} {ptx}")
+        .ignore_status()
+        .quiet()
+        .output()
+        .map_err(crate::err("cannot run gemm-test"))?;
+    print!("{}", String::from_utf8_lossy(&output.stdout));
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    match crate::nvidia::verdict("gpu-gemm", output.status.code(), &stderr, ci) {
+        crate::nvidia::Verdict::Passed => Ok(()),
+        crate::nvidia::Verdict::Skipped(reason) => {
+            println!("gpu-gemm: SKIPPED: {reason}");
+            Ok(())
+        }
+        crate::nvidia::Verdict::Failed(message) => Err(message),
+    }
+}
+
+/// The final module of [`build`].
+pub fn artifact() -> PathBuf {
+    NVPTX_SM90A.target_dir().join("gpu_gemm.ptx")
+}
+
+/// Adds `.maxntid threads, 1, 1` to `entry`: rustc has no launch-bounds attribute, and without
+/// one ptxas may give a thread more registers than 384 threads can have (and ignores
+/// `setmaxnreg`: C7508). The directive goes between the parameter list and the body (PTX ISA,
+/// "Performance-Tuning Directives: .maxntid").
+pub fn with_maxntid(ptx: &str, entry: &str, threads: u32) -> Result<String> {
+    let head = format!(".entry {entry}(");
+    let at = ptx
+        .find(&head)
+        .ok_or_else(|| format!("the GEMM PTX has no entry `{entry}`"))?;
+    let close = ptx[at..]
+        .find("\n)")
+        .map(|i| at + i + 2)
+        .ok_or_else(|| format!("the parameter list of `{entry}` does not end"))?;
+    if ptx[close..].trim_start().starts_with(".maxntid") {
+        return Ok(ptx.to_string());
+    }
+    Ok(format!(
+        "{}\n.maxntid {threads}, 1, 1{}",
+        &ptx[..close],
+        &ptx[close..]
+    ))
+}
+
+/// The checks the issue asks of the GEMM's PTX, on a machine without ptxas: no local memory (an
+/// accumulator indexed with a variable spills the whole array, and ptxas then serialises the
+/// wgmmas), the expected number of `wgmma.mma_async`, the launch bound.
+pub fn check_ptx(ptx: &str) -> Result {
+    if ptx.contains("__local_depot") || ptx.contains(".local") {
+        return Err(
+            "the GEMM PTX uses local memory (an accumulator array indexed with a variable?)".into(),
+        );
+    }
+    let wgmmas = ptx.matches("wgmma.mma_async").count();
+    if wgmmas != WGMMAS {
+        return Err(format!(
+            "the GEMM PTX has {wgmmas} wgmma.mma_async, expected {WGMMAS}"
+        ));
+    }
+    if !ptx.contains(&format!(".maxntid {THREADS}, 1, 1")) {
+        return Err("the GEMM PTX has no .maxntid".into());
+    }
+    Ok(())
+}
+
+/// The source of `crates/gpu-gemm/src/wgmma.rs`: the m64n256k16 bf16 `wgmma.mma_async` as inline
+/// assembly with its 128 accumulator operands, and an unrolled visit of the accumulators. Written
+/// out because `asm!` needs every operand by name; this function is its one source
+/// (`wgmma_source_is_current` compares).
+#[cfg(test)]
+fn wgmma_source() -> String {
+    let regs: Vec<String> = (0..128).map(|i| format!("{{d{i}}}")).collect();
+    let mut s = String::new();
+    s.push_str("//! The bf16 `wgmma` of the GEMM. Generated by `xtask/src/gemm_kernel.rs` (`wgmma_source`);\n");
+    s.push_str("//! regenerate with `GPU_GEMM_BLESS=1 cargo test -p xtask wgmma_source`.\n\n");
+    s.push_str("/// `wgmma.mma_async.sync.aligned.m64n256k16.f32.bf16.bf16 {d}, a, b, p, 1, 1, 0, 0;`: a\n");
+    s.push_str("/// warpgroup multiplies a 64 x 16 tile of A by a 16 x 256 tile of B (both K-major in shared\n");
+    s.push_str("/// memory, described by `desc_a`, `desc_b`) into its 64 x 256 f32 accumulators, 128 per\n");
+    s.push_str(
+        "/// thread. `accumulate == false` overwrites them. PTX ISA 8.0, sm_90a; PTX ISA,\n",
+    );
+    s.push_str("/// \"Asynchronous Warpgroup Level Matrix Multiply-Accumulate Instructions: wgmma.mma_async\".\n");
+    s.push_str("///\n/// # Safety\n///\n");
+    s.push_str(
+        "/// The whole warpgroup executes it converged (it is `.aligned`; inline assembly is not\n",
+    );
+    s.push_str(
+        "/// `convergent` to LLVM, so it must not sit under lane-dependent control flow), after\n",
+    );
+    s.push_str("/// `wgmma.fence`; the descriptors describe valid shared memory; `d` is not used before the\n");
+    s.push_str("/// `wgmma.wait_group` that covers this instruction.\n");
+    s.push_str("#[inline(always)]\n");
+    s.push_str("pub unsafe fn wgmma_m64n256k16_bf16(d: &mut [f32; 128], desc_a: u64, desc_b: u64, accumulate: bool) {\n");
+    s.push_str("    // SAFETY: guaranteed by the caller.\n");
+    s.push_str("    unsafe {\n        core::arch::asm!(\n");
+    s.push_str("            \"{{\",\n            \".reg .pred p;\",\n            \"setp.ne.b32 p, {acc}, 0;\",\n");
+    s.push_str(&format!(
+        "            \"wgmma.mma_async.sync.aligned.m64n256k16.f32.bf16.bf16 {{{{{}}}}}, {{a}}, {{b}}, p, 1, 1, 0, 0;\",\n",
+        regs.join(", ")
+    ));
+    s.push_str("            \"}}\",\n");
+    for i in 0..128 {
+        s.push_str(&format!("            d{i} = inout(reg32) d[{i}],\n"));
+    }
+    s.push_str("            a = in(reg64) desc_a,\n            b = in(reg64) desc_b,\n");
+    s.push_str("            acc = in(reg32) u32::from(accumulate),\n");
+    s.push_str("            options(nostack, preserves_flags),\n        );\n    }\n}\n\n");
+    s.push_str("/// Calls `f(i, d[i])` for every accumulator, unrolled: a loop that indexed the array with a\n");
+    s.push_str("/// variable would send all of it to local memory (and ptxas would serialise the wgmmas).\n");
+    s.push_str("#[inline(always)]\n");
+    s.push_str("pub fn each(d: &[f32; 128], mut f: impl FnMut(u32, f32)) {\n");
+    for i in 0..128 {
+        s.push_str(&format!("    f({i}, d[{i}]);\n"));
+    }
+    s.push_str("}\n");
+    s
+}
+
+/// The committed `wgmma.rs`.
+#[cfg(test)]
+fn wgmma_path() -> PathBuf {
+    crate::root().join(CRATE).join("src/wgmma.rs")
+}
+
+#[cfg(test)]
+mod tests {
+    use std::path::Path;
+
+    use super::*;
+
+    #[test]
+    fn wgmma_source_is_current() {
+        let want = wgmma_source();
+        if std::env::var_os("GPU_GEMM_BLESS").is_some() {
+            std::fs::write(wgmma_path(), &want).expect("writing wgmma.rs");
+        }
+        let have = std::fs::read_to_string(wgmma_path()).expect("reading wgmma.rs");
+        assert!(
+            have == want,
+            "crates/gpu-gemm/src/wgmma.rs differs from its generator; run GPU_GEMM_BLESS=1 cargo test -p xtask wgmma_source"
+        );
+    }
+
+    #[test]
+    fn maxntid_goes_after_the_parameters_once() {
+        let ptx = ".visible .entry gemm_bf16_ws(\n\t.param .u64 p0\n)\n{\n\tret;\n}\n";
+        let once = with_maxntid(ptx, "gemm_bf16_ws", 384).unwrap();
+        assert_eq!(
+            once,
+            ".visible .entry gemm_bf16_ws(\n\t.param .u64 p0\n)\n.maxntid 384, 1, 1\n{\n\tret;\n}\n"
+        );
+        assert_eq!(with_maxntid(&once, "gemm_bf16_ws", 384).unwrap(), once);
+        assert!(with_maxntid(ptx, "other", 384).is_err());
+    }
+
+    #[test]
+    fn ptx_checks_catch_local_memory_and_missing_wgmmas() {
+        let good = format!("{}.maxntid 384, 1, 1\n", "wgmma.mma_async\n".repeat(WGMMAS));
+        assert!(check_ptx(&good).is_ok());
+        assert!(check_ptx(&format!("{good}.local .align 4 .b8 __local_depot0[512];")).is_err());
+        assert!(check_ptx("wgmma.mma_async\n.maxntid 384, 1, 1\n").is_err());
+        assert!(check_ptx(&"wgmma.mma_async\n".repeat(WGMMAS)).is_err());
+    }
+
+    #[test]
+    fn the_run_sh_section_runs_both_bundled_files_bounded() {
+        for (_, name) in bundle_files() {
+            assert!(RUN_SH_SECTION.contains(&format!("$here/{name}")), "{name}");
+        }
+        assert!(RUN_SH_SECTION.contains("timeout "));
+        assert!(RUN_SH_SECTION.contains("status=1"));
+    }
+
+    #[test]
+    fn the_module_path_is_under_the_sm90a_target() {
+        assert!(artifact().ends_with(Path::new("target/gpu/sm_90a/gpu_gemm.ptx")));
+    }
+}
