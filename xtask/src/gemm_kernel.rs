@@ -20,11 +20,12 @@ pub const NVPTX_SM90A: GpuTarget = GpuTarget {
     extension: "ptx",
 };
 
-/// The kernel's entry point and its block size: three warpgroups (one producer, two consumers).
-pub const ENTRY: &str = "gemm_bf16_ws";
-/// Threads per block of [`ENTRY`].
+/// The kernels' entry points (one CTA per tile; persistent), each launched with [`THREADS`]
+/// threads: three warpgroups (one producer, two consumers).
+pub const ENTRIES: [&str; 2] = ["gemm_bf16_ws", "gemm_bf16_persistent"];
+/// Threads per block of every entry of [`ENTRIES`].
 pub const THREADS: u32 = 384;
-/// `wgmma.mma_async` instructions the kernel has: 4 k16 steps for the first stage, 4 in the loop.
+/// `wgmma.mma_async` instructions per kernel: 4 k16 steps for a tile's first stage, 4 in the loop.
 pub const WGMMAS: usize = 8;
 
 /// The suite bundle's GEMM section: the exact-check device test of the GEMM (`gemm-test`).
@@ -53,12 +54,15 @@ pub fn build(sh: &Shell) -> Result<PathBuf> {
         .join("gpu_gemm.ptx");
     let ptx =
         std::fs::read_to_string(&built).map_err(|e| format!("reading {}: {e}", built.display()))?;
-    let ptx = with_maxntid(&ptx, ENTRY, THREADS)?;
+    let mut ptx = ptx;
+    for entry in ENTRIES {
+        ptx = with_maxntid(&ptx, entry, THREADS)?;
+    }
     check_ptx(&ptx)?;
     let out = target.target_dir().join("gpu_gemm.ptx");
     std::fs::write(&out, &ptx).map_err(|e| format!("writing {}: {e}", out.display()))?;
     println!(
-        "  {:<8} {:<22} {:>6.1} s  {} (.maxntid {THREADS}; {WGMMAS} wgmma, no local memory)",
+        "  {:<8} {:<22} {:>6.1} s  {} (.maxntid {THREADS}; {WGMMAS} wgmma per kernel, no local memory)",
         "gemm",
         target.triple,
         start.elapsed().as_secs_f64(),
@@ -128,13 +132,17 @@ pub fn check_ptx(ptx: &str) -> Result {
         );
     }
     let wgmmas = ptx.matches("wgmma.mma_async").count();
-    if wgmmas != WGMMAS {
+    let want = WGMMAS * ENTRIES.len();
+    if wgmmas != want {
         return Err(format!(
-            "the GEMM PTX has {wgmmas} wgmma.mma_async, expected {WGMMAS}"
+            "the GEMM PTX has {wgmmas} wgmma.mma_async, expected {want} ({WGMMAS} per kernel)"
         ));
     }
-    if !ptx.contains(&format!(".maxntid {THREADS}, 1, 1")) {
-        return Err("the GEMM PTX has no .maxntid".into());
+    let bounds = ptx.matches(&format!(".maxntid {THREADS}, 1, 1")).count();
+    if bounds != ENTRIES.len() {
+        return Err(format!(
+            "the GEMM PTX has {bounds} .maxntid directives, expected one per kernel"
+        ));
     }
     Ok(())
 }
@@ -231,11 +239,14 @@ mod tests {
 
     #[test]
     fn ptx_checks_catch_local_memory_and_missing_wgmmas() {
-        let good = format!("{}.maxntid 384, 1, 1\n", "wgmma.mma_async\n".repeat(WGMMAS));
+        let wgmmas = "wgmma.mma_async\n".repeat(WGMMAS * ENTRIES.len());
+        let bounds = ".maxntid 384, 1, 1\n".repeat(ENTRIES.len());
+        let good = format!("{wgmmas}{bounds}");
         assert!(check_ptx(&good).is_ok());
         assert!(check_ptx(&format!("{good}.local .align 4 .b8 __local_depot0[512];")).is_err());
-        assert!(check_ptx("wgmma.mma_async\n.maxntid 384, 1, 1\n").is_err());
-        assert!(check_ptx(&"wgmma.mma_async\n".repeat(WGMMAS)).is_err());
+        assert!(check_ptx(&format!("wgmma.mma_async\n{bounds}")).is_err());
+        assert!(check_ptx(&wgmmas).is_err());
+        assert!(check_ptx(&format!("{wgmmas}.maxntid 384, 1, 1\n")).is_err());
     }
 
     #[test]

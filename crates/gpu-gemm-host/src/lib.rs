@@ -39,8 +39,25 @@ pub const STAGES: u32 = 4;
 pub const THREADS: u32 = 384;
 /// Dynamic shared memory: the stages (A and B boxes) and one KiB for the barriers.
 pub const SMEM_BYTES: u32 = STAGES * (TILE.0 * TILE.2 * 2 + TILE.1 * TILE.2 * 2) + 1024;
-/// The kernel's entry point.
-pub const ENTRY: &str = "gemm_bf16_ws";
+/// The kernels of the module.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Kernel {
+    /// One CTA per 128 x 256 tile (`gemm_bf16_ws`).
+    PerTile,
+    /// One CTA per SM, each walking its tiles in bands of 8 tile rows (`gemm_bf16_persistent`):
+    /// the default.
+    Persistent,
+}
+
+impl Kernel {
+    /// The entry point's name.
+    pub const fn entry(self) -> &'static str {
+        match self {
+            Self::PerTile => "gemm_bf16_ws",
+            Self::Persistent => "gemm_bf16_persistent",
+        }
+    }
+}
 
 /// A problem size.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -122,10 +139,12 @@ pub fn check_shape(
     Ok(())
 }
 
-/// The loaded kernel.
+/// The loaded kernels.
 pub struct Gemm {
     _module: Arc<CudaModule>,
-    function: CudaFunction,
+    per_tile: CudaFunction,
+    persistent: CudaFunction,
+    sms: u32,
     ctx: Arc<CudaContext>,
 }
 
@@ -177,27 +196,52 @@ impl Gemm {
         let module = ctx
             .load_module(Ptx::from_file(path))
             .map_err(cuda("loading the GEMM module"))?;
-        let function = module
-            .load_function(ENTRY)
-            .map_err(cuda("the GEMM entry point"))?;
-        function
-            .set_attribute(
-                sys::CUfunction_attribute::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
-                SMEM_BYTES as i32,
-            )
-            .map_err(cuda("dynamic shared memory"))?;
+        let load = |kernel: Kernel| -> Result<CudaFunction, GemmError> {
+            let function = module
+                .load_function(kernel.entry())
+                .map_err(cuda("a GEMM entry point"))?;
+            function
+                .set_attribute(
+                    sys::CUfunction_attribute::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
+                    SMEM_BYTES as i32,
+                )
+                .map_err(cuda("dynamic shared memory"))?;
+            Ok(function)
+        };
+        let sms = ctx
+            .attribute(sys::CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT)
+            .map_err(cuda("the SM count"))? as u32;
         Ok(Self {
+            per_tile: load(Kernel::PerTile)?,
+            persistent: load(Kernel::Persistent)?,
             _module: module,
-            function,
+            sms,
             ctx: ctx.clone(),
         })
     }
 
-    /// Enqueues `D = alpha * A * B^T + beta * C` on `stream` (C is read only when `beta != 0`;
-    /// `None` means beta must be 0).
+    /// Enqueues `D = alpha * A * B^T + beta * C` on `stream` with the persistent kernel (C is
+    /// read only when `beta != 0`; `None` means beta must be 0).
     #[allow(clippy::too_many_arguments)]
     pub fn run(
         &self,
+        stream: &Arc<CudaStream>,
+        shape: Shape,
+        alpha: f32,
+        a: &CudaSlice<u16>,
+        b: &CudaSlice<u16>,
+        beta: f32,
+        c: Option<&CudaSlice<u16>>,
+        d: &mut CudaSlice<u16>,
+    ) -> Result<(), GemmError> {
+        self.run_with(Kernel::Persistent, stream, shape, alpha, a, b, beta, c, d)
+    }
+
+    /// As [`run`](Self::run), with the kernel chosen.
+    #[allow(clippy::too_many_arguments)]
+    pub fn run_with(
+        &self,
+        kernel: Kernel,
         stream: &Arc<CudaStream>,
         shape: Shape,
         alpha: f32,
@@ -243,14 +287,19 @@ impl Gemm {
         self.ctx
             .bind_to_thread()
             .map_err(cuda("binding the context"))?;
+        let tiles = (n.div_ceil(TILE.1), m.div_ceil(TILE.0));
+        let (function, grid) = match kernel {
+            Kernel::PerTile => (&self.per_tile, tiles),
+            Kernel::Persistent => (&self.persistent, ((tiles.0 * tiles.1).min(self.sms), 1)),
+        };
         // SAFETY: `args` holds one value per kernel parameter, of its type, alive for the call;
         // the tensor maps and buffers stay alive until the stream reaches the kernel (the maps'
         // buffer is freed on the stream, after it).
         let status = unsafe {
             sys::cuLaunchKernel(
-                self.function.cu_function(),
-                n.div_ceil(TILE.1),
-                m.div_ceil(TILE.0),
+                function.cu_function(),
+                grid.0,
+                grid.1,
                 1,
                 THREADS,
                 1,

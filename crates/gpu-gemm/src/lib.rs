@@ -80,12 +80,48 @@ fn f32_to_bf16(x: f32) -> u16 {
     ((bits + round) >> 16) as u16
 }
 
-/// # Safety
-/// Launched with 384 threads, grid (ceil(N/256), ceil(M/128)), dynamic shared memory
-/// `STAGES * STAGE_BYTES + 1024` (barriers in the last KiB); maps[0] = A (box 64 x 128),
-/// maps[1] = B (box 64 x 256), both bf16, 128-byte swizzle, in global memory.
-#[unsafe(no_mangle)]
-pub unsafe extern "gpu-kernel" fn gemm_bf16_ws(
+/// Tiles in bands of this many tile rows: consecutive CTAs of a persistent grid work on a band of A
+/// rows against the same columns of B, which keeps both in L2.
+const GROUP: u32 = 8;
+
+/// Which tiles a CTA computes, in order.
+#[derive(Clone, Copy)]
+struct Schedule {
+    tiles_m: u32,
+    tiles_n: u32,
+    /// The CTA's first tile and the stride between its tiles (persistent: blockIdx.x, gridDim.x).
+    first: u32,
+    stride: u32,
+}
+
+impl Schedule {
+    fn total(self) -> u32 {
+        self.tiles_m * self.tiles_n
+    }
+
+    /// The (row, column) of tile `t` in the grouped order: bands of `GROUP` tile rows, each band
+    /// walked column by column.
+    fn tile(self, t: u32) -> (u32, u32) {
+        let per_band = GROUP * self.tiles_n;
+        let band = t / per_band;
+        let first_m = band * GROUP;
+        let rows = if self.tiles_m - first_m < GROUP {
+            self.tiles_m - first_m
+        } else {
+            GROUP
+        };
+        let within = t % per_band;
+        (first_m + within % rows, within / rows)
+    }
+}
+
+/// The kernel body over `schedule`: warpgroup 0's first lane produces, warpgroups 1 and 2
+/// consume; the ring runs on across the CTA's tiles, so the producer loads the next tile while the
+/// consumers write the last one out.
+#[inline(always)]
+#[allow(clippy::too_many_arguments)]
+unsafe fn gemm(
+    schedule: Schedule,
     maps: *const TensorMap,
     c: *const u16,
     d: *mut u16,
@@ -96,8 +132,6 @@ pub unsafe extern "gpu-kernel" fn gemm_bf16_ws(
     beta: f32,
 ) {
     let tid = core::arch::nvptx::_thread_idx_x() as u32;
-    let m0 = core::arch::nvptx::_block_idx_y() as u32 * BM;
-    let n0 = core::arch::nvptx::_block_idx_x() as u32 * BN;
     let smem = dynamic_smem();
     // SAFETY: the barriers sit after the stages.
     let bars = unsafe { smem.add((STAGES as u32 * STAGE_BYTES) as usize) };
@@ -108,31 +142,40 @@ pub unsafe extern "gpu-kernel" fn gemm_bf16_ws(
     }
     core::arch::nvptx::_syncthreads();
     let k_blocks = k.div_ceil(BK);
+    let (first, stride, total) = (schedule.first, schedule.stride, schedule.total());
 
     if tid < 128 {
         if tid == 0 {
             let producer = pipe.into_producer();
             let (map_a, map_b) = (maps, unsafe { maps.add(1) });
-            for kb in 0..k_blocks {
-                producer.with_stage_explicit(|stage| {
-                    let bar = stage.barrier();
-                    bar.arrive_expect_tx(STAGE_BYTES);
-                    let base = unsafe { smem.add((stage.index() * STAGE_BYTES) as usize) };
-                    let kc = (kb * BK) as i32;
-                    // SAFETY: the stage is free; 1024-aligned boxes of the maps' sizes.
-                    unsafe {
-                        bar.tensor_load::<2>(base, map_a, [kc, m0 as i32]);
-                        bar.tensor_load::<2>(base.add(A_BYTES as usize), map_b, [kc, n0 as i32]);
-                    }
-                });
+            let mut t = first;
+            while t < total {
+                let (tm, tn) = schedule.tile(t);
+                let (m0, n0) = ((tm * BM) as i32, (tn * BN) as i32);
+                for kb in 0..k_blocks {
+                    producer.with_stage_explicit(|stage| {
+                        let bar = stage.barrier();
+                        bar.arrive_expect_tx(STAGE_BYTES);
+                        let base = unsafe { smem.add((stage.index() * STAGE_BYTES) as usize) };
+                        let kc = (kb * BK) as i32;
+                        // SAFETY: the stage is free; 1024-aligned boxes of the maps' sizes.
+                        unsafe {
+                            bar.tensor_load::<2>(base, map_a, [kc, m0]);
+                            bar.tensor_load::<2>(base.add(A_BYTES as usize), map_b, [kc, n0]);
+                        }
+                    });
+                }
+                t += stride;
             }
         }
         return;
     }
 
-    // Consumers: warpgroup g in {0, 1} multiplies rows 64 g .. 64 g + 63 of the tile.
-    let t = tid - 128;
-    let g = t / 128;
+    // Consumers: warpgroup g in {0, 1} multiplies rows 64 g .. 64 g + 63 of each tile.
+    let th = tid - 128;
+    let g = th / 128;
+    let w = (th % 128) / 32;
+    let l = th % 32;
     let consumer = pipe.into_consumer();
     let mut acc = [0f32; 128];
     let issue = |acc: &mut [f32; 128], index: u32, first: bool| {
@@ -153,34 +196,92 @@ pub unsafe extern "gpu-kernel" fn gemm_bf16_ws(
         }
         unsafe { wgmma_commit_group() };
     };
-    let mut previous = consumer.acquire();
-    issue(&mut acc, previous.index(), true);
-    for _ in 1..k_blocks {
-        let stage = consumer.acquire();
-        issue(&mut acc, stage.index(), false);
-        // The previous stage's MMAs are done once at most this stage's group is pending.
-        unsafe { wgmma_wait_group(1) };
-        previous.release();
-        previous = stage;
-    }
-    unsafe { wgmma_wait_group(0) };
-    previous.release();
-
-    // Epilogue: thread (warp w, lane l) holds rows 16 w + l / 4 (+ 8) and columns
-    // 8 j + 2 (l % 4) (+ 1) of its warpgroup's 64 x 256 block.
-    let w = (t % 128) / 32;
-    let l = t % 32;
-    let row0 = m0 + g * 64 + 16 * w + l / 4;
-    wgmma::each(&acc, |i, v| {
-        let row = row0 + 8 * ((i / 2) % 2);
-        let col = n0 + 8 * (i / 4) + 2 * (l % 4) + (i % 2);
-        if row < m && col < n {
-            let at = row as usize * n as usize + col as usize;
-            let mut value = alpha * v;
-            if beta != 0.0 {
-                value += beta * bf16_to_f32(unsafe { c.add(at).read() });
-            }
-            unsafe { d.add(at).write(f32_to_bf16(value)) };
+    let mut t = first;
+    while t < total {
+        let (tm, tn) = schedule.tile(t);
+        let (m0, n0) = (tm * BM, tn * BN);
+        let mut previous = consumer.acquire();
+        issue(&mut acc, previous.index(), true);
+        for _ in 1..k_blocks {
+            let stage = consumer.acquire();
+            issue(&mut acc, stage.index(), false);
+            // The previous stage's MMAs are done once at most this stage's group is pending.
+            unsafe { wgmma_wait_group(1) };
+            previous.release();
+            previous = stage;
         }
-    });
+        unsafe { wgmma_wait_group(0) };
+        previous.release();
+
+        // Epilogue: thread (warp w, lane l) holds rows 16 w + l / 4 (+ 8) and columns
+        // 8 j + 2 (l % 4) (+ 1) of its warpgroup's 64 x 256 block.
+        let row0 = m0 + g * 64 + 16 * w + l / 4;
+        wgmma::each(&acc, |i, v| {
+            let row = row0 + 8 * ((i / 2) % 2);
+            let col = n0 + 8 * (i / 4) + 2 * (l % 4) + (i % 2);
+            if row < m && col < n {
+                let at = row as usize * n as usize + col as usize;
+                let mut value = alpha * v;
+                if beta != 0.0 {
+                    value += beta * bf16_to_f32(unsafe { c.add(at).read() });
+                }
+                unsafe { d.add(at).write(f32_to_bf16(value)) };
+            }
+        });
+        t += stride;
+    }
+}
+
+/// One CTA per 128 x 256 tile of D (grid `(ceil(N/256), ceil(M/128))`).
+///
+/// # Safety
+/// Launched with 384 threads, dynamic shared memory `STAGES * STAGE_BYTES + 1024` (barriers in
+/// the last KiB); `maps[0]` = A (box 64 x 128), `maps[1]` = B (box 64 x 256), both bf16,
+/// 128-byte swizzle, in global memory; C (if `beta != 0`) and D hold M x N bf16.
+#[unsafe(no_mangle)]
+pub unsafe extern "gpu-kernel" fn gemm_bf16_ws(
+    maps: *const TensorMap,
+    c: *const u16,
+    d: *mut u16,
+    m: u32,
+    n: u32,
+    k: u32,
+    alpha: f32,
+    beta: f32,
+) {
+    let (tiles_m, tiles_n) = (m.div_ceil(BM), n.div_ceil(BN));
+    // One tile per CTA: its index in the grouped order, and a stride that ends the loop.
+    let schedule = Schedule {
+        tiles_m,
+        tiles_n,
+        first: core::arch::nvptx::_block_idx_y() as u32 * tiles_n
+            + core::arch::nvptx::_block_idx_x() as u32,
+        stride: tiles_m * tiles_n,
+    };
+    unsafe { gemm(schedule, maps, c, d, m, n, k, alpha, beta) }
+}
+
+/// A persistent grid (one CTA per SM): CTA `b` computes tiles `b, b + grid, ...` in the grouped
+/// order of [`Schedule::tile`].
+///
+/// # Safety
+/// As [`gemm_bf16_ws`], with any 1D grid.
+#[unsafe(no_mangle)]
+pub unsafe extern "gpu-kernel" fn gemm_bf16_persistent(
+    maps: *const TensorMap,
+    c: *const u16,
+    d: *mut u16,
+    m: u32,
+    n: u32,
+    k: u32,
+    alpha: f32,
+    beta: f32,
+) {
+    let schedule = Schedule {
+        tiles_m: m.div_ceil(BM),
+        tiles_n: n.div_ceil(BN),
+        first: core::arch::nvptx::_block_idx_x() as u32,
+        stride: core::arch::nvptx::_grid_dim_x() as u32,
+    };
+    unsafe { gemm(schedule, maps, c, d, m, n, k, alpha, beta) }
 }

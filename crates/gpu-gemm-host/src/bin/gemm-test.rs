@@ -12,7 +12,10 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use cudarc::driver::{CudaContext, CudaSlice, CudaStream, sys};
-use gpu_gemm_host::{Gemm, Shape, bf16, f32_of};
+use gpu_gemm_host::{Gemm, Kernel, Shape, bf16, f32_of};
+
+/// Both kernels of the module, checked on every case and timed.
+const KERNELS: [Kernel; 2] = [Kernel::PerTile, Kernel::Persistent];
 use pipeline_suite::exit;
 
 /// One case: shape, alpha, beta.
@@ -76,6 +79,7 @@ fn reference(case: Case, a: &[u16], b: &[u16], c: &[u16]) -> Vec<u16> {
 
 fn run_case(
     gemm: &Gemm,
+    kernel: Kernel,
     stream: &Arc<CudaStream>,
     case: Case,
     seed: &mut u64,
@@ -92,8 +96,18 @@ fn run_case(
     // Poisoned output: a word the kernel skips cannot pass.
     let mut dd: CudaSlice<u16> = up(&vec![0xFFC1u16; mu * nu])?;
     let shape = Shape { m, n, k };
-    gemm.run(stream, shape, alpha, &da, &db, beta, Some(&dc), &mut dd)
-        .map_err(|e| e.to_string())?;
+    gemm.run_with(
+        kernel,
+        stream,
+        shape,
+        alpha,
+        &da,
+        &db,
+        beta,
+        Some(&dc),
+        &mut dd,
+    )
+    .map_err(|e| e.to_string())?;
     stream
         .synchronize()
         .map_err(|e| format!("the GEMM kernel failed: {e:?}"))?;
@@ -102,7 +116,7 @@ fn run_case(
         .map_err(|e| format!("download: {e:?}"))?;
     let want = reference(case, &a, &b, &c);
     let wrong: Vec<usize> = (0..mu * nu).filter(|&i| got[i] != want[i]).collect();
-    let name = format!("gemm {m}x{n}x{k} alpha {alpha} beta {beta}");
+    let name = format!("{} {m}x{n}x{k} alpha {alpha} beta {beta}", kernel.entry());
     if let Some(&first) = wrong.first() {
         println!(
             "FAIL {name:<44} {} of {} elements wrong; first at ({}, {}): {} expected {}",
@@ -120,7 +134,7 @@ fn run_case(
     }
 }
 
-fn time_8192(gemm: &Gemm, stream: &Arc<CudaStream>) -> Result<(), String> {
+fn time_8192(gemm: &Gemm, kernel: Kernel, stream: &Arc<CudaStream>) -> Result<(), String> {
     let (m, n, k) = (8192u32, 8192u32, 8192u32);
     let elems = (m * n) as usize;
     let alloc = |len: usize| stream.alloc_zeros::<u16>(len).map_err(|e| format!("{e:?}"));
@@ -128,7 +142,7 @@ fn time_8192(gemm: &Gemm, stream: &Arc<CudaStream>) -> Result<(), String> {
     let mut d = alloc(elems)?;
     let shape = Shape { m, n, k };
     let mut run = || {
-        gemm.run(stream, shape, 1.0, &a, &b, 0.0, None, &mut d)
+        gemm.run_with(kernel, stream, shape, 1.0, &a, &b, 0.0, None, &mut d)
             .map_err(|e| e.to_string())
     };
     for _ in 0..3 {
@@ -143,7 +157,8 @@ fn time_8192(gemm: &Gemm, stream: &Arc<CudaStream>) -> Result<(), String> {
     stream.synchronize().map_err(|e| format!("{e:?}"))?;
     let s = start.elapsed().as_secs_f64() / f64::from(reps);
     println!(
-        "time gemm 8192x8192x8192: {:.3} ms, {:.1} TFLOP/s (information only; one CTA per tile)",
+        "time {} 8192x8192x8192: {:.3} ms, {:.1} TFLOP/s (information only)",
+        kernel.entry(),
         s * 1e3,
         2.0 * 8192f64.powi(3) / s / 1e12
     );
@@ -175,15 +190,21 @@ fn main() -> ExitCode {
     };
     let mut seed = 0x9E37_79B9_7F4A_7C15u64 ^ u64::from(std::process::id());
     let (mut passed, mut failed) = (0, 0);
-    for &case in if quick { QUICK } else { CASES } {
-        match run_case(&gemm, &stream, case, &mut seed) {
-            Ok(true) => passed += 1,
-            Ok(false) => failed += 1,
-            Err(e) => return fail(exit::TEST_FAILED, &e),
+    for kernel in KERNELS {
+        for &case in if quick { QUICK } else { CASES } {
+            match run_case(&gemm, kernel, &stream, case, &mut seed) {
+                Ok(true) => passed += 1,
+                Ok(false) => failed += 1,
+                Err(e) => return fail(exit::TEST_FAILED, &e),
+            }
         }
     }
-    if !quick && let Err(e) = time_8192(&gemm, &stream) {
-        return fail(exit::TEST_FAILED, &e);
+    if !quick {
+        for kernel in KERNELS {
+            if let Err(e) = time_8192(&gemm, kernel, &stream) {
+                return fail(exit::TEST_FAILED, &e);
+            }
+        }
     }
     println!("gemm: {passed} passed, {failed} failed");
     ExitCode::from(if failed == 0 {
