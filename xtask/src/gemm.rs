@@ -24,7 +24,11 @@ done
 {
   echo "commit: $(cat "$here/COMMIT")"
   echo "date:   $(date -u +%Y-%m-%dT%H:%M:%SZ)"
-  nvidia-smi --query-gpu=name,driver_version,clocks.max.sm,clocks.sm,clocks.mem,power.limit --format=csv 2>&1 || echo "nvidia-smi: not available"
+  if command -v nvidia-smi >/dev/null; then
+    nvidia-smi --query-gpu=name,driver_version,clocks.max.sm,clocks.sm,clocks.mem,power.limit --format=csv 2>&1
+  else
+    echo "nvidia-smi: not available"
+  fi
   echo "command: gemm-bench --csv $out/gemm.csv $*"
 } | tee "$out/machine.txt"
 echo "== GEMM benchmark (cuBLAS baselines; the Rust GEMM once it lands)"
@@ -95,9 +99,8 @@ pub fn run(sh: &Shell, bundle_dir: Option<&Path>, quick: bool) -> Result {
 fn outcome(code: Option<i32>, stderr: &str) -> Result {
     match verdict("GEMM benchmark", code, stderr, true) {
         Verdict::Passed => Ok(()),
-        Verdict::Skipped(reason) => Err(format!(
-            "GEMM benchmark: SKIPPED: {reason}. Run `cargo xtask bench-gemm --bundle DIR`, copy DIR to a machine with an NVIDIA GPU and run DIR/run_gemm.sh there"
-        )),
+        // The binary's line names this task's bundle already.
+        Verdict::Skipped(reason) => Err(format!("GEMM benchmark: SKIPPED: {reason}")),
         Verdict::Failed(message) => Err(message),
     }
 }
@@ -111,7 +114,7 @@ mod tests {
     fn no_driver_is_a_one_line_error_that_points_to_the_bundle() {
         let e = outcome(
             Some(i32::from(exit::NO_DRIVER)),
-            "error: no CUDA driver found (libcuda.so could not be loaded); run ...\n",
+            "error: no CUDA driver found (libcuda.so could not be loaded); run on a machine with an NVIDIA GPU and its driver, or build a bundle for one with `cargo xtask bench-gemm --bundle DIR` and run DIR/run_gemm.sh there\n",
         )
         .unwrap_err();
         assert!(e.contains("SKIPPED: no CUDA driver found"), "{e}");

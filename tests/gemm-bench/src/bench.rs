@@ -634,7 +634,11 @@ fn summary(results: &[ShapeResult], ours: Option<usize>, names: &[String]) {
 fn run(options: Options) -> Result<bool, (u8, String)> {
     let device = Device::open().map_err(|e| (e.exit_code(), e.to_string()))?;
     let setup = |e: String| (exit::SETUP, e);
-    let mut impls = baselines(&device, options.quick).map_err(setup)?;
+    // cudarc panics when a symbol is missing from a library it found (an older cuBLAS).
+    let mut impls = crate::cuda::no_panic("cuBLAS cannot be used (too old a version?)", || {
+        baselines(&device, options.quick)
+    })
+    .map_err(setup)?;
     let ours = match ours::ours(&device, options.ours_module.as_deref()).map_err(setup)? {
         Some(o) => {
             impls.push(o);
@@ -665,7 +669,7 @@ fn run(options: Options) -> Result<bool, (u8, String)> {
         "timing: {} warm-up and {} timed rounds per shape; each round runs every implementation once, in rotating order, on one stream, CUDA events around each run{}; data seed {seed}",
         options.warmup,
         options.reps,
-        if options.gated {
+        if timer.gated() {
             ", the stream held until the round is enqueued"
         } else {
             ""

@@ -320,11 +320,31 @@ impl Timer {
                 unsafe { sys::cuMemHostGetDevicePointer_v2(&mut device_ptr, host.cast(), 0) },
                 "cuMemHostGetDevicePointer (the timing gate)",
             )?;
-            Some(Gate {
+            let gate = Gate {
                 host,
                 device: device_ptr,
                 next: 0,
-            })
+            };
+            // A wait that is already satisfied (the word is 0, the wait is for >= 0): it loads
+            // the driver's symbol and shows that stream memory operations work on host memory
+            // here. Otherwise the rounds go ungated, and the header says so.
+            let probe = no_panic("cuStreamWaitValue32", || {
+                check(
+                    // SAFETY: the word is mapped host memory; the condition already holds.
+                    unsafe {
+                        sys::cuStreamWaitValue32_v2(device.stream.cu_stream(), gate.device, 0, 0)
+                    },
+                    "cuStreamWaitValue32",
+                )?;
+                device.sync()
+            });
+            match probe {
+                Ok(()) => Some(gate),
+                Err(e) => {
+                    println!("note: the timing gate is not available ({e}): rounds are not gated");
+                    None
+                }
+            }
         } else {
             None
         };
@@ -333,6 +353,11 @@ impl Timer {
             gate,
             forced: AtomicU64::new(0),
         })
+    }
+
+    /// Whether rounds are gated (asked for, and the probe passed).
+    pub fn gated(&self) -> bool {
+        self.gate.is_some()
     }
 
     /// The stream every run goes on.
