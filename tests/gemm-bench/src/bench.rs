@@ -9,7 +9,7 @@ use std::time::{SystemTime, UNIX_EPOCH};
 use pipeline_suite::exit;
 
 use crate::check::{self, POISON, Rng};
-use crate::cuda::{Device, DeviceBuffer, Step, Timer};
+use crate::cuda::{Device, DeviceBuffer, OpenError, Step, Timer};
 use crate::gemm::{Gemm, Operands, baselines};
 use crate::ours;
 use crate::problem::{self, Problem, Shape};
@@ -147,11 +147,6 @@ pub fn exact_shapes(quick: bool) -> Vec<Shape> {
 /// The scalars of the exact checks: beta 0 (C poisoned with NaN, so never read), 1, and a
 /// negative beta with alpha 2.
 pub const EXACT_SCALARS: [(f32, f32); 3] = [(1.0, 0.0), (1.0, 1.0), (2.0, -1.0)];
-
-/// The commit the binary was built from (`GPU_PIPELINE_COMMIT`, set by the xtask).
-fn commit() -> &'static str {
-    option_env!("GPU_PIPELINE_COMMIT").unwrap_or("unknown (built outside the xtask)")
-}
 
 /// `nvidia-smi`'s SM clocks now, or why not.
 fn clocks() -> String {
@@ -632,7 +627,10 @@ fn summary(results: &[ShapeResult], ours: Option<usize>, names: &[String]) {
 
 /// Runs the benchmark; the exit status is `pipeline_suite::exit`'s.
 fn run(options: Options) -> Result<bool, (u8, String)> {
-    let device = Device::open().map_err(|e| (e.exit_code(), e.to_string()))?;
+    let device = Device::open().map_err(|e| match e {
+        OpenError::NoDriver => (e.exit_code(), crate::cuda::NO_DRIVER.to_string()),
+        OpenError::Setup(_) => (e.exit_code(), e.to_string()),
+    })?;
     let setup = |e: String| (exit::SETUP, e);
     // cudarc panics when a symbol is missing from a library it found (an older cuBLAS).
     let mut impls = crate::cuda::no_panic("cuBLAS cannot be used (too old a version?)", || {
@@ -659,7 +657,7 @@ fn run(options: Options) -> Result<bool, (u8, String)> {
         device.sms,
         device.driver_version / 1000,
         (device.driver_version % 1000) / 10,
-        commit()
+        pipeline_harness::report::commit()
     );
     println!("{}", clocks());
     println!(

@@ -401,28 +401,19 @@ mod tests {
         // ties between the bf16 neighbours 256 and 258 and goes to the even one (256); with
         // C = 3, 259 ties between 258 and 260 and goes to 260.
         let four = bf16_from_f32(4.0);
-        let d = reference_exact(
-            1,
-            1,
-            16,
-            1.0,
-            &[four; 16],
-            &[four; 16],
-            1.0,
-            &[bf16_from_f32(1.0)],
-        );
-        assert_eq!(f32_from_bf16(d[0]), 256.0);
-        let d = reference_exact(
-            1,
-            1,
-            16,
-            1.0,
-            &[four; 16],
-            &[four; 16],
-            1.0,
-            &[bf16_from_f32(3.0)],
-        );
-        assert_eq!(f32_from_bf16(d[0]), 260.0, "259 ties to the even 260");
+        for (c, want) in [(1.0, 256.0), (3.0, 260.0)] {
+            let d = reference_exact(
+                1,
+                1,
+                16,
+                1.0,
+                &[four; 16],
+                &[four; 16],
+                1.0,
+                &[bf16_from_f32(c)],
+            );
+            assert_eq!(f32_from_bf16(d[0]), want, "16 * 16 + {c}");
+        }
     }
 
     #[test]

@@ -9,44 +9,10 @@ use std::time::{Duration, Instant};
 use cudarc::driver::sys;
 use cudarc::driver::{CudaContext, CudaEvent, CudaStream};
 
-/// Turns a driver status into a result.
-pub fn check(status: sys::CUresult, what: &str) -> Result<(), String> {
-    if status == sys::CUresult::CUDA_SUCCESS {
-        Ok(())
-    } else {
-        Err(format!("{what}: {status:?}"))
-    }
-}
+pub use pipeline_harness::cuda::{OpenError, check};
 
-/// Why [`Device::open`] failed. The variant, not the message, chooses the exit status.
-#[derive(Debug)]
-pub enum OpenError {
-    /// `libcuda.so` cannot be loaded: this machine has no CUDA driver.
-    NoDriver,
-    /// The driver is there, but no usable sm_90 GPU, or cuBLAS / cuBLASLt cannot be loaded.
-    Setup(String),
-}
-
-impl OpenError {
-    /// The process exit status (`pipeline_suite::exit`).
-    pub fn exit_code(&self) -> u8 {
-        match self {
-            Self::NoDriver => pipeline_suite::exit::NO_DRIVER,
-            Self::Setup(_) => pipeline_suite::exit::SETUP,
-        }
-    }
-}
-
-impl std::fmt::Display for OpenError {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self {
-            Self::NoDriver => f.write_str(
-                "no CUDA driver found (libcuda.so could not be loaded); run on a machine with an NVIDIA GPU and its driver, or build a bundle for one with `cargo xtask bench-gemm --bundle DIR` and run DIR/run_gemm.sh there",
-            ),
-            Self::Setup(message) => f.write_str(message),
-        }
-    }
-}
+/// The no-driver line of this binary (the harness's names the suite's bundles).
+pub const NO_DRIVER: &str = "no CUDA driver found (libcuda.so could not be loaded); run on a machine with an NVIDIA GPU and its driver, or build a bundle for one with `cargo xtask bench-gemm --bundle DIR` and run DIR/run_gemm.sh there";
 
 /// Runs `f`, turning a panic (cudarc panics when a library or one of its symbols is missing)
 /// into an error that names `what`, without printing the panic.
