@@ -416,9 +416,9 @@ impl Timer {
         gate.next = gate.next.wrapping_add(1);
         let value = gate.next;
         check(
-            // SAFETY: the gate's word is mapped device memory; the default flag waits until
-            // (int32)(*addr - value) >= 0 (a cyclic greater-or-equal), which the host's store below,
-            // or the watchdog's, makes true.
+            // SAFETY: the gate's word is host memory mapped into the device; the default flag
+            // waits until (int32)(*addr - value) >= 0 (a cyclic greater-or-equal), which the
+            // host's store below, or the watchdog's, makes true.
             unsafe { sys::cuStreamWaitValue32_v2(self.stream.cu_stream(), gate.device, value, 0) },
             "cuStreamWaitValue32 (the timing gate; run with --no-gate if stream memory operations are unsupported)",
         )?;
