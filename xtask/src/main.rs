@@ -6,6 +6,7 @@ mod amd;
 mod bench;
 mod compile_fail;
 mod example;
+mod gemm;
 mod gemm_kernel;
 mod gpu;
 mod host;
@@ -40,6 +41,10 @@ tasks:
   bench-nvidia [--bundle DIR] [--quick]
                              benchmarks: the library's kernels against hand-written CUDA C++ (nvcc) and
                              cudaMemcpy, side by side; with --bundle, write DIR to run on a GPU machine
+  bench-gemm [--bundle DIR] [--quick]
+                             the bf16 GEMM benchmark: cublasGemmEx, cuBLASLt's first heuristic choice
+                             and its autotuned fastest (and the Rust GEMM when it lands), alternating,
+                             every result checked; with --bundle, write DIR to run on a GPU machine
   test-amd [--bless]         build for gfx90a/gfx942/gfx1100, check the disassembly and its snapshots,
                              run the counter protocol's host model tests, and the AMD device suite if a
                              ROCm runtime is present (otherwise SKIPPED)
@@ -86,8 +91,8 @@ fn parse_flags(task: &str, args: &[String]) -> Result<Flags> {
                     args.next().ok_or("--bundle needs a directory")?,
                 ));
             }
-            ("test-nvidia" | "bench-nvidia", "--quick") => flags.quick = true,
-            ("bench-nvidia", "--bundle") => {
+            ("test-nvidia" | "bench-nvidia" | "bench-gemm", "--quick") => flags.quick = true,
+            ("bench-nvidia" | "bench-gemm", "--bundle") => {
                 flags.bundle = Some(PathBuf::from(
                     args.next().ok_or("--bundle needs a directory")?,
                 ));
@@ -161,6 +166,10 @@ fn run(args: &[String]) -> Result {
         "bench-nvidia" => {
             toolchain::check(&sh)?;
             bench::run(&sh, flags.bundle.as_deref(), flags.quick)
+        }
+        "bench-gemm" => {
+            toolchain::check(&sh)?;
+            gemm::run(&sh, flags.bundle.as_deref(), flags.quick)
         }
         "ci" => {
             toolchain::check(&sh)?;

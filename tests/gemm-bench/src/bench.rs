@@ -1,0 +1,866 @@
+//! The benchmark: command line, the exact checks on small shapes, the timed shapes (alternating,
+//! medians, every result checked), the report and the CSV.
+
+use std::fmt::Write as _;
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::time::{SystemTime, UNIX_EPOCH};
+
+use pipeline_suite::exit;
+
+use crate::check::{self, POISON, Rng};
+use crate::cuda::{Device, DeviceBuffer, OpenError, Step, Timer};
+use crate::gemm::{Gemm, Operands, baselines};
+use crate::ours;
+use crate::problem::{self, Problem, Shape};
+
+const USAGE: &str = "\
+usage: gemm-bench [--shapes SPEC] [--reps N] [--warmup N] [--quick] [--beta X] [--csv FILE]
+                  [--no-gate] [--ours-module FILE]
+
+  --shapes SPEC   square | llm | all | MxNxK[,MxNxK...] (sets and shapes may be mixed; K % 8 == 0)
+                  default: all (square: 1024^3 .. 16384^3; llm: M in {128, 1024, 8192} x (N, K) in
+                  {(4096, 4096), (14336, 4096), (4096, 14336), (28672, 8192)})
+  --reps N        timed rounds per shape (default 20; --quick 5)
+  --warmup N      untimed rounds before them (default 5; --quick 2)
+  --quick         fewer shapes, rounds, autotuning candidates and exact checks
+  --beta X        beta of the timed shapes (default 0: C is not read); alpha is 1
+  --csv FILE      write one row per shape and implementation
+  --no-gate       do not hold the stream until a round is enqueued (see cuda::Timer)
+  --ours-module F the GEMM under test's module (once it exists)
+
+D = alpha * A * B^T + beta * C; A: M x K, B: N x K, C, D: M x N, row-major bf16, f32 accumulation.
+Exit status: 0 every check passed, 1 a check or a run failed, 2 usage, 4 no CUDA driver,
+5 CUDA setup (no sm_90 GPU, cuBLAS cannot be loaded, a handle cannot be created).";
+
+/// The command line, parsed.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Options {
+    /// The timed shapes.
+    pub shapes: Vec<Shape>,
+    /// Timed rounds per shape.
+    pub reps: usize,
+    /// Untimed rounds first.
+    pub warmup: usize,
+    /// Reduced everything.
+    pub quick: bool,
+    /// beta of the timed shapes.
+    pub beta: f32,
+    /// Where the CSV goes.
+    pub csv: Option<PathBuf>,
+    /// Hold the stream until each round is enqueued.
+    pub gated: bool,
+    /// The GEMM under test's module.
+    pub ours_module: Option<PathBuf>,
+}
+
+/// What the command line asked for: a run, or the usage text.
+#[derive(Debug, PartialEq)]
+pub enum Command {
+    /// Run with these options.
+    Run(Options),
+    /// Print the usage and exit 0.
+    Help,
+}
+
+/// Parses the arguments (without the program name).
+pub fn parse_args(args: &[String]) -> Result<Command, String> {
+    let mut shapes = None;
+    let (mut reps, mut warmup) = (None, None);
+    let mut options = Options {
+        shapes: Vec::new(),
+        reps: 0,
+        warmup: 0,
+        quick: false,
+        beta: 0.0,
+        csv: None,
+        gated: true,
+        ours_module: None,
+    };
+    let mut it = args.iter();
+    while let Some(arg) = it.next() {
+        let mut value = |name: &str| {
+            it.next()
+                .cloned()
+                .ok_or_else(|| format!("{name} needs a value"))
+        };
+        let count = |name: &str, v: String, min: usize| match v.parse::<usize>() {
+            Ok(n) if n >= min => Ok(n),
+            _ => Err(format!(
+                "{name} needs a whole number of at least {min}, not `{v}`"
+            )),
+        };
+        match arg.as_str() {
+            "--shapes" => shapes = Some(problem::parse_shapes(&value("--shapes")?)?),
+            "--reps" => reps = Some(count("--reps", value("--reps")?, 1)?),
+            "--warmup" => warmup = Some(count("--warmup", value("--warmup")?, 0)?),
+            "--quick" => options.quick = true,
+            "--beta" => {
+                let v = value("--beta")?;
+                options.beta = v
+                    .parse::<f32>()
+                    .ok()
+                    .filter(|b| b.is_finite())
+                    .ok_or_else(|| format!("--beta needs a finite number, not `{v}`"))?;
+            }
+            "--csv" => options.csv = Some(PathBuf::from(value("--csv")?)),
+            "--no-gate" => options.gated = false,
+            "--ours-module" => options.ours_module = Some(PathBuf::from(value("--ours-module")?)),
+            "-h" | "--help" => return Ok(Command::Help),
+            other => return Err(format!("unknown argument `{other}` (--help for the usage)")),
+        }
+    }
+    options.shapes = shapes.unwrap_or_else(|| {
+        if options.quick {
+            problem::quick()
+        } else {
+            problem::parse_shapes("all").expect("the named set parses")
+        }
+    });
+    options.reps = reps.unwrap_or(if options.quick { 5 } else { 20 });
+    options.warmup = warmup.unwrap_or(if options.quick { 2 } else { 5 });
+    Ok(Command::Run(options))
+}
+
+/// The small shapes checked exactly against the host reference: odd M and N (1, 7, 1000, 4097),
+/// skinny M, a long K. Each with (alpha, beta) = (1, 0), (1, 1), (2, -1).
+pub fn exact_shapes(quick: bool) -> Vec<Shape> {
+    let all = [
+        Shape::new(1, 1, 8),
+        Shape::new(7, 7, 64),
+        Shape::new(1, 1000, 256),
+        Shape::new(1000, 1, 128),
+        Shape::new(7, 1000, 64),
+        Shape::new(1000, 7, 512),
+        Shape::new(1000, 1000, 256),
+        Shape::new(64, 4097, 128),
+        Shape::new(128, 256, 4096),
+        Shape::new(64, 64, 65536),
+    ];
+    if quick {
+        vec![all[0], all[4], all[5], all[8]]
+    } else {
+        all.to_vec()
+    }
+}
+
+/// The scalars of the exact checks: beta 0 (C poisoned with NaN, so never read), 1, and a
+/// negative beta with alpha 2.
+pub const EXACT_SCALARS: [(f32, f32); 3] = [(1.0, 0.0), (1.0, 1.0), (2.0, -1.0)];
+
+/// `nvidia-smi`'s SM clocks now, or why not.
+fn clocks() -> String {
+    match std::process::Command::new("nvidia-smi")
+        .args([
+            "--query-gpu=clocks.sm,clocks.max.sm",
+            "--format=csv,noheader",
+        ])
+        .output()
+    {
+        Ok(out) if out.status.success() => {
+            let text = String::from_utf8_lossy(&out.stdout);
+            let first = text.lines().next().unwrap_or("").trim().to_string();
+            format!("SM clock, max SM clock: {first}")
+        }
+        _ => "clocks: nvidia-smi not available".into(),
+    }
+}
+
+/// One timed shape's outcome, per implementation.
+struct Row {
+    name: String,
+    median_ms: Option<f64>,
+    min_ms: f64,
+    max_ms: f64,
+    runs: usize,
+    /// `PASS`, `reference`, or `FAIL: why`.
+    check: String,
+}
+
+struct ShapeResult {
+    problem: Problem,
+    rows: Vec<Row>,
+    /// A failure of the shape as a whole (allocation, a run that failed).
+    error: Option<String>,
+}
+
+impl ShapeResult {
+    fn passed(&self) -> bool {
+        self.error.is_none() && self.rows.iter().all(|r| !r.check.starts_with("FAIL"))
+    }
+}
+
+/// Device buffers of one problem: A, B, C and one D per implementation.
+struct Buffers {
+    a: DeviceBuffer,
+    b: DeviceBuffer,
+    c: DeviceBuffer,
+    d: Vec<DeviceBuffer>,
+}
+
+impl Buffers {
+    fn new(device: &Device, shape: Shape, impls: usize) -> Result<Self, String> {
+        let (ea, eb, ec) = shape.elems();
+        Ok(Self {
+            a: device.alloc(ea, "A")?,
+            b: device.alloc(eb, "B")?,
+            c: device.alloc(ec, "C")?,
+            d: (0..impls)
+                .map(|_| device.alloc(ec, "D"))
+                .collect::<Result<_, _>>()?,
+        })
+    }
+
+    fn operands(&self, i: usize) -> Operands {
+        Operands {
+            a: self.a.ptr,
+            b: self.b.ptr,
+            c: self.c.ptr,
+            d: self.d[i].ptr,
+        }
+    }
+
+    /// Uploads A, B and C (C poisoned when beta is 0: it must not be read).
+    fn upload(
+        &self,
+        device: &Device,
+        a: &[u16],
+        b: &[u16],
+        c: &[u16],
+        beta: f32,
+    ) -> Result<(), String> {
+        device.upload(&self.a, a)?;
+        device.upload(&self.b, b)?;
+        if beta == 0.0 {
+            device.fill(&self.c, POISON)
+        } else {
+            device.upload(&self.c, c)
+        }
+    }
+
+    fn poison_d(&self, device: &Device) -> Result<(), String> {
+        self.d.iter().try_for_each(|d| device.fill(d, POISON))
+    }
+}
+
+/// Runs every implementation once on the uploaded data (after poisoning every D) and downloads
+/// the results.
+fn run_once(
+    device: &Device,
+    impls: &mut [Box<dyn Gemm>],
+    problem: &Problem,
+    buffers: &Buffers,
+) -> Result<Vec<Vec<u16>>, String> {
+    buffers.poison_d(device)?;
+    for (i, imp) in impls.iter_mut().enumerate() {
+        let ops = buffers.operands(i);
+        imp.before_run(&device.stream, problem, &ops)?;
+        imp.run(&device.stream, problem, &ops)
+            .map_err(|e| format!("{}: {e}", imp.name()))?;
+    }
+    device.sync()?;
+    buffers.d.iter().map(|d| device.download(d)).collect()
+}
+
+fn prepare_all(
+    device: &Device,
+    timer: &mut Timer,
+    impls: &mut [Box<dyn Gemm>],
+    problem: &Problem,
+    buffers: &Buffers,
+) -> Result<(), String> {
+    for (i, imp) in impls.iter_mut().enumerate() {
+        imp.prepare(timer, problem, &buffers.operands(i))
+            .map_err(|e| format!("{}: {e}", imp.name()))?;
+    }
+    buffers.poison_d(device)
+}
+
+/// The exact checks: every implementation against the host reference, bit for bit, on
+/// small-integer data. Returns whether all passed.
+fn exact_checks(
+    device: &Device,
+    timer: &mut Timer,
+    impls: &mut [Box<dyn Gemm>],
+    shapes: &[Shape],
+    rng: &mut Rng,
+) -> bool {
+    println!(
+        "\n== exact checks: integer data in -4..=4 (every sum exact in f32), each implementation bit for bit against the host reference"
+    );
+    let mut all = true;
+    for &shape in shapes {
+        let (ea, eb, ec) = shape.elems();
+        let result = (|| -> Result<Vec<String>, String> {
+            let buffers = Buffers::new(device, shape, impls.len())?;
+            let (a, b, c) = (
+                rng.small_integers_bf16(ea),
+                rng.small_integers_bf16(eb),
+                rng.small_integers_bf16(ec),
+            );
+            let first = Problem {
+                shape,
+                alpha: EXACT_SCALARS[0].0,
+                beta: EXACT_SCALARS[0].1,
+            };
+            buffers.upload(device, &a, &b, &c, first.beta)?;
+            prepare_all(device, timer, impls, &first, &buffers)?;
+            let mut lines = Vec::new();
+            for (alpha, beta) in EXACT_SCALARS {
+                let problem = Problem { shape, alpha, beta };
+                assert!(
+                    check::integer_data_is_exact(shape.k, alpha, beta),
+                    "{problem}"
+                );
+                buffers.upload(device, &a, &b, &c, beta)?;
+                let want =
+                    check::reference_exact(shape.m, shape.n, shape.k, alpha, &a, &b, beta, &c);
+                let got = run_once(device, impls, &problem, &buffers)?;
+                let mut failures = Vec::new();
+                for (imp, d) in impls.iter().zip(&got) {
+                    let cmp = check::compare_exact(&want, d, shape.n);
+                    if !cmp.passed() {
+                        failures.push(format!("{}: {}", imp.name(), cmp.summary(true)));
+                    }
+                }
+                lines.push(if failures.is_empty() {
+                    format!("PASS {problem}")
+                } else {
+                    format!("FAIL {problem}: {}", failures.join("; "))
+                });
+            }
+            Ok(lines)
+        })();
+        match result {
+            Ok(lines) => {
+                for line in lines {
+                    all &= line.starts_with("PASS");
+                    println!("{line}");
+                }
+            }
+            Err(e) => {
+                all = false;
+                println!("FAIL {shape}: {e}");
+            }
+        }
+    }
+    let names: Vec<String> = impls.iter().map(|i| i.name()).collect();
+    println!("(implementations: {})", names.join(", "));
+    all
+}
+
+/// Times one problem (alternating rounds) and checks every implementation's last result: on the
+/// random data against `cublasGemmEx` within the bound, then on integer data bit for bit.
+fn bench_shape(
+    device: &Device,
+    timer: &mut Timer,
+    impls: &mut [Box<dyn Gemm>],
+    problem: Problem,
+    options: &Options,
+    rng: &mut Rng,
+) -> ShapeResult {
+    let mut result = ShapeResult {
+        problem,
+        rows: Vec::new(),
+        error: None,
+    };
+    if let Err(e) = bench_shape_inner(device, timer, impls, &problem, options, rng, &mut result) {
+        result.error = Some(e);
+    }
+    result
+}
+
+fn bench_shape_inner(
+    device: &Device,
+    timer: &mut Timer,
+    impls: &mut [Box<dyn Gemm>],
+    problem: &Problem,
+    options: &Options,
+    rng: &mut Rng,
+    result: &mut ShapeResult,
+) -> Result<(), String> {
+    let shape = problem.shape;
+    let (ea, eb, ec) = shape.elems();
+    let buffers = Buffers::new(device, shape, impls.len())?;
+    let (a, b) = (rng.uniform_bf16(ea), rng.uniform_bf16(eb));
+    let c = if problem.beta == 0.0 {
+        Vec::new()
+    } else {
+        rng.uniform_bf16(ec)
+    };
+    buffers.upload(device, &a, &b, &c, problem.beta)?;
+    prepare_all(device, timer, impls, problem, &buffers)?;
+    let forced_before = timer.forced.load(std::sync::atomic::Ordering::Relaxed);
+    let times = timer.round_robin(impls.len(), options.warmup, options.reps, |i, step| {
+        let ops = buffers.operands(i);
+        let imp = &mut impls[i];
+        match step {
+            Step::Before => imp.before_run(&device.stream, problem, &ops),
+            Step::Run => imp.run(&device.stream, problem, &ops),
+        }
+        .map_err(|e| format!("{}: {e}", imp.name()))
+    })?;
+    let forced = timer.forced.load(std::sync::atomic::Ordering::Relaxed) - forced_before;
+    if forced > 0 {
+        println!(
+            "  note: the watchdog opened the timing gate in {forced} round(s) (a host call blocked on the GPU); those rounds were discarded"
+        );
+    }
+    for (imp, t) in impls.iter().zip(&times) {
+        result.rows.push(Row {
+            name: imp.name(),
+            median_ms: check::median(t),
+            min_ms: t.iter().copied().fold(f64::INFINITY, f64::min),
+            max_ms: t.iter().copied().fold(0.0, f64::max),
+            runs: t.len(),
+            check: String::new(),
+        });
+    }
+    // The random-data results of the last timed round, against cublasGemmEx's.
+    let want = device.download(&buffers.d[0])?;
+    let nans = want
+        .iter()
+        .filter(|&&x| check::f32_from_bf16(x).is_nan())
+        .count();
+    result.rows[0].check = if nans == 0 {
+        "reference".into()
+    } else {
+        format!("FAIL: the reference has {nans} NaN elements (not written?)")
+    };
+    let (norms_a, norms_b) = (check::row_norms(&a, shape.k), check::row_norms(&b, shape.k));
+    for i in 1..impls.len() {
+        let got = device.download(&buffers.d[i])?;
+        let cmp = check::compare_bounded(
+            shape.k,
+            problem.alpha,
+            problem.beta,
+            &norms_a,
+            &norms_b,
+            &c,
+            &want,
+            &got,
+        );
+        result.rows[i].check = if cmp.passed() {
+            format!(
+                "PASS: max |diff| {:.2e} ({:.3} of the bound), {} of {} elements differ",
+                cmp.max_diff, cmp.max_used, cmp.differing, cmp.elements
+            )
+        } else {
+            format!("FAIL: {}", cmp.summary(false))
+        };
+    }
+    // Integer data: every implementation bit for bit equal to cublasGemmEx.
+    let int_problem = Problem {
+        shape,
+        alpha: 1.0,
+        beta: if problem.beta == 0.0 { 0.0 } else { 1.0 },
+    };
+    if !check::integer_data_is_exact(shape.k, int_problem.alpha, int_problem.beta) {
+        for row in &mut result.rows {
+            row.check += "; integer check skipped (K too long for exact f32 sums)";
+        }
+        return Ok(());
+    }
+    let (a, b, c) = (
+        rng.small_integers_bf16(ea),
+        rng.small_integers_bf16(eb),
+        rng.small_integers_bf16(ec),
+    );
+    buffers.upload(device, &a, &b, &c, int_problem.beta)?;
+    let got = run_once(device, impls, &int_problem, &buffers)?;
+    let nans = got[0]
+        .iter()
+        .filter(|&&x| check::f32_from_bf16(x).is_nan())
+        .count();
+    if nans > 0 {
+        result.rows[0].check =
+            format!("FAIL: on integer data the reference has {nans} NaN elements");
+    }
+    for i in 1..impls.len() {
+        let cmp = check::compare_exact(&got[0], &got[i], shape.n);
+        if cmp.passed() {
+            result.rows[i].check += "; integer data: bit for bit equal";
+        } else {
+            result.rows[i].check = format!("FAIL: integer data: {}", cmp.summary(true));
+        }
+    }
+    Ok(())
+}
+
+/// The ratio columns: ours over each baseline, where ours exists and both have a time.
+fn ratio(ours: Option<&Row>, row: &Row) -> Option<f64> {
+    Some(row.median_ms? / ours?.median_ms?)
+}
+
+fn print_shape(result: &ShapeResult, ours: Option<usize>, impls: &[Box<dyn Gemm>]) {
+    let shape = result.problem.shape;
+    for (row, imp) in result.rows.iter().zip(impls) {
+        let tflops = row
+            .median_ms
+            .map_or("-".to_string(), |ms| format!("{:.1}", shape.tflops(ms)));
+        let mut line = format!(
+            "  {:<20} {:>7} TFLOP/s  median {:.4} ms (min {:.4}, max {:.4}, {} runs)",
+            row.name,
+            tflops,
+            row.median_ms.unwrap_or(f64::NAN),
+            row.min_ms,
+            row.max_ms,
+            row.runs
+        );
+        if let Some(choice) = imp.choice() {
+            let _ = write!(line, "\n  {:<20} {choice}", "");
+        }
+        let _ = write!(line, "\n  {:<20} check: {}", "", row.check);
+        println!("{line}");
+    }
+    match ours {
+        None => println!("  {}", ours::SKIPPED),
+        Some(o) => {
+            let ratios: Vec<String> = result.rows[..o]
+                .iter()
+                .map(|row| {
+                    let r = ratio(Some(&result.rows[o]), row);
+                    format!(
+                        "ours / {} {}",
+                        row.name,
+                        r.map_or("-".into(), |r| format!("{r:.3}"))
+                    )
+                })
+                .collect();
+            println!("  {}", ratios.join(", "));
+        }
+    }
+    match &result.error {
+        Some(e) => println!("FAIL {shape}: {e}"),
+        None if result.passed() => println!("PASS {shape}"),
+        None => println!("FAIL {shape}: a check failed (above)"),
+    }
+}
+
+fn csv_rows(results: &[ShapeResult], ours: Option<usize>) -> String {
+    let mut csv = String::from(
+        "shape,m,n,k,alpha,beta,implementation,median_ms,min_ms,max_ms,runs,tflops,ours_over_this,check\n",
+    );
+    for r in results {
+        let s = r.problem.shape;
+        for row in &r.rows {
+            let over = ours.and_then(|o| ratio(r.rows.get(o), row));
+            let opt = |v: Option<f64>, p: usize| v.map_or(String::new(), |v| format!("{v:.p$}"));
+            let check = r
+                .error
+                .clone()
+                .unwrap_or_else(|| row.check.clone())
+                .replace(',', ";");
+            let _ = writeln!(
+                csv,
+                "{s},{},{},{},{},{},{},{},{:.6},{:.6},{},{},{},{}",
+                s.m,
+                s.n,
+                s.k,
+                r.problem.alpha,
+                r.problem.beta,
+                row.name,
+                opt(row.median_ms, 6),
+                row.min_ms,
+                row.max_ms,
+                row.runs,
+                opt(row.median_ms.map(|ms| s.tflops(ms)), 2),
+                opt(over, 4),
+                check
+            );
+        }
+    }
+    csv
+}
+
+fn summary(results: &[ShapeResult], ours: Option<usize>, names: &[String]) {
+    println!("\n== summary: TFLOP/s (median), {} shapes", results.len());
+    let mut header = format!("{:<20}", "shape (MxNxK)");
+    for name in names {
+        let _ = write!(header, " {name:>20}");
+    }
+    if ours.is_some() {
+        for name in &names[..names.len() - 1] {
+            let _ = write!(header, " {:>20}", format!("ours/{name}"));
+        }
+    }
+    println!("{header}  check");
+    let llm = problem::llm();
+    let mut llm_ratios = Vec::new();
+    for r in results {
+        let mut line = format!("{:<20}", r.problem.shape.to_string());
+        for row in &r.rows {
+            let t = row.median_ms.map(|ms| r.problem.shape.tflops(ms));
+            let _ = write!(line, " {:>20}", t.map_or("-".into(), |t| format!("{t:.1}")));
+        }
+        if let Some(o) = ours {
+            for row in &r.rows[..o.min(r.rows.len())] {
+                let x = ratio(r.rows.get(o), row);
+                let _ = write!(line, " {:>20}", x.map_or("-".into(), |x| format!("{x:.3}")));
+            }
+            // The issue's target: ours over the faster of cublasGemmEx and cuBLASLt's first choice.
+            if llm.contains(&r.problem.shape) {
+                let faster = r.rows[..2.min(r.rows.len())]
+                    .iter()
+                    .filter_map(|row| row.median_ms)
+                    .fold(f64::INFINITY, f64::min);
+                if let Some(mine) = r.rows.get(o).and_then(|row| row.median_ms) {
+                    llm_ratios.push(faster / mine);
+                }
+            }
+        }
+        let verdict = if r.passed() { "PASS" } else { "FAIL" };
+        println!("{line}  {verdict}");
+    }
+    match ours {
+        None => println!("{}", ours::SKIPPED),
+        Some(_) => {
+            if let Some(g) = check::geomean(&llm_ratios) {
+                println!(
+                    "geometric mean over the {} language-model shapes of ours / the faster of cublasGemmEx and cublasLt-heuristic: {g:.3}",
+                    llm_ratios.len()
+                );
+            }
+        }
+    }
+}
+
+/// Runs the benchmark; the exit status is `pipeline_suite::exit`'s.
+fn run(options: Options) -> Result<bool, (u8, String)> {
+    let device = Device::open().map_err(|e| match e {
+        OpenError::NoDriver => (e.exit_code(), crate::cuda::NO_DRIVER.to_string()),
+        OpenError::Setup(_) => (e.exit_code(), e.to_string()),
+    })?;
+    let setup = |e: String| (exit::SETUP, e);
+    // cudarc panics when a symbol is missing from a library it found (an older cuBLAS).
+    let mut impls = crate::cuda::no_panic("cuBLAS cannot be used (too old a version?)", || {
+        baselines(&device, options.quick)
+    })
+    .map_err(setup)?;
+    let ours = match ours::ours(&device, options.ours_module.as_deref()).map_err(setup)? {
+        Some(o) => {
+            impls.push(o);
+            Some(impls.len() - 1)
+        }
+        None => None,
+    };
+    let mut timer = Timer::new(&device, options.gated).map_err(setup)?;
+    let seed = SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(1, |d| d.as_nanos() as u64);
+    let mut rng = Rng::new(seed);
+    println!(
+        "gemm-bench: {} (sm_{}{}, {} SMs), CUDA driver {}.{}, commit {}",
+        device.name,
+        device.cc.0,
+        device.cc.1,
+        device.sms,
+        device.driver_version / 1000,
+        (device.driver_version % 1000) / 10,
+        pipeline_harness::report::commit()
+    );
+    println!("{}", clocks());
+    println!(
+        "D = alpha * A * B^T + beta * C, bf16 row-major (A: M x K, B: N x K), f32 accumulation; TFLOP/s = 2 M N K / median time (the epilogue's 3 M N operations are left out: under 0.02% for K >= 1024)"
+    );
+    println!(
+        "timing: {} warm-up and {} timed rounds per shape; each round runs every implementation once, in rotating order, on one stream, CUDA events around each run{}; data seed {seed}",
+        options.warmup,
+        options.reps,
+        if timer.gated() {
+            ", the stream held until the round is enqueued"
+        } else {
+            ""
+        }
+    );
+    let mut ok = exact_checks(
+        &device,
+        &mut timer,
+        &mut impls,
+        &exact_shapes(options.quick),
+        &mut rng,
+    );
+    if ours.is_none() {
+        println!("{}", ours::SKIPPED);
+    }
+    let names: Vec<String> = impls.iter().map(|i| i.name()).collect();
+    let mut results = Vec::new();
+    for &shape in &options.shapes {
+        let problem = Problem {
+            shape,
+            alpha: 1.0,
+            beta: options.beta,
+        };
+        println!("\n== {shape} (M x N x K), alpha 1, beta {}", options.beta);
+        let result = bench_shape(&device, &mut timer, &mut impls, problem, &options, &mut rng);
+        print_shape(&result, ours, &impls);
+        ok &= result.passed();
+        results.push(result);
+    }
+    summary(&results, ours, &names);
+    println!("{} (after the runs)", clocks());
+    if let Some(path) = &options.csv {
+        std::fs::write(path, csv_rows(&results, ours))
+            .map_err(|e| (exit::SETUP, format!("cannot write {}: {e}", path.display())))?;
+        println!("CSV written: {}", path.display());
+    }
+    if !ok {
+        eprintln!("error: a check or a run failed (FAIL lines above)");
+    }
+    Ok(ok)
+}
+
+/// The binary: parses the command line, runs, and returns the exit status.
+pub fn main() -> ExitCode {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let options = match parse_args(&args) {
+        Ok(Command::Run(options)) => options,
+        Ok(Command::Help) => {
+            println!("{USAGE}");
+            return ExitCode::SUCCESS;
+        }
+        Err(e) => {
+            eprintln!("error: {e}\n{USAGE}");
+            return ExitCode::from(exit::USAGE);
+        }
+    };
+    match run(options) {
+        Ok(true) => ExitCode::from(exit::PASSED),
+        Ok(false) => ExitCode::from(exit::TEST_FAILED),
+        Err((code, message)) => {
+            eprintln!("error: {message}");
+            ExitCode::from(code)
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn args(s: &str) -> Vec<String> {
+        s.split_whitespace().map(String::from).collect()
+    }
+
+    fn options(s: &str) -> Options {
+        match parse_args(&args(s)).unwrap() {
+            Command::Run(o) => o,
+            Command::Help => panic!("help"),
+        }
+    }
+
+    #[test]
+    fn defaults_and_quick() {
+        let o = options("");
+        assert_eq!(
+            (o.shapes.len(), o.reps, o.warmup, o.gated, o.beta),
+            (17, 20, 5, true, 0.0)
+        );
+        let q = options("--quick");
+        assert_eq!((q.shapes, q.reps, q.warmup), (problem::quick(), 5, 2));
+        let q = options("--quick --reps 9 --shapes square");
+        assert_eq!((q.shapes.len(), q.reps, q.warmup), (5, 9, 2));
+    }
+
+    #[test]
+    fn every_flag() {
+        let o = options(
+            "--shapes 128x4096x4096,llm --reps 3 --warmup 0 --beta -0.5 --csv x.csv --no-gate --ours-module k.ptx",
+        );
+        assert_eq!(
+            o.shapes.len(),
+            12,
+            "128x4096x4096 is one of llm: kept once, first"
+        );
+        assert_eq!(o.shapes[0], Shape::new(128, 4096, 4096));
+        assert_eq!((o.reps, o.warmup, o.beta, o.gated), (3, 0, -0.5, false));
+        assert_eq!(o.csv, Some(PathBuf::from("x.csv")));
+        assert_eq!(o.ours_module, Some(PathBuf::from("k.ptx")));
+        assert_eq!(parse_args(&args("--help")).unwrap(), Command::Help);
+    }
+
+    #[test]
+    fn usage_errors() {
+        for (line, says) in [
+            ("--bogus", "unknown argument"),
+            ("--reps", "needs a value"),
+            ("--reps 0", "at least 1"),
+            ("--reps x", "whole number"),
+            ("--warmup -1", "whole number"),
+            ("--beta nan", "finite"),
+            ("--shapes 3x3x3", "multiple of 8"),
+        ] {
+            let e = parse_args(&args(line)).unwrap_err();
+            assert!(e.contains(says), "{line}: {e}");
+        }
+    }
+
+    #[test]
+    fn the_exact_shapes_are_exact_and_cover_the_odd_sizes() {
+        for quick in [false, true] {
+            for s in exact_shapes(quick) {
+                assert_eq!(s.k % 8, 0, "{s}");
+                for (alpha, beta) in EXACT_SCALARS {
+                    assert!(check::integer_data_is_exact(s.k, alpha, beta), "{s}");
+                }
+            }
+        }
+        let all = exact_shapes(false);
+        for size in [1, 7, 1000] {
+            assert!(all.iter().any(|s| s.m == size), "M = {size}");
+            assert!(all.iter().any(|s| s.n == size), "N = {size}");
+        }
+        assert!(all.iter().any(|s| s.n == 4097));
+        assert!(all.iter().any(|s| s.k == 65536));
+        assert!(EXACT_SCALARS.iter().any(|&(_, b)| b == 0.0));
+        assert!(EXACT_SCALARS.iter().any(|&(_, b)| b != 0.0));
+    }
+
+    #[test]
+    fn every_benchmark_shape_gets_the_integer_check() {
+        for s in problem::parse_shapes("all").unwrap() {
+            assert!(check::integer_data_is_exact(s.k, 1.0, 1.0), "{s}");
+        }
+    }
+
+    #[test]
+    fn csv_has_a_row_per_implementation_and_no_stray_commas() {
+        let row = |name: &str, ms: Option<f64>| Row {
+            name: name.into(),
+            median_ms: ms,
+            min_ms: 1.0,
+            max_ms: 2.0,
+            runs: 5,
+            check: "PASS: a, b".into(),
+        };
+        let results = [ShapeResult {
+            problem: Problem {
+                shape: Shape::new(8, 16, 32),
+                alpha: 1.0,
+                beta: 0.0,
+            },
+            rows: vec![row("x", Some(2.0)), row("ours", Some(1.0))],
+            error: None,
+        }];
+        let csv = csv_rows(&results, Some(1));
+        let lines: Vec<&str> = csv.lines().collect();
+        assert_eq!(lines.len(), 3);
+        let columns = lines[0].split(',').count();
+        assert!(
+            lines.iter().all(|l| l.split(',').count() == columns),
+            "{csv}"
+        );
+        assert!(
+            lines[1].contains(",2.0000,"),
+            "ours is twice as fast: {csv}"
+        );
+        assert!(lines[2].contains(",1.0000,"), "{csv}");
+        assert!(
+            csv_rows(&results, None)
+                .lines()
+                .nth(1)
+                .unwrap()
+                .contains(",,PASS")
+        );
+    }
+}

@@ -1,0 +1,22 @@
+//! `gemm-bench`: the bf16 GEMM benchmark and correctness harness of issue 13.
+//!
+//! `D = alpha * A * B^T + beta * C` (A: M x K, B: N x K, C and D: M x N, row-major bf16, f32
+//! accumulation) by every implementation of [`gemm::Gemm`]: the cuBLAS baselines
+//! (`cublasGemmEx`, cuBLASLt's first heuristic choice, the fastest of its heuristic candidates)
+//! and, once it exists, the Rust GEMM under test ([`ours`]). All run in one process on one stream,
+//! alternating, timed with CUDA events (median after a warm-up), and every result is checked
+//! ([`check`]).
+//!
+//! Modules: [`problem`] (shapes, the row-major to column-major mapping; pure), [`check`] (bf16,
+//! data, the error bound, the exact reference, medians; pure), [`cuda`] (device, buffers, the
+//! gated round-robin timer), [`gemm`] (the trait and the baselines), [`ours`] (where the GEMM under
+//! test plugs in), [`bench`] (command line, flow, report, CSV).
+
+pub mod bench;
+pub mod check;
+pub mod cuda;
+pub mod gemm;
+pub mod ours;
+pub mod problem;
+
+pub use bench::main;

@@ -1,0 +1,393 @@
+//! The problem and its shapes (pure: no CUDA).
+//!
+//! `D = alpha * A * B^T + beta * C`: A is M x K, B is N x K (the layout of a linear layer's
+//! weight), C and D are M x N, all row-major bf16; accumulation and the scalars are f32.
+//! [`column_major`] maps it onto cuBLAS's column-major interface.
+
+use std::fmt;
+
+/// The sizes of one GEMM.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Shape {
+    /// Rows of A, C and D.
+    pub m: usize,
+    /// Rows of B; columns of C and D.
+    pub n: usize,
+    /// Columns of A and B (the reduction).
+    pub k: usize,
+}
+
+impl Shape {
+    /// `M x N x K`.
+    pub const fn new(m: usize, n: usize, k: usize) -> Self {
+        Self { m, n, k }
+    }
+
+    /// The floating-point operations counted for TFLOP/s: `2 * M * N * K` (one multiply and one
+    /// add per term of every dot product). The epilogue (`alpha * acc + beta * C`, 3 operations
+    /// per element of D) is left out: it is `3 / (2 K)` of that, under 0.02% for every K of
+    /// the benchmark (K >= 1024), and cuBLAS's own figures leave it out too.
+    pub fn flops(&self) -> f64 {
+        2.0 * self.m as f64 * self.n as f64 * self.k as f64
+    }
+
+    /// TFLOP/s of one GEMM that took `ms` milliseconds.
+    pub fn tflops(&self, ms: f64) -> f64 {
+        self.flops() / (ms * 1e-3) / 1e12
+    }
+
+    /// Elements of A, B and C (= D).
+    pub fn elems(&self) -> (usize, usize, usize) {
+        (self.m * self.k, self.n * self.k, self.m * self.n)
+    }
+}
+
+impl fmt::Display for Shape {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}x{}x{}", self.m, self.n, self.k)
+    }
+}
+
+/// One GEMM to run: the shape and the scalars.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Problem {
+    /// The sizes.
+    pub shape: Shape,
+    /// The scale of `A * B^T`.
+    pub alpha: f32,
+    /// The scale of C; when 0, C is not read (BLAS semantics: it may hold anything, even NaN).
+    pub beta: f32,
+}
+
+impl fmt::Display for Problem {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{} alpha {} beta {}", self.shape, self.alpha, self.beta)
+    }
+}
+
+/// The square shapes: 1024^3 to 16384^3.
+pub const SQUARE: [Shape; 5] = [
+    Shape::new(1024, 1024, 1024),
+    Shape::new(2048, 2048, 2048),
+    Shape::new(4096, 4096, 4096),
+    Shape::new(8192, 8192, 8192),
+    Shape::new(16384, 16384, 16384),
+];
+
+/// A large language model's linear layers: M (tokens) in {128, 1024, 8192} against the (N, K)
+/// of its projections (an 8B/70B-class model's attention, MLP up/gate and down, and 70B's MLP).
+pub const LLM_M: [usize; 3] = [128, 1024, 8192];
+/// The (N, K) pairs of [`llm`].
+pub const LLM_NK: [(usize, usize); 4] = [(4096, 4096), (14336, 4096), (4096, 14336), (28672, 8192)];
+
+/// The language-model shapes, M-major.
+pub fn llm() -> Vec<Shape> {
+    LLM_M
+        .iter()
+        .flat_map(|&m| LLM_NK.iter().map(move |&(n, k)| Shape::new(m, n, k)))
+        .collect()
+}
+
+/// The shapes of `--quick`: one small and one large square, one skinny and one wide LLM shape.
+pub fn quick() -> Vec<Shape> {
+    vec![
+        Shape::new(1024, 1024, 1024),
+        Shape::new(4096, 4096, 4096),
+        Shape::new(128, 4096, 4096),
+        Shape::new(1024, 14336, 4096),
+    ]
+}
+
+/// Parses `--shapes`: `square`, `llm`, `all`, or a comma-separated list of `MxNxK` (each at least
+/// 1, K a multiple of 8: the stride rule of the tensor copies the GEMM under test will use, kept
+/// for every implementation so that all run the same shapes). Named sets and lists may be mixed
+/// (`square,128x4096x4096`); duplicates are dropped, order kept.
+pub fn parse_shapes(spec: &str) -> Result<Vec<Shape>, String> {
+    let mut shapes = Vec::new();
+    for item in spec.split(',').map(str::trim) {
+        let more = match item {
+            "square" => SQUARE.to_vec(),
+            "llm" => llm(),
+            "all" => SQUARE.iter().copied().chain(llm()).collect(),
+            _ => vec![parse_one(item)?],
+        };
+        for shape in more {
+            if !shapes.contains(&shape) {
+                shapes.push(shape);
+            }
+        }
+    }
+    Ok(shapes)
+}
+
+/// Largest size accepted on the command line: cuBLAS's 32-bit interface (`int` sizes and
+/// leading dimensions); each matrix must also stay below 2^31 elements.
+const MAX_DIM: usize = i32::MAX as usize;
+
+fn parse_one(item: &str) -> Result<Shape, String> {
+    let bad = || {
+        format!(
+            "bad shape `{item}`: expected `square`, `llm`, `all` or MxNxK (for example 4096x4096x4096)"
+        )
+    };
+    let dims: Vec<usize> = item
+        .split(['x', 'X'])
+        .map(|d| d.trim().parse::<usize>().map_err(|_| bad()))
+        .collect::<Result<_, _>>()?;
+    let [m, n, k] = dims[..] else {
+        return Err(bad());
+    };
+    if m == 0 || n == 0 || k == 0 {
+        return Err(format!("bad shape `{item}`: every size must be at least 1"));
+    }
+    if k % 8 != 0 {
+        return Err(format!(
+            "bad shape `{item}`: K must be a multiple of 8 (rows of A and B are 16-byte aligned for tensor copies)"
+        ));
+    }
+    let shape = Shape::new(m, n, k);
+    let (a, b, c) = shape.elems();
+    if [m, n, k, a, b, c].iter().any(|&x| x > MAX_DIM) {
+        return Err(format!(
+            "bad shape `{item}`: a size or a matrix exceeds 2^31 - 1 elements (cuBLAS's 32-bit interface)"
+        ));
+    }
+    Ok(shape)
+}
+
+/// A transpose flag of the column-major interface.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Op {
+    /// `CUBLAS_OP_N`: the stored matrix as is.
+    N,
+    /// `CUBLAS_OP_T`: its transpose.
+    T,
+}
+
+/// Which of the problem's row-major buffers goes where in the column-major call.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Buffer {
+    /// The row-major M x K input.
+    A,
+    /// The row-major N x K input.
+    B,
+}
+
+/// The arguments of a column-major `C := alpha * op(A_cm) * op(B_cm) + beta * C` (BLAS / cuBLAS
+/// naming: `op(A_cm)` is m x k, `op(B_cm)` is k x n, C is m x n, leading dimensions in elements)
+/// that computes the row-major problem.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ColumnMajor {
+    /// `transa`.
+    pub transa: Op,
+    /// `transb`.
+    pub transb: Op,
+    /// Rows of the column-major result.
+    pub m: usize,
+    /// Columns of the column-major result.
+    pub n: usize,
+    /// The reduction.
+    pub k: usize,
+    /// The buffer passed as cuBLAS's A, and its leading dimension.
+    pub a: Buffer,
+    /// `lda`.
+    pub lda: usize,
+    /// The buffer passed as cuBLAS's B.
+    pub b: Buffer,
+    /// `ldb`.
+    pub ldb: usize,
+    /// `ldc` (= `ldd`): C and D are the problem's C and D.
+    pub ldc: usize,
+}
+
+impl ColumnMajor {
+    /// The stored (column-major) rows and columns of cuBLAS's A: `op(A_cm)` is m x k, so the
+    /// stored matrix is m x k for `N` and k x m for `T` (what a cuBLASLt layout describes).
+    pub fn a_stored(&self) -> (usize, usize) {
+        stored(self.transa, self.m, self.k)
+    }
+
+    /// The stored rows and columns of cuBLAS's B (`op(B_cm)` is k x n).
+    pub fn b_stored(&self) -> (usize, usize) {
+        stored(self.transb, self.k, self.n)
+    }
+
+    /// The stored rows and columns of C and D.
+    pub fn c_stored(&self) -> (usize, usize) {
+        (self.m, self.n)
+    }
+}
+
+fn stored(op: Op, rows: usize, cols: usize) -> (usize, usize) {
+    match op {
+        Op::N => (rows, cols),
+        Op::T => (cols, rows),
+    }
+}
+
+/// The column-major call for the row-major problem.
+///
+/// A row-major r x c matrix with row pitch c is, read column-major, its transpose: a c x r
+/// matrix with leading dimension c. So the memory of the row-major M x N result D is the
+/// column-major N x M matrix `D^T`, and we ask cuBLAS for
+///
+/// ```text
+/// D^T = (A B^T)^T = B A^T            (N x M = [N x K] [K x M])
+/// ```
+///
+/// - cuBLAS's A must be `B` (N x K). B's memory (row-major N x K) is column-major `B^T`
+///   (K x N, ld K), so `transa = T`, `lda = K`.
+/// - cuBLAS's B must be `A^T` (K x M). A's memory (row-major M x K) is column-major `A^T`
+///   (K x M, ld K) already: `transb = N`, `ldb = K`.
+/// - C and D: column-major N x M, `ldc = N`; cuBLAS's m = N, n = M, k = K.
+///
+/// That is `cublasGemmEx(handle, OP_T, OP_N, N, M, K, &alpha, B, bf16, K, A, bf16, K, &beta,
+/// D, bf16, N, COMPUTE_32F, ...)` with C = D, and the same transposes and layouts in cuBLASLt,
+/// where C and D may differ.
+pub fn column_major(shape: Shape) -> ColumnMajor {
+    ColumnMajor {
+        transa: Op::T,
+        transb: Op::N,
+        m: shape.n,
+        n: shape.m,
+        k: shape.k,
+        a: Buffer::B,
+        lda: shape.k,
+        b: Buffer::A,
+        ldb: shape.k,
+        ldc: shape.n,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn named_sets() {
+        assert_eq!(parse_shapes("square").unwrap(), SQUARE.to_vec());
+        let llm = parse_shapes("llm").unwrap();
+        assert_eq!(llm.len(), 12);
+        assert!(llm.contains(&Shape::new(128, 28672, 8192)));
+        assert!(llm.contains(&Shape::new(8192, 4096, 14336)));
+        assert_eq!(parse_shapes("all").unwrap().len(), 17);
+        assert_eq!(
+            parse_shapes("square,all").unwrap().len(),
+            17,
+            "no duplicates"
+        );
+    }
+
+    #[test]
+    fn explicit_shapes_in_order() {
+        assert_eq!(
+            parse_shapes("7x1000x64, 1X1X8,8192x8192x8192").unwrap(),
+            vec![
+                Shape::new(7, 1000, 64),
+                Shape::new(1, 1, 8),
+                Shape::new(8192, 8192, 8192)
+            ]
+        );
+        assert_eq!(
+            parse_shapes("llm,4096x4096x4096").unwrap().last(),
+            Some(&Shape::new(4096, 4096, 4096))
+        );
+    }
+
+    #[test]
+    fn bad_shapes_are_one_line_errors() {
+        for (spec, says) in [
+            ("4096x4096", "MxNxK"),
+            ("4096x4096x4096x1", "MxNxK"),
+            ("ax4096x4096", "MxNxK"),
+            ("", "MxNxK"),
+            ("square,", "MxNxK"),
+            ("0x16x16", "at least 1"),
+            ("16x16x12", "multiple of 8"),
+            ("65536x65536x8", "2^31"),
+            ("3000000000x1x8", "2^31"),
+        ] {
+            let e = parse_shapes(spec).unwrap_err();
+            assert!(e.contains(says), "{spec}: {e}");
+            assert_eq!(e.lines().count(), 1, "{e}");
+        }
+    }
+
+    #[test]
+    fn flops_and_tflops() {
+        let s = Shape::new(8192, 8192, 8192);
+        assert_eq!(s.flops(), 2.0 * 8192f64.powi(3));
+        // 1.1 TFLOP in 1.39 ms is about 791 TFLOP/s.
+        assert!((s.tflops(1.39) - 791.0).abs() < 1.0, "{}", s.tflops(1.39));
+    }
+
+    #[test]
+    fn the_column_major_call_is_d_transposed_equals_b_times_a_transposed() {
+        let cm = column_major(Shape::new(7, 1000, 64));
+        assert_eq!((cm.transa, cm.transb), (Op::T, Op::N));
+        assert_eq!((cm.m, cm.n, cm.k), (1000, 7, 64));
+        assert_eq!(
+            (cm.a, cm.lda, cm.b, cm.ldb, cm.ldc),
+            (Buffer::B, 64, Buffer::A, 64, 1000)
+        );
+        assert_eq!(cm.a_stored(), (64, 1000), "B's memory: K x N column-major");
+        assert_eq!(cm.b_stored(), (64, 7), "A's memory: K x M column-major");
+        assert_eq!(cm.c_stored(), (1000, 7));
+    }
+
+    /// BLAS semantics of `C := alpha op(A) op(B) + beta C`, column-major, in f64: what cuBLAS
+    /// computes with the arguments of [`column_major`] (up to rounding).
+    fn blas_gemm(cm: &ColumnMajor, alpha: f64, a: &[f64], b: &[f64], beta: f64, c: &mut [f64]) {
+        let at = |i: usize, l: usize| match cm.transa {
+            Op::N => a[i + l * cm.lda],
+            Op::T => a[l + i * cm.lda],
+        };
+        let bt = |l: usize, j: usize| match cm.transb {
+            Op::N => b[l + j * cm.ldb],
+            Op::T => b[j + l * cm.ldb],
+        };
+        for j in 0..cm.n {
+            for i in 0..cm.m {
+                let sum: f64 = (0..cm.k).map(|l| at(i, l) * bt(l, j)).sum();
+                c[i + j * cm.ldc] = alpha * sum + beta * c[i + j * cm.ldc];
+            }
+        }
+    }
+
+    #[test]
+    fn the_column_major_call_computes_the_row_major_problem() {
+        for shape in [
+            Shape::new(1, 1, 8),
+            Shape::new(7, 3, 8),
+            Shape::new(3, 7, 16),
+            Shape::new(5, 1, 24),
+        ] {
+            let (ea, eb, ec) = shape.elems();
+            let a: Vec<f64> = (0..ea).map(|i| ((i * 7 + 3) % 11) as f64 - 5.0).collect();
+            let b: Vec<f64> = (0..eb).map(|i| ((i * 5 + 1) % 13) as f64 - 6.0).collect();
+            let c: Vec<f64> = (0..ec).map(|i| ((i * 3 + 2) % 7) as f64 - 3.0).collect();
+            let (alpha, beta) = (2.0, -1.5);
+            // Row-major, straight from the definition.
+            let mut want = vec![0.0; ec];
+            for i in 0..shape.m {
+                for j in 0..shape.n {
+                    let dot: f64 = (0..shape.k)
+                        .map(|l| a[i * shape.k + l] * b[j * shape.k + l])
+                        .sum();
+                    want[i * shape.n + j] = alpha * dot + beta * c[i * shape.n + j];
+                }
+            }
+            let cm = column_major(shape);
+            let pick = |buffer| match buffer {
+                Buffer::A => &a,
+                Buffer::B => &b,
+            };
+            let mut got = c.clone();
+            blas_gemm(&cm, alpha, pick(cm.a), pick(cm.b), beta, &mut got);
+            assert_eq!(got, want, "{shape}");
+            // The leading dimensions fit the stored shapes (BLAS: ld >= stored rows).
+            assert!(cm.lda >= cm.a_stored().0 && cm.ldb >= cm.b_stored().0);
+            assert!(cm.ldc >= cm.c_stored().0);
+        }
+    }
+}

@@ -1,0 +1,157 @@
+//! `cargo xtask bench-gemm`: the bf16 GEMM benchmark (`tests/gemm-bench`): the cuBLAS baselines,
+//! and the Rust GEMM once it lands, alternating in one process, every result checked.
+
+use std::path::Path;
+
+use xshell::{Shell, cmd};
+
+use crate::Result;
+use crate::nvidia::{Verdict, verdict};
+
+/// The bundle's run script: the benchmark (its arguments passed on), its log and CSV under
+/// `$OUT` (or `out/` beside the script). cuBLAS is looked for in the usual CUDA folders too.
+const RUN_GEMM_SH: &str = r#"#!/usr/bin/env bash
+# The gpu-pipeline GEMM benchmark, self-contained: needs an NVIDIA driver (CUDA 13) and cuBLAS
+# (libcublas.so.13, libcublasLt.so.13). Arguments go to gemm-bench (for example --quick, or
+# --shapes 8192x8192x8192). Results go to $OUT (or out/ beside this script).
+set -u
+here=$(cd "$(dirname "$0")" && pwd)
+out=${OUT:-$here/out}
+mkdir -p "$out"
+for dir in /usr/local/cuda/lib64 /usr/local/cuda/targets/x86_64-linux/lib; do
+  [ -d "$dir" ] && export LD_LIBRARY_PATH="$dir${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+done
+{
+  echo "commit: $(cat "$here/COMMIT")"
+  echo "date:   $(date -u +%Y-%m-%dT%H:%M:%SZ)"
+  if command -v nvidia-smi >/dev/null; then
+    nvidia-smi --query-gpu=name,driver_version,clocks.max.sm,clocks.sm,clocks.mem,power.limit --format=csv 2>&1
+  else
+    echo "nvidia-smi: not available"
+  fi
+  echo "command: gemm-bench --csv $out/gemm.csv $*"
+} | tee "$out/machine.txt"
+echo "== GEMM benchmark (cuBLAS baselines; the Rust GEMM once it lands)"
+timeout -k 10 ${GEMM_TIMEOUT:-900} "$here/gemm-bench" --csv "$out/gemm.csv" "$@" 2>&1 | tee "$out/gemm.log"
+status=${PIPESTATUS[0]}
+echo "gemm-bench exit status: $status (@MEANINGS@)" | tee -a "$out/gemm.log"
+exit $status
+"#;
+
+/// [`RUN_GEMM_SH`] with the exit statuses' meanings filled in from `pipeline_suite::exit`.
+fn run_gemm_sh() -> String {
+    use pipeline_suite::exit;
+    let meanings: Vec<String> = [
+        exit::PASSED,
+        exit::TEST_FAILED,
+        exit::USAGE,
+        exit::NO_DRIVER,
+        exit::SETUP,
+    ]
+    .iter()
+    .map(|&s| format!("{s} {}", exit::meaning(i32::from(s)).unwrap_or("?")))
+    .collect();
+    RUN_GEMM_SH.replace("@MEANINGS@", &meanings.join(", "))
+}
+
+/// Builds `gemm-bench` (release, with the commit baked in) and returns its path.
+fn build(sh: &Shell) -> Result<std::path::PathBuf> {
+    let commit = crate::nvidia::commit(sh);
+    cmd!(sh, "cargo build --release -p gemm-bench")
+        .env("GPU_PIPELINE_COMMIT", &commit)
+        .run()
+        .map_err(|_| "building gemm-bench failed (above)".to_string())?;
+    Ok(crate::root().join("target/release/gemm-bench"))
+}
+
+/// The task: with `bundle_dir`, write the bundle (the binary, `run_gemm.sh`, `COMMIT`); otherwise
+/// run the benchmark here, which needs an NVIDIA GPU and cuBLAS.
+pub fn run(sh: &Shell, bundle_dir: Option<&Path>, quick: bool) -> Result {
+    let bench = build(sh)?;
+    if let Some(dir) = bundle_dir {
+        crate::nvidia::write_bundle(
+            sh,
+            dir,
+            &[(bench, "gemm-bench")],
+            "run_gemm.sh",
+            &run_gemm_sh(),
+        )?;
+        println!(
+            "GEMM bundle written to {}: run `{}/run_gemm.sh` on a machine with an NVIDIA GPU (sm_90), its driver and cuBLAS (no Rust needed)",
+            dir.display(),
+            dir.display()
+        );
+        return Ok(());
+    }
+    let quick = if quick { vec!["--quick"] } else { vec![] };
+    let output = cmd!(sh, "{bench} {quick...}")
+        .ignore_status()
+        .quiet()
+        .output()
+        .map_err(crate::err("cannot run gemm-bench"))?;
+    print!("{}", String::from_utf8_lossy(&output.stdout));
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    outcome(output.status.code(), &stderr)
+}
+
+/// What a run of `gemm-bench` here means for the task: the harness's verdict (`nvidia::verdict`),
+/// except that no driver is an error pointing at this task's bundle (a benchmark has no CI skip).
+fn outcome(code: Option<i32>, stderr: &str) -> Result {
+    match verdict("GEMM benchmark", code, stderr, true) {
+        Verdict::Passed => Ok(()),
+        // The binary's line names this task's bundle already.
+        Verdict::Skipped(reason) => Err(format!("GEMM benchmark: SKIPPED: {reason}")),
+        Verdict::Failed(message) => Err(message),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{outcome, run_gemm_sh};
+    use pipeline_suite::exit;
+
+    #[test]
+    fn no_driver_is_a_one_line_error_that_points_to_the_bundle() {
+        let e = outcome(
+            Some(i32::from(exit::NO_DRIVER)),
+            "error: no CUDA driver found (libcuda.so could not be loaded); run on a machine with an NVIDIA GPU and its driver, or build a bundle for one with `cargo xtask bench-gemm --bundle DIR` and run DIR/run_gemm.sh there\n",
+        )
+        .unwrap_err();
+        assert!(e.contains("SKIPPED: no CUDA driver found"), "{e}");
+        assert!(e.contains("cargo xtask bench-gemm --bundle DIR"), "{e}");
+        assert_eq!(e.lines().count(), 1, "{e}");
+    }
+
+    #[test]
+    fn passed_failed_and_setup() {
+        assert_eq!(outcome(Some(0), ""), Ok(()));
+        let e = outcome(
+            Some(i32::from(exit::TEST_FAILED)),
+            "error: a check failed\n",
+        )
+        .unwrap_err();
+        assert!(e.contains("failed"), "{e}");
+        let e = outcome(
+            Some(i32::from(exit::SETUP)),
+            "error: cuBLAS not found: libcublas.so ...\n",
+        )
+        .unwrap_err();
+        assert!(e.contains("CUDA setup error: cuBLAS not found"), "{e}");
+        assert!(!e.contains("SKIPPED"), "{e}");
+        assert!(outcome(None, "").unwrap_err().contains("signal"));
+    }
+
+    #[test]
+    fn the_script_runs_the_binary_writes_the_csv_and_keeps_its_status() {
+        let script = run_gemm_sh();
+        assert!(
+            !script.contains("@MEANINGS@"),
+            "the placeholder left unfilled"
+        );
+        assert!(script.contains(r#""$here/gemm-bench" --csv "$out/gemm.csv" "$@""#));
+        assert!(script.contains("status=${PIPESTATUS[0]}"));
+        assert!(script.trim_end().ends_with("exit $status"));
+        assert!(script.contains("4 no CUDA driver") && script.contains("5 CUDA setup error"));
+        assert!(script.contains("/usr/local/cuda/lib64"));
+    }
+}
