@@ -29,10 +29,10 @@ done
   else
     echo "nvidia-smi: not available"
   fi
-  echo "command: gemm-bench --csv $out/gemm.csv $*"
+  echo "command: gemm-bench --ours-module gpu_gemm.ptx --csv $out/gemm.csv $*"
 } | tee "$out/machine.txt"
 echo "== GEMM benchmark (cuBLAS baselines; the Rust GEMM once it lands)"
-timeout -k 10 ${GEMM_TIMEOUT:-900} "$here/gemm-bench" --csv "$out/gemm.csv" "$@" 2>&1 | tee "$out/gemm.log"
+timeout -k 10 ${GEMM_TIMEOUT:-900} "$here/gemm-bench" --ours-module "$here/gpu_gemm.ptx" --csv "$out/gemm.csv" "$@" 2>&1 | tee "$out/gemm.log"
 status=${PIPESTATUS[0]}
 echo "gemm-bench exit status: $status (@MEANINGS@)" | tee -a "$out/gemm.log"
 exit $status
@@ -54,8 +54,10 @@ fn run_gemm_sh() -> String {
     RUN_GEMM_SH.replace("@MEANINGS@", &meanings.join(", "))
 }
 
-/// Builds `gemm-bench` (release, with the commit baked in) and returns its path.
+/// Builds the GEMM kernels and `gemm-bench` (release, with the commit baked in) and returns the
+/// benchmark's path.
 fn build(sh: &Shell) -> Result<std::path::PathBuf> {
+    crate::gemm_kernel::build(sh)?;
     let commit = crate::nvidia::commit(sh);
     cmd!(sh, "cargo build --release -p gemm-bench")
         .env("GPU_PIPELINE_COMMIT", &commit)
@@ -72,7 +74,10 @@ pub fn run(sh: &Shell, bundle_dir: Option<&Path>, quick: bool) -> Result {
         crate::nvidia::write_bundle(
             sh,
             dir,
-            &[(bench, "gemm-bench")],
+            &[
+                (bench, "gemm-bench"),
+                (crate::gemm_kernel::artifact(), "gpu_gemm.ptx"),
+            ],
             "run_gemm.sh",
             &run_gemm_sh(),
         )?;
@@ -84,7 +89,8 @@ pub fn run(sh: &Shell, bundle_dir: Option<&Path>, quick: bool) -> Result {
         return Ok(());
     }
     let quick = if quick { vec!["--quick"] } else { vec![] };
-    let output = cmd!(sh, "{bench} {quick...}")
+    let module = crate::gemm_kernel::artifact();
+    let output = cmd!(sh, "{bench} --ours-module {module} {quick...}")
         .ignore_status()
         .quiet()
         .output()
@@ -148,7 +154,9 @@ mod tests {
             !script.contains("@MEANINGS@"),
             "the placeholder left unfilled"
         );
-        assert!(script.contains(r#""$here/gemm-bench" --csv "$out/gemm.csv" "$@""#));
+        assert!(script.contains(
+            r#""$here/gemm-bench" --ours-module "$here/gpu_gemm.ptx" --csv "$out/gemm.csv" "$@""#
+        ));
         assert!(script.contains("status=${PIPESTATUS[0]}"));
         assert!(script.trim_end().ends_with("exit $status"));
         assert!(script.contains("4 no CUDA driver") && script.contains("5 CUDA setup error"));

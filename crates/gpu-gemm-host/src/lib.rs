@@ -255,24 +255,67 @@ impl Gemm {
         if beta != 0.0 && c.is_none() {
             return Err(GemmError::Shape("beta != 0 needs C".into()));
         }
-        let Shape { m, n, k } = shape;
         let (pa, _ga) = a.device_ptr(stream);
         let (pb, _gb) = b.device_ptr(stream);
+        let pc = c.map_or(0, |c| c.device_ptr(stream).0);
+        let (pd, _gd) = d.device_ptr(stream);
+        // SAFETY: the addresses are those of the slices, which the checks above sized for the
+        // shape, and which outlive the launch (the caller holds them; the stream orders uses).
+        let prepared = unsafe { self.prepare(stream, kernel, shape, pa, pb, pc, pd)? };
+        self.launch(stream, &prepared, alpha, beta)
+    }
+
+    /// Builds the tensor maps of one problem over raw device addresses and uploads them: the part
+    /// of a launch that allocates, done once for a benchmark's repeated launches.
+    ///
+    /// # Safety
+    ///
+    /// `a`, `b`, `d` (and `c`, unless every launch has `beta == 0`) are device addresses of
+    /// row-major bf16 matrices of the shape's sizes (A: M x K, B: N x K, C and D: M x N) in this
+    /// context, 16-byte aligned, alive while any launch of the result runs.
+    #[allow(clippy::too_many_arguments)]
+    pub unsafe fn prepare(
+        &self,
+        stream: &Arc<CudaStream>,
+        kernel: Kernel,
+        shape: Shape,
+        a: u64,
+        b: u64,
+        c: u64,
+        d: u64,
+    ) -> Result<Prepared, GemmError> {
+        let Shape { m, n, k } = shape;
+        let elems = |rows: u32, cols: u32| rows as usize * cols as usize;
+        check_shape(shape, elems(m, k), elems(n, k), None, elems(m, n))?;
         let mut maps = [0u8; 256];
-        maps[..128].copy_from_slice(&tensor_map(pa, k, m, TILE.0)?);
-        maps[128..].copy_from_slice(&tensor_map(pb, k, n, TILE.1)?);
+        maps[..128].copy_from_slice(&tensor_map(a, k, m, TILE.0)?);
+        maps[128..].copy_from_slice(&tensor_map(b, k, n, TILE.1)?);
         let maps = stream
             .clone_htod(&maps)
             .map_err(cuda("uploading the tensor maps"))?;
-        let (mut pmaps, _gmaps) = maps.device_ptr(stream);
-        let (mut pc, _gc) = match c {
-            Some(c) => {
-                let (p, g) = c.device_ptr(stream);
-                (p, Some(g))
-            }
-            None => (0, None),
-        };
-        let (mut pd, _gd) = d.device_ptr(stream);
+        Ok(Prepared {
+            maps,
+            kernel,
+            shape,
+            c,
+            d,
+        })
+    }
+
+    /// Enqueues one launch of a prepared problem (no allocation, no synchronisation).
+    pub fn launch(
+        &self,
+        stream: &CudaStream,
+        prepared: &Prepared,
+        alpha: f32,
+        beta: f32,
+    ) -> Result<(), GemmError> {
+        if beta != 0.0 && prepared.c == 0 {
+            return Err(GemmError::Shape("beta != 0 needs C".into()));
+        }
+        let Shape { m, n, k } = prepared.shape;
+        let (mut pmaps, _gmaps) = prepared.maps.device_ptr(stream);
+        let (mut pc, mut pd) = (prepared.c, prepared.d);
         let (mut mm, mut nn, mut kk, mut al, mut be) = (m, n, k, alpha, beta);
         let mut args: [*mut c_void; 8] = [
             (&raw mut pmaps).cast(),
@@ -288,13 +331,12 @@ impl Gemm {
             .bind_to_thread()
             .map_err(cuda("binding the context"))?;
         let tiles = (n.div_ceil(TILE.1), m.div_ceil(TILE.0));
-        let (function, grid) = match kernel {
+        let (function, grid) = match prepared.kernel {
             Kernel::PerTile => (&self.per_tile, tiles),
             Kernel::Persistent => (&self.persistent, ((tiles.0 * tiles.1).min(self.sms), 1)),
         };
         // SAFETY: `args` holds one value per kernel parameter, of its type, alive for the call;
-        // the tensor maps and buffers stay alive until the stream reaches the kernel (the maps'
-        // buffer is freed on the stream, after it).
+        // the tensor maps live in `prepared` and the matrices by `prepare`'s contract.
         let status = unsafe {
             sys::cuLaunchKernel(
                 function.cu_function(),
@@ -312,6 +354,15 @@ impl Gemm {
         };
         check(status, "launching the GEMM")
     }
+}
+
+/// A problem's tensor maps in device memory, ready for [`Gemm::launch`].
+pub struct Prepared {
+    maps: CudaSlice<u8>,
+    kernel: Kernel,
+    shape: Shape,
+    c: u64,
+    d: u64,
 }
 
 /// bf16 bits of `x`, rounded to nearest even (no NaN).

@@ -1,50 +1,114 @@
-//! **The place where the Rust GEMM under test plugs in.**
+//! **The Rust GEMM under test**: `gpu-gemm`'s kernels through their host API
+//! (`crates/gpu-gemm-host`), loaded from the module given with `--ours-module FILE` (the bundle
+//! carries `gpu_gemm.ptx`). Without that flag every shape prints [`SKIPPED`]: no number is made up.
 //!
-//! Until the GEMM kernel crate and its host API exist, [`ours`] returns `None` and the benchmark
-//! prints [`SKIPPED`] for every shape: no number is ever made up.
-//!
-//! To add it (issue 13): depend on the host API crate in `tests/gemm-bench/Cargo.toml`, write a
-//! type that implements [`Gemm`](crate::gemm::Gemm) over it (the `Operands` are raw device
-//! addresses of row-major bf16 matrices, A: M x K, B: N x K, C and D: M x N; C holds NaN when
-//! beta is 0 and must not be read), and return it from [`ours`]:
-//!
-//! ```ignore
-//! struct Ours { gemm: gpu_gemm::Gemm }
-//! impl Gemm for Ours {
-//!     fn name(&self) -> String { "ours".into() }
-//!     fn prepare(&mut self, _: &mut Timer, p: &Problem, _: &Operands) -> Result<(), String> {
-//!         // choose the tile configuration, build the tensor maps for p.shape
-//!     }
-//!     fn run(&mut self, stream: &CudaStream, p: &Problem, o: &Operands) -> Result<(), String> {
-//!         self.gemm.launch(stream, p.alpha, o.a, o.b, p.beta, o.c, o.d)  // no synchronisation
-//!     }
-//! }
-//! pub fn ours(device: &Device, module: Option<&Path>) -> Result<Option<Box<dyn Gemm>>, String> {
-//!     Ok(Some(Box::new(Ours { gemm: gpu_gemm::Gemm::new(&device.ctx, module)? })))
-//! }
-//! ```
-//!
-//! The rest follows on its own: it is timed in the same rounds as the baselines, checked against
-//! `cublasGemmEx` on random data and bit for bit on integer data, checked exactly against the host
-//! reference on the small shapes, and reported with its ratio to each baseline. `--ours-module
-//! FILE` (the kernel's PTX or cubin, which the bundle will carry) reaches [`ours`] as `module`.
+//! It is timed in the same rounds as the baselines, checked against `cublasGemmEx` on random data
+//! and bit for bit on integer data, checked exactly against the host reference on the small
+//! shapes, and reported with its ratio to each baseline.
 
 use std::path::Path;
+use std::sync::Arc;
 
-use crate::cuda::Device;
-use crate::gemm::Gemm;
+use cudarc::driver::CudaStream;
+use gpu_gemm_host::{Kernel, Prepared, Shape};
 
-/// What the benchmark prints for every shape while there is no GEMM under test.
-pub const SKIPPED: &str = "ours: SKIPPED (no GEMM kernel yet)";
+use crate::cuda::{Device, Timer};
+use crate::gemm::{Gemm, Operands};
+use crate::problem::Problem;
 
-/// The GEMM under test, or `None` while it does not exist.
-pub fn ours(device: &Device, module: Option<&Path>) -> Result<Option<Box<dyn Gemm>>, String> {
-    let _ = device;
-    match module {
-        Some(path) => Err(format!(
-            "--ours-module {}: there is no GEMM under test in this build yet",
-            path.display()
-        )),
-        None => Ok(None),
+/// What the benchmark prints for every shape when no module of the GEMM under test is given.
+pub const SKIPPED: &str = "ours: SKIPPED (no --ours-module given)";
+
+/// One kernel of `gpu-gemm` as an implementation of the benchmark.
+struct Ours {
+    gemm: Arc<gpu_gemm_host::Gemm>,
+    kernel: Kernel,
+    stream: Arc<CudaStream>,
+    prepared: Option<(Prepared, (u32, u32, u32), Operands)>,
+}
+
+impl Gemm for Ours {
+    fn name(&self) -> String {
+        match self.kernel {
+            Kernel::Persistent => "ours".into(),
+            Kernel::PerTile => "ours-per-tile".into(),
+        }
     }
+
+    fn prepare(
+        &mut self,
+        _: &mut Timer,
+        problem: &Problem,
+        operands: &Operands,
+    ) -> Result<(), String> {
+        let shape = shape_of(problem)?;
+        // SAFETY: the `Operands` contract: device buffers of the problem's sizes, alive while the
+        // implementation runs on them (the benchmark prepares again for other buffers).
+        let prepared = unsafe {
+            self.gemm.prepare(
+                &self.stream,
+                self.kernel,
+                shape,
+                operands.a,
+                operands.b,
+                operands.c,
+                operands.d,
+            )
+        }
+        .map_err(|e| e.to_string())?;
+        self.prepared = Some((prepared, (shape.m, shape.n, shape.k), *operands));
+        Ok(())
+    }
+
+    fn run(
+        &mut self,
+        stream: &CudaStream,
+        problem: &Problem,
+        operands: &Operands,
+    ) -> Result<(), String> {
+        let s = shape_of(problem)?;
+        let same =
+            |o: &Operands| (o.a, o.b, o.c, o.d) == (operands.a, operands.b, operands.c, operands.d);
+        let fresh = matches!(&self.prepared, Some((_, shape, ops)) if *shape == (s.m, s.n, s.k) && same(ops));
+        if !fresh {
+            return Err(format!(
+                "{}: run without prepare for {problem}",
+                self.name()
+            ));
+        }
+        let (prepared, _, _) = self.prepared.as_ref().expect("checked above");
+        self.gemm
+            .launch(stream, prepared, problem.alpha, problem.beta)
+            .map_err(|e| e.to_string())
+    }
+}
+
+/// The problem's sizes as the kernel takes them (each below 2^32).
+fn shape_of(problem: &Problem) -> Result<Shape, String> {
+    let s = problem.shape;
+    let dim = |x: usize| u32::try_from(x).map_err(|_| format!("{problem}: a size above 2^32"));
+    Ok(Shape {
+        m: dim(s.m)?,
+        n: dim(s.n)?,
+        k: dim(s.k)?,
+    })
+}
+
+/// The GEMMs under test (the persistent kernel, then the per-tile one), or `None` without a
+/// module.
+pub fn ours(device: &Device, module: Option<&Path>) -> Result<Option<Vec<Box<dyn Gemm>>>, String> {
+    let Some(path) = module else {
+        return Ok(None);
+    };
+    let path = path.to_str().ok_or("--ours-module: not a UTF-8 path")?;
+    let gemm = Arc::new(gpu_gemm_host::Gemm::load(&device.ctx, path).map_err(|e| e.to_string())?);
+    let make = |kernel| -> Box<dyn Gemm> {
+        Box::new(Ours {
+            gemm: gemm.clone(),
+            kernel,
+            stream: device.stream.clone(),
+            prepared: None,
+        })
+    };
+    Ok(Some(vec![make(Kernel::Persistent), make(Kernel::PerTile)]))
 }
