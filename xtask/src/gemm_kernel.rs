@@ -189,12 +189,16 @@ fn wgmma_source() -> String {
     s.push_str("            a = in(reg64) desc_a,\n            b = in(reg64) desc_b,\n");
     s.push_str("            acc = in(reg32) u32::from(accumulate),\n");
     s.push_str("            options(nostack, preserves_flags),\n        );\n    }\n}\n\n");
-    s.push_str("/// Calls `f(i, d[i])` for every accumulator, unrolled: a loop that indexed the array with a\n");
-    s.push_str("/// variable would send all of it to local memory (and ptxas would serialise the wgmmas).\n");
+    s.push_str("/// Calls `f(i, d[i], d[i + 1])` for every even `i`: the two accumulators of a thread that\n");
+    s.push_str("/// sit side by side in a row of D (columns `c` and `c + 1`), unrolled: a loop that indexed\n");
+    s.push_str(
+        "/// the array with a variable would send all of it to local memory (and ptxas would\n",
+    );
+    s.push_str("/// serialise the wgmmas).\n");
     s.push_str("#[inline(always)]\n");
-    s.push_str("pub fn each(d: &[f32; 128], mut f: impl FnMut(u32, f32)) {\n");
-    for i in 0..128 {
-        s.push_str(&format!("    f({i}, d[{i}]);\n"));
+    s.push_str("pub fn each_pair(d: &[f32; 128], mut f: impl FnMut(u32, f32, f32)) {\n");
+    for i in (0..128).step_by(2) {
+        s.push_str(&format!("    f({i}, d[{i}], d[{}]);\n", i + 1));
     }
     s.push_str("}\n");
     s

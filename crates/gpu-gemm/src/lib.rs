@@ -216,16 +216,37 @@ unsafe fn gemm(
         // Epilogue: thread (warp w, lane l) holds rows 16 w + l / 4 (+ 8) and columns
         // 8 j + 2 (l % 4) (+ 1) of its warpgroup's 64 x 256 block.
         let row0 = m0 + g * 64 + 16 * w + l / 4;
-        wgmma::each(&acc, |i, v| {
+        // Adjacent columns go out as one 4-byte bf16x2 store (and come in as one load of C) when
+        // every row starts 4-byte aligned (N even); otherwise as two 2-byte stores.
+        let even_n = n % 2 == 0;
+        wgmma::each_pair(&acc, |i, v0, v1| {
             let row = row0 + 8 * ((i / 2) % 2);
-            let col = n0 + 8 * (i / 4) + 2 * (l % 4) + (i % 2);
-            if row < m && col < n {
-                let at = row as usize * n as usize + col as usize;
-                let mut value = alpha * v;
+            let col = n0 + 8 * (i / 4) + 2 * (l % 4);
+            if row >= m || col >= n {
+                return;
+            }
+            let at = row as usize * n as usize + col as usize;
+            let (mut x0, mut x1) = (alpha * v0, alpha * v1);
+            if even_n {
+                // `col` is even and `col + 1 < n`: the pair is whole and 4-byte aligned.
                 if beta != 0.0 {
-                    value += beta * bf16_to_f32(unsafe { c.add(at).read() });
+                    let pair = unsafe { c.add(at).cast::<u32>().read() };
+                    x0 += beta * bf16_to_f32(pair as u16);
+                    x1 += beta * bf16_to_f32((pair >> 16) as u16);
                 }
-                unsafe { d.add(at).write(f32_to_bf16(value)) };
+                let packed = u32::from(f32_to_bf16(x0)) | (u32::from(f32_to_bf16(x1)) << 16);
+                unsafe { d.add(at).cast::<u32>().write(packed) };
+            } else {
+                if beta != 0.0 {
+                    x0 += beta * bf16_to_f32(unsafe { c.add(at).read() });
+                }
+                unsafe { d.add(at).write(f32_to_bf16(x0)) };
+                if col + 1 < n {
+                    if beta != 0.0 {
+                        x1 += beta * bf16_to_f32(unsafe { c.add(at + 1).read() });
+                    }
+                    unsafe { d.add(at + 1).write(f32_to_bf16(x1)) };
+                }
             }
         });
         t += stride;

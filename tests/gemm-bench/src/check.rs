@@ -255,6 +255,43 @@ impl Comparison {
     }
 }
 
+/// As [`reference_exact`], rounded the way cuBLAS's bf16 epilogue rounds when beta is not 0:
+/// `alpha * A B^T` to bf16 first, then `+ beta * C` rounded again (seen on the H200:
+/// `cublasGemmEx` gave 284 where the exact 282 is a bf16 value, from 283 - 1 with 283 rounded to
+/// 284 first). With beta 0 it is [`reference_exact`].
+#[allow(clippy::too_many_arguments)]
+pub fn reference_rounded_twice(
+    m: usize,
+    n: usize,
+    k: usize,
+    alpha: f32,
+    a: &[u16],
+    b: &[u16],
+    beta: f32,
+    c: &[u16],
+) -> Vec<u16> {
+    let product = reference_exact(m, n, k, alpha, a, b, 0.0, c);
+    if beta == 0.0 {
+        return product;
+    }
+    product
+        .iter()
+        .zip(c)
+        .map(|(&p, &c)| bf16_from_f32(f32_from_bf16(p) + beta * f32_from_bf16(c)))
+        .collect()
+}
+
+/// `got` against the single-rounded exact result, accepting where it differs the value of the
+/// twice-rounded one (`either`): both are the IEEE results of a correct computation.
+pub fn compare_exact_either(want: &[u16], either: &[u16], got: &[u16], cols: usize) -> Comparison {
+    let mut result = Comparison::default();
+    for (at, ((&w, &e), &g)) in want.iter().zip(either).zip(got).enumerate() {
+        let ok = !f32_from_bf16(w).is_nan() && (same_value(w, g) || same_value(e, g));
+        result.record(at, cols, w, g, ok);
+    }
+    result
+}
+
 /// `got` against `want` exactly (bf16 values; NaN never equal). `cols`: N, for positions.
 pub fn compare_exact(want: &[u16], got: &[u16], cols: usize) -> Comparison {
     let mut result = Comparison::default();
@@ -511,5 +548,27 @@ mod tests {
         assert_eq!(geomean(&[]), None);
         assert!((geomean(&[1.0, 4.0]).unwrap() - 2.0).abs() < 1e-12);
         assert!((geomean(&[0.9, 1.1, 1.0]).unwrap() - (0.99f64).cbrt()).abs() < 1e-12);
+    }
+
+    #[test]
+    fn cublas_rounding_of_the_product_first_is_accepted_only_where_it_differs() {
+        // A = [283] (1 x 1), B = [1], C = [-1]: exact 282 (a bf16 value); the product rounded
+        // first is 284 (283 is halfway, to even), and 284 - 1 = 283 rounds to 284.
+        let a = [bf16_from_f32(283.0)];
+        assert_eq!(
+            f32_from_bf16(a[0]),
+            284.0,
+            "283 is not a bf16 value: use a dot product"
+        );
+        let a = [bf16_from_f32(141.0), bf16_from_f32(1.0)];
+        let b = [bf16_from_f32(2.0), bf16_from_f32(1.0)];
+        let c = [bf16_from_f32(-1.0)];
+        let want = reference_exact(1, 1, 2, 1.0, &a, &b, 1.0, &c);
+        let twice = reference_rounded_twice(1, 1, 2, 1.0, &a, &b, 1.0, &c);
+        assert_eq!(f32_from_bf16(want[0]), 282.0);
+        assert_eq!(f32_from_bf16(twice[0]), 284.0);
+        assert!(compare_exact_either(&want, &twice, &twice, 1).passed());
+        assert!(compare_exact_either(&want, &twice, &want, 1).passed());
+        assert!(!compare_exact_either(&want, &twice, &[bf16_from_f32(286.0)], 1).passed());
     }
 }
