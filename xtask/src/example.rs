@@ -8,7 +8,6 @@ use std::path::{Path, PathBuf};
 use xshell::{Shell, cmd};
 
 use crate::Result;
-use crate::nvidia::{Verdict, verdict};
 
 /// The example's folder, relative to the repository root.
 pub const DIR: &str = "examples/kernel-crate";
@@ -121,25 +120,11 @@ pub fn check(sh: &Shell) -> Result<(PathBuf, PathBuf)> {
 }
 
 /// Runs the launcher on the example's PTX here and judges its exit status like the harness's
-/// ([`verdict`]: the launcher uses the same statuses). `ci`: a missing driver is a SKIPPED line.
+/// ([`verdict`](crate::nvidia::verdict): the launcher uses the same statuses). `ci`: a missing
+/// driver is a SKIPPED line.
 pub fn run(sh: &Shell, ci: bool) -> Result {
     println!("== {DIR}: the README's standalone kernel crate, run by its cudarc launcher");
-    let (launcher, ptx) = (launcher(), ptx());
-    let output = cmd!(sh, "{launcher} {ptx}")
-        .ignore_status()
-        .quiet()
-        .output()
-        .map_err(crate::err("cannot run the example launcher"))?;
-    print!("{}", String::from_utf8_lossy(&output.stdout));
-    let stderr = String::from_utf8_lossy(&output.stderr);
-    match verdict(DIR, output.status.code(), &stderr, ci) {
-        Verdict::Passed => Ok(()),
-        Verdict::Skipped(reason) => {
-            println!("{DIR}: SKIPPED: {reason}");
-            Ok(())
-        }
-        Verdict::Failed(message) => Err(message),
-    }
+    crate::nvidia::run_device_program(sh, DIR, &launcher(), &[&ptx()], ci)
 }
 
 /// The `pub const NAME: u8 = N;` lines of `source`: the launcher's copy of the exit statuses.
@@ -171,7 +156,8 @@ fn read(path: impl AsRef<Path>) -> Result<String> {
 
 /// The two things the example copies instead of depending on the repository: the toolchain
 /// channel (its own `rust-toolchain.toml`) and the exit statuses (`pipeline_suite::exit`, which
-/// [`verdict`] and the bundle's `run.sh` read). Fails with one line when either drifted.
+/// [`verdict`](crate::nvidia::verdict) and the bundle's `run.sh` read). Fails with one line when
+/// either drifted.
 fn check_copies() -> Result {
     let root = read("rust-toolchain.toml")?;
     let example = read(Path::new(DIR).join("rust-toolchain.toml"))?;

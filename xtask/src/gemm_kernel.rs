@@ -76,22 +76,7 @@ pub fn build(sh: &Shell) -> Result<PathBuf> {
 pub fn run(sh: &Shell, ci: bool) -> Result {
     println!("== gpu-gemm: the bf16 GEMM, checked exactly against a host reference");
     let test = crate::root().join("target/release/gemm-test");
-    let ptx = artifact();
-    let output = xshell::cmd!(sh, "{test} {ptx}")
-        .ignore_status()
-        .quiet()
-        .output()
-        .map_err(crate::err("cannot run gemm-test"))?;
-    print!("{}", String::from_utf8_lossy(&output.stdout));
-    let stderr = String::from_utf8_lossy(&output.stderr);
-    match crate::nvidia::verdict("gpu-gemm", output.status.code(), &stderr, ci) {
-        crate::nvidia::Verdict::Passed => Ok(()),
-        crate::nvidia::Verdict::Skipped(reason) => {
-            println!("gpu-gemm: SKIPPED: {reason}");
-            Ok(())
-        }
-        crate::nvidia::Verdict::Failed(message) => Err(message),
-    }
+    crate::nvidia::run_device_program(sh, "gpu-gemm", &test, &[&artifact()], ci)
 }
 
 /// The final module of [`build`].

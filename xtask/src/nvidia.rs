@@ -267,6 +267,33 @@ pub enum Verdict {
     Failed(String),
 }
 
+/// Runs `program` with `args` (a device program with the harness's exit statuses: the example's
+/// launcher, the GEMM test), prints its output, and turns its status into the task's result by
+/// [`verdict`]: in `ci`, only a missing driver is a SKIPPED line.
+pub fn run_device_program(
+    sh: &Shell,
+    what: &str,
+    program: &Path,
+    args: &[&Path],
+    ci: bool,
+) -> Result {
+    let output = cmd!(sh, "{program} {args...}")
+        .ignore_status()
+        .quiet()
+        .output()
+        .map_err(crate::err("cannot run a device program"))?;
+    print!("{}", String::from_utf8_lossy(&output.stdout));
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    match verdict(what, output.status.code(), &stderr, ci) {
+        Verdict::Passed => Ok(()),
+        Verdict::Skipped(reason) => {
+            println!("{what}: SKIPPED: {reason}");
+            Ok(())
+        }
+        Verdict::Failed(message) => Err(message),
+    }
+}
+
 /// The verdict on the run `what` from the harness's exit status `code` (`None`: killed by a
 /// signal) and its stderr; `ci`: running under `cargo xtask ci`. The statuses are
 /// `pipeline_suite::exit`, which the harness uses too. Only a missing driver in CI is skipped:
