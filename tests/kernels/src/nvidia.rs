@@ -19,6 +19,35 @@ use crate::{drain, slot};
 /// Words of one TMA item.
 const TMA_WORDS: usize = TMA_BYTES / 4;
 
+/// The pipeline of the TMA kernels: one producer lane (arrive count 1, its `arrive_expect_tx`),
+/// four consumer warps (128).
+type TmaPipe<const STAGES: usize> = ProducerConsumerPipeline<STAGES, NvidiaMbarBackend<1, 128>>;
+
+/// The block setup both TMA kernels share: the pipeline over the barrier region at the start of
+/// dynamic shared memory, initialised by thread 0 before a block barrier.
+///
+/// # Safety
+///
+/// Every thread of the block calls it once, launched with `tma_smem_bytes(STAGES)`.
+#[inline(always)]
+unsafe fn tma_pipe<const STAGES: usize>() -> TmaPipe<STAGES> {
+    // SAFETY: the barrier region starts the dynamic shared memory; init by thread 0, then a barrier.
+    let pipe = unsafe { TmaPipe::<STAGES>::new(dynamic_smem().cast()) };
+    if thread_idx() == 0 {
+        // SAFETY: one thread, then the block barrier.
+        unsafe { pipe.init() };
+    }
+    sync_threads();
+    pipe
+}
+
+/// The TMA slot of `stage`: after the barrier region, 128-byte aligned, `TMA_BYTES` each.
+#[inline(always)]
+fn tma_slot<const STAGES: usize>(stage: u32) -> *mut u8 {
+    // SAFETY: inside the dynamic shared memory the harness sizes with `tma_smem_bytes`.
+    unsafe { dynamic_smem().add(barrier_region(STAGES) + stage as usize * TMA_BYTES) }
+}
+
 /// TMA ring: lane 0 of warp 0 produces each item with `arrive_expect_tx(TMA_BYTES)` and one bulk
 /// copy completing on the slot's full barrier (producer arrive count 1); warps 1..=4 consume
 /// (128 arrivals) and copy the slot to `output`.
@@ -35,20 +64,9 @@ unsafe fn tma<const STAGES: usize>(
     // SAFETY: the harness sizes the buffers for `grid * items` TMA items.
     let (input, output) = unsafe { (input.add(base), output.add(base)) };
     let report = Report::of_block(report, block);
-    // SAFETY: TMA slots follow the barrier region, 128-byte aligned, `TMA_BYTES` each.
-    let tma_slot = |stage: u32| unsafe {
-        dynamic_smem().add(barrier_region(STAGES) + stage as usize * TMA_BYTES)
-    };
-
-    // SAFETY: the barrier region starts the dynamic shared memory; init by thread 0, then a barrier.
-    let pipe = unsafe {
-        ProducerConsumerPipeline::<STAGES, NvidiaMbarBackend<1, 128>>::new(dynamic_smem().cast())
-    };
-    if tid == 0 {
-        // SAFETY: one thread, then the block barrier.
-        unsafe { pipe.init() };
-    }
-    sync_threads();
+    let tma_slot = tma_slot::<STAGES>;
+    // SAFETY: every thread, once, with the harness's launch shape.
+    let pipe = unsafe { tma_pipe::<STAGES>() };
 
     if tid == 0 {
         for item in 0..items {
@@ -227,21 +245,10 @@ unsafe fn tma_tensor<const STAGES: usize>(
     let report = Report::of_block(report, block);
     // SAFETY: the harness passes two tensor maps in global memory: input, then output.
     let (in_map, out_map) = (maps, unsafe { maps.add(1) });
-    // SAFETY: slots follow the barrier region, 128-byte aligned, `TMA_BYTES` each.
-    let tma_slot = |stage: u32| unsafe {
-        dynamic_smem().add(barrier_region(STAGES) + stage as usize * TMA_BYTES)
-    };
+    let tma_slot = tma_slot::<STAGES>;
     let row = |item: u32| ((block * items + item) as usize * TENSOR_BOX_ROWS) as i32;
-
-    // SAFETY: the barrier region starts the dynamic shared memory; init by thread 0, then a barrier.
-    let pipe = unsafe {
-        ProducerConsumerPipeline::<STAGES, NvidiaMbarBackend<1, 128>>::new(dynamic_smem().cast())
-    };
-    if tid == 0 {
-        // SAFETY: one thread, then the block barrier.
-        unsafe { pipe.init() };
-    }
-    sync_threads();
+    // SAFETY: every thread, once, with the harness's launch shape.
+    let pipe = unsafe { tma_pipe::<STAGES>() };
 
     if tid == 0 {
         let producer = pipe.into_producer();
