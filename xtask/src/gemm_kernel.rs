@@ -20,9 +20,15 @@ pub const NVPTX_SM90A: GpuTarget = GpuTarget {
     extension: "ptx",
 };
 
-/// The kernels' entry points (one CTA per tile; persistent), each launched with [`THREADS`]
+/// The kernels' entry points (one CTA per tile; persistent; persistent in CTA pairs; the first
+/// persistent kernel, kept to measure the steps after it), each launched with [`THREADS`]
 /// threads: three warpgroups (one producer, two consumers).
-pub const ENTRIES: [&str; 2] = ["gemm_bf16_ws", "gemm_bf16_persistent"];
+pub const ENTRIES: [&str; 4] = [
+    "gemm_bf16_ws",
+    "gemm_bf16_persistent",
+    "gemm_bf16_cluster",
+    "gemm_bf16_persistent_first",
+];
 /// Threads per block of every entry of [`ENTRIES`].
 pub const THREADS: u32 = 384;
 /// `wgmma.mma_async` instructions per kernel: 4 k16 steps for a tile's first stage, 4 in the loop.

@@ -44,17 +44,66 @@ pub const SMEM_BYTES: u32 = STAGES * (TILE.0 * TILE.2 * 2 + TILE.1 * TILE.2 * 2)
 pub enum Kernel {
     /// One CTA per 128 x 256 tile (`gemm_bf16_ws`).
     PerTile,
-    /// One CTA per SM, each walking its tiles in bands of 8 tile rows (`gemm_bf16_persistent`):
-    /// the default.
+    /// One CTA per SM, each walking its tiles in bands of 8 tile rows (`gemm_bf16_persistent`).
     Persistent,
+    /// The persistent kernel in CTA pairs (clusters of 2): the two CTAs of a pair compute
+    /// vertically adjacent tiles and share B's box through TMA multicast (`gemm_bf16_cluster`).
+    Cluster,
+    /// The persistent kernel as first built, every consumer thread releasing each stage and no
+    /// `setmaxnreg` (`gemm_bf16_persistent_first`): kept to measure those steps.
+    PersistentFirst,
 }
 
 impl Kernel {
+    /// Every kernel of the module.
+    pub const ALL: [Kernel; 4] = [
+        Kernel::Cluster,
+        Kernel::Persistent,
+        Kernel::PerTile,
+        Kernel::PersistentFirst,
+    ];
+
     /// The entry point's name.
     pub const fn entry(self) -> &'static str {
         match self {
             Self::PerTile => "gemm_bf16_ws",
             Self::Persistent => "gemm_bf16_persistent",
+            Self::Cluster => "gemm_bf16_cluster",
+            Self::PersistentFirst => "gemm_bf16_persistent_first",
+        }
+    }
+
+    /// A short name for reports.
+    pub const fn name(self) -> &'static str {
+        match self {
+            Self::PerTile => "per-tile",
+            Self::Persistent => "persistent",
+            Self::Cluster => "cluster",
+            Self::PersistentFirst => "persistent-first",
+        }
+    }
+
+    /// CTAs per cluster.
+    pub const fn cluster(self) -> u32 {
+        match self {
+            Self::Cluster => 2,
+            _ => 1,
+        }
+    }
+
+    /// Rows of B's tensor-map box: a CTA of a pair loads half of the 256-row tile.
+    const fn b_box_rows(self) -> u32 {
+        TILE.1 / self.cluster()
+    }
+
+    /// The kernel [`Gemm::run`] uses for `shape`: CTA pairs once the problem has more than one
+    /// row of tiles, the single-CTA persistent kernel otherwise (a pair's second CTA would
+    /// compute only padding).
+    pub fn default_for(shape: Shape) -> Kernel {
+        if shape.m > TILE.0 {
+            Kernel::Cluster
+        } else {
+            Kernel::Persistent
         }
     }
 }
@@ -142,9 +191,11 @@ pub fn check_shape(
 /// The loaded kernels.
 pub struct Gemm {
     _module: Arc<CudaModule>,
-    per_tile: CudaFunction,
-    persistent: CudaFunction,
+    /// The entry points, in the order of [`Kernel::ALL`].
+    functions: Vec<CudaFunction>,
     sms: u32,
+    /// How many CTA pairs of the cluster kernel fit on the GPU at once.
+    pairs: u32,
     ctx: Arc<CudaContext>,
 }
 
@@ -211,17 +262,24 @@ impl Gemm {
         let sms = ctx
             .attribute(sys::CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT)
             .map_err(cuda("the SM count"))? as u32;
+        let functions = Kernel::ALL
+            .iter()
+            .map(|&kernel| load(kernel))
+            .collect::<Result<Vec<_>, _>>()?;
+        let cluster = &functions[Kernel::index(Kernel::Cluster)];
+        let pairs = max_active_clusters(ctx, cluster, Kernel::Cluster.cluster())?;
         Ok(Self {
-            per_tile: load(Kernel::PerTile)?,
-            persistent: load(Kernel::Persistent)?,
+            functions,
             _module: module,
             sms,
+            pairs,
             ctx: ctx.clone(),
         })
     }
 
-    /// Enqueues `D = alpha * A * B^T + beta * C` on `stream` with the persistent kernel (C is
-    /// read only when `beta != 0`; `None` means beta must be 0).
+    /// Enqueues `D = alpha * A * B^T + beta * C` on `stream` with the kernel
+    /// [`Kernel::default_for`] the shape (C is read only when `beta != 0`; `None` means beta
+    /// must be 0).
     #[allow(clippy::too_many_arguments)]
     pub fn run(
         &self,
@@ -234,7 +292,17 @@ impl Gemm {
         c: Option<&CudaSlice<u16>>,
         d: &mut CudaSlice<u16>,
     ) -> Result<(), GemmError> {
-        self.run_with(Kernel::Persistent, stream, shape, alpha, a, b, beta, c, d)
+        self.run_with(
+            Kernel::default_for(shape),
+            stream,
+            shape,
+            alpha,
+            a,
+            b,
+            beta,
+            c,
+            d,
+        )
     }
 
     /// As [`run`](Self::run), with the kernel chosen.
@@ -289,7 +357,7 @@ impl Gemm {
         check_shape(shape, elems(m, k), elems(n, k), None, elems(m, n))?;
         let mut maps = [0u8; 256];
         maps[..128].copy_from_slice(&tensor_map(a, k, m, TILE.0)?);
-        maps[128..].copy_from_slice(&tensor_map(b, k, n, TILE.1)?);
+        maps[128..].copy_from_slice(&tensor_map(b, k, n, kernel.b_box_rows())?);
         let maps = stream
             .clone_htod(&maps)
             .map_err(cuda("uploading the tensor maps"))?;
@@ -330,30 +398,105 @@ impl Gemm {
         self.ctx
             .bind_to_thread()
             .map_err(cuda("binding the context"))?;
-        let tiles = (n.div_ceil(TILE.1), m.div_ceil(TILE.0));
-        let (function, grid) = match prepared.kernel {
-            Kernel::PerTile => (&self.per_tile, tiles),
-            Kernel::Persistent => (&self.persistent, ((tiles.0 * tiles.1).min(self.sms), 1)),
+        let kernel = prepared.kernel;
+        let (grid, cluster) = match kernel {
+            Kernel::PerTile => ((n.div_ceil(TILE.1), m.div_ceil(TILE.0)), 1),
+            Kernel::Persistent | Kernel::PersistentFirst => {
+                let tiles = n.div_ceil(TILE.1) * m.div_ceil(TILE.0);
+                ((tiles.min(self.sms), 1), 1)
+            }
+            Kernel::Cluster => {
+                let pair_tiles = n.div_ceil(TILE.1) * m.div_ceil(2 * TILE.0);
+                ((2 * pair_tiles.min(self.pairs), 1), 2)
+            }
+        };
+        let mut attribute = cluster_attribute(cluster);
+        let config = sys::CUlaunchConfig {
+            gridDimX: grid.0,
+            gridDimY: grid.1,
+            gridDimZ: 1,
+            blockDimX: THREADS,
+            blockDimY: 1,
+            blockDimZ: 1,
+            sharedMemBytes: SMEM_BYTES,
+            hStream: stream.cu_stream(),
+            attrs: &raw mut attribute,
+            numAttrs: 1,
         };
         // SAFETY: `args` holds one value per kernel parameter, of its type, alive for the call;
-        // the tensor maps live in `prepared` and the matrices by `prepare`'s contract.
+        // the tensor maps live in `prepared` and the matrices by `prepare`'s contract; the
+        // configuration and its attribute are live locals.
         let status = unsafe {
-            sys::cuLaunchKernel(
-                function.cu_function(),
-                grid.0,
-                grid.1,
-                1,
-                THREADS,
-                1,
-                1,
-                SMEM_BYTES,
-                stream.cu_stream(),
+            sys::cuLaunchKernelEx(
+                &raw const config,
+                self.functions[kernel.index()].cu_function(),
                 args.as_mut_ptr(),
                 std::ptr::null_mut(),
             )
         };
         check(status, "launching the GEMM")
     }
+}
+
+impl Kernel {
+    /// The position in [`Kernel::ALL`].
+    fn index(self) -> usize {
+        Kernel::ALL
+            .iter()
+            .position(|&k| k == self)
+            .expect("every kernel is in ALL")
+    }
+}
+
+/// A launch attribute asking for clusters of `size` CTAs along x (1: no clusters).
+fn cluster_attribute(size: u32) -> sys::CUlaunchAttribute {
+    // SAFETY: a launch attribute is plain data; zero is a valid start for every field.
+    let mut attribute: sys::CUlaunchAttribute = unsafe { std::mem::zeroed() };
+    attribute.id = sys::CUlaunchAttributeID::CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION;
+    attribute.value.clusterDim.x = size;
+    attribute.value.clusterDim.y = 1;
+    attribute.value.clusterDim.z = 1;
+    attribute
+}
+
+/// How many clusters of `size` CTAs of `function` (384 threads, [`SMEM_BYTES`]) the GPU holds at
+/// once (`cuOccupancyMaxActiveClusters`): the persistent cluster grid. Some GPCs have an odd
+/// number of SMs, so this can be below half the SM count.
+fn max_active_clusters(
+    ctx: &Arc<CudaContext>,
+    function: &CudaFunction,
+    size: u32,
+) -> Result<u32, GemmError> {
+    ctx.bind_to_thread().map_err(cuda("binding the context"))?;
+    let mut attribute = cluster_attribute(size);
+    let config = sys::CUlaunchConfig {
+        gridDimX: size,
+        gridDimY: 1,
+        gridDimZ: 1,
+        blockDimX: THREADS,
+        blockDimY: 1,
+        blockDimZ: 1,
+        sharedMemBytes: SMEM_BYTES,
+        hStream: std::ptr::null_mut(),
+        attrs: &raw mut attribute,
+        numAttrs: 1,
+    };
+    let mut clusters = 0i32;
+    // SAFETY: the configuration and its attribute are live locals; the driver writes `clusters`.
+    let status = unsafe {
+        sys::cuOccupancyMaxActiveClusters(
+            &raw mut clusters,
+            function.cu_function(),
+            &raw const config,
+        )
+    };
+    check(status, "cuOccupancyMaxActiveClusters")?;
+    if clusters < 1 {
+        return Err(GemmError::Cuda(format!(
+            "no cluster of {size} CTAs of the GEMM fits on this GPU"
+        )));
+    }
+    Ok(clusters as u32)
 }
 
 /// A problem's tensor maps in device memory, ready for [`Gemm::launch`].

@@ -1,9 +1,12 @@
 //! A warp-specialized bf16 GEMM for Hopper (sm_90a) on gpu-pipeline: a no_std kernel crate that
-//! uses the library as any user's crate would (issue 13, first kernel: one CTA per tile).
+//! uses the library as any user's crate would (issue 13).
 //! D = alpha * A * B^T + beta * C; A: M x K row-major, B: N x K row-major, C, D: M x N row-major.
 //! CTA tile 128 x 256 x 64; warpgroup 0 (one lane) loads A and B boxes with 2D tensor TMA
 //! (128-byte swizzle) into a 4-stage ring; warpgroups 1 and 2 each multiply 64 rows with
-//! `wgmma.m64n256k16`, keeping one stage in flight, then write D from registers.
+//! `wgmma.m64n256k16`, keeping one stage in flight, then write D from registers. `setmaxnreg`
+//! moves registers from the producer warpgroup to the consumers. The cluster kernel pairs two
+//! CTAs on vertically adjacent tiles: each loads its own A and half of the shared B tile, which
+//! TMA multicast writes into both CTAs.
 #![no_std]
 #![feature(
     abi_gpu_kernel,
@@ -18,7 +21,11 @@
 #[rustfmt::skip]
 mod wgmma;
 
-use gpu_pipeline::{NvidiaMbarBackend, ProducerConsumerPipeline, TensorMap};
+use gpu_pipeline::arch::nvptx as arch;
+use gpu_pipeline::{
+    Cluster, ConsumerHalf, ConsumerStage, Cta, MbarScope, NvidiaMbarBackend,
+    ProducerConsumerPipeline, TensorMap,
+};
 
 const BM: u32 = 128;
 const BN: u32 = 256;
@@ -27,10 +34,18 @@ const STAGES: usize = 4;
 const A_BYTES: u32 = BM * BK * 2; // 16 KiB
 const B_BYTES: u32 = BN * BK * 2; // 32 KiB
 const STAGE_BYTES: u32 = A_BYTES + B_BYTES;
-/// Consumer arrivals: 2 warpgroups, every thread releases.
-const CONSUMERS: u32 = 256;
-type Backend = NvidiaMbarBackend<1, CONSUMERS>;
-type Pipe = ProducerConsumerPipeline<STAGES, Backend>;
+/// Consumer warps: 2 warpgroups of 4.
+const CONSUMER_WARPS: u32 = 8;
+/// Registers per thread after `setmaxnreg` (PTX ISA "setmaxnreg": 24 to 256, a multiple of 8):
+/// the producer warpgroup gives up registers it does not use, the consumers take them for their
+/// 128 accumulators. 128 x 40 + 256 x 232 = 64512 of the SM's 65536, no more than the launch's
+/// 384 x 168 (`.maxntid 384` caps a thread at 168).
+const PRODUCER_REGS: u32 = 40;
+const CONSUMER_REGS: u32 = 232;
+
+/// The ring of a kernel: one producer arrival (the TMA lane's `arrive_expect_tx`) per full
+/// barrier, `C` consumer arrivals per empty barrier, waits at scope `S`.
+type Pipe<const C: u32, S> = ProducerConsumerPipeline<STAGES, NvidiaMbarBackend<1, C, S>>;
 
 unsafe extern "llvm-intrinsic" {
     #[link_name = "llvm.nvvm.wgmma.fence.sync.aligned"]
@@ -39,6 +54,12 @@ unsafe extern "llvm-intrinsic" {
     fn wgmma_commit_group();
     #[link_name = "llvm.nvvm.wgmma.wait_group.sync.aligned"]
     fn wgmma_wait_group(n: i64);
+    // PTX ISA 8.0, sm_90a, "setmaxnreg": the warpgroup's per-thread register budget; both forms
+    // are `.sync.aligned` (the whole warpgroup executes it).
+    #[link_name = "llvm.nvvm.setmaxnreg.inc.sync.aligned.u32"]
+    fn setmaxnreg_inc(regs: i32);
+    #[link_name = "llvm.nvvm.setmaxnreg.dec.sync.aligned.u32"]
+    fn setmaxnreg_dec(regs: i32);
 }
 
 #[panic_handler]
@@ -115,12 +136,30 @@ impl Schedule {
     }
 }
 
+/// How a kernel is built: the steps of the issue, so that each can be measured against the one
+/// before in the same run.
+#[derive(Clone, Copy)]
+struct Config {
+    /// CTAs per cluster: 1, or 2 (vertically adjacent tiles sharing B through TMA multicast).
+    cluster: u32,
+    /// One elected lane per consumer warp releases a stage (`false`: every consumer thread does,
+    /// the first kernel's way).
+    warp_arrivals: bool,
+    /// `setmaxnreg` moves registers from the producer warpgroup to the consumers.
+    setmaxnreg: bool,
+}
+
 /// The kernel body over `schedule`: warpgroup 0's first lane produces, warpgroups 1 and 2
 /// consume; the ring runs on across the CTA's tiles, so the producer loads the next tile while the
 /// consumers write the last one out.
+///
+/// `C` is the empty barriers' arrival count, `config.arrivals()` (each entry passes it as that
+/// constant expression); `S` the waits' scope (cluster scope when the peer
+/// arrives on this CTA's barriers).
 #[inline(always)]
 #[allow(clippy::too_many_arguments)]
-unsafe fn gemm(
+unsafe fn gemm<const C: u32, S: MbarScope>(
+    config: Config,
     schedule: Schedule,
     maps: *const TensorMap,
     c: *const u16,
@@ -135,48 +174,149 @@ unsafe fn gemm(
     let smem = dynamic_smem();
     // SAFETY: the barriers sit after the stages.
     let bars = unsafe { smem.add((STAGES as u32 * STAGE_BYTES) as usize) };
-    // SAFETY: one thread initialises, then the block barrier.
-    let pipe = unsafe { Pipe::new(bars.cast()) };
+    // SAFETY: one thread initialises, then the block (or cluster) barrier.
+    let pipe = unsafe { Pipe::<C, S>::new(bars.cast()) };
     if tid == 0 {
         unsafe { pipe.init() };
     }
-    core::arch::nvptx::_syncthreads();
+    let paired = config.cluster == 2;
+    // The peer's rank in a CTA pair (the cluster's other CTA).
+    let (rank, peer) = if paired {
+        let rank = arch::cluster_ctarank();
+        (rank, rank ^ 1)
+    } else {
+        (0, 0)
+    };
+    if paired {
+        // SAFETY: every thread of both CTAs arrives once, then waits: the peer's barriers are
+        // initialised (`init` ends with `fence.mbarrier_init.release.cluster`) before any remote
+        // arrival or multicast reaches them.
+        unsafe {
+            arch::barrier_cluster_arrive_release();
+            arch::barrier_cluster_wait_acquire();
+        }
+    } else {
+        core::arch::nvptx::_syncthreads();
+    }
     let k_blocks = k.div_ceil(BK);
     let (first, stride, total) = (schedule.first, schedule.stride, schedule.total());
+    // Rows of A per CTA; a pair's cluster tile is `config.cluster` CTA tiles high.
+    let cluster_rows = BM * config.cluster;
 
     if tid < 128 {
+        if config.setmaxnreg {
+            // SAFETY: the whole producer warpgroup executes it, converged.
+            unsafe { setmaxnreg_dec(PRODUCER_REGS as i32) };
+        }
         if tid == 0 {
             let producer = pipe.into_producer();
             let (map_a, map_b) = (maps, unsafe { maps.add(1) });
             let mut t = first;
             while t < total {
                 let (tm, tn) = schedule.tile(t);
-                let (m0, n0) = ((tm * BM) as i32, (tn * BN) as i32);
+                let (m0, n0) = ((tm * cluster_rows + rank * BM) as i32, (tn * BN) as i32);
                 for kb in 0..k_blocks {
                     producer.with_stage_explicit(|stage| {
                         let bar = stage.barrier();
+                        // Both CTAs of a pair receive the whole stage: their own A, their half of
+                        // B and the peer's half.
                         bar.arrive_expect_tx(STAGE_BYTES);
                         let base = unsafe { smem.add((stage.index() * STAGE_BYTES) as usize) };
                         let kc = (kb * BK) as i32;
-                        // SAFETY: the stage is free; 1024-aligned boxes of the maps' sizes.
+                        // SAFETY: the stage is free in this CTA, and in a pair in the peer too
+                        // (its consumers arrive on this CTA's empty barrier as well); 1024-aligned
+                        // boxes of the maps' sizes (B: 128 rows in a pair, 256 alone).
                         unsafe {
                             bar.tensor_load::<2>(base, map_a, [kc, m0]);
-                            bar.tensor_load::<2>(base.add(A_BYTES as usize), map_b, [kc, n0]);
+                            if paired {
+                                let half = B_BYTES / 2;
+                                bar.tensor_load_multicast::<2>(
+                                    base.add((A_BYTES + rank * half) as usize),
+                                    map_b,
+                                    [kc, n0 + (rank * BN / 2) as i32],
+                                    0b11,
+                                );
+                            } else {
+                                bar.tensor_load::<2>(base.add(A_BYTES as usize), map_b, [kc, n0]);
+                            }
                         }
                     });
                 }
                 t += stride;
             }
         }
-        return;
+    } else {
+        if config.setmaxnreg {
+            // SAFETY: each consumer warpgroup executes it whole, converged.
+            unsafe { setmaxnreg_inc(CONSUMER_REGS as i32) };
+        }
+        consume::<C, S>(
+            config,
+            schedule,
+            smem,
+            pipe.into_consumer(),
+            tid - 128,
+            peer,
+            c,
+            d,
+            m,
+            n,
+            k_blocks,
+            alpha,
+            beta,
+        );
     }
+    if paired {
+        // SAFETY: as above. No CTA of a pair exits while its peer may still arrive on its empty
+        // barriers (the consumers' last remote releases precede this barrier).
+        unsafe {
+            arch::barrier_cluster_arrive_release();
+            arch::barrier_cluster_wait_acquire();
+        }
+    }
+}
 
-    // Consumers: warpgroup g in {0, 1} multiplies rows 64 g .. 64 g + 63 of each tile.
-    let th = tid - 128;
+/// The consumer warpgroups' part of [`gemm`]: thread `th` of 256.
+#[inline(always)]
+#[allow(clippy::too_many_arguments)]
+unsafe fn consume<const C: u32, S: MbarScope>(
+    config: Config,
+    schedule: Schedule,
+    smem: *mut u8,
+    consumer: ConsumerHalf<STAGES, NvidiaMbarBackend<1, C, S>>,
+    th: u32,
+    peer: u32,
+    c: *const u16,
+    d: *mut u16,
+    m: u32,
+    n: u32,
+    k_blocks: u32,
+    alpha: f32,
+    beta: f32,
+) {
+    // Warpgroup g in {0, 1} multiplies rows 64 g .. 64 g + 63 of each tile.
     let g = th / 128;
     let w = (th % 128) / 32;
     let l = th % 32;
-    let consumer = pipe.into_consumer();
+    let rank = if config.cluster == 2 { peer ^ 1 } else { 0 };
+    let cluster_rows = BM * config.cluster;
+    // Releases a stage whose MMAs are done: every thread arrives, or one lane per warp (and a
+    // second lane on the peer CTA's barrier, whose producer also writes this slot).
+    let release = |stage: ConsumerStage<'_, STAGES, NvidiaMbarBackend<1, C, S>>| {
+        if !config.warp_arrivals {
+            stage.release();
+            return;
+        }
+        if l == 0 {
+            stage.arrive();
+        }
+        if config.cluster == 2 && l == 1 {
+            // SAFETY: launched as pairs; the peer initialised its barriers before the first
+            // cluster barrier and does not exit before the last one.
+            unsafe { stage.barrier().arrive_remote(peer) };
+        }
+        stage.release_without_signal();
+    };
     let mut acc = [0f32; 128];
     let issue = |acc: &mut [f32; 128], index: u32, first: bool| {
         let base = shared_addr(unsafe { smem.add((index * STAGE_BYTES) as usize) });
@@ -196,10 +336,11 @@ unsafe fn gemm(
         }
         unsafe { wgmma_commit_group() };
     };
+    let (first, stride, total) = (schedule.first, schedule.stride, schedule.total());
     let mut t = first;
     while t < total {
         let (tm, tn) = schedule.tile(t);
-        let (m0, n0) = (tm * BM, tn * BN);
+        let (m0, n0) = (tm * cluster_rows + rank * BM, tn * BN);
         let mut previous = consumer.acquire();
         issue(&mut acc, previous.index(), true);
         for _ in 1..k_blocks {
@@ -207,49 +348,125 @@ unsafe fn gemm(
             issue(&mut acc, stage.index(), false);
             // The previous stage's MMAs are done once at most this stage's group is pending.
             unsafe { wgmma_wait_group(1) };
-            previous.release();
+            release(previous);
             previous = stage;
         }
         unsafe { wgmma_wait_group(0) };
-        previous.release();
-
-        // Epilogue: thread (warp w, lane l) holds rows 16 w + l / 4 (+ 8) and columns
-        // 8 j + 2 (l % 4) (+ 1) of its warpgroup's 64 x 256 block.
-        let row0 = m0 + g * 64 + 16 * w + l / 4;
-        // Adjacent columns go out as one 4-byte bf16x2 store (and come in as one load of C) when
-        // every row starts 4-byte aligned (N even); otherwise as two 2-byte stores.
-        let even_n = n % 2 == 0;
-        wgmma::each_pair(&acc, |i, v0, v1| {
-            let row = row0 + 8 * ((i / 2) % 2);
-            let col = n0 + 8 * (i / 4) + 2 * (l % 4);
-            if row >= m || col >= n {
-                return;
-            }
-            let at = row as usize * n as usize + col as usize;
-            let (mut x0, mut x1) = (alpha * v0, alpha * v1);
-            if even_n {
-                // `col` is even and `col + 1 < n`: the pair is whole and 4-byte aligned.
-                if beta != 0.0 {
-                    let pair = unsafe { c.add(at).cast::<u32>().read() };
-                    x0 += beta * bf16_to_f32(pair as u16);
-                    x1 += beta * bf16_to_f32((pair >> 16) as u16);
-                }
-                let packed = u32::from(f32_to_bf16(x0)) | (u32::from(f32_to_bf16(x1)) << 16);
-                unsafe { d.add(at).cast::<u32>().write(packed) };
-            } else {
-                if beta != 0.0 {
-                    x0 += beta * bf16_to_f32(unsafe { c.add(at).read() });
-                }
-                unsafe { d.add(at).write(f32_to_bf16(x0)) };
-                if col + 1 < n {
-                    if beta != 0.0 {
-                        x1 += beta * bf16_to_f32(unsafe { c.add(at + 1).read() });
-                    }
-                    unsafe { d.add(at + 1).write(f32_to_bf16(x1)) };
-                }
-            }
-        });
+        release(previous);
+        epilogue(
+            &acc,
+            m0 + g * 64 + 16 * w + l / 4,
+            n0 + 2 * (l % 4),
+            c,
+            d,
+            m,
+            n,
+            alpha,
+            beta,
+        );
         t += stride;
+    }
+}
+
+/// Writes a thread's accumulators: thread (warp w, lane l) of a warpgroup holds rows
+/// `16 w + l / 4` (+ 8) and columns `8 j + 2 (l % 4)` (+ 1) of its 64 x 256 block, so `row0` and
+/// `col0` are its first row and column in D.
+#[inline(always)]
+#[allow(clippy::too_many_arguments)]
+fn epilogue(
+    acc: &[f32; 128],
+    row0: u32,
+    col0: u32,
+    c: *const u16,
+    d: *mut u16,
+    m: u32,
+    n: u32,
+    alpha: f32,
+    beta: f32,
+) {
+    // Adjacent columns go out as one 4-byte bf16x2 store (and come in as one load of C) when
+    // every row starts 4-byte aligned (N even); otherwise as two 2-byte stores.
+    let even_n = n % 2 == 0;
+    wgmma::each_pair(acc, |i, v0, v1| {
+        let row = row0 + 8 * ((i / 2) % 2);
+        let col = col0 + 8 * (i / 4);
+        if row >= m || col >= n {
+            return;
+        }
+        let at = row as usize * n as usize + col as usize;
+        let (mut x0, mut x1) = (alpha * v0, alpha * v1);
+        // SAFETY (all accesses below): (row, col) and, when written, (row, col + 1) lie inside
+        // the M x N matrices C and D, by the checks above and the kernels' contract.
+        if even_n {
+            // `col` is even and `col + 1 < n`: the pair is whole and 4-byte aligned.
+            if beta != 0.0 {
+                let pair = unsafe { c.add(at).cast::<u32>().read() };
+                x0 += beta * bf16_to_f32(pair as u16);
+                x1 += beta * bf16_to_f32((pair >> 16) as u16);
+            }
+            let packed = u32::from(f32_to_bf16(x0)) | (u32::from(f32_to_bf16(x1)) << 16);
+            unsafe { d.add(at).cast::<u32>().write(packed) };
+        } else {
+            if beta != 0.0 {
+                x0 += beta * bf16_to_f32(unsafe { c.add(at).read() });
+            }
+            unsafe { d.add(at).write(f32_to_bf16(x0)) };
+            if col + 1 < n {
+                if beta != 0.0 {
+                    x1 += beta * bf16_to_f32(unsafe { c.add(at + 1).read() });
+                }
+                unsafe { d.add(at + 1).write(f32_to_bf16(x1)) };
+            }
+        }
+    });
+}
+
+impl Config {
+    /// The empty barriers' arrival count of this configuration.
+    const fn arrivals(self) -> u32 {
+        if self.warp_arrivals {
+            CONSUMER_WARPS * self.cluster
+        } else {
+            2 * 128
+        }
+    }
+}
+
+/// The first kernel's configuration: every consumer thread releases, no `setmaxnreg`, no cluster.
+const FIRST: Config = Config {
+    cluster: 1,
+    warp_arrivals: false,
+    setmaxnreg: false,
+};
+/// One CTA, elected warp arrivals and `setmaxnreg`.
+const SINGLE: Config = Config {
+    cluster: 1,
+    warp_arrivals: true,
+    setmaxnreg: true,
+};
+/// [`SINGLE`] in CTA pairs with multicast B.
+const PAIR: Config = Config {
+    cluster: 2,
+    warp_arrivals: true,
+    setmaxnreg: true,
+};
+
+/// The persistent schedule: CTA `b` (or CTA pair `b`) computes cluster tiles `b, b + grid, ...`.
+#[inline(always)]
+fn persistent(config: Config, m: u32, n: u32) -> Schedule {
+    // SAFETY: special-register reads.
+    let (grid, block) = unsafe {
+        (
+            core::arch::nvptx::_grid_dim_x() as u32,
+            core::arch::nvptx::_block_idx_x() as u32,
+        )
+    };
+    let grid = grid / config.cluster;
+    Schedule {
+        tiles_m: m.div_ceil(BM * config.cluster),
+        tiles_n: n.div_ceil(BN),
+        first: block / config.cluster,
+        stride: grid,
     }
 }
 
@@ -279,7 +496,9 @@ pub unsafe extern "gpu-kernel" fn gemm_bf16_ws(
             + core::arch::nvptx::_block_idx_x() as u32,
         stride: tiles_m * tiles_n,
     };
-    unsafe { gemm(schedule, maps, c, d, m, n, k, alpha, beta) }
+    unsafe {
+        gemm::<{ SINGLE.arrivals() }, Cta>(SINGLE, schedule, maps, c, d, m, n, k, alpha, beta)
+    }
 }
 
 /// A persistent grid (one CTA per SM): CTA `b` computes tiles `b, b + grid, ...` in the grouped
@@ -298,11 +517,52 @@ pub unsafe extern "gpu-kernel" fn gemm_bf16_persistent(
     alpha: f32,
     beta: f32,
 ) {
-    let schedule = Schedule {
-        tiles_m: m.div_ceil(BM),
-        tiles_n: n.div_ceil(BN),
-        first: core::arch::nvptx::_block_idx_x() as u32,
-        stride: core::arch::nvptx::_grid_dim_x() as u32,
-    };
-    unsafe { gemm(schedule, maps, c, d, m, n, k, alpha, beta) }
+    let schedule = persistent(SINGLE, m, n);
+    unsafe {
+        gemm::<{ SINGLE.arrivals() }, Cta>(SINGLE, schedule, maps, c, d, m, n, k, alpha, beta)
+    }
+}
+
+/// The persistent kernel in CTA pairs (clusters of 2 along x): the pair computes 256 x 256
+/// cluster tiles, each CTA 128 rows; each CTA loads its A box and half of the B box, multicast to
+/// both, so B crosses L2 once per pair.
+///
+/// # Safety
+/// As [`gemm_bf16_persistent`], launched with clusters of (2, 1, 1) and an even 1D grid, with
+/// `maps[1]` = B in boxes of 64 x 128.
+#[unsafe(no_mangle)]
+pub unsafe extern "gpu-kernel" fn gemm_bf16_cluster(
+    maps: *const TensorMap,
+    c: *const u16,
+    d: *mut u16,
+    m: u32,
+    n: u32,
+    k: u32,
+    alpha: f32,
+    beta: f32,
+) {
+    let schedule = persistent(PAIR, m, n);
+    unsafe {
+        gemm::<{ PAIR.arrivals() }, Cluster>(PAIR, schedule, maps, c, d, m, n, k, alpha, beta)
+    }
+}
+
+/// The persistent kernel as first built (every consumer thread releases, no `setmaxnreg`): kept
+/// as the step before, measured against [`gemm_bf16_persistent`] in the same run.
+///
+/// # Safety
+/// As [`gemm_bf16_persistent`].
+#[unsafe(no_mangle)]
+pub unsafe extern "gpu-kernel" fn gemm_bf16_persistent_first(
+    maps: *const TensorMap,
+    c: *const u16,
+    d: *mut u16,
+    m: u32,
+    n: u32,
+    k: u32,
+    alpha: f32,
+    beta: f32,
+) {
+    let schedule = persistent(FIRST, m, n);
+    unsafe { gemm::<{ FIRST.arrivals() }, Cta>(FIRST, schedule, maps, c, d, m, n, k, alpha, beta) }
 }

@@ -641,8 +641,8 @@ fn run(options: Options) -> Result<bool, (u8, String)> {
         baselines(&device, options.quick)
     })
     .map_err(setup)?;
-    // The library's default kernel (persistent) is "ours" in the ratios; the per-tile kernel is
-    // timed and checked beside it.
+    // The host API's default kernel for each shape is "ours" in the ratios; every kernel of the
+    // module is timed and checked beside it under its own name.
     let ours = match ours::ours(&device, options.ours_module.as_deref()).map_err(setup)? {
         Some(list) => {
             let first = impls.len();

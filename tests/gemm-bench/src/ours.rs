@@ -22,7 +22,8 @@ pub const SKIPPED: &str = "ours: SKIPPED (no --ours-module given)";
 /// One kernel of `gpu-gemm` as an implementation of the benchmark.
 struct Ours {
     gemm: Arc<gpu_gemm_host::Gemm>,
-    kernel: Kernel,
+    /// The kernel, or `None` for the host API's choice per shape ([`Kernel::default_for`]).
+    kernel: Option<Kernel>,
     stream: Arc<CudaStream>,
     prepared: Option<(Prepared, (u32, u32, u32), Operands)>,
 }
@@ -30,8 +31,8 @@ struct Ours {
 impl Gemm for Ours {
     fn name(&self) -> String {
         match self.kernel {
-            Kernel::Persistent => "ours".into(),
-            Kernel::PerTile => "ours-per-tile".into(),
+            None => "ours".into(),
+            Some(kernel) => format!("ours-{}", kernel.name()),
         }
     }
 
@@ -47,7 +48,7 @@ impl Gemm for Ours {
         let prepared = unsafe {
             self.gemm.prepare(
                 &self.stream,
-                self.kernel,
+                self.kernel.unwrap_or(Kernel::default_for(shape)),
                 shape,
                 operands.a,
                 operands.b,
@@ -94,8 +95,8 @@ fn shape_of(problem: &Problem) -> Result<Shape, String> {
     })
 }
 
-/// The GEMMs under test (the persistent kernel, then the per-tile one), or `None` without a
-/// module.
+/// The GEMMs under test, or `None` without a module: first `ours`, the host API's default kernel
+/// for each shape (what the ratios compare), then every kernel of [`Kernel::ALL`] by name.
 pub fn ours(device: &Device, module: Option<&Path>) -> Result<Option<Vec<Box<dyn Gemm>>>, String> {
     let Some(path) = module else {
         return Ok(None);
@@ -110,5 +111,6 @@ pub fn ours(device: &Device, module: Option<&Path>) -> Result<Option<Vec<Box<dyn
             prepared: None,
         })
     };
-    Ok(Some(vec![make(Kernel::Persistent), make(Kernel::PerTile)]))
+    let kernels = std::iter::once(None).chain(Kernel::ALL.iter().map(|&kernel| Some(kernel)));
+    Ok(Some(kernels.map(make).collect()))
 }

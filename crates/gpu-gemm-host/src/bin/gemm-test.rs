@@ -14,8 +14,8 @@ use std::time::Instant;
 use cudarc::driver::{CudaContext, CudaSlice, CudaStream, sys};
 use gpu_gemm_host::{Gemm, Kernel, Shape, bf16, f32_of};
 
-/// Both kernels of the module, checked on every case and timed.
-const KERNELS: [Kernel; 2] = [Kernel::PerTile, Kernel::Persistent];
+/// Every kernel of the module, checked on every case and timed.
+const KERNELS: [Kernel; 4] = Kernel::ALL;
 use pipeline_suite::exit;
 
 /// One case: shape, alpha, beta.
