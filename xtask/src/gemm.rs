@@ -31,7 +31,22 @@ done
   fi
   echo "command: gemm-bench --ours-module gpu_gemm.ptx --csv $out/gemm.csv $*"
 } | tee "$out/machine.txt"
-echo "== GEMM benchmark (cuBLAS baselines; the Rust GEMM once it lands)"
+echo "== ptxas -v (sm_90a): every GEMM kernel has a 0-byte stack frame and no C75xx performance warning"
+ptxas=$(command -v ptxas || echo /usr/local/cuda/bin/ptxas)
+if [ -x "$ptxas" ]; then
+  if ! timeout 300 "$ptxas" -arch=sm_90a -v "$here/gpu_gemm.ptx" -o "$out/gpu_gemm.cubin" > "$out/ptxas.log" 2>&1; then
+    cat "$out/ptxas.log"; echo "FAIL: ptxas rejected gpu_gemm.ptx"; exit 1
+  fi
+  grep -E "entry function|stack frame|registers|C75" "$out/ptxas.log"
+  frames=$(grep -A1 "Function properties for gemm_" "$out/ptxas.log" | grep "stack frame" | grep -vc "^ *0 bytes stack frame")
+  if grep -q "C75[0-9][0-9]" "$out/ptxas.log" || [ "$frames" -ne 0 ]; then
+    echo "FAIL: a GEMM kernel has a stack frame or a C75xx warning (above)"; exit 1
+  fi
+  echo "ptxas: PASS"
+else
+  echo "ptxas: SKIPPED (no ptxas on PATH or in /usr/local/cuda/bin)"
+fi
+echo "== GEMM benchmark (cuBLAS baselines and the Rust GEMM's kernels)"
 timeout -k 10 ${GEMM_TIMEOUT:-900} "$here/gemm-bench" --ours-module "$here/gpu_gemm.ptx" --csv "$out/gemm.csv" "$@" 2>&1 | tee "$out/gemm.log"
 status=${PIPESTATUS[0]}
 echo "gemm-bench exit status: $status (@MEANINGS@)" | tee -a "$out/gemm.log"
@@ -161,5 +176,14 @@ mod tests {
         assert!(script.trim_end().ends_with("exit $status"));
         assert!(script.contains("4 no CUDA driver") && script.contains("5 CUDA setup error"));
         assert!(script.contains("/usr/local/cuda/lib64"));
+    }
+
+    #[test]
+    fn the_script_gates_on_ptxas_stack_frames_and_performance_warnings() {
+        let script = run_gemm_sh();
+        assert!(script.contains(r#""$ptxas" -arch=sm_90a -v "$here/gpu_gemm.ptx""#));
+        assert!(script.contains("C75[0-9][0-9]"));
+        assert!(script.contains(r#"grep -vc "^ *0 bytes stack frame""#));
+        assert!(script.contains("ptxas: SKIPPED"));
     }
 }
