@@ -277,6 +277,16 @@ impl Gemm {
         })
     }
 
+    /// The GPU's SM count: the persistent grid.
+    pub fn sms(&self) -> u32 {
+        self.sms
+    }
+
+    /// How many CTA pairs of [`Kernel::Cluster`] the GPU holds at once: its grid, in pairs.
+    pub fn pairs(&self) -> u32 {
+        self.pairs
+    }
+
     /// Enqueues `D = alpha * A * B^T + beta * C` on `stream` with the kernel
     /// [`Kernel::default_for`] the shape (C is read only when `beta != 0`; `None` means beta
     /// must be 0).

@@ -23,8 +23,8 @@ mod wgmma;
 
 use gpu_pipeline::arch::nvptx as arch;
 use gpu_pipeline::{
-    Cluster, ConsumerHalf, ConsumerStage, Cta, MbarScope, NvidiaMbarBackend,
-    ProducerConsumerPipeline, TensorMap,
+    ConsumerHalf, ConsumerStage, Cta, MbarScope, NvidiaMbarBackend, ProducerConsumerPipeline,
+    TensorMap,
 };
 
 const BM: u32 = 128;
@@ -154,8 +154,7 @@ struct Config {
 /// consumers write the last one out.
 ///
 /// `C` is the empty barriers' arrival count, `config.arrivals()` (each entry passes it as that
-/// constant expression); `S` the waits' scope (cluster scope when the peer
-/// arrives on this CTA's barriers).
+/// constant expression); `S` the waits' scope.
 #[inline(always)]
 #[allow(clippy::too_many_arguments)]
 unsafe fn gemm<const C: u32, S: MbarScope>(
@@ -311,9 +310,13 @@ unsafe fn consume<const C: u32, S: MbarScope>(
             stage.arrive();
         }
         if config.cluster == 2 && l == 1 {
+            // The peer's producer refills this slot here (its multicast half of B): a
+            // write-after-read, whose reads (this warp's wgmmas) `wgmma.wait_group` completed.
+            // Nothing is published, so the arrival releases at CTA scope, and both sides wait
+            // at CTA scope (the data itself arrives by TMA complete-tx).
             // SAFETY: launched as pairs; the peer initialised its barriers before the first
             // cluster barrier and does not exit before the last one.
-            unsafe { stage.barrier().arrive_remote(peer) };
+            unsafe { stage.barrier().arrive_remote_cta(peer) };
         }
         stage.release_without_signal();
     };
@@ -542,9 +545,7 @@ pub unsafe extern "gpu-kernel" fn gemm_bf16_cluster(
     beta: f32,
 ) {
     let schedule = persistent(PAIR, m, n);
-    unsafe {
-        gemm::<{ PAIR.arrivals() }, Cluster>(PAIR, schedule, maps, c, d, m, n, k, alpha, beta)
-    }
+    unsafe { gemm::<{ PAIR.arrivals() }, Cta>(PAIR, schedule, maps, c, d, m, n, k, alpha, beta) }
 }
 
 /// The persistent kernel as first built (every consumer thread releases, no `setmaxnreg`): kept

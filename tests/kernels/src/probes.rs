@@ -128,6 +128,9 @@ mod nvidia {
     probe!(probe_mbar_arrive_remote, |out, x| unsafe {
         pipe::<Mbar>().empty_barrier(0).arrive_remote(x)
     });
+    probe!(probe_mbar_arrive_remote_cta, |out, x| unsafe {
+        pipe::<Mbar>().empty_barrier(0).arrive_remote_cta(x)
+    });
     probe!(probe_mbar_wait_cluster, |out, x| pipe::<MbarCluster>()
         .wait_consumer());
     probe!(probe_fence_proxy_async, |out, x| fence_proxy_async());

@@ -188,6 +188,11 @@ fn main() -> ExitCode {
         Ok(g) => g,
         Err(e) => return fail(exit::SETUP, &e.to_string()),
     };
+    println!(
+        "gemm: {} SMs; {} CTA pairs of the cluster kernel fit at once",
+        gemm.sms(),
+        gemm.pairs()
+    );
     let mut seed = 0x9E37_79B9_7F4A_7C15u64 ^ u64::from(std::process::id());
     let (mut passed, mut failed) = (0, 0);
     for kernel in KERNELS {

@@ -374,6 +374,29 @@ leaf! {
 }
 
 leaf! {
+    /// `mbarrier.arrive.release.cta.shared::cluster.b64 _, [remote];`: one arrival on an
+    /// mbarrier of a peer CTA, release at *CTA* scope: it orders nothing for the peer's threads,
+    /// and needs no cluster-wide fence (sm_90 SASS: the `.release.cluster` form of
+    /// [`mbarrier_arrive_remote`] becomes `MEMBAR.ALL.GPU` + `ERRBAR` before the arrival; this
+    /// form is the arrival alone).
+    ///
+    /// PTX ISA 8.0 (`.shared::cluster`, `.release`, `.cta`), sm_90. PTX ISA, "mbarrier.arrive"
+    /// (`.sem` defaults to `.release` and `.scope` to `.cta`).
+    ///
+    /// # Safety
+    ///
+    /// As [`mbarrier_arrive_remote`].
+    #[gpu_only("mbarrier.arrive.release.cta.shared::cluster.b64")]
+    #[inline(always)]
+    pub unsafe fn mbarrier_arrive_remote_cta(remote: u32) {
+        // SAFETY: the caller guarantees a live, initialised remote mbarrier.
+        unsafe {
+            asm!("mbarrier.arrive.release.cta.shared::cluster.b64 _, [{a}];", a = in(reg32) remote, options(nostack, preserves_flags));
+        }
+    }
+}
+
+leaf! {
     /// `fence.mbarrier_init.release.cluster;`: orders prior `mbarrier.init`s of this thread before
     /// later cluster-scope accesses to those barriers by peer CTAs.
     ///

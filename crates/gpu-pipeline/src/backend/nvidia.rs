@@ -367,6 +367,36 @@ impl<'a, S: MbarScope> MbarrierRef<'a, S> {
         }
     }
 
+    /// One arrival on the barrier at the same offset in CTA `cta_rank`, as
+    /// [`arrive_remote`](Self::arrive_remote) but with release at *CTA* scope
+    /// (`mbarrier.arrive.release.cta.shared::cluster`): the arrival orders none of this thread's
+    /// memory accesses for the peer. sm_90.
+    ///
+    /// For a consumer that frees a slot the peer's producer refills (a multicast ring): what must
+    /// precede the refill is that this CTA's *reads* of the slot are complete, which the caller
+    /// establishes before arriving (for `wgmma`, `wgmma.wait_group` covering the reads); there is
+    /// no data to publish. Its cost is the arrival alone, where the cluster-scope release of
+    /// `arrive_remote` is a GPU-wide memory barrier per call on sm_90 (`MEMBAR.ALL.GPU`).
+    /// The peer may wait at CTA scope. If this thread wrote data the peer reads, use
+    /// `arrive_remote` and cluster-scope waits instead.
+    ///
+    /// # Safety
+    ///
+    /// As [`arrive_remote`](Self::arrive_remote).
+    #[inline(always)]
+    pub unsafe fn arrive_remote_cta(self, cta_rank: u32) {
+        // SAFETY: as `arrive_remote`.
+        unsafe {
+            let remote = ptx::mapa_shared_cluster(self.addr, cta_rank);
+            ptx::mbarrier_arrive_remote_cta(remote);
+            #[cfg(feature = "checked")]
+            if self.shadow != NO_SHADOW {
+                let remote_shadow = ptx::mapa_shared_cluster(self.shadow, cta_rank);
+                ptx::red_relaxed_cluster_shared_cluster_add_u32(remote_shadow, 1);
+            }
+        }
+    }
+
     /// Copies `bytes` bytes from global memory to shared memory with the bulk-copy engine; when
     /// they have landed, the copy performs complete-tx of `bytes` on this barrier.
     ///
