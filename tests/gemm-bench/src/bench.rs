@@ -39,8 +39,9 @@ usage: gemm-bench [--shapes SPEC] [--reps N] [--warmup N] [--quick] [--beta X] [
                   implementation). Needs --ours-module; takes no timing flag.
 
 D = alpha * A * B^T + beta * C; A: M x K, B: N x K, C, D: M x N, row-major bf16, f32 accumulation.
-Exit status: 0 every check passed, 1 a check or a run failed, 2 usage, 4 no CUDA driver,
-5 CUDA setup (no sm_90 GPU, cuBLAS cannot be loaded, a handle cannot be created).";
+Exit status: 0 every check passed, 1 a check or a run failed, 2 usage, 3 a kernel hung (--check:
+a shape not done within 120 s), 4 no CUDA driver, 5 CUDA setup (no sm_90 GPU, cuBLAS cannot be
+loaded, a handle cannot be created).";
 
 /// The command line, parsed.
 #[derive(Clone, Debug, PartialEq)]

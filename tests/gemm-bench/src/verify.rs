@@ -30,9 +30,25 @@ use crate::{ours, problem};
 /// exact ([`check::integer_data_is_exact`]).
 pub const CHECK_SCALARS: [(f32, f32); 2] = [(1.0, 0.0), (2.0, -1.0)];
 
-/// Whether the integer check is exact for `shape` with every pair of [`CHECK_SCALARS`]; if not,
-/// why (a usage error of `--check --shapes`).
+/// The most multiply-adds (M N K) of one shape's host reference: 2^36, about 30 s on two cores
+/// (the largest default shape, 2048^3, is 2^33).
+pub const MAX_HOST_WORK: usize = 1 << 36;
+
+/// How long one shape (its runs and its host reference) may take before the pass takes a kernel
+/// for hung and exits with `exit::HUNG`, so that a hung kernel does not hold the machine
+/// (`run.sh` also bounds the whole pass with `timeout`).
+pub const SHAPE_LIMIT: std::time::Duration = std::time::Duration::from_secs(120);
+
+/// Whether `shape` can be checked: the integer check is exact with every pair of
+/// [`CHECK_SCALARS`], and the host reference is at most [`MAX_HOST_WORK`]; if not, why (a usage
+/// error of `--check --shapes`).
 pub fn checkable(shape: Shape) -> Result<(), String> {
+    let work = shape.m.saturating_mul(shape.n).saturating_mul(shape.k);
+    if work > MAX_HOST_WORK {
+        return Err(format!(
+            "--check: {shape} is too large for the host reference ({work} multiply-adds, at most 2^36)"
+        ));
+    }
     if CHECK_SCALARS
         .iter()
         .all(|&(alpha, beta)| check::integer_data_is_exact(shape.k, alpha, beta))
@@ -91,9 +107,11 @@ pub fn run(
         "random data in [-1, 1): against cublasGemmEx within the K-scaled bound; integers in -4..=4: every implementation bit for bit against the host reference"
     );
     let width = names.iter().map(String::len).max().unwrap_or(0);
+    let current = watchdog();
     let (mut lines, mut failed) = (0usize, 0usize);
     for &shape in shapes {
         let start = std::time::Instant::now();
+        *current.lock().unwrap_or_else(|e| e.into_inner()) = Some((shape, start));
         let mut tally = |passed: bool| {
             lines += 1;
             failed += usize::from(!passed);
@@ -106,6 +124,7 @@ pub fn run(
         }
         println!("     ({shape}: {:.1} s)", start.elapsed().as_secs_f64());
     }
+    *current.lock().unwrap_or_else(|e| e.into_inner()) = None;
     println!(
         "{} of {lines} checks passed, {failed} failed",
         lines - failed
@@ -114,6 +133,34 @@ pub fn run(
         eprintln!("error: {failed} correctness check(s) failed (FAIL lines above)");
     }
     Ok(failed == 0)
+}
+
+/// The shape being checked and since when (`None`: none), watched by a thread that ends the
+/// process with `exit::HUNG` once a shape has taken longer than [`SHAPE_LIMIT`]: a hung kernel
+/// would block the next synchronisation for ever.
+fn watchdog() -> std::sync::Arc<std::sync::Mutex<Option<(Shape, std::time::Instant)>>> {
+    let current = std::sync::Arc::new(std::sync::Mutex::new(None::<(Shape, std::time::Instant)>));
+    let watched = current.clone();
+    std::thread::spawn(move || {
+        loop {
+            std::thread::sleep(std::time::Duration::from_millis(500));
+            let now = *watched.lock().unwrap_or_else(|e| e.into_inner());
+            if let Some((shape, since)) = now
+                && since.elapsed() > SHAPE_LIMIT
+            {
+                println!(
+                    "FAIL {shape}: not finished after {} s",
+                    SHAPE_LIMIT.as_secs()
+                );
+                eprintln!(
+                    "error: {shape} did not finish within {} s: a kernel hung (the pass stopped there)",
+                    SHAPE_LIMIT.as_secs()
+                );
+                std::process::exit(i32::from(pipeline_suite::exit::HUNG));
+            }
+        }
+    });
+    current
 }
 
 /// Checks one shape with every pair of [`CHECK_SCALARS`], printing a line per (scalars,
@@ -212,5 +259,12 @@ mod tests {
         assert!(CHECK_SCALARS.iter().any(|&(_, beta)| beta != 0.0));
         let e = checkable(Shape::new(8, 8, 1 << 20)).unwrap_err();
         assert!(e.contains("too long"), "{e}");
+        let e = checkable(Shape::new(16384, 16384, 16384)).unwrap_err();
+        assert!(e.contains("too large"), "{e}");
+        assert_eq!(
+            checkable(Shape::new(4096, 4096, 4096)),
+            Ok(()),
+            "2^36 exactly"
+        );
     }
 }
