@@ -1,7 +1,7 @@
 //! The GEMM kernel crate (`crates/gpu-gemm`, issue 13): its sm_90a build, the PTX post-processing
 //! that rustc cannot express, the PTX checks, and the generated `wgmma` source.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::time::Instant;
 
 use xshell::Shell;
@@ -34,16 +34,32 @@ pub const THREADS: u32 = 384;
 /// `wgmma.mma_async` instructions per kernel: 4 k16 steps for a tile's first stage, 4 in the loop.
 pub const WGMMAS: usize = 8;
 
-/// The suite bundle's GEMM section: the exact-check device test of the GEMM (`gemm-test`).
-pub const RUN_SH_SECTION: &str = r#"echo "== gpu-gemm: the bf16 GEMM, checked exactly against a host reference on small integers"
+/// The suite bundle's GEMM section: the exact-check device test of the GEMM (`gemm-test`), then
+/// the correctness pass against cuBLAS (`gemm-bench --check`, every kernel of the module, random
+/// and integer data, beta 0 and not 0), in a subshell that finds cuBLAS as `run_gemm.sh` does
+/// (`@CUBLAS_PATH@`, filled in by [`run_sh_section`]). Each step is bounded and fails the run.
+const RUN_SH_SECTION: &str = r#"echo "== gpu-gemm: the bf16 GEMM, checked exactly against a host reference on small integers"
 timeout -k 10 300 "$here/gemm-test" "$here/gpu_gemm.ptx" 2>&1 | tee "$out/gemm.log"
-[ "${PIPESTATUS[0]}" -eq 0 ] || { echo "FAIL: the GEMM test did not pass"; status=1; }"#;
+[ "${PIPESTATUS[0]}" -eq 0 ] || { echo "FAIL: the GEMM test did not pass"; status=1; }
+
+echo "== gpu-gemm: every kernel against cublasGemmEx (random data, K-scaled bound) and a host reference (integers), beta 0 and not 0"
+(
+@CUBLAS_PATH@
+timeout -k 10 300 "$here/gemm-bench" --check --ours-module "$here/gpu_gemm.ptx"
+) 2>&1 | tee "$out/gemm-check.log"
+[ "${PIPESTATUS[0]}" -eq 0 ] || { echo "FAIL: the GEMM check against cuBLAS did not pass"; status=1; }"#;
+
+/// The suite bundle's GEMM section ([`RUN_SH_SECTION`] with the cuBLAS folders filled in).
+pub fn run_sh_section() -> String {
+    RUN_SH_SECTION.replace("@CUBLAS_PATH@", &crate::gemm::cublas_path_sh())
+}
 
 /// The GEMM's files in the suite bundle: (built file, name in the bundle).
-pub fn bundle_files() -> [(PathBuf, &'static str); 2] {
+pub fn bundle_files() -> [(PathBuf, &'static str); 3] {
     [
         (artifact(), "gpu_gemm.ptx"),
         (crate::root().join("target/release/gemm-test"), "gemm-test"),
+        (crate::gemm::bench_path(), "gemm-bench"),
     ]
 }
 
@@ -77,12 +93,34 @@ pub fn build(sh: &Shell) -> Result<PathBuf> {
     Ok(out)
 }
 
-/// Runs the GEMM's device test on this machine (`cargo xtask test-nvidia`), with the harness's
-/// verdict: in `ci`, only a missing driver may be SKIPPED.
+/// Runs the GEMM's device test, then its correctness pass against cuBLAS (`gemm-bench --check`,
+/// with the cuBLAS folders the bundle adds), on this machine (`cargo xtask test-nvidia`), each
+/// with the harness's verdict: in `ci`, only a missing driver may be SKIPPED. The pass runs even
+/// when the test failed; the task then fails with both messages.
 pub fn run(sh: &Shell, ci: bool) -> Result {
     println!("== gpu-gemm: the bf16 GEMM, checked exactly against a host reference");
     let test = crate::root().join("target/release/gemm-test");
-    crate::nvidia::run_device_program(sh, "gpu-gemm", &test, &[&artifact()], ci)
+    let module = artifact();
+    let tested = crate::nvidia::run_device_program(sh, "gpu-gemm", &test, &[&module], ci);
+    println!(
+        "== gpu-gemm: every kernel against cublasGemmEx (random data, K-scaled bound) and a host reference (integers), beta 0 and not 0"
+    );
+    let checked = {
+        let _cublas = crate::gemm::push_cublas_path(sh);
+        let args: [&Path; 3] = [Path::new("--check"), Path::new("--ours-module"), &module];
+        crate::nvidia::run_device_program(
+            sh,
+            "gpu-gemm check against cuBLAS",
+            &crate::gemm::bench_path(),
+            &args,
+            ci,
+        )
+    };
+    match (tested, checked) {
+        (Ok(()), Ok(())) => Ok(()),
+        (Err(e), Ok(())) | (Ok(()), Err(e)) => Err(e),
+        (Err(a), Err(b)) => Err(format!("{a}\n{b}")),
+    }
 }
 
 /// The final module of [`build`].
@@ -245,12 +283,38 @@ mod tests {
     }
 
     #[test]
-    fn the_run_sh_section_runs_both_bundled_files_bounded() {
+    fn the_run_sh_section_runs_every_bundled_file_bounded() {
+        let section = run_sh_section();
+        assert!(!section.contains('@'), "a placeholder left unfilled");
         for (_, name) in bundle_files() {
-            assert!(RUN_SH_SECTION.contains(&format!("$here/{name}")), "{name}");
+            assert!(section.contains(&format!("$here/{name}")), "{name}");
         }
-        assert!(RUN_SH_SECTION.contains("timeout "));
-        assert!(RUN_SH_SECTION.contains("status=1"));
+        // Two steps, each bounded, each logged, each failing the run.
+        assert_eq!(section.matches("timeout -k 10 ").count(), 2);
+        assert_eq!(section.matches("status=1").count(), 2);
+        assert_eq!(section.matches("[ \"${PIPESTATUS[0]}\" -eq 0 ]").count(), 2);
+        assert!(section.contains(r#"tee "$out/gemm.log""#));
+        assert!(section.contains(r#"tee "$out/gemm-check.log""#));
+    }
+
+    #[test]
+    fn the_check_runs_against_cublas_with_the_module_in_a_subshell() {
+        let section = run_sh_section();
+        let check = section
+            .find(r#""$here/gemm-bench" --check --ours-module "$here/gpu_gemm.ptx""#)
+            .expect("the correctness pass");
+        assert!(
+            section.find(r#""$here/gemm-test""#).unwrap() < check,
+            "after gemm-test"
+        );
+        // cuBLAS found as run_gemm.sh finds it, without changing LD_LIBRARY_PATH for the rest of
+        // run.sh: the export is inside the parentheses.
+        let path = section.find(&crate::gemm::cublas_path_sh()).unwrap();
+        let (open, close) = (
+            section.find("(\n").unwrap(),
+            section.find("\n) 2>&1").unwrap(),
+        );
+        assert!(open < path && path < check && check < close);
     }
 
     #[test]

@@ -35,15 +35,17 @@ tasks:
   example                    check and build examples/kernel-crate from its own folders, as its
                              user would (fmt, clippy, the launcher's tests, the PTX, the launcher)
   test-nvidia [--bundle DIR] [--quick] [--filter TEXT]
-                             build and run the device suite and the example's launcher on this
+                             build and run the device suite, the example's launcher and the GEMM's
+                             tests (exact on integers; against cuBLAS: needs cuBLAS) on this
                              machine's NVIDIA GPU; with --bundle, write DIR (harness + PTX + the
-                             example + run.sh) to run on a GPU machine without Rust
+                             example + the GEMM's programs + run.sh) to run on a GPU machine
+                             without Rust
   bench-nvidia [--bundle DIR] [--quick]
                              benchmarks: the library's kernels against hand-written CUDA C++ (nvcc) and
                              cudaMemcpy, side by side; with --bundle, write DIR to run on a GPU machine
   bench-gemm [--bundle DIR] [--quick]
                              the bf16 GEMM benchmark: cublasGemmEx, cuBLASLt's first heuristic choice
-                             and its autotuned fastest (and the Rust GEMM when it lands), alternating,
+                             and its autotuned fastest, and the Rust GEMM, alternating,
                              every result checked; with --bundle, write DIR to run on a GPU machine
   test-amd [--bless]         build for gfx90a/gfx942/gfx1100, check the disassembly and its snapshots,
                              run the counter protocol's host model tests, and the AMD device suite if a

@@ -13,9 +13,11 @@ use crate::gpu::{self, NVPTX};
 /// status), the suite, the suite under synccheck (reduced item counts), the sm_90a assembly of
 /// the module, the SASS of the barrier probes, and the example kernel crate's launcher
 /// (`@EXAMPLE@`, [`example::RUN_SH_SECTION`]). Logs go to `$OUT` if set, else to `out/` beside
-/// the script. `@SETUP@`, `@NO_DRIVER@` and `@EXAMPLE@` are filled in by [`run_sh`].
+/// the script. `@SETUP@`, `@NO_DRIVER@`, `@EXAMPLE@` and `@GEMM@` (the GEMM's test and its check
+/// against cuBLAS, [`crate::gemm_kernel::run_sh_section`]) are filled in by [`run_sh`].
 const RUN_SH: &str = r#"#!/usr/bin/env bash
-# The gpu-pipeline device suite, self-contained: needs an NVIDIA driver, and CUDA's
+# The gpu-pipeline device suite, self-contained: needs an NVIDIA driver, cuBLAS (CUDA 13:
+# libcublas.so.13, libcublasLt.so.13) for the GEMM's check against it, and CUDA's
 # compute-sanitizer, ptxas and cuobjdump for the extra checks (skipped, and said so, when absent).
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
@@ -109,11 +111,11 @@ fn run_sh() -> String {
         .replace("@SETUP@", &exit::SETUP.to_string())
         .replace("@NO_DRIVER@", &exit::NO_DRIVER.to_string())
         .replace("@EXAMPLE@", example::RUN_SH_SECTION)
-        .replace("@GEMM@", crate::gemm_kernel::RUN_SH_SECTION)
+        .replace("@GEMM@", &crate::gemm_kernel::run_sh_section())
 }
 
-/// Builds the PTX, the harness (release) and the example kernel crate with its launcher, and
-/// returns the harness path.
+/// Builds the PTX, the harness (release), the example kernel crate with its launcher, and the
+/// GEMM's test and benchmark (for its `--check` pass), and returns the harness path.
 fn build(sh: &Shell) -> Result<std::path::PathBuf> {
     example::build(sh)?;
     gpu::build(sh, &NVPTX)?;
@@ -128,6 +130,8 @@ fn build(sh: &Shell) -> Result<std::path::PathBuf> {
         .env("GPU_PIPELINE_COMMIT", &commit)
         .run()
         .map_err(|_| "building the harness failed (above)".to_string())?;
+    // The GEMM's correctness pass against cuBLAS (`gemm-bench --check`).
+    crate::gemm::build_bench(sh)?;
     Ok(crate::root().join("target/release/pipeline-harness"))
 }
 
@@ -191,7 +195,7 @@ fn bundle(sh: &Shell, harness: &Path, dir: &Path) -> Result {
         .collect();
     write_bundle(sh, dir, &files, "run.sh", &run_sh())?;
     println!(
-        "bundle written to {}: run `{}/run.sh` on a machine with an NVIDIA GPU (no Rust needed)",
+        "bundle written to {}: run `{}/run.sh` on a machine with an NVIDIA GPU and cuBLAS (no Rust needed)",
         dir.display(),
         dir.display()
     );
@@ -480,5 +484,15 @@ mod tests {
         let example = script.find("$here/example-launcher").unwrap();
         assert!(script.find("echo \"== device suite\"\n").unwrap() < example);
         assert!(example < script.find("exit $status").unwrap());
+    }
+
+    #[test]
+    fn run_sh_runs_the_gemm_test_and_its_check_against_cublas() {
+        let script = run_sh();
+        assert!(script.contains(&crate::gemm_kernel::run_sh_section()));
+        let test = script.find("\"$here/gemm-test\"").unwrap();
+        let check = script.find("\"$here/gemm-bench\" --check").unwrap();
+        assert!(test < check);
+        assert!(check < script.find("exit $status").unwrap());
     }
 }

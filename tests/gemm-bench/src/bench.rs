@@ -8,30 +8,40 @@ use std::time::{SystemTime, UNIX_EPOCH};
 
 use pipeline_suite::exit;
 
-use crate::check::{self, POISON, Rng};
-use crate::cuda::{Device, DeviceBuffer, OpenError, Step, Timer};
-use crate::gemm::{Gemm, Operands, baselines};
+use crate::check::{self, Rng};
+use crate::cuda::{Device, OpenError, Step, Timer};
+use crate::gemm::{Gemm, baselines};
 use crate::ours;
 use crate::problem::{self, Problem, Shape};
+use crate::runs::{Buffers, prepare_all, run_once};
 
 const USAGE: &str = "\
 usage: gemm-bench [--shapes SPEC] [--reps N] [--warmup N] [--quick] [--beta X] [--csv FILE]
-                  [--no-gate] [--ours-module FILE]
+                  [--no-gate] [--ours-module FILE] [--seed N]
+       gemm-bench --check --ours-module FILE [--shapes SPEC] [--seed N]
 
-  --shapes SPEC   square | llm | all | MxNxK[,MxNxK...] (sets and shapes may be mixed; K % 8 == 0)
-                  default: all (square: 1024^3 .. 16384^3; llm: M in {128, 1024, 8192} x (N, K) in
-                  {(4096, 4096), (14336, 4096), (4096, 14336), (28672, 8192)})
+  --shapes SPEC   square | llm | all | check | MxNxK[,MxNxK...] (sets and shapes may be mixed;
+                  K % 8 == 0); default: all (square: 1024^3 .. 16384^3; llm: M in {128, 1024, 8192}
+                  x (N, K) in {(4096, 4096), (14336, 4096), (4096, 14336), (28672, 8192)});
+                  with --check: check (18 shapes: square, odd M and N, skinny M, K = 65536)
   --reps N        timed rounds per shape (default 20; --quick 5)
   --warmup N      untimed rounds before them (default 5; --quick 2)
   --quick         fewer shapes, rounds, autotuning candidates and exact checks
   --beta X        beta of the timed shapes (default 0: C is not read); alpha is 1
   --csv FILE      write one row per shape and implementation
   --no-gate       do not hold the stream until a round is enqueued (see cuda::Timer)
-  --ours-module F the GEMM under test's module (once it exists)
+  --ours-module F the GEMM under test's module
+  --seed N        the data's seed (default: from the clock; printed either way)
+  --check         correctness only, nothing timed: each shape once per implementation
+                  (cublasGemmEx and every kernel of the module), with beta 0 and beta -1 (alpha 2):
+                  random data against cublasGemmEx within the K-scaled bound, integer data bit for
+                  bit against the host reference; one PASS/FAIL line per (shape, beta,
+                  implementation). Needs --ours-module; takes no timing flag.
 
 D = alpha * A * B^T + beta * C; A: M x K, B: N x K, C, D: M x N, row-major bf16, f32 accumulation.
-Exit status: 0 every check passed, 1 a check or a run failed, 2 usage, 4 no CUDA driver,
-5 CUDA setup (no sm_90 GPU, cuBLAS cannot be loaded, a handle cannot be created).";
+Exit status: 0 every check passed, 1 a check or a run failed, 2 usage, 3 a kernel hung (--check:
+a shape not done within 120 s), 4 no CUDA driver, 5 CUDA setup (no sm_90 GPU, cuBLAS cannot be
+loaded, a handle cannot be created).";
 
 /// The command line, parsed.
 #[derive(Clone, Debug, PartialEq)]
@@ -52,7 +62,22 @@ pub struct Options {
     pub gated: bool,
     /// The GEMM under test's module.
     pub ours_module: Option<PathBuf>,
+    /// The data's seed (`None`: from the clock).
+    pub seed: Option<u64>,
+    /// The correctness pass (`--check`, [`crate::verify`]) instead of the benchmark.
+    pub check: bool,
 }
+
+/// The flags that set how the benchmark times (or what it writes); `--check` times nothing and
+/// refuses them rather than ignore them.
+const TIMING_FLAGS: [&str; 6] = [
+    "--reps",
+    "--warmup",
+    "--quick",
+    "--beta",
+    "--csv",
+    "--no-gate",
+];
 
 /// What the command line asked for: a run, or the usage text.
 #[derive(Debug, PartialEq)]
@@ -76,9 +101,15 @@ pub fn parse_args(args: &[String]) -> Result<Command, String> {
         csv: None,
         gated: true,
         ours_module: None,
+        seed: None,
+        check: false,
     };
+    let mut timing_flags = Vec::new();
     let mut it = args.iter();
     while let Some(arg) = it.next() {
+        if TIMING_FLAGS.contains(&arg.as_str()) {
+            timing_flags.push(arg.clone());
+        }
         let mut value = |name: &str| {
             it.next()
                 .cloned()
@@ -106,9 +137,32 @@ pub fn parse_args(args: &[String]) -> Result<Command, String> {
             "--csv" => options.csv = Some(PathBuf::from(value("--csv")?)),
             "--no-gate" => options.gated = false,
             "--ours-module" => options.ours_module = Some(PathBuf::from(value("--ours-module")?)),
+            "--seed" => {
+                let v = value("--seed")?;
+                options.seed = Some(
+                    v.parse::<u64>()
+                        .map_err(|_| format!("--seed needs a whole number, not `{v}`"))?,
+                );
+            }
+            "--check" => options.check = true,
             "-h" | "--help" => return Ok(Command::Help),
             other => return Err(format!("unknown argument `{other}` (--help for the usage)")),
         }
+    }
+    if options.check {
+        if let Some(flag) = timing_flags.first() {
+            return Err(format!(
+                "{flag} has no meaning with --check (it times nothing)"
+            ));
+        }
+        if options.ours_module.is_none() {
+            return Err("--check needs --ours-module FILE (the GEMM under test)".into());
+        }
+        options.shapes = shapes.unwrap_or_else(crate::verify::default_shapes);
+        for &shape in &options.shapes {
+            crate::verify::checkable(shape)?;
+        }
+        return Ok(Command::Run(options));
     }
     options.shapes = shapes.unwrap_or_else(|| {
         if options.quick {
@@ -188,92 +242,6 @@ impl ShapeResult {
     fn passed(&self) -> bool {
         self.error.is_none() && self.rows.iter().all(|r| !r.check.starts_with("FAIL"))
     }
-}
-
-/// Device buffers of one problem: A, B, C and one D per implementation.
-struct Buffers {
-    a: DeviceBuffer,
-    b: DeviceBuffer,
-    c: DeviceBuffer,
-    d: Vec<DeviceBuffer>,
-}
-
-impl Buffers {
-    fn new(device: &Device, shape: Shape, impls: usize) -> Result<Self, String> {
-        let (ea, eb, ec) = shape.elems();
-        Ok(Self {
-            a: device.alloc(ea, "A")?,
-            b: device.alloc(eb, "B")?,
-            c: device.alloc(ec, "C")?,
-            d: (0..impls)
-                .map(|_| device.alloc(ec, "D"))
-                .collect::<Result<_, _>>()?,
-        })
-    }
-
-    fn operands(&self, i: usize) -> Operands {
-        Operands {
-            a: self.a.ptr,
-            b: self.b.ptr,
-            c: self.c.ptr,
-            d: self.d[i].ptr,
-        }
-    }
-
-    /// Uploads A, B and C (C poisoned when beta is 0: it must not be read).
-    fn upload(
-        &self,
-        device: &Device,
-        a: &[u16],
-        b: &[u16],
-        c: &[u16],
-        beta: f32,
-    ) -> Result<(), String> {
-        device.upload(&self.a, a)?;
-        device.upload(&self.b, b)?;
-        if beta == 0.0 {
-            device.fill(&self.c, POISON)
-        } else {
-            device.upload(&self.c, c)
-        }
-    }
-
-    fn poison_d(&self, device: &Device) -> Result<(), String> {
-        self.d.iter().try_for_each(|d| device.fill(d, POISON))
-    }
-}
-
-/// Runs every implementation once on the uploaded data (after poisoning every D) and downloads
-/// the results.
-fn run_once(
-    device: &Device,
-    impls: &mut [Box<dyn Gemm>],
-    problem: &Problem,
-    buffers: &Buffers,
-) -> Result<Vec<Vec<u16>>, String> {
-    buffers.poison_d(device)?;
-    for (i, imp) in impls.iter_mut().enumerate() {
-        let ops = buffers.operands(i);
-        imp.before_run(&device.stream, problem, &ops)?;
-        imp.run(&device.stream, problem, &ops)
-            .map_err(|e| format!("{}: {e}", imp.name()))?;
-    }
-    device.sync()?;
-    buffers.d.iter().map(|d| device.download(d)).collect()
-}
-
-fn prepare_all(
-    device: &Device,
-    timer: &mut Timer,
-    impls: &mut [Box<dyn Gemm>],
-    problem: &Problem,
-    buffers: &Buffers,
-) -> Result<(), String> {
-    for (i, imp) in impls.iter_mut().enumerate() {
-        imp.prepare(timer, problem, &buffers.operands(i))
-            .map_err(|e| format!("{}: {e}", imp.name()))?;
-    }
-    buffers.poison_d(device)
 }
 
 /// The exact checks: every implementation against the host reference, bit for bit, on
@@ -632,9 +600,24 @@ fn summary(results: &[ShapeResult], ours: Option<usize>, names: &[String]) {
 /// Runs the benchmark; the exit status is `pipeline_suite::exit`'s.
 fn run(options: Options) -> Result<bool, (u8, String)> {
     let device = Device::open().map_err(|e| match e {
+        OpenError::NoDriver if options.check => {
+            (e.exit_code(), crate::cuda::NO_DRIVER_CHECK.to_string())
+        }
         OpenError::NoDriver => (e.exit_code(), crate::cuda::NO_DRIVER.to_string()),
         OpenError::Setup(_) => (e.exit_code(), e.to_string()),
     })?;
+    let seed = options.seed.unwrap_or_else(|| {
+        SystemTime::now()
+            .duration_since(UNIX_EPOCH)
+            .map_or(1, |d| d.as_nanos() as u64)
+    });
+    if options.check {
+        let module = options
+            .ours_module
+            .as_deref()
+            .expect("--check needs a module (parse_args)");
+        return crate::verify::run(&device, &options.shapes, module, seed);
+    }
     let setup = |e: String| (exit::SETUP, e);
     // cudarc panics when a symbol is missing from a library it found (an older cuBLAS).
     let mut impls = crate::cuda::no_panic("cuBLAS cannot be used (too old a version?)", || {
@@ -652,9 +635,6 @@ fn run(options: Options) -> Result<bool, (u8, String)> {
         None => None,
     };
     let mut timer = Timer::new(&device, options.gated).map_err(setup)?;
-    let seed = SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map_or(1, |d| d.as_nanos() as u64);
     let mut rng = Rng::new(seed);
     println!(
         "gemm-bench: {} (sm_{}{}, {} SMs), CUDA driver {}.{}, commit {}",
@@ -784,6 +764,47 @@ mod tests {
         assert_eq!(o.csv, Some(PathBuf::from("x.csv")));
         assert_eq!(o.ours_module, Some(PathBuf::from("k.ptx")));
         assert_eq!(parse_args(&args("--help")).unwrap(), Command::Help);
+    }
+
+    #[test]
+    fn check_mode() {
+        let o = options("--check --ours-module k.ptx");
+        assert!(o.check);
+        assert_eq!(o.shapes, problem::CHECK.to_vec());
+        assert_eq!(o.ours_module, Some(PathBuf::from("k.ptx")));
+        assert_eq!(o.seed, None);
+        let o = options("--ours-module k.ptx --shapes 7x1000x136,check --check --seed 42");
+        assert_eq!(o.shapes[0], Shape::new(7, 1000, 136));
+        assert_eq!(o.shapes.len(), 1 + problem::CHECK.len());
+        assert_eq!(o.seed, Some(42));
+        assert!(
+            !options("--ours-module k.ptx").check,
+            "the benchmark by default"
+        );
+        assert_eq!(
+            options("--seed 7").seed,
+            Some(7),
+            "the benchmark takes a seed too"
+        );
+        for flag in TIMING_FLAGS {
+            let value = match flag {
+                "--reps" | "--warmup" => " 3",
+                "--beta" => " 1",
+                "--csv" => " x.csv",
+                _ => "",
+            };
+            let line = format!("--check --ours-module k.ptx {flag}{value}");
+            let e = parse_args(&args(&line)).unwrap_err();
+            assert!(e.contains(flag) && e.contains("--check"), "{line}: {e}");
+            let line = format!("--ours-module k.ptx {flag}{value}");
+            assert!(parse_args(&args(&line)).is_ok(), "{line}");
+        }
+        let e = parse_args(&args("--check")).unwrap_err();
+        assert!(e.contains("--ours-module"), "{e}");
+        let e = parse_args(&args("--check --ours-module k.ptx --shapes 8x8x1048576")).unwrap_err();
+        assert!(e.contains("too long"), "{e}");
+        let e = parse_args(&args("--seed -1")).unwrap_err();
+        assert!(e.contains("--seed"), "{e}");
     }
 
     #[test]

@@ -281,6 +281,77 @@ pub fn reference_rounded_twice(
         .collect()
 }
 
+/// The exact dot products `sum_l a_il b_jl` of integer data (A: M x K, B: N x K, bf16 integers
+/// in -4..=4, as [`Rng::small_integers_bf16`] makes them), row-major M x N, computed on every core:
+/// the correctness pass's shapes reach 4 * 10^9 multiply-adds, which one core would take
+/// seconds for. Finish them with [`exact_from_dots`]. Needs `16 K < 2^31` (i32 sums).
+pub fn integer_dots(m: usize, n: usize, k: usize, a: &[u16], b: &[u16]) -> Vec<i32> {
+    assert_eq!((a.len(), b.len()), (m * k, n * k));
+    assert!(INTEGER_MAX * INTEGER_MAX * (k as i64) < i64::from(i32::MAX));
+    // i16 products summed in i32: a reduction LLVM vectorises.
+    let narrow = |x: &[u16]| -> Vec<i16> { x.iter().map(|&v| f32_from_bf16(v) as i16).collect() };
+    let (a, b) = (narrow(a), narrow(b));
+    let mut dots = vec![0i32; m * n];
+    if dots.is_empty() {
+        return dots;
+    }
+    let threads = std::thread::available_parallelism().map_or(1, |t| t.get());
+    let rows_per_thread = m.div_ceil(threads).max(1);
+    std::thread::scope(|scope| {
+        for (chunk, out) in dots.chunks_mut(rows_per_thread * n).enumerate() {
+            let (a, b) = (&a, &b);
+            scope.spawn(move || {
+                for (r, out_row) in out.chunks_exact_mut(n).enumerate() {
+                    let i = chunk * rows_per_thread + r;
+                    let row = &a[i * k..][..k];
+                    for (j, d) in out_row.iter_mut().enumerate() {
+                        let col = &b[j * k..][..k];
+                        *d = row
+                            .iter()
+                            .zip(col)
+                            .map(|(&x, &y)| i32::from(x) * i32::from(y))
+                            .sum();
+                    }
+                }
+            });
+        }
+    });
+    dots
+}
+
+/// From [`integer_dots`], the exact result `alpha * dots + beta * C` rounded once to bf16
+/// ([`reference_exact`]) and the result rounded twice, the product first
+/// ([`reference_rounded_twice`], what cuBLAS gives when beta is not 0): the two results a
+/// correct implementation may give. `c` is not read when `beta` is 0. Needs
+/// [`integer_data_is_exact`]`(k, alpha, beta)`.
+pub fn exact_from_dots(
+    k: usize,
+    dots: &[i32],
+    alpha: f32,
+    beta: f32,
+    c: &[u16],
+) -> (Vec<u16>, Vec<u16>) {
+    assert!(integer_data_is_exact(k, alpha, beta));
+    let (alpha_i, beta_i) = (alpha as i64, beta as i64);
+    let int = |bits: u16| f32_from_bf16(bits) as i64;
+    let mut once = Vec::with_capacity(dots.len());
+    let mut twice = Vec::with_capacity(dots.len());
+    for (at, &dot) in dots.iter().enumerate() {
+        let product = alpha_i * i64::from(dot);
+        if beta == 0.0 {
+            // Exact in f32: below 2^24 (integer_data_is_exact).
+            let d = bf16_from_f32(product as f32);
+            once.push(d);
+            twice.push(d);
+        } else {
+            once.push(bf16_from_f32((product + beta_i * int(c[at])) as f32));
+            let p = f32_from_bf16(bf16_from_f32(product as f32));
+            twice.push(bf16_from_f32(p + beta * f32_from_bf16(c[at])));
+        }
+    }
+    (once, twice)
+}
+
 /// `got` against the single-rounded exact result, accepting where it differs the value of the
 /// twice-rounded one (`either`): both are the IEEE results of a correct computation.
 pub fn compare_exact_either(want: &[u16], either: &[u16], got: &[u16], cols: usize) -> Comparison {
@@ -430,6 +501,39 @@ mod tests {
         );
         let d = reference_exact(2, 3, 2, 2.0, &a, &b, -1.0, &c);
         assert_eq!(d, bf(&[1.0, 1.0, 11.0, 7.0, 3.0, 29.0]));
+    }
+
+    #[test]
+    fn the_dots_finish_into_both_references() {
+        let mut rng = Rng::new(11);
+        for (m, n, k) in [
+            (1, 1, 8),
+            (7, 5, 64),
+            (13, 3, 136),
+            (3, 17, 1000),
+            (0, 4, 8),
+        ] {
+            let a = rng.small_integers_bf16(m * k);
+            let b = rng.small_integers_bf16(n * k);
+            let c = rng.small_integers_bf16(m * n);
+            let dots = integer_dots(m, n, k, &a, &b);
+            assert_eq!(dots.len(), m * n);
+            for (alpha, beta) in [(1.0, 0.0), (2.0, -1.0), (1.0, 1.0)] {
+                let (once, twice) = exact_from_dots(k, &dots, alpha, beta, &c);
+                assert_eq!(once, reference_exact(m, n, k, alpha, &a, &b, beta, &c));
+                let want = reference_rounded_twice(m, n, k, alpha, &a, &b, beta, &c);
+                assert_eq!(twice, want, "{m}x{n}x{k} alpha {alpha} beta {beta}");
+            }
+        }
+        // cuBLAS's case (see reference_rounded_twice): 283 - 1 is 282 exactly, a bf16 value;
+        // rounded first, 283 ties to 284, and 284 - 1 = 283 ties to 284 again.
+        let (once, twice) = exact_from_dots(64, &[283], 1.0, -1.0, &[bf16_from_f32(1.0)]);
+        assert_eq!(
+            (f32_from_bf16(once[0]), f32_from_bf16(twice[0])),
+            (282.0, 284.0)
+        );
+        let (once, twice) = exact_from_dots(64, &[283], 1.0, 0.0, &[]);
+        assert_eq!(once, twice, "beta 0: one rounding, C not read");
     }
 
     #[test]

@@ -14,6 +14,9 @@ pub use pipeline_harness::cuda::{OpenError, check};
 /// The no-driver line of this binary (the harness's names the suite's bundles).
 pub const NO_DRIVER: &str = "no CUDA driver found (libcuda.so could not be loaded); run on a machine with an NVIDIA GPU and its driver, or build a bundle for one with `cargo xtask bench-gemm --bundle DIR` and run DIR/run_gemm.sh there";
 
+/// The no-driver line of `--check`, which the suite bundle runs.
+pub const NO_DRIVER_CHECK: &str = "no CUDA driver found (libcuda.so could not be loaded); run on a machine with an NVIDIA GPU and its driver, or build the suite bundle with `cargo xtask test-nvidia --bundle DIR` and run DIR/run.sh there";
+
 /// Runs `f`, turning a panic (cudarc panics when a library or one of its symbols is missing)
 /// into an error that names `what`, without printing the panic.
 pub fn no_panic<T>(what: &str, f: impl FnOnce() -> Result<T, String>) -> Result<T, String> {

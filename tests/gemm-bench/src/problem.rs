@@ -98,7 +98,39 @@ pub fn quick() -> Vec<Shape> {
     ]
 }
 
-/// Parses `--shapes`: `square`, `llm`, `all`, or a comma-separated list of `MxNxK` (each at least
+/// The shapes of the correctness pass (`gemm-bench --check`, run by `cargo xtask test-nvidia`),
+/// each with beta 0 and beta not 0. They cover what issue 13 asks to be checked: square shapes;
+/// odd M and N (1, 7, 1000, 4097), each in the M and in the N position; skinny M (64, 128) with
+/// large N and K; a long K (65536); and K a multiple of 8 but not of 64 (8, 72, 136, 1000), where
+/// the last k-block of every tile is partial. Small enough that the host reference of the
+/// integer check (about 2 * 10^10 multiply-adds in all) and the runs take seconds, not minutes.
+pub const CHECK: [Shape; 18] = [
+    // Square.
+    Shape::new(256, 256, 256),
+    Shape::new(1024, 1024, 1024),
+    Shape::new(2048, 2048, 2048),
+    // Odd M and N.
+    Shape::new(1, 1, 8),
+    Shape::new(1, 4097, 256),
+    Shape::new(4097, 1, 256),
+    Shape::new(7, 1000, 512),
+    Shape::new(1000, 7, 512),
+    Shape::new(1000, 1000, 1000),
+    Shape::new(1000, 4097, 136),
+    Shape::new(4097, 1000, 136),
+    Shape::new(4097, 4097, 64),
+    // Skinny M, large N and K.
+    Shape::new(64, 8192, 4096),
+    Shape::new(128, 4096, 8192),
+    // Long K.
+    Shape::new(128, 256, 65536),
+    Shape::new(7, 1000, 65536),
+    // K a multiple of 8, not of 64.
+    Shape::new(256, 512, 8),
+    Shape::new(520, 264, 72),
+];
+
+/// Parses `--shapes`: `square`, `llm`, `all`, `check` ([`CHECK`]), or a comma-separated list of `MxNxK` (each at least
 /// 1, K a multiple of 8: the stride rule of the tensor copies the GEMM under test will use, kept
 /// for every implementation so that all run the same shapes). Named sets and lists may be mixed
 /// (`square,128x4096x4096`); duplicates are dropped, order kept.
@@ -109,6 +141,7 @@ pub fn parse_shapes(spec: &str) -> Result<Vec<Shape>, String> {
             "square" => SQUARE.to_vec(),
             "llm" => llm(),
             "all" => SQUARE.iter().copied().chain(llm()).collect(),
+            "check" => CHECK.to_vec(),
             _ => vec![parse_one(item)?],
         };
         for shape in more {
@@ -127,7 +160,7 @@ const MAX_DIM: usize = i32::MAX as usize;
 fn parse_one(item: &str) -> Result<Shape, String> {
     let bad = || {
         format!(
-            "bad shape `{item}`: expected `square`, `llm`, `all` or MxNxK (for example 4096x4096x4096)"
+            "bad shape `{item}`: expected `square`, `llm`, `all`, `check` or MxNxK (for example 4096x4096x4096)"
         )
     };
     let dims: Vec<usize> = item
@@ -276,6 +309,40 @@ mod tests {
             17,
             "no duplicates"
         );
+    }
+
+    #[test]
+    fn the_check_shapes_cover_the_issue() {
+        assert_eq!(parse_shapes("check").unwrap(), CHECK.to_vec());
+        let has = |f: &dyn Fn(&Shape) -> bool| CHECK.iter().any(f);
+        assert!(has(&|s| s.m == s.n && s.n == s.k && s.m >= 1024), "square");
+        for size in [1, 7, 1000, 4097] {
+            assert!(has(&|s| s.m == size), "M = {size}");
+            assert!(has(&|s| s.n == size), "N = {size}");
+        }
+        for m in [64, 128] {
+            assert!(
+                has(&|s| s.m == m && s.n >= 4096 && s.k >= 4096),
+                "skinny M = {m}"
+            );
+        }
+        assert!(
+            has(&|s| s.k == 65536 && s.m <= 128 && s.n <= 1024),
+            "long K"
+        );
+        assert!(
+            has(&|s| s.k % 64 != 0 && s.m > 1 && s.n > 1),
+            "K not a multiple of 64"
+        );
+        for s in CHECK {
+            assert_eq!(parse_one(&s.to_string()), Ok(s), "{s}: a valid shape");
+        }
+        let distinct: std::collections::HashSet<_> =
+            CHECK.iter().map(|s| (s.m, s.n, s.k)).collect();
+        assert_eq!(distinct.len(), CHECK.len(), "no duplicates");
+        // The host reference of the integer check stays cheap: multiply-adds in all.
+        let work: f64 = CHECK.iter().map(|s| s.flops() / 2.0).sum();
+        assert!(work < 3e10, "{work:e}");
     }
 
     #[test]
