@@ -80,7 +80,7 @@ pub fn build(sh: &Shell) -> Result<PathBuf> {
     for entry in ENTRIES {
         ptx = with_maxntid(&ptx, entry, THREADS)?;
     }
-    check_ptx(&ptx)?;
+    let reports = check_ptx(&ptx)?;
     let out = target.target_dir().join("gpu_gemm.ptx");
     std::fs::write(&out, &ptx).map_err(|e| format!("writing {}: {e}", out.display()))?;
     println!(
@@ -90,6 +90,12 @@ pub fn build(sh: &Shell) -> Result<PathBuf> {
         start.elapsed().as_secs_f64(),
         out.display()
     );
+    for r in reports {
+        println!(
+            "           {}: {} .aligned (wgmma: {}) on warpgroup-uniform paths; {} conditional branches, {} lane-divergent, {} only warp-uniform",
+            r.entry, r.aligned, r.wgmmas, r.branches, r.lane_divergent, r.warp_divergent
+        );
+    }
     Ok(out)
 }
 
@@ -153,8 +159,10 @@ pub fn with_maxntid(ptx: &str, entry: &str, threads: u32) -> Result<String> {
 
 /// The checks the issue asks of the GEMM's PTX, on a machine without ptxas: no local memory (an
 /// accumulator indexed with a variable spills the whole array, and ptxas then serialises the
-/// wgmmas), the expected number of `wgmma.mma_async`, the launch bound.
-pub fn check_ptx(ptx: &str) -> Result {
+/// wgmmas), the expected number of `wgmma.mma_async` in each entry, the launch bound, and that no
+/// `wgmma` (nor other `.aligned` instruction) sits on a path only part of its warpgroup (warp)
+/// takes ([`crate::ptx_uniform`]). Returns what the last check found in each entry.
+pub fn check_ptx(ptx: &str) -> Result<Vec<crate::ptx_uniform::EntryReport>> {
     if ptx.contains("__local_depot") || ptx.contains(".local") {
         return Err(
             "the GEMM PTX uses local memory (an accumulator array indexed with a variable?)".into(),
@@ -173,7 +181,21 @@ pub fn check_ptx(ptx: &str) -> Result {
             "the GEMM PTX has {bounds} .maxntid directives, expected one per kernel"
         ));
     }
-    Ok(())
+    let reports = crate::ptx_uniform::check(ptx)
+        .map_err(|e| format!("the GEMM PTX fails its convergence check:\n{e}"))?;
+    for entry in ENTRIES {
+        let report = reports
+            .iter()
+            .find(|r| r.entry == entry)
+            .ok_or_else(|| format!("the GEMM PTX has no entry `{entry}`"))?;
+        if report.wgmmas != WGMMAS {
+            return Err(format!(
+                "the GEMM entry `{entry}` has {} wgmma.mma_async, expected {WGMMAS}",
+                report.wgmmas
+            ));
+        }
+    }
+    Ok(reports)
 }
 
 /// The source of `crates/gpu-gemm/src/wgmma.rs`: the m64n256k16 bf16 `wgmma.mma_async` as inline
@@ -270,16 +292,44 @@ mod tests {
         assert!(with_maxntid(ptx, "other", 384).is_err());
     }
 
+    /// An entry with `wgmmas` wgmma.mma_async for the consumer warpgroups (`%tid.x >= 128`, or
+    /// with `divergent` for thread 0 only), with or without its launch bound.
+    fn entry(name: &str, wgmmas: usize, bound: bool, divergent: bool) -> String {
+        let bound = if bound { ".maxntid 384, 1, 1\n" } else { "" };
+        let test = if divergent {
+            "setp.ne.s32 \t%p1, %r1, 0"
+        } else {
+            "setp.lt.u32 \t%p1, %r1, 128"
+        };
+        let wgmma = "\twgmma.mma_async.sync.aligned.m64n8k16.f32.bf16.bf16 {%f0, %f1, %f2, %f3}, %rd1, %rd2, 1, 1, 1, 0, 0;\n";
+        format!(
+            ".visible .entry {name}(\n\t.param .u32 {name}_param_0\n)\n{bound}{{\n\t.reg .pred \t%p<2>;\n\t.reg .b32 \t%r<2>;\n\t.reg .b64 \t%rd<3>;\n\t.reg .f32 \t%f<4>;\n\tmov.u32 \t%r1, %tid.x;\n\t{test};\n\t@%p1 bra \t$L__BB0_2;\n{}$L__BB0_2:\n\tret;\n}}\n",
+            wgmma.repeat(wgmmas)
+        )
+    }
+
     #[test]
-    fn ptx_checks_catch_local_memory_and_missing_wgmmas() {
-        let wgmmas = "wgmma.mma_async\n".repeat(WGMMAS * ENTRIES.len());
-        let bounds = ".maxntid 384, 1, 1\n".repeat(ENTRIES.len());
-        let good = format!("{wgmmas}{bounds}");
-        assert!(check_ptx(&good).is_ok());
+    fn ptx_checks_catch_local_memory_missing_wgmmas_and_divergent_ones() {
+        let module = |wgmmas: [usize; 2], bounds: [bool; 2], divergent: bool| {
+            format!(
+                ".version 8.0\n.target sm_90a\n.address_size 64\n{}{}",
+                entry(ENTRIES[0], wgmmas[0], bounds[0], false),
+                entry(ENTRIES[1], wgmmas[1], bounds[1], divergent)
+            )
+        };
+        let good = module([WGMMAS; 2], [true; 2], false);
+        let reports = check_ptx(&good).unwrap();
+        assert_eq!(reports.len(), ENTRIES.len());
         assert!(check_ptx(&format!("{good}.local .align 4 .b8 __local_depot0[512];")).is_err());
-        assert!(check_ptx(&format!("wgmma.mma_async\n{bounds}")).is_err());
-        assert!(check_ptx(&wgmmas).is_err());
-        assert!(check_ptx(&format!("{wgmmas}.maxntid 384, 1, 1\n")).is_err());
+        assert!(check_ptx(&module([1, WGMMAS], [true; 2], false)).is_err());
+        assert!(check_ptx(&module([WGMMAS - 1, WGMMAS + 1], [true; 2], false)).is_err());
+        assert!(check_ptx(&module([WGMMAS; 2], [false; 2], false)).is_err());
+        assert!(check_ptx(&module([WGMMAS; 2], [true, false], false)).is_err());
+        let e = check_ptx(&module([WGMMAS; 2], [true; 2], true)).unwrap_err();
+        assert!(
+            e.contains(ENTRIES[1]) && e.contains("the whole warpgroup"),
+            "{e}"
+        );
     }
 
     #[test]

@@ -11,6 +11,7 @@ mod gemm_kernel;
 mod gpu;
 mod host;
 mod nvidia;
+mod ptx_uniform;
 mod snapshots;
 #[cfg(test)]
 mod tidy;
