@@ -310,22 +310,33 @@ mod tests {
 
     #[test]
     fn ptx_checks_catch_local_memory_missing_wgmmas_and_divergent_ones() {
-        let module = |wgmmas: [usize; 2], bounds: [bool; 2], divergent: bool| {
-            format!(
-                ".version 8.0\n.target sm_90a\n.address_size 64\n{}{}",
-                entry(ENTRIES[0], wgmmas[0], bounds[0], false),
-                entry(ENTRIES[1], wgmmas[1], bounds[1], divergent)
-            )
+        const N: usize = ENTRIES.len();
+        // Every entry with its wgmma count and bound; the second one divergent if asked.
+        let module = |wgmmas: [usize; N], bounds: [bool; N], divergent: bool| {
+            let mut ptx = String::from(".version 8.0\n.target sm_90a\n.address_size 64\n");
+            for (i, name) in ENTRIES.iter().enumerate() {
+                ptx.push_str(&entry(name, wgmmas[i], bounds[i], divergent && i == 1));
+            }
+            ptx
         };
-        let good = module([WGMMAS; 2], [true; 2], false);
+        let with = |i: usize, x: usize| {
+            let mut w = [WGMMAS; N];
+            w[i] = x;
+            w
+        };
+        let good = module([WGMMAS; N], [true; N], false);
         let reports = check_ptx(&good).unwrap();
         assert_eq!(reports.len(), ENTRIES.len());
         assert!(check_ptx(&format!("{good}.local .align 4 .b8 __local_depot0[512];")).is_err());
-        assert!(check_ptx(&module([1, WGMMAS], [true; 2], false)).is_err());
-        assert!(check_ptx(&module([WGMMAS - 1, WGMMAS + 1], [true; 2], false)).is_err());
-        assert!(check_ptx(&module([WGMMAS; 2], [false; 2], false)).is_err());
-        assert!(check_ptx(&module([WGMMAS; 2], [true, false], false)).is_err());
-        let e = check_ptx(&module([WGMMAS; 2], [true; 2], true)).unwrap_err();
+        assert!(check_ptx(&module(with(0, 1), [true; N], false)).is_err());
+        let mut moved = with(0, WGMMAS - 1);
+        moved[1] = WGMMAS + 1;
+        assert!(check_ptx(&module(moved, [true; N], false)).is_err());
+        assert!(check_ptx(&module([WGMMAS; N], [false; N], false)).is_err());
+        let mut one_unbound = [true; N];
+        one_unbound[1] = false;
+        assert!(check_ptx(&module([WGMMAS; N], one_unbound, false)).is_err());
+        let e = check_ptx(&module([WGMMAS; N], [true; N], true)).unwrap_err();
         assert!(
             e.contains(ENTRIES[1]) && e.contains("the whole warpgroup"),
             "{e}"
