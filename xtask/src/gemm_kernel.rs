@@ -251,6 +251,34 @@ fn wgmma_source() -> String {
     for i in (0..128).step_by(2) {
         s.push_str(&format!("    f({i}, d[{i}], d[{}]);\n", i + 1));
     }
+    s.push_str("}\n\n");
+    s.push_str("/// Calls `f(q, [d[4 q], .., d[4 q + 3]])` for `q` in 0..32, unrolled (see [`each_pair`]).\n");
+    s.push_str("#[inline(always)]\n");
+    s.push_str("pub fn each_quad(d: &[f32; 128], mut f: impl FnMut(u32, [f32; 4])) {\n");
+    for q in 0..32 {
+        s.push_str(&format!(
+            "    f({q}, [d[{}], d[{}], d[{}], d[{}]]);\n",
+            4 * q,
+            4 * q + 1,
+            4 * q + 2,
+            4 * q + 3
+        ));
+    }
+    s.push_str("}\n\n");
+    s.push_str(
+        "/// Sets `d[4 q .. 4 q + 4]` to `f(q)` for `q` in 0..32, unrolled (see [`each_pair`]).\n",
+    );
+    s.push_str("#[inline(always)]\n");
+    s.push_str("pub fn set_quads(d: &mut [f32; 128], mut f: impl FnMut(u32) -> [f32; 4]) {\n");
+    for q in 0..32 {
+        s.push_str(&format!(
+            "    [d[{}], d[{}], d[{}], d[{}]] = f({q});\n",
+            4 * q,
+            4 * q + 1,
+            4 * q + 2,
+            4 * q + 3
+        ));
+    }
     s.push_str("}\n");
     s
 }

@@ -96,15 +96,45 @@ impl Kernel {
         TILE.1 / self.cluster()
     }
 
-    /// The kernel [`Gemm::run`] uses for `shape`: CTA pairs once the problem has more than one
-    /// row of tiles, the single-CTA persistent kernel otherwise (a pair's second CTA would
-    /// compute only padding).
-    pub fn default_for(shape: Shape) -> Kernel {
-        if shape.m > TILE.0 {
-            Kernel::Cluster
-        } else {
+    /// The kernel [`Gemm::run`] uses for `shape` on a GPU of `sms` SMs: the single-CTA persistent
+    /// kernel, with split-K, when there are fewer 128 x 256 tiles than half the SMs, or only one
+    /// row of tiles (a pair's second CTA would compute only padding); CTA pairs otherwise.
+    pub fn default_for(shape: Shape, sms: u32) -> Kernel {
+        let tiles = shape.m.div_ceil(TILE.0) * shape.n.div_ceil(TILE.1);
+        if tiles < sms / 2 || shape.m <= TILE.0 {
             Kernel::Persistent
+        } else {
+            Kernel::Cluster
         }
+    }
+
+    /// Into how many parts the persistent kernels split each tile's K range for `shape`, when
+    /// `capacity` clusters fit on the GPU at once (split-K): 1 when the tiles fill at least half of
+    /// the grid; otherwise as many as keep every cluster busy, at most 16, and each split at
+    /// least 4 k-blocks of 64. The per-tile kernel and the first persistent kernel do not split.
+    pub fn splits(self, shape: Shape, capacity: u32) -> u32 {
+        if matches!(self, Kernel::PerTile | Kernel::PersistentFirst) {
+            return 1;
+        }
+        let tiles = shape.m.div_ceil(TILE.0 * self.cluster()) * shape.n.div_ceil(TILE.1);
+        if tiles >= capacity / 2 {
+            return 1;
+        }
+        let k_blocks = shape.k.div_ceil(TILE.2);
+        (capacity / tiles).min(k_blocks / 4).clamp(1, 16)
+    }
+
+    /// The split-K workspace's bytes for `shape` in `splits` parts: one 32-bit counter per CTA
+    /// tile, then from a 16-byte boundary a 128 x 256 f32 block per CTA tile and split (none
+    /// without split-K).
+    pub fn workspace_bytes(self, shape: Shape, splits: u32) -> usize {
+        if splits <= 1 {
+            return 0;
+        }
+        let slots = shape.m.div_ceil(TILE.0 * self.cluster()) as usize
+            * shape.n.div_ceil(TILE.1) as usize
+            * self.cluster() as usize;
+        (slots * 4).next_multiple_of(16) + slots * splits as usize * (TILE.0 * TILE.1 * 4) as usize
     }
 }
 
@@ -282,6 +312,20 @@ impl Gemm {
         self.sms
     }
 
+    /// Into how many parts `kernel` splits each tile's K range for `shape` on this GPU
+    /// ([`Kernel::splits`] with this GPU's capacity).
+    pub fn splits(&self, kernel: Kernel, shape: Shape) -> u32 {
+        kernel.splits(shape, self.capacity(kernel))
+    }
+
+    /// How many clusters of `kernel` fit at once (CTAs for the single-CTA kernels).
+    fn capacity(&self, kernel: Kernel) -> u32 {
+        match kernel {
+            Kernel::Cluster => self.pairs,
+            _ => self.sms,
+        }
+    }
+
     /// How many CTA pairs of [`Kernel::Cluster`] the GPU holds at once: its grid, in pairs.
     pub fn pairs(&self) -> u32 {
         self.pairs
@@ -303,7 +347,7 @@ impl Gemm {
         d: &mut CudaSlice<u16>,
     ) -> Result<(), GemmError> {
         self.run_with(
-            Kernel::default_for(shape),
+            Kernel::default_for(shape, self.sms),
             stream,
             shape,
             alpha,
@@ -371,12 +415,26 @@ impl Gemm {
         let maps = stream
             .clone_htod(&maps)
             .map_err(cuda("uploading the tensor maps"))?;
+        let splits = self.splits(kernel, shape);
+        let bytes = kernel.workspace_bytes(shape, splits);
+        let work = if bytes == 0 {
+            None
+        } else {
+            Some(
+                stream
+                    .alloc_zeros::<u8>(bytes)
+                    .map_err(cuda("allocating the split-K workspace"))?,
+            )
+        };
         Ok(Prepared {
             maps,
             kernel,
             shape,
             c,
             d,
+            splits,
+            work,
+            stream: stream.cu_stream() as usize,
         })
     }
 
@@ -391,11 +449,26 @@ impl Gemm {
         if beta != 0.0 && prepared.c == 0 {
             return Err(GemmError::Shape("beta != 0 needs C".into()));
         }
+        // The split-K workspace's counters are state carried from one launch to the next: the
+        // launches of one `Prepared` must not overlap, so they go to the stream it was made for.
+        if stream.cu_stream() as usize != prepared.stream {
+            return Err(GemmError::Shape(
+                "a prepared GEMM launches on the stream it was prepared on (its split-K workspace is not shared between streams)".into(),
+            ));
+        }
         let Shape { m, n, k } = prepared.shape;
         let (mut pmaps, _gmaps) = prepared.maps.device_ptr(stream);
         let (mut pc, mut pd) = (prepared.c, prepared.d);
         let (mut mm, mut nn, mut kk, mut al, mut be) = (m, n, k, alpha, beta);
-        let mut args: [*mut c_void; 8] = [
+        let mut splits = prepared.splits;
+        let (mut work, _gwork) = match &prepared.work {
+            Some(w) => {
+                let (p, g) = w.device_ptr(stream);
+                (p, Some(g))
+            }
+            None => (0, None),
+        };
+        let mut args: [*mut c_void; 10] = [
             (&raw mut pmaps).cast(),
             (&raw mut pc).cast(),
             (&raw mut pd).cast(),
@@ -404,6 +477,8 @@ impl Gemm {
             (&raw mut kk).cast(),
             (&raw mut al).cast(),
             (&raw mut be).cast(),
+            (&raw mut splits).cast(),
+            (&raw mut work).cast(),
         ];
         self.ctx
             .bind_to_thread()
@@ -412,12 +487,12 @@ impl Gemm {
         let (grid, cluster) = match kernel {
             Kernel::PerTile => ((n.div_ceil(TILE.1), m.div_ceil(TILE.0)), 1),
             Kernel::Persistent | Kernel::PersistentFirst => {
-                let tiles = n.div_ceil(TILE.1) * m.div_ceil(TILE.0);
-                ((tiles.min(self.sms), 1), 1)
+                let units = n.div_ceil(TILE.1) * m.div_ceil(TILE.0) * prepared.splits;
+                ((units.min(self.sms), 1), 1)
             }
             Kernel::Cluster => {
-                let pair_tiles = n.div_ceil(TILE.1) * m.div_ceil(2 * TILE.0);
-                ((2 * pair_tiles.min(self.pairs), 1), 2)
+                let units = n.div_ceil(TILE.1) * m.div_ceil(2 * TILE.0) * prepared.splits;
+                ((2 * units.min(self.pairs), 1), 2)
             }
         };
         let mut attribute = cluster_attribute(cluster);
@@ -516,6 +591,23 @@ pub struct Prepared {
     shape: Shape,
     c: u64,
     d: u64,
+    /// Split-K parts (1: none) and their workspace.
+    splits: u32,
+    work: Option<CudaSlice<u8>>,
+    /// The stream it was prepared on (its `CUstream`), the only one it launches on.
+    stream: usize,
+}
+
+impl Prepared {
+    /// Into how many parts each tile's K range is split (1: no split-K).
+    pub fn splits(&self) -> u32 {
+        self.splits
+    }
+
+    /// The kernel it launches.
+    pub fn kernel(&self) -> Kernel {
+        self.kernel
+    }
 }
 
 /// bf16 bits of `x`, rounded to nearest even (no NaN).
@@ -546,6 +638,82 @@ mod tests {
         assert!(check_shape(ok, 7 * 136 - 1, 1000 * 136, None, 7000).is_err());
         assert!(check_shape(ok, 7 * 136, 1000 * 136, Some(10), 7000).is_err());
         assert!(check_shape(ok, 7 * 136, 1000 * 136, None, 6999).is_err());
+    }
+
+    #[test]
+    fn split_k_only_where_tiles_leave_the_gpu_idle() {
+        let shape = |m, n, k| Shape { m, n, k };
+        let sms = 132;
+        // The small shapes: 16, 56 and 32 tiles of 128 x 256 for 132 SMs.
+        assert_eq!(Kernel::Persistent.splits(shape(128, 4096, 4096), sms), 8);
+        assert_eq!(Kernel::Persistent.splits(shape(128, 4096, 14336), sms), 8);
+        assert_eq!(Kernel::Persistent.splits(shape(128, 14336, 4096), sms), 2);
+        assert_eq!(Kernel::Persistent.splits(shape(1024, 1024, 1024), sms), 4);
+        // Enough tiles: no split.
+        assert_eq!(Kernel::Persistent.splits(shape(128, 28672, 8192), sms), 1);
+        assert_eq!(Kernel::Persistent.splits(shape(8192, 8192, 8192), sms), 1);
+        assert_eq!(Kernel::Cluster.splits(shape(8192, 8192, 8192), 66), 1);
+        // Each split keeps at least 4 k-blocks, at most 16 splits, never 0.
+        assert_eq!(Kernel::Persistent.splits(shape(64, 128, 65536), sms), 16);
+        assert_eq!(Kernel::Persistent.splits(shape(1, 1, 8), sms), 1);
+        assert_eq!(Kernel::Persistent.splits(shape(128, 256, 1024), sms), 4);
+        // The kernels that do not split.
+        assert_eq!(Kernel::PerTile.splits(shape(128, 4096, 4096), sms), 1);
+        assert_eq!(
+            Kernel::PersistentFirst.splits(shape(128, 4096, 4096), sms),
+            1
+        );
+    }
+
+    #[test]
+    fn the_default_kernel_pairs_ctas_only_with_enough_tile_rows() {
+        let shape = |m, n, k| Shape { m, n, k };
+        assert_eq!(
+            Kernel::default_for(shape(8192, 8192, 8192), 132),
+            Kernel::Cluster
+        );
+        assert_eq!(
+            Kernel::default_for(shape(2048, 2048, 2048), 132),
+            Kernel::Cluster
+        );
+        assert_eq!(
+            Kernel::default_for(shape(1024, 1024, 1024), 132),
+            Kernel::Persistent
+        );
+        assert_eq!(
+            Kernel::default_for(shape(128, 28672, 8192), 132),
+            Kernel::Persistent
+        );
+    }
+
+    #[test]
+    fn the_workspace_holds_counters_and_a_block_per_tile_and_split() {
+        let shape = Shape {
+            m: 1000,
+            n: 300,
+            k: 4096,
+        };
+        assert_eq!(Kernel::Persistent.workspace_bytes(shape, 1), 0);
+        // 8 x 2 tiles: 16 counters (64 bytes), then 16 x 3 blocks of 128 KiB.
+        assert_eq!(
+            Kernel::Persistent.workspace_bytes(shape, 3),
+            64 + 16 * 3 * 131_072
+        );
+        // Pairs: 4 x 2 cluster tiles of 2 slots each, 16 counters.
+        assert_eq!(
+            Kernel::Cluster.workspace_bytes(shape, 2),
+            64 + 16 * 2 * 131_072
+        );
+        // 3 counters round up to 16 bytes.
+        let one_row = Shape {
+            m: 100,
+            n: 700,
+            k: 4096,
+        };
+        assert_eq!(
+            Kernel::Persistent.workspace_bytes(one_row, 2),
+            16 + 3 * 2 * 131_072
+        );
     }
 
     #[test]

@@ -60,6 +60,10 @@ unsafe extern "llvm-intrinsic" {
     fn setmaxnreg_inc(regs: i32);
     #[link_name = "llvm.nvvm.setmaxnreg.dec.sync.aligned.u32"]
     fn setmaxnreg_dec(regs: i32);
+    // PTX ISA 6.0, "barrier": `barrier.sync.aligned id, count` (a named barrier of `count`
+    // threads).
+    #[link_name = "llvm.nvvm.barrier.cta.sync.aligned.count"]
+    fn barrier_sync_count(id: u32, count: u32);
 }
 
 #[panic_handler]
@@ -105,19 +109,41 @@ fn f32_to_bf16(x: f32) -> u16 {
 /// rows against the same columns of B, which keeps both in L2.
 const GROUP: u32 = 8;
 
-/// Which tiles a CTA computes, in order.
+/// Which work units a CTA computes, in order: a unit is one split of the K range of one tile
+/// (one split per tile without split-K).
 #[derive(Clone, Copy)]
 struct Schedule {
     tiles_m: u32,
     tiles_n: u32,
-    /// The CTA's first tile and the stride between its tiles (persistent: blockIdx.x, gridDim.x).
+    /// Splits of each tile's K range (1: no split-K).
+    splits: u32,
+    /// The CTA's first unit and the stride between its units (persistent: blockIdx.x, gridDim.x).
     first: u32,
     stride: u32,
 }
 
 impl Schedule {
-    fn total(self) -> u32 {
+    fn tiles(self) -> u32 {
         self.tiles_m * self.tiles_n
+    }
+
+    fn total(self) -> u32 {
+        self.tiles() * self.splits
+    }
+
+    /// Unit `u`: its tile's index (in the grouped order) and its split. A tile's splits are
+    /// consecutive units, so they run side by side on neighbouring CTAs.
+    fn unit(self, u: u32) -> (u32, u32) {
+        (u / self.splits, u % self.splits)
+    }
+
+    /// The k-blocks `first..end` of split `split` of `k_blocks` (at least one each, since the
+    /// kernels clamp `splits` to `k_blocks`).
+    fn k_range(self, split: u32, k_blocks: u32) -> (u32, u32) {
+        (
+            split * k_blocks / self.splits,
+            (split + 1) * k_blocks / self.splits,
+        )
     }
 
     /// The (row, column) of tile `t` in the grouped order: bands of `GROUP` tile rows, each band
@@ -161,13 +187,10 @@ unsafe fn gemm<const C: u32, S: MbarScope>(
     config: Config,
     schedule: Schedule,
     maps: *const TensorMap,
-    c: *const u16,
-    d: *mut u16,
+    out: Out,
     m: u32,
     n: u32,
     k: u32,
-    alpha: f32,
-    beta: f32,
 ) {
     let tid = core::arch::nvptx::_thread_idx_x() as u32;
     let smem = dynamic_smem();
@@ -210,11 +233,13 @@ unsafe fn gemm<const C: u32, S: MbarScope>(
         if tid == 0 {
             let producer = pipe.into_producer();
             let (map_a, map_b) = (maps, unsafe { maps.add(1) });
-            let mut t = first;
-            while t < total {
-                let (tm, tn) = schedule.tile(t);
+            let mut u = first;
+            while u < total {
+                let (tile, split) = schedule.unit(u);
+                let (tm, tn) = schedule.tile(tile);
                 let (m0, n0) = ((tm * cluster_rows + rank * BM) as i32, (tn * BN) as i32);
-                for kb in 0..k_blocks {
+                let (kb0, kb1) = schedule.k_range(split, k_blocks);
+                for kb in kb0..kb1 {
                     producer.with_stage_explicit(|stage| {
                         let bar = stage.barrier();
                         // Both CTAs of a pair receive the whole stage: their own A, their half of
@@ -241,7 +266,7 @@ unsafe fn gemm<const C: u32, S: MbarScope>(
                         }
                     });
                 }
-                t += stride;
+                u += stride;
             }
         }
     } else {
@@ -256,13 +281,10 @@ unsafe fn gemm<const C: u32, S: MbarScope>(
             pipe.into_consumer(),
             tid - 128,
             peer,
-            c,
-            d,
+            out,
             m,
             n,
             k_blocks,
-            alpha,
-            beta,
         );
     }
     if paired {
@@ -285,13 +307,10 @@ unsafe fn consume<const C: u32, S: MbarScope>(
     consumer: ConsumerHalf<STAGES, NvidiaMbarBackend<1, C, S>>,
     th: u32,
     peer: u32,
-    c: *const u16,
-    d: *mut u16,
+    out: Out,
     m: u32,
     n: u32,
     k_blocks: u32,
-    alpha: f32,
-    beta: f32,
 ) {
     // Warpgroup g in {0, 1} multiplies rows 64 g .. 64 g + 63 of each tile.
     let g = th / 128;
@@ -340,13 +359,17 @@ unsafe fn consume<const C: u32, S: MbarScope>(
         unsafe { wgmma_commit_group() };
     };
     let (first, stride, total) = (schedule.first, schedule.stride, schedule.total());
-    let mut t = first;
-    while t < total {
-        let (tm, tn) = schedule.tile(t);
+    // Split-K: where the last split of a tile learns it is last (a word of the barriers' KiB).
+    let flag = unsafe { smem.add((STAGES as u32 * STAGE_BYTES + 512) as usize) }.cast::<u32>();
+    let mut u = first;
+    while u < total {
+        let (tile, split) = schedule.unit(u);
+        let (tm, tn) = schedule.tile(tile);
         let (m0, n0) = (tm * cluster_rows + rank * BM, tn * BN);
+        let (kb0, kb1) = schedule.k_range(split, k_blocks);
         let mut previous = consumer.acquire();
         issue(&mut acc, previous.index(), true);
-        for _ in 1..k_blocks {
+        for _ in kb0 + 1..kb1 {
             let stage = consumer.acquire();
             issue(&mut acc, stage.index(), false);
             // The previous stage's MMAs are done once at most this stage's group is pending.
@@ -356,19 +379,104 @@ unsafe fn consume<const C: u32, S: MbarScope>(
         }
         unsafe { wgmma_wait_group(0) };
         release(previous);
-        epilogue(
-            &acc,
-            m0 + g * 64 + 16 * w + l / 4,
-            n0 + 2 * (l % 4),
-            c,
-            d,
-            m,
-            n,
-            alpha,
-            beta,
+        // This CTA's tile: one slot per CTA of a cluster tile.
+        let (slots, slot) = (
+            schedule.tiles() * config.cluster,
+            tile * config.cluster + rank,
         );
-        t += stride;
+        // SAFETY: the workspace's contract (see the entries); the flag is this CTA's.
+        let whole = schedule.splits == 1
+            || unsafe { fixup(&mut acc, th, out.work, schedule, slots, slot, split, flag) };
+        if whole {
+            let (row0, col0) = (m0 + g * 64 + 16 * w + l / 4, n0 + 2 * (l % 4));
+            epilogue(&acc, row0, col0, out, m, n);
+        }
+        u += stride;
     }
+}
+
+/// Split-K: this CTA's consumers publish their partial sums of tile slot `slot` (split
+/// `split`), count the split done, and return whether it was the tile's last; the last one then
+/// holds in `acc` the sum of every split's partial, added in split order (the same order
+/// whichever CTA finishes last, so the result does not depend on timing).
+///
+/// The workspace: `slots` 32-bit counters (zero before the launch; the last split of each tile
+/// sets its counter back to zero), then from the next 16-byte boundary `slots * splits` blocks of
+/// 32768 f32 (thread `th`'s quad `q` of split `s` of slot `t` at quad index
+/// `((t * splits + s) * 32 + q) * 256 + th`, so each store and load instruction of a warp is
+/// 512 contiguous bytes).
+///
+/// # Safety
+/// All 256 consumer threads call it for the same unit; `work` is that workspace, for this
+/// launch's slots and splits; `flag` is a word of this CTA's shared memory used by nobody else.
+#[inline(always)]
+unsafe fn fixup(
+    acc: &mut [f32; 128],
+    th: u32,
+    work: *mut u32,
+    schedule: Schedule,
+    slots: u32,
+    slot: u32,
+    split: u32,
+    flag: *mut u32,
+) -> bool {
+    let splits = schedule.splits;
+    let partials = unsafe { work.add(slots.next_multiple_of(4) as usize) }.cast::<[f32; 4]>();
+    let quad = |s: u32, q: u32| ((((slot * splits + s) * 32 + q) * 256) + th) as usize;
+    // SAFETY (the accesses below): inside the workspace by the caller's contract.
+    wgmma::each_quad(acc, |q, v| unsafe { partials.add(quad(split, q)).write(v) });
+    // Every consumer thread's partial is written before thread 0 counts the split
+    // (`bar.sync` orders them at CTA scope; the release of the count makes them visible with it:
+    // PTX ISA, "Memory Consistency Model", causality order).
+    unsafe { consumers_sync() };
+    if th == 0 {
+        let counter = unsafe { core::sync::atomic::AtomicU32::from_ptr(work.add(slot as usize)) };
+        let done = counter.fetch_add(1, core::sync::atomic::Ordering::AcqRel) + 1;
+        let last = done == splits;
+        if last {
+            // Every split has counted: the counter is free for the next launch.
+            counter.store(0, core::sync::atomic::Ordering::Relaxed);
+        }
+        unsafe { flag.write_volatile(u32::from(last)) };
+    }
+    // Thread 0's acquire, then the barrier, orders the other splits' partials before this CTA's
+    // loads of them.
+    unsafe { consumers_sync() };
+    let last = unsafe { flag.read_volatile() } != 0;
+    if last {
+        wgmma::set_quads(acc, |q| {
+            let mut sum = [0f32; 4];
+            for s in 0..splits {
+                let p = unsafe { partials.add(quad(s, q)).read() };
+                for i in 0..4 {
+                    sum[i] += p[i];
+                }
+            }
+            sum
+        });
+    }
+    last
+}
+
+/// The two consumer warpgroups (256 threads) meet at named barrier 1 (`barrier.sync.aligned 1,
+/// 256`; PTX ISA, "barrier"): the producer warpgroup does not take part.
+///
+/// # Safety
+/// Called by all 256 consumer threads, converged per warp.
+#[inline(always)]
+unsafe fn consumers_sync() {
+    unsafe { barrier_sync_count(1, 256) };
+}
+
+/// Where a kernel writes: D, C (read when `beta != 0`), alpha and beta, and the split-K
+/// workspace.
+#[derive(Clone, Copy)]
+struct Out {
+    c: *const u16,
+    d: *mut u16,
+    alpha: f32,
+    beta: f32,
+    work: *mut u32,
 }
 
 /// Writes a thread's accumulators: thread (warp w, lane l) of a warpgroup holds rows
@@ -376,17 +484,10 @@ unsafe fn consume<const C: u32, S: MbarScope>(
 /// `col0` are its first row and column in D.
 #[inline(always)]
 #[allow(clippy::too_many_arguments)]
-fn epilogue(
-    acc: &[f32; 128],
-    row0: u32,
-    col0: u32,
-    c: *const u16,
-    d: *mut u16,
-    m: u32,
-    n: u32,
-    alpha: f32,
-    beta: f32,
-) {
+fn epilogue(acc: &[f32; 128], row0: u32, col0: u32, out: Out, m: u32, n: u32) {
+    let Out {
+        c, d, alpha, beta, ..
+    } = out;
     // Adjacent columns go out as one 4-byte bf16x2 store (and come in as one load of C) when
     // every row starts 4-byte aligned (N even); otherwise as two 2-byte stores.
     let even_n = n % 2 == 0;
@@ -454,9 +555,10 @@ const PAIR: Config = Config {
     setmaxnreg: true,
 };
 
-/// The persistent schedule: CTA `b` (or CTA pair `b`) computes cluster tiles `b, b + grid, ...`.
+/// The persistent schedule: CTA `b` (or CTA pair `b`) computes units `b, b + grid, ...` of
+/// `splits` per cluster tile (clamped to 1..=k-blocks, so that no split is empty).
 #[inline(always)]
-fn persistent(config: Config, m: u32, n: u32) -> Schedule {
+fn persistent(config: Config, m: u32, n: u32, k: u32, splits: u32) -> Schedule {
     // SAFETY: special-register reads.
     let (grid, block) = unsafe {
         (
@@ -464,106 +566,102 @@ fn persistent(config: Config, m: u32, n: u32) -> Schedule {
             core::arch::nvptx::_block_idx_x() as u32,
         )
     };
-    let grid = grid / config.cluster;
     Schedule {
         tiles_m: m.div_ceil(BM * config.cluster),
         tiles_n: n.div_ceil(BN),
+        splits: splits.clamp(1, k.div_ceil(BK)),
         first: block / config.cluster,
-        stride: grid,
+        stride: grid / config.cluster,
     }
 }
 
-/// One CTA per 128 x 256 tile of D (grid `(ceil(N/256), ceil(M/128))`).
+/// The parameters of every entry; the contract of each is the same:
 ///
 /// # Safety
-/// Launched with 384 threads, dynamic shared memory `STAGES * STAGE_BYTES + 1024` (barriers in
-/// the last KiB); `maps[0]` = A (box 64 x 128), `maps[1]` = B (box 64 x 256), both bf16,
-/// 128-byte swizzle, in global memory; C (if `beta != 0`) and D hold M x N bf16.
-#[unsafe(no_mangle)]
-pub unsafe extern "gpu-kernel" fn gemm_bf16_ws(
-    maps: *const TensorMap,
-    c: *const u16,
-    d: *mut u16,
-    m: u32,
-    n: u32,
-    k: u32,
-    alpha: f32,
-    beta: f32,
-) {
-    let (tiles_m, tiles_n) = (m.div_ceil(BM), n.div_ceil(BN));
-    // One tile per CTA: its index in the grouped order, and a stride that ends the loop.
-    let schedule = Schedule {
-        tiles_m,
-        tiles_n,
-        first: core::arch::nvptx::_block_idx_y() as u32 * tiles_n
-            + core::arch::nvptx::_block_idx_x() as u32,
-        stride: tiles_m * tiles_n,
+///
+/// Launched with 384 threads (a 1D grid; the per-tile kernel: `(ceil(N/256), ceil(M/128))`;
+/// the cluster kernel: clusters of (2, 1, 1) and an even grid) and dynamic shared memory
+/// `STAGES * STAGE_BYTES + 1024` (the barriers in the last KiB). `maps[0]` is A (box 64 x
+/// 128), `maps[1]` B (box 64 x 256; the cluster kernel: 64 x 128), both bf16 with 128-byte
+/// swizzle, in global memory; D and (when `beta != 0`) C hold M x N bf16. With `splits > 1`
+/// (persistent kernels only; the per-tile kernel ignores it), `work` is a workspace laid out as
+/// [`fixup`] says for `ceil(M / (128 c)) * ceil(N / 256) * c` slots (c: CTAs per cluster) and
+/// `min(splits, ceil(K / 64))` splits, its counters zero, used by no other launch running at the
+/// same time; with `splits <= 1` it is not read.
+macro_rules! entry {
+    ($(#[$doc:meta])* $name:ident, $config:expr, |$m:ident, $n:ident, $k:ident, $splits:ident| $schedule:expr) => {
+        $(#[$doc])*
+        ///
+        /// # Safety
+        ///
+        /// See [`entry!`]: the launch, the tensor maps, the matrices and the workspace.
+        #[unsafe(no_mangle)]
+        #[allow(clippy::too_many_arguments)]
+        pub unsafe extern "gpu-kernel" fn $name(
+            maps: *const TensorMap,
+            c: *const u16,
+            d: *mut u16,
+            $m: u32,
+            $n: u32,
+            $k: u32,
+            alpha: f32,
+            beta: f32,
+            $splits: u32,
+            work: *mut u32,
+        ) {
+            let out = Out { c, d, alpha, beta, work };
+            let schedule = $schedule;
+            unsafe { gemm::<{ $config.arrivals() }, Cta>($config, schedule, maps, out, $m, $n, $k) }
+        }
     };
-    unsafe {
-        gemm::<{ SINGLE.arrivals() }, Cta>(SINGLE, schedule, maps, c, d, m, n, k, alpha, beta)
+}
+
+entry!(
+    /// One CTA per 128 x 256 tile of D (grid `(ceil(N/256), ceil(M/128))`), no split-K.
+    gemm_bf16_ws,
+    SINGLE,
+    |m, n, k, splits| {
+        let _ = splits;
+        let (tiles_m, tiles_n) = (m.div_ceil(BM), n.div_ceil(BN));
+        // SAFETY: special-register reads.
+        let (x, y) = unsafe {
+            (
+                core::arch::nvptx::_block_idx_x() as u32,
+                core::arch::nvptx::_block_idx_y() as u32,
+            )
+        };
+        // One tile per CTA: its index in the grouped order, and a stride that ends the loop.
+        Schedule {
+            tiles_m,
+            tiles_n,
+            splits: 1,
+            first: y * tiles_n + x,
+            stride: tiles_m * tiles_n,
+        }
     }
-}
+);
 
-/// A persistent grid (one CTA per SM): CTA `b` computes tiles `b, b + grid, ...` in the grouped
-/// order of [`Schedule::tile`].
-///
-/// # Safety
-/// As [`gemm_bf16_ws`], with any 1D grid.
-#[unsafe(no_mangle)]
-pub unsafe extern "gpu-kernel" fn gemm_bf16_persistent(
-    maps: *const TensorMap,
-    c: *const u16,
-    d: *mut u16,
-    m: u32,
-    n: u32,
-    k: u32,
-    alpha: f32,
-    beta: f32,
-) {
-    let schedule = persistent(SINGLE, m, n);
-    unsafe {
-        gemm::<{ SINGLE.arrivals() }, Cta>(SINGLE, schedule, maps, c, d, m, n, k, alpha, beta)
-    }
-}
+entry!(
+    /// A persistent grid (one CTA per SM): CTA `b` computes units `b, b + grid, ...` in the
+    /// grouped order of [`Schedule::tile`], with split-K when `splits > 1`.
+    gemm_bf16_persistent,
+    SINGLE,
+    |m, n, k, splits| persistent(SINGLE, m, n, k, splits)
+);
 
-/// The persistent kernel in CTA pairs (clusters of 2 along x): the pair computes 256 x 256
-/// cluster tiles, each CTA 128 rows; each CTA loads its A box and half of the B box, multicast to
-/// both, so B crosses L2 once per pair.
-///
-/// # Safety
-/// As [`gemm_bf16_persistent`], launched with clusters of (2, 1, 1) and an even 1D grid, with
-/// `maps[1]` = B in boxes of 64 x 128.
-#[unsafe(no_mangle)]
-pub unsafe extern "gpu-kernel" fn gemm_bf16_cluster(
-    maps: *const TensorMap,
-    c: *const u16,
-    d: *mut u16,
-    m: u32,
-    n: u32,
-    k: u32,
-    alpha: f32,
-    beta: f32,
-) {
-    let schedule = persistent(PAIR, m, n);
-    unsafe { gemm::<{ PAIR.arrivals() }, Cta>(PAIR, schedule, maps, c, d, m, n, k, alpha, beta) }
-}
+entry!(
+    /// The persistent kernel in CTA pairs (clusters of 2 along x): the pair computes 256 x 256
+    /// cluster tiles, each CTA 128 rows; each CTA loads its A box and half of the B box,
+    /// multicast to both, so B crosses L2 once per pair.
+    gemm_bf16_cluster,
+    PAIR,
+    |m, n, k, splits| persistent(PAIR, m, n, k, splits)
+);
 
-/// The persistent kernel as first built (every consumer thread releases, no `setmaxnreg`): kept
-/// as the step before, measured against [`gemm_bf16_persistent`] in the same run.
-///
-/// # Safety
-/// As [`gemm_bf16_persistent`].
-#[unsafe(no_mangle)]
-pub unsafe extern "gpu-kernel" fn gemm_bf16_persistent_first(
-    maps: *const TensorMap,
-    c: *const u16,
-    d: *mut u16,
-    m: u32,
-    n: u32,
-    k: u32,
-    alpha: f32,
-    beta: f32,
-) {
-    let schedule = persistent(FIRST, m, n);
-    unsafe { gemm::<{ FIRST.arrivals() }, Cta>(FIRST, schedule, maps, c, d, m, n, k, alpha, beta) }
-}
+entry!(
+    /// The persistent kernel as first built (every consumer thread releases, no `setmaxnreg`):
+    /// kept as the step before, measured against [`gemm_bf16_persistent`] in the same run.
+    gemm_bf16_persistent_first,
+    FIRST,
+    |m, n, k, splits| persistent(FIRST, m, n, k, splits)
+);

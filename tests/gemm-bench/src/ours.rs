@@ -48,7 +48,8 @@ impl Gemm for Ours {
         let prepared = unsafe {
             self.gemm.prepare(
                 &self.stream,
-                self.kernel.unwrap_or(Kernel::default_for(shape)),
+                self.kernel
+                    .unwrap_or(Kernel::default_for(shape, self.gemm.sms())),
                 shape,
                 operands.a,
                 operands.b,
