@@ -421,21 +421,23 @@ unsafe fn fixup(
     flag: *mut u32,
 ) -> bool {
     let splits = schedule.splits;
-    let partials = unsafe { work.add(slots.next_multiple_of(4) as usize) }.cast::<[f32; 4]>();
+    let partials = unsafe { work.add(slots.next_multiple_of(4) as usize) }.cast::<Quad>();
     let quad = |s: u32, q: u32| ((((slot * splits + s) * 32 + q) * 256) + th) as usize;
     // SAFETY (the accesses below): inside the workspace by the caller's contract.
-    wgmma::each_quad(acc, |q, v| unsafe { partials.add(quad(split, q)).write(v) });
+    wgmma::each_quad(acc, |q, v| unsafe {
+        partials.add(quad(split, q)).write(Quad(v))
+    });
     // Every consumer thread's partial is written before thread 0 counts the split
     // (`bar.sync` orders them at CTA scope; the release of the count makes them visible with it:
     // PTX ISA, "Memory Consistency Model", causality order).
     unsafe { consumers_sync() };
     if th == 0 {
-        let counter = unsafe { core::sync::atomic::AtomicU32::from_ptr(work.add(slot as usize)) };
-        let done = counter.fetch_add(1, core::sync::atomic::Ordering::AcqRel) + 1;
-        let last = done == splits;
+        let counter = unsafe { work.add(slot as usize) };
+        let last = unsafe { count_split(counter) } + 1 == splits;
         if last {
-            // Every split has counted: the counter is free for the next launch.
-            counter.store(0, core::sync::atomic::Ordering::Relaxed);
+            // Every split has counted: the counter is free for the next launch (a later launch
+            // on the stream sees it at kernel boundaries).
+            unsafe { counter.write_volatile(0) };
         }
         unsafe { flag.write_volatile(u32::from(last)) };
     }
@@ -444,18 +446,39 @@ unsafe fn fixup(
     unsafe { consumers_sync() };
     let last = unsafe { flag.read_volatile() } != 0;
     if last {
-        wgmma::set_quads(acc, |q| {
-            let mut sum = [0f32; 4];
-            for s in 0..splits {
-                let p = unsafe { partials.add(quad(s, q)).read() };
-                for i in 0..4 {
-                    sum[i] += p[i];
-                }
-            }
-            sum
-        });
+        // Split 0, then each next split added: the 32 loads of one split are independent, so
+        // they are all in flight together (one memory latency per split).
+        wgmma::set_quads(acc, |q| unsafe { partials.add(quad(0, q)).read() }.0);
+        for s in 1..splits {
+            wgmma::add_quads(acc, |q| unsafe { partials.add(quad(s, q)).read() }.0);
+        }
     }
     last
+}
+
+/// Four accumulators, 16-byte aligned: one 128-bit store or load of the workspace.
+#[derive(Clone, Copy)]
+#[repr(C, align(16))]
+struct Quad([f32; 4]);
+
+/// `atom.acq_rel.gpu.global.add.u32`: adds 1 to a split counter and returns its value before,
+/// acquire and release at GPU scope (PTX ISA 7.0+, sm_70+: "atom"). Rust's `AtomicU32` is
+/// system-scoped on nvptx, which puts `MEMBAR.ALL.SYS` before the atomic on sm_90.
+///
+/// # Safety
+/// `counter` is a valid, 4-byte aligned word of global memory.
+#[inline(always)]
+unsafe fn count_split(counter: *mut u32) -> u32 {
+    let before: u32;
+    unsafe {
+        core::arch::asm!(
+            "atom.acq_rel.gpu.global.add.u32 {b}, [{p}], 1;",
+            b = out(reg32) before,
+            p = in(reg64) counter,
+            options(nostack),
+        );
+    }
+    before
 }
 
 /// The two consumer warpgroups (256 threads) meet at named barrier 1 (`barrier.sync.aligned 1,

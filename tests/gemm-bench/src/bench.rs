@@ -651,7 +651,7 @@ fn run(options: Options) -> Result<bool, (u8, String)> {
         "D = alpha * A * B^T + beta * C, bf16 row-major (A: M x K, B: N x K), f32 accumulation; TFLOP/s = 2 M N K / median time (the epilogue's 3 M N operations are left out: under 0.02% for K >= 1024)"
     );
     println!(
-        "timing: {} warm-up and {} timed rounds per shape; each round runs every implementation once, in rotating order, on one stream, CUDA events around each run{}; data seed {seed}",
+        "timing: {} warm-up and {} timed rounds per shape; each round runs every implementation once, in a different pseudo-random order, on one stream, CUDA events around each run{}; data seed {seed}",
         options.warmup,
         options.reps,
         if timer.gated() {
