@@ -264,33 +264,6 @@ fn wgmma_source() -> String {
             4 * q + 3
         ));
     }
-    s.push_str("}\n\n");
-    s.push_str(
-        "/// Sets `d[4 q .. 4 q + 4]` to `f(q)` for `q` in 0..32, unrolled (see [`each_pair`]).\n",
-    );
-    s.push_str("#[inline(always)]\n");
-    s.push_str("pub fn set_quads(d: &mut [f32; 128], mut f: impl FnMut(u32) -> [f32; 4]) {\n");
-    for q in 0..32 {
-        s.push_str(&format!(
-            "    [d[{}], d[{}], d[{}], d[{}]] = f({q});\n",
-            4 * q,
-            4 * q + 1,
-            4 * q + 2,
-            4 * q + 3
-        ));
-    }
-    s.push_str("}\n\n");
-    s.push_str(
-        "/// Adds `f(q)` to `d[4 q .. 4 q + 4]` for `q` in 0..32, unrolled (see [`each_pair`]).\n",
-    );
-    s.push_str("#[inline(always)]\n");
-    s.push_str("pub fn add_quads(d: &mut [f32; 128], mut f: impl FnMut(u32) -> [f32; 4]) {\n");
-    for q in 0..32 {
-        s.push_str(&format!("    let v = f({q});\n"));
-        for i in 0..4 {
-            s.push_str(&format!("    d[{}] += v[{i}];\n", 4 * q + i));
-        }
-    }
     s.push_str("}\n");
     s
 }

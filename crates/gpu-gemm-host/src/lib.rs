@@ -124,17 +124,18 @@ impl Kernel {
         (capacity / tiles).min(k_blocks / 4).clamp(1, 16)
     }
 
-    /// The split-K workspace's bytes for `shape` in `splits` parts: one 32-bit counter per CTA
-    /// tile, then from a 16-byte boundary a 128 x 256 f32 block per CTA tile and split (none
-    /// without split-K).
+    /// The split-K workspace's bytes for `shape` in `splits` parts: a 128 x 256 f32 block per CTA
+    /// tile and split (none without split-K).
     pub fn workspace_bytes(self, shape: Shape, splits: u32) -> usize {
         if splits <= 1 {
             return 0;
         }
-        let slots = shape.m.div_ceil(TILE.0 * self.cluster()) as usize
-            * shape.n.div_ceil(TILE.1) as usize
-            * self.cluster() as usize;
-        (slots * 4).next_multiple_of(16) + slots * splits as usize * (TILE.0 * TILE.1 * 4) as usize
+        self.slots(shape) as usize * splits as usize * (TILE.0 * TILE.1 * 4) as usize
+    }
+
+    /// CTA tiles of `shape` (a cluster tile counts its CTAs): the split-K workspace's slots.
+    fn slots(self, shape: Shape) -> u32 {
+        shape.m.div_ceil(TILE.0 * self.cluster()) * shape.n.div_ceil(TILE.1) * self.cluster()
     }
 }
 
@@ -223,6 +224,8 @@ pub struct Gemm {
     _module: Arc<CudaModule>,
     /// The entry points, in the order of [`Kernel::ALL`].
     functions: Vec<CudaFunction>,
+    /// Split-K's second pass (`gemm_bf16_splitk_reduce`).
+    reduce: CudaFunction,
     sms: u32,
     /// How many CTA pairs of the cluster kernel fit on the GPU at once.
     pairs: u32,
@@ -298,8 +301,12 @@ impl Gemm {
             .collect::<Result<Vec<_>, _>>()?;
         let cluster = &functions[Kernel::index(Kernel::Cluster)];
         let pairs = max_active_clusters(ctx, cluster, Kernel::Cluster.cluster())?;
+        let reduce = module
+            .load_function("gemm_bf16_splitk_reduce")
+            .map_err(cuda("the split-K reduction entry point"))?;
         Ok(Self {
             functions,
+            reduce,
             _module: module,
             sms,
             pairs,
@@ -449,8 +456,9 @@ impl Gemm {
         if beta != 0.0 && prepared.c == 0 {
             return Err(GemmError::Shape("beta != 0 needs C".into()));
         }
-        // The split-K workspace's counters are state carried from one launch to the next: the
-        // launches of one `Prepared` must not overlap, so they go to the stream it was made for.
+        // The split-K workspace holds one launch's partials until its reduction has read them:
+        // the launches of one `Prepared` must not overlap, so they go to the stream it was made
+        // for.
         if stream.cu_stream() as usize != prepared.stream {
             return Err(GemmError::Shape(
                 "a prepared GEMM launches on the stream it was prepared on (its split-K workspace is not shared between streams)".into(),
@@ -519,7 +527,58 @@ impl Gemm {
                 std::ptr::null_mut(),
             )
         };
-        check(status, "launching the GEMM")
+        check(status, "launching the GEMM")?;
+        if prepared.splits > 1 {
+            self.launch_reduce(stream, prepared, alpha, beta, work)?;
+        }
+        Ok(())
+    }
+
+    /// Split-K's second pass: D from the workspace's partials (see the kernel crate's
+    /// `gemm_bf16_splitk_reduce`), stream-ordered after the main kernel.
+    fn launch_reduce(
+        &self,
+        stream: &CudaStream,
+        prepared: &Prepared,
+        alpha: f32,
+        beta: f32,
+        work: u64,
+    ) -> Result<(), GemmError> {
+        let Shape { m, n, k } = prepared.shape;
+        let (mut pc, mut pd) = (prepared.c, prepared.d);
+        let (mut mm, mut nn, mut kk, mut al, mut be) = (m, n, k, alpha, beta);
+        let (mut splits, mut work, mut cluster) =
+            (prepared.splits, work, prepared.kernel.cluster());
+        let mut args: [*mut c_void; 10] = [
+            (&raw mut pc).cast(),
+            (&raw mut pd).cast(),
+            (&raw mut mm).cast(),
+            (&raw mut nn).cast(),
+            (&raw mut kk).cast(),
+            (&raw mut al).cast(),
+            (&raw mut be).cast(),
+            (&raw mut splits).cast(),
+            (&raw mut work).cast(),
+            (&raw mut cluster).cast(),
+        ];
+        // SAFETY: `args` holds one value per parameter of `gemm_bf16_splitk_reduce`, of its type;
+        // the grid is 32 blocks per slot; the workspace and matrices as for the main launch.
+        let status = unsafe {
+            sys::cuLaunchKernel(
+                self.reduce.cu_function(),
+                32 * prepared.kernel.slots(prepared.shape),
+                1,
+                1,
+                256,
+                1,
+                1,
+                0,
+                stream.cu_stream(),
+                args.as_mut_ptr(),
+                std::ptr::null_mut(),
+            )
+        };
+        check(status, "launching the split-K reduction")
     }
 }
 
@@ -687,24 +746,20 @@ mod tests {
     }
 
     #[test]
-    fn the_workspace_holds_counters_and_a_block_per_tile_and_split() {
+    fn the_workspace_holds_a_block_per_cta_tile_and_split() {
         let shape = Shape {
             m: 1000,
             n: 300,
             k: 4096,
         };
         assert_eq!(Kernel::Persistent.workspace_bytes(shape, 1), 0);
-        // 8 x 2 tiles: 16 counters (64 bytes), then 16 x 3 blocks of 128 KiB.
+        // 8 x 2 tiles, 3 blocks of 128 KiB each.
         assert_eq!(
             Kernel::Persistent.workspace_bytes(shape, 3),
-            64 + 16 * 3 * 131_072
+            16 * 3 * 131_072
         );
-        // Pairs: 4 x 2 cluster tiles of 2 slots each, 16 counters.
-        assert_eq!(
-            Kernel::Cluster.workspace_bytes(shape, 2),
-            64 + 16 * 2 * 131_072
-        );
-        // 3 counters round up to 16 bytes.
+        // Pairs: 4 x 2 cluster tiles of 2 CTA tiles each (the padding CTA tiles included).
+        assert_eq!(Kernel::Cluster.workspace_bytes(shape, 2), 16 * 2 * 131_072);
         let one_row = Shape {
             m: 100,
             n: 700,
@@ -712,8 +767,9 @@ mod tests {
         };
         assert_eq!(
             Kernel::Persistent.workspace_bytes(one_row, 2),
-            16 + 3 * 2 * 131_072
+            3 * 2 * 131_072
         );
+        assert_eq!(Kernel::Cluster.workspace_bytes(one_row, 2), 6 * 2 * 131_072);
     }
 
     #[test]

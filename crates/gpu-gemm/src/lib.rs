@@ -60,10 +60,6 @@ unsafe extern "llvm-intrinsic" {
     fn setmaxnreg_inc(regs: i32);
     #[link_name = "llvm.nvvm.setmaxnreg.dec.sync.aligned.u32"]
     fn setmaxnreg_dec(regs: i32);
-    // PTX ISA 6.0, "barrier": `barrier.sync.aligned id, count` (a named barrier of `count`
-    // threads).
-    #[link_name = "llvm.nvvm.barrier.cta.sync.aligned.count"]
-    fn barrier_sync_count(id: u32, count: u32);
 }
 
 #[panic_handler]
@@ -359,8 +355,6 @@ unsafe fn consume<const C: u32, S: MbarScope>(
         unsafe { wgmma_commit_group() };
     };
     let (first, stride, total) = (schedule.first, schedule.stride, schedule.total());
-    // Split-K: where the last split of a tile learns it is last (a word of the barriers' KiB).
-    let flag = unsafe { smem.add((STAGES as u32 * STAGE_BYTES + 512) as usize) }.cast::<u32>();
     let mut u = first;
     while u < total {
         let (tile, split) = schedule.unit(u);
@@ -379,117 +373,37 @@ unsafe fn consume<const C: u32, S: MbarScope>(
         }
         unsafe { wgmma_wait_group(0) };
         release(previous);
-        // This CTA's tile: one slot per CTA of a cluster tile.
-        let (slots, slot) = (
-            schedule.tiles() * config.cluster,
-            tile * config.cluster + rank,
-        );
-        // SAFETY: the workspace's contract (see the entries); the flag is this CTA's.
-        let whole = schedule.splits == 1
-            || unsafe { fixup(&mut acc, th, out.work, schedule, slots, slot, split, flag) };
-        if whole {
+        if schedule.splits == 1 {
             let (row0, col0) = (m0 + g * 64 + 16 * w + l / 4, n0 + 2 * (l % 4));
             epilogue(&acc, row0, col0, out, m, n);
+        } else {
+            // Split-K: this split's partial goes to the workspace, in slot `tile * cluster +
+            // rank` (one slot per CTA tile); `gemm_bf16_splitk_reduce` writes D.
+            let partials = out.work.cast::<Quad>();
+            let slot = tile * config.cluster + rank;
+            // SAFETY: inside the workspace by the entries' contract.
+            wgmma::each_quad(&acc, |q, v| unsafe {
+                partials
+                    .add(quad_index(slot, schedule.splits, split, q, th))
+                    .write(Quad(v))
+            });
         }
         u += stride;
     }
 }
 
-/// Split-K: this CTA's consumers publish their partial sums of tile slot `slot` (split
-/// `split`), count the split done, and return whether it was the tile's last; the last one then
-/// holds in `acc` the sum of every split's partial, added in split order (the same order
-/// whichever CTA finishes last, so the result does not depend on timing).
-///
-/// The workspace: `slots` 32-bit counters (zero before the launch; the last split of each tile
-/// sets its counter back to zero), then from the next 16-byte boundary `slots * splits` blocks of
-/// 32768 f32 (thread `th`'s quad `q` of split `s` of slot `t` at quad index
-/// `((t * splits + s) * 32 + q) * 256 + th`, so each store and load instruction of a warp is
-/// 512 contiguous bytes).
-///
-/// # Safety
-/// All 256 consumer threads call it for the same unit; `work` is that workspace, for this
-/// launch's slots and splits; `flag` is a word of this CTA's shared memory used by nobody else.
+/// Where quad `q` (accumulators `4 q .. 4 q + 4`) of consumer thread `th` of split `split` of
+/// slot `slot` lies in the split-K workspace, in units of 16 bytes: the slot's splits one after
+/// another, each 32 x 256 quads, thread-fastest (a warp's store or load is 512 contiguous bytes).
 #[inline(always)]
-unsafe fn fixup(
-    acc: &mut [f32; 128],
-    th: u32,
-    work: *mut u32,
-    schedule: Schedule,
-    slots: u32,
-    slot: u32,
-    split: u32,
-    flag: *mut u32,
-) -> bool {
-    let splits = schedule.splits;
-    let partials = unsafe { work.add(slots.next_multiple_of(4) as usize) }.cast::<Quad>();
-    let quad = |s: u32, q: u32| ((((slot * splits + s) * 32 + q) * 256) + th) as usize;
-    // SAFETY (the accesses below): inside the workspace by the caller's contract.
-    wgmma::each_quad(acc, |q, v| unsafe {
-        partials.add(quad(split, q)).write(Quad(v))
-    });
-    // Every consumer thread's partial is written before thread 0 counts the split
-    // (`bar.sync` orders them at CTA scope; the release of the count makes them visible with it:
-    // PTX ISA, "Memory Consistency Model", causality order).
-    unsafe { consumers_sync() };
-    if th == 0 {
-        let counter = unsafe { work.add(slot as usize) };
-        let last = unsafe { count_split(counter) } + 1 == splits;
-        if last {
-            // Every split has counted: the counter is free for the next launch (a later launch
-            // on the stream sees it at kernel boundaries).
-            unsafe { counter.write_volatile(0) };
-        }
-        unsafe { flag.write_volatile(u32::from(last)) };
-    }
-    // Thread 0's acquire, then the barrier, orders the other splits' partials before this CTA's
-    // loads of them.
-    unsafe { consumers_sync() };
-    let last = unsafe { flag.read_volatile() } != 0;
-    if last {
-        // Split 0, then each next split added: the 32 loads of one split are independent, so
-        // they are all in flight together (one memory latency per split).
-        wgmma::set_quads(acc, |q| unsafe { partials.add(quad(0, q)).read() }.0);
-        for s in 1..splits {
-            wgmma::add_quads(acc, |q| unsafe { partials.add(quad(s, q)).read() }.0);
-        }
-    }
-    last
+fn quad_index(slot: u32, splits: u32, split: u32, q: u32, th: u32) -> usize {
+    ((slot as usize * splits as usize + split as usize) * 32 + q as usize) * 256 + th as usize
 }
 
 /// Four accumulators, 16-byte aligned: one 128-bit store or load of the workspace.
 #[derive(Clone, Copy)]
 #[repr(C, align(16))]
 struct Quad([f32; 4]);
-
-/// `atom.acq_rel.gpu.global.add.u32`: adds 1 to a split counter and returns its value before,
-/// acquire and release at GPU scope (PTX ISA 7.0+, sm_70+: "atom"). Rust's `AtomicU32` is
-/// system-scoped on nvptx, which puts `MEMBAR.ALL.SYS` before the atomic on sm_90.
-///
-/// # Safety
-/// `counter` is a valid, 4-byte aligned word of global memory.
-#[inline(always)]
-unsafe fn count_split(counter: *mut u32) -> u32 {
-    let before: u32;
-    unsafe {
-        core::arch::asm!(
-            "atom.acq_rel.gpu.global.add.u32 {b}, [{p}], 1;",
-            b = out(reg32) before,
-            p = in(reg64) counter,
-            options(nostack),
-        );
-    }
-    before
-}
-
-/// The two consumer warpgroups (256 threads) meet at named barrier 1 (`barrier.sync.aligned 1,
-/// 256`; PTX ISA, "barrier"): the producer warpgroup does not take part.
-///
-/// # Safety
-/// Called by all 256 consumer threads, converged per warp.
-#[inline(always)]
-unsafe fn consumers_sync() {
-    unsafe { barrier_sync_count(1, 256) };
-}
 
 /// Where a kernel writes: D, C (read when `beta != 0`), alpha and beta, and the split-K
 /// workspace.
@@ -508,44 +422,56 @@ struct Out {
 #[inline(always)]
 #[allow(clippy::too_many_arguments)]
 fn epilogue(acc: &[f32; 128], row0: u32, col0: u32, out: Out, m: u32, n: u32) {
+    wgmma::each_pair(acc, |i, v0, v1| {
+        store_pair(
+            out,
+            row0 + 8 * ((i / 2) % 2),
+            col0 + 8 * (i / 4),
+            v0,
+            v1,
+            m,
+            n,
+        );
+    });
+}
+
+/// Writes `alpha * (v0, v1) + beta * C` to D at (`row`, `col`) and (`row`, `col + 1`), the parts
+/// inside M x N. Adjacent columns go out as one 4-byte bf16x2 store (and come in as one load of
+/// C) when every row starts 4-byte aligned (N even; `col` is always even); otherwise as two
+/// 2-byte stores.
+#[inline(always)]
+fn store_pair(out: Out, row: u32, col: u32, v0: f32, v1: f32, m: u32, n: u32) {
     let Out {
         c, d, alpha, beta, ..
     } = out;
-    // Adjacent columns go out as one 4-byte bf16x2 store (and come in as one load of C) when
-    // every row starts 4-byte aligned (N even); otherwise as two 2-byte stores.
-    let even_n = n % 2 == 0;
-    wgmma::each_pair(acc, |i, v0, v1| {
-        let row = row0 + 8 * ((i / 2) % 2);
-        let col = col0 + 8 * (i / 4);
-        if row >= m || col >= n {
-            return;
+    if row >= m || col >= n {
+        return;
+    }
+    let at = row as usize * n as usize + col as usize;
+    let (mut x0, mut x1) = (alpha * v0, alpha * v1);
+    // SAFETY (all accesses below): (row, col) and, when written, (row, col + 1) lie inside the
+    // M x N matrices C and D, by the checks above and the kernels' contract.
+    if n % 2 == 0 {
+        // `col` is even and `col + 1 < n`: the pair is whole and 4-byte aligned.
+        if beta != 0.0 {
+            let pair = unsafe { c.add(at).cast::<u32>().read() };
+            x0 += beta * bf16_to_f32(pair as u16);
+            x1 += beta * bf16_to_f32((pair >> 16) as u16);
         }
-        let at = row as usize * n as usize + col as usize;
-        let (mut x0, mut x1) = (alpha * v0, alpha * v1);
-        // SAFETY (all accesses below): (row, col) and, when written, (row, col + 1) lie inside
-        // the M x N matrices C and D, by the checks above and the kernels' contract.
-        if even_n {
-            // `col` is even and `col + 1 < n`: the pair is whole and 4-byte aligned.
-            if beta != 0.0 {
-                let pair = unsafe { c.add(at).cast::<u32>().read() };
-                x0 += beta * bf16_to_f32(pair as u16);
-                x1 += beta * bf16_to_f32((pair >> 16) as u16);
-            }
-            let packed = u32::from(f32_to_bf16(x0)) | (u32::from(f32_to_bf16(x1)) << 16);
-            unsafe { d.add(at).cast::<u32>().write(packed) };
-        } else {
-            if beta != 0.0 {
-                x0 += beta * bf16_to_f32(unsafe { c.add(at).read() });
-            }
-            unsafe { d.add(at).write(f32_to_bf16(x0)) };
-            if col + 1 < n {
-                if beta != 0.0 {
-                    x1 += beta * bf16_to_f32(unsafe { c.add(at + 1).read() });
-                }
-                unsafe { d.add(at + 1).write(f32_to_bf16(x1)) };
-            }
+        let packed = u32::from(f32_to_bf16(x0)) | (u32::from(f32_to_bf16(x1)) << 16);
+        unsafe { d.add(at).cast::<u32>().write(packed) };
+    } else {
+        if beta != 0.0 {
+            x0 += beta * bf16_to_f32(unsafe { c.add(at).read() });
         }
-    });
+        unsafe { d.add(at).write(f32_to_bf16(x0)) };
+        if col + 1 < n {
+            if beta != 0.0 {
+                x1 += beta * bf16_to_f32(unsafe { c.add(at + 1).read() });
+            }
+            unsafe { d.add(at + 1).write(f32_to_bf16(x1)) };
+        }
+    }
 }
 
 impl Config {
@@ -607,10 +533,11 @@ fn persistent(config: Config, m: u32, n: u32, k: u32, splits: u32) -> Schedule {
 /// `STAGES * STAGE_BYTES + 1024` (the barriers in the last KiB). `maps[0]` is A (box 64 x
 /// 128), `maps[1]` B (box 64 x 256; the cluster kernel: 64 x 128), both bf16 with 128-byte
 /// swizzle, in global memory; D and (when `beta != 0`) C hold M x N bf16. With `splits > 1`
-/// (persistent kernels only; the per-tile kernel ignores it), `work` is a workspace laid out as
-/// [`fixup`] says for `ceil(M / (128 c)) * ceil(N / 256) * c` slots (c: CTAs per cluster) and
-/// `min(splits, ceil(K / 64))` splits, its counters zero, used by no other launch running at the
-/// same time; with `splits <= 1` it is not read.
+/// (persistent kernels only; the per-tile kernel ignores it), D is not written: `work` is a
+/// 16-byte aligned workspace of `ceil(M / (128 c)) * ceil(N / 256) * c` slots (c: CTAs per
+/// cluster) of `min(splits, ceil(K / 64))` blocks of 128 x 256 f32 each (see [`quad_index`]),
+/// used by no other launch running at the same time, which [`gemm_bf16_splitk_reduce`] then
+/// turns into D; with `splits <= 1` it is not touched.
 macro_rules! entry {
     ($(#[$doc:meta])* $name:ident, $config:expr, |$m:ident, $n:ident, $k:ident, $splits:ident| $schedule:expr) => {
         $(#[$doc])*
@@ -688,3 +615,71 @@ entry!(
     FIRST,
     |m, n, k, splits| persistent(FIRST, m, n, k, splits)
 );
+
+/// Split-K's second pass, after a persistent kernel launched with `splits > 1`: D = alpha * (the
+/// sum of the splits' partials, in split order) + beta * C. Block `b` (256 threads) takes quad
+/// `b % 32` of every consumer thread of slot `b / 32`; thread `th` adds up that quad of each split
+/// (128-bit loads, a warp's 512 contiguous bytes each) and writes the four elements it holds:
+/// rows `r`, `r + 8`, columns `c`, `c + 1` of the slot's tile, as the main kernel's epilogue
+/// would have.
+///
+/// # Safety
+///
+/// Launched with 256 threads and a grid of `32 * slots` blocks, after (in stream order) the main
+/// kernel with the same `m`, `n`, `k`, `splits`, `work` and `cluster` (its CTAs per cluster, 1 or
+/// 2); D and C (when `beta != 0`) hold M x N bf16.
+#[unsafe(no_mangle)]
+#[allow(clippy::too_many_arguments)]
+pub unsafe extern "gpu-kernel" fn gemm_bf16_splitk_reduce(
+    c: *const u16,
+    d: *mut u16,
+    m: u32,
+    n: u32,
+    k: u32,
+    alpha: f32,
+    beta: f32,
+    splits: u32,
+    work: *const u32,
+    cluster: u32,
+) {
+    // SAFETY: special-register reads.
+    let (th, block) = unsafe {
+        (
+            core::arch::nvptx::_thread_idx_x() as u32,
+            core::arch::nvptx::_block_idx_x() as u32,
+        )
+    };
+    let (slot, q) = (block / 32, block % 32);
+    let splits = splits.clamp(1, k.div_ceil(BK));
+    let schedule = Schedule {
+        tiles_m: m.div_ceil(BM * cluster),
+        tiles_n: n.div_ceil(BN),
+        splits,
+        first: 0,
+        stride: 1,
+    };
+    let (tile, rank) = (slot / cluster, slot % cluster);
+    let (tm, tn) = schedule.tile(tile);
+    let partials = work.cast::<Quad>();
+    // SAFETY: inside the workspace by the contract.
+    let mut sum = unsafe { partials.add(quad_index(slot, splits, 0, q, th)).read() }.0;
+    for s in 1..splits {
+        let v = unsafe { partials.add(quad_index(slot, splits, s, q, th)).read() }.0;
+        for i in 0..4 {
+            sum[i] += v[i];
+        }
+    }
+    // The consumer thread `th`'s place in the tile (see `consume`), and quad q's columns.
+    let (g, w, l) = (th / 128, (th % 128) / 32, th % 32);
+    let row = tm * BM * cluster + rank * BM + g * 64 + 16 * w + l / 4;
+    let col = tn * BN + 8 * q + 2 * (l % 4);
+    let out = Out {
+        c,
+        d,
+        alpha,
+        beta,
+        work: core::ptr::null_mut(),
+    };
+    store_pair(out, row, col, sum[0], sum[1], m, n);
+    store_pair(out, row + 8, col, sum[2], sum[3], m, n);
+}

@@ -118,8 +118,8 @@ fn run_case(
     let splits = gemm.splits(kernel, shape);
     let mut outputs = vec![got];
     if splits > 1 {
-        // Split-K leaves its counters at zero for the next launch: two launches of one prepared
-        // problem, D poisoned before each, must both be exact.
+        // Split-K reuses its workspace: two launches of one prepared problem (each a main kernel
+        // and the reduction), D poisoned before each, must both be exact.
         let pointers = (
             da.device_ptr(stream).0,
             db.device_ptr(stream).0,
