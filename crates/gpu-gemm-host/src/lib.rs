@@ -37,8 +37,10 @@ pub const TILE: (u32, u32, u32) = (128, 256, 64);
 pub const STAGES: u32 = 4;
 /// Threads per block: one producer warpgroup, two consumer warpgroups.
 pub const THREADS: u32 = 384;
-/// Dynamic shared memory: the stages (A and B boxes) and one KiB for the barriers.
-pub const SMEM_BYTES: u32 = STAGES * (TILE.0 * TILE.2 * 2 + TILE.1 * TILE.2 * 2) + 1024;
+/// Dynamic shared memory: the stages (A and B boxes), the epilogue's staging buffers (two
+/// consumer warpgroups x two 64 x 64 bf16 boxes) and one KiB for the barriers.
+pub const SMEM_BYTES: u32 =
+    STAGES * (TILE.0 * TILE.2 * 2 + TILE.1 * TILE.2 * 2) + 2 * (2 * 64 * 64 * 2) + 1024;
 /// The kernels of the module.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Kernel {
@@ -245,7 +247,8 @@ fn check(status: sys::CUresult, what: &str) -> Result<(), GemmError> {
 }
 
 /// A 2D bf16 tensor map over `rows` rows of `k` elements at `address`, boxes of 64 x `box_rows`,
-/// 128-byte swizzle (the layout the kernel's wgmma descriptors read), zero fill outside.
+/// 128-byte swizzle (the layout the kernel's wgmma descriptors read and its epilogue stages),
+/// zero fill outside (and, for stores, nothing written outside).
 fn tensor_map(address: u64, k: u32, rows: u32, box_rows: u32) -> Result<[u8; 128], GemmError> {
     let mut map = std::mem::MaybeUninit::<sys::CUtensorMap>::zeroed();
     let dims = [u64::from(k), u64::from(rows)];
@@ -416,9 +419,14 @@ impl Gemm {
         let Shape { m, n, k } = shape;
         let elems = |rows: u32, cols: u32| rows as usize * cols as usize;
         check_shape(shape, elems(m, k), elems(n, k), None, elems(m, n))?;
-        let mut maps = [0u8; 256];
+        // A, B, and D for the TMA-store epilogue (its rows must be a multiple of 16 bytes: N % 8
+        // == 0; otherwise the kernels store D from registers and the third map stays zero).
+        let mut maps = [0u8; 384];
         maps[..128].copy_from_slice(&tensor_map(a, k, m, TILE.0)?);
-        maps[128..].copy_from_slice(&tensor_map(b, k, n, kernel.b_box_rows())?);
+        maps[128..256].copy_from_slice(&tensor_map(b, k, n, kernel.b_box_rows())?);
+        if n % 8 == 0 {
+            maps[256..].copy_from_slice(&tensor_map(d, n, m, 64)?);
+        }
         let maps = stream
             .clone_htod(&maps)
             .map_err(cuda("uploading the tensor maps"))?;

@@ -34,6 +34,11 @@ const STAGES: usize = 4;
 const A_BYTES: u32 = BM * BK * 2; // 16 KiB
 const B_BYTES: u32 = BN * BK * 2; // 32 KiB
 const STAGE_BYTES: u32 = A_BYTES + B_BYTES;
+/// The epilogue's staging buffer of one consumer warpgroup: half of its 64 x 256 block of D, as
+/// two 64 x 64 bf16 boxes in the TMA store's 128-byte-swizzled layout (8 KiB each).
+const STAGING_BYTES: u32 = 2 * 64 * 64 * 2;
+/// Where the barriers start: after the stages and the two warpgroups' staging buffers.
+const BARRIERS_AT: u32 = STAGES as u32 * STAGE_BYTES + 2 * STAGING_BYTES;
 /// Consumer warps: 2 warpgroups of 4.
 const CONSUMER_WARPS: u32 = 8;
 /// Registers per thread after `setmaxnreg` (PTX ISA "setmaxnreg": 24 to 256, a multiple of 8):
@@ -60,6 +65,10 @@ unsafe extern "llvm-intrinsic" {
     fn setmaxnreg_inc(regs: i32);
     #[link_name = "llvm.nvvm.setmaxnreg.dec.sync.aligned.u32"]
     fn setmaxnreg_dec(regs: i32);
+    // PTX ISA 6.0, "bar, barrier": `barrier.sync.aligned id, count`, a named barrier of `count`
+    // threads (convergent to LLVM).
+    #[link_name = "llvm.nvvm.barrier.cta.sync.aligned.count"]
+    fn barrier_sync_count(id: u32, count: u32);
 }
 
 #[panic_handler]
@@ -169,6 +178,9 @@ struct Config {
     warp_arrivals: bool,
     /// `setmaxnreg` moves registers from the producer warpgroup to the consumers.
     setmaxnreg: bool,
+    /// D leaves through shared memory and TMA tensor stores (when N is a multiple of 8, the
+    /// tensor map's stride rule), which run on while the warpgroup starts its next tile.
+    tma_store: bool,
 }
 
 /// The kernel body over `schedule`: warpgroup 0's first lane produces, warpgroups 1 and 2
@@ -190,8 +202,8 @@ unsafe fn gemm<const C: u32, S: MbarScope>(
 ) {
     let tid = core::arch::nvptx::_thread_idx_x() as u32;
     let smem = dynamic_smem();
-    // SAFETY: the barriers sit after the stages.
-    let bars = unsafe { smem.add((STAGES as u32 * STAGE_BYTES) as usize) };
+    // SAFETY: the barriers sit after the stages and the staging buffers.
+    let bars = unsafe { smem.add(BARRIERS_AT as usize) };
     // SAFETY: one thread initialises, then the block (or cluster) barrier.
     let pipe = unsafe { Pipe::<C, S>::new(bars.cast()) };
     if tid == 0 {
@@ -373,7 +385,14 @@ unsafe fn consume<const C: u32, S: MbarScope>(
         }
         unsafe { wgmma_wait_group(0) };
         release(previous);
-        if schedule.splits == 1 {
+        if schedule.splits == 1 && config.tma_store && n % 8 == 0 {
+            // SAFETY: the buffer is this warpgroup's; `maps[2]` is D's map (N % 8 == 0).
+            unsafe {
+                let staging = smem.add((STAGES as u32 * STAGE_BYTES + g * STAGING_BYTES) as usize);
+                let map_d = out.maps.add(2);
+                store_through_smem(&acc, staging, map_d, g, w, l, m0 + g * 64, n0, out, m, n);
+            }
+        } else if schedule.splits == 1 {
             let (row0, col0) = (m0 + g * 64 + 16 * w + l / 4, n0 + 2 * (l % 4));
             epilogue(&acc, row0, col0, out, m, n);
         } else {
@@ -390,6 +409,109 @@ unsafe fn consume<const C: u32, S: MbarScope>(
         }
         u += stride;
     }
+    if config.tma_store && th % 128 == 0 {
+        // The last tensor stores have written D (and finished reading the staging buffer, which
+        // must outlive them).
+        gpu_pipeline::bulk_wait_group::<0>();
+    }
+}
+
+/// The TMA-store epilogue of one consumer warpgroup: its 64 x 256 block of D (rows `row0..`,
+/// columns `col0..`) leaves in two halves of 128 columns, each staged in `staging` as two 64 x 64
+/// boxes in the 128-byte-swizzled layout and stored by the warpgroup's first thread with tensor
+/// stores, which it does not wait for: the next tile's main loop runs while they drain. Before a
+/// half overwrites the buffer, that thread waits until the stores issued from it have read it.
+/// C, when `beta != 0`, is read from global memory.
+///
+/// Swizzle (PTX ISA, "Tensor Copy: Swizzling Modes", 128B): the 16-byte chunk `j` of row `r`
+/// of a box sits at chunk `j ^ (r % 8)`. A warp's 4-byte store covers rows `r .. r + 8` (lanes
+/// `l / 4`) and one chunk of each: 8 distinct chunks of a 128-byte row stride, so 32 distinct
+/// banks, without conflicts.
+///
+/// # Safety
+///
+/// All 128 threads of warpgroup `g` call it converged; `staging` is the warpgroup's 16 KiB,
+/// 1024-byte aligned, used by nothing else; `map_d` is D's tensor map (bf16, 2D, box 64 x 64,
+/// 128-byte swizzle) in global memory.
+#[inline(always)]
+#[allow(clippy::too_many_arguments)]
+unsafe fn store_through_smem(
+    acc: &[f32; 128],
+    staging: *mut u8,
+    map_d: *const TensorMap,
+    g: u32,
+    w: u32,
+    l: u32,
+    row0: u32,
+    col0: u32,
+    out: Out,
+    m: u32,
+    n: u32,
+) {
+    let leader = w == 0 && l == 0;
+    for half in 0..2u32 {
+        if leader {
+            // The buffer's previous stores have read it.
+            gpu_pipeline::bulk_wait_group_read::<0>();
+        }
+        unsafe { warpgroup_sync(g) };
+        wgmma::each_pair(acc, |i, v0, v1| {
+            // Accumulator pair i holds columns 8 (i / 4) + 2 (l % 4) (+1): this half's are
+            // i / 4 in 16 half .. 16 half + 16.
+            if i / 64 != half {
+                return;
+            }
+            let r = 16 * w + l / 4 + 8 * ((i / 2) % 2);
+            let c = 8 * (i / 4) + 2 * (l % 4) - 128 * half;
+            let (row, col) = (row0 + r, col0 + 128 * half + c);
+            let (mut x0, mut x1) = (out.alpha * v0, out.alpha * v1);
+            if out.beta != 0.0 && row < m && col < n {
+                // SAFETY: inside C (N % 8 == 0, so col + 1 < n too).
+                let pair = unsafe {
+                    out.c
+                        .add(row as usize * n as usize + col as usize)
+                        .cast::<u32>()
+                        .read()
+                };
+                x0 += out.beta * bf16_to_f32(pair as u16);
+                x1 += out.beta * bf16_to_f32((pair >> 16) as u16);
+            }
+            let packed = u32::from(f32_to_bf16(x0)) | (u32::from(f32_to_bf16(x1)) << 16);
+            let (bx, cb) = (c / 64, c % 64);
+            let byte = cb * 2;
+            let at = bx * 8192 + r * 128 + (((byte / 16) ^ (r % 8)) * 16) + byte % 16;
+            // SAFETY: inside this warpgroup's buffer.
+            unsafe { staging.add(at as usize).cast::<u32>().write(packed) };
+        });
+        // The staged values are visible to the tensor copies (async proxy) once every thread
+        // has fenced and met the others.
+        gpu_pipeline::fence_proxy_async();
+        unsafe { warpgroup_sync(g) };
+        if leader {
+            for bx in 0..2u32 {
+                // SAFETY: the boxes are staged; TMA clips rows and columns outside D.
+                unsafe {
+                    gpu_pipeline::tensor_store::<2>(
+                        map_d,
+                        [(col0 + 128 * half + 64 * bx) as i32, row0 as i32],
+                        staging.add((bx * 8192) as usize),
+                    )
+                };
+            }
+            gpu_pipeline::bulk_commit_group();
+        }
+    }
+}
+
+/// The 128 threads of consumer warpgroup `g` meet at named barrier `1 + g` (`barrier.sync.aligned
+/// id, 128`; PTX ISA, "Parallel Synchronization and Communication Instructions: bar, barrier").
+///
+/// # Safety
+///
+/// Called by all 128 threads of the warpgroup, each warp converged.
+#[inline(always)]
+unsafe fn warpgroup_sync(g: u32) {
+    unsafe { barrier_sync_count(1 + g, 128) };
 }
 
 /// Where quad `q` (accumulators `4 q .. 4 q + 4`) of consumer thread `th` of split `split` of
@@ -409,6 +531,8 @@ struct Quad([f32; 4]);
 /// workspace.
 #[derive(Clone, Copy)]
 struct Out {
+    /// The tensor maps (A, B, and D for the TMA-store epilogue).
+    maps: *const TensorMap,
     c: *const u16,
     d: *mut u16,
     alpha: f32,
@@ -490,18 +614,21 @@ const FIRST: Config = Config {
     cluster: 1,
     warp_arrivals: false,
     setmaxnreg: false,
+    tma_store: false,
 };
 /// One CTA, elected warp arrivals and `setmaxnreg`.
 const SINGLE: Config = Config {
     cluster: 1,
     warp_arrivals: true,
     setmaxnreg: true,
+    tma_store: true,
 };
 /// [`SINGLE`] in CTA pairs with multicast B.
 const PAIR: Config = Config {
     cluster: 2,
     warp_arrivals: true,
     setmaxnreg: true,
+    tma_store: true,
 };
 
 /// The persistent schedule: CTA `b` (or CTA pair `b`) computes units `b, b + grid, ...` of
@@ -530,9 +657,9 @@ fn persistent(config: Config, m: u32, n: u32, k: u32, splits: u32) -> Schedule {
 ///
 /// Launched with 384 threads (a 1D grid; the per-tile kernel: `(ceil(N/256), ceil(M/128))`;
 /// the cluster kernel: clusters of (2, 1, 1) and an even grid) and dynamic shared memory
-/// `STAGES * STAGE_BYTES + 1024` (the barriers in the last KiB). `maps[0]` is A (box 64 x
-/// 128), `maps[1]` B (box 64 x 256; the cluster kernel: 64 x 128), both bf16 with 128-byte
-/// swizzle, in global memory; D and (when `beta != 0`) C hold M x N bf16. With `splits > 1`
+/// `STAGES * STAGE_BYTES + 2 * STAGING_BYTES + 1024` (the barriers in the last KiB). `maps[0]`
+/// is A (box 64 x 128), `maps[1]` B (box 64 x 256; the cluster kernel: 64 x 128), and, when
+/// N % 8 == 0, `maps[2]` D (box 64 x 64), all bf16 with 128-byte swizzle, in global memory; D and (when `beta != 0`) C hold M x N bf16. With `splits > 1`
 /// (persistent kernels only; the per-tile kernel ignores it), D is not written: `work` is a
 /// 16-byte aligned workspace of `ceil(M / (128 c)) * ceil(N / 256) * c` slots (c: CTAs per
 /// cluster) of `min(splits, ceil(K / 64))` blocks of 128 x 256 f32 each (see [`quad_index`]),
@@ -559,7 +686,14 @@ macro_rules! entry {
             $splits: u32,
             work: *mut u32,
         ) {
-            let out = Out { c, d, alpha, beta, work };
+            let out = Out {
+                maps,
+                c,
+                d,
+                alpha,
+                beta,
+                work,
+            };
             let schedule = $schedule;
             unsafe { gemm::<{ $config.arrivals() }, Cta>($config, schedule, maps, out, $m, $n, $k) }
         }
@@ -674,6 +808,7 @@ pub unsafe extern "gpu-kernel" fn gemm_bf16_splitk_reduce(
     let row = tm * BM * cluster + rank * BM + g * 64 + 16 * w + l / 4;
     let col = tn * BN + 8 * q + 2 * (l % 4);
     let out = Out {
+        maps: core::ptr::null(),
         c,
         d,
         alpha,
