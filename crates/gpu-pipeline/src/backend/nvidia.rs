@@ -352,11 +352,23 @@ impl<'a, S: MbarScope> MbarrierRef<'a, S> {
     /// on its barriers.
     #[inline(always)]
     pub unsafe fn arrive_remote(self, cta_rank: u32) {
+        // SAFETY: forwarded from this function's contract.
+        unsafe { self.arrive_remote_with(cta_rank, ptx::mbarrier_arrive_remote) }
+    }
+
+    /// One arrival with `arrive` (a remote-arrive leaf) on the barrier at this offset in CTA
+    /// `cta_rank`, and in checked builds on the peer's shadow.
+    ///
+    /// # Safety
+    ///
+    /// As [`arrive_remote`](Self::arrive_remote).
+    #[inline(always)]
+    unsafe fn arrive_remote_with(self, cta_rank: u32, arrive: unsafe fn(u32)) {
         // SAFETY: the caller guarantees the peer exists, is initialised and is alive; its
         // storage has the same layout, so the shadow maps to the peer's shadow.
         unsafe {
             let remote = ptx::mapa_shared_cluster(self.addr, cta_rank);
-            ptx::mbarrier_arrive_remote(remote);
+            arrive(remote);
             // The peer's shadow, after the arrival (see `count_arrivals`); the peer outlives
             // both, by the caller's contract.
             #[cfg(feature = "checked")]
@@ -385,16 +397,8 @@ impl<'a, S: MbarScope> MbarrierRef<'a, S> {
     /// As [`arrive_remote`](Self::arrive_remote).
     #[inline(always)]
     pub unsafe fn arrive_remote_cta(self, cta_rank: u32) {
-        // SAFETY: as `arrive_remote`.
-        unsafe {
-            let remote = ptx::mapa_shared_cluster(self.addr, cta_rank);
-            ptx::mbarrier_arrive_remote_cta(remote);
-            #[cfg(feature = "checked")]
-            if self.shadow != NO_SHADOW {
-                let remote_shadow = ptx::mapa_shared_cluster(self.shadow, cta_rank);
-                ptx::red_relaxed_cluster_shared_cluster_add_u32(remote_shadow, 1);
-            }
-        }
+        // SAFETY: forwarded from this function's contract.
+        unsafe { self.arrive_remote_with(cta_rank, ptx::mbarrier_arrive_remote_cta) }
     }
 
     /// Copies `bytes` bytes from global memory to shared memory with the bulk-copy engine; when
