@@ -522,7 +522,10 @@ impl Gemm {
             sharedMemBytes: SMEM_BYTES,
             hStream: stream.cu_stream(),
             attrs: &raw mut attribute,
-            numAttrs: 1,
+            // Only the pair kernel is a cluster launch: a cluster dimension of 1 x 1 x 1 still
+            // launches as clusters, and the single-CTA persistent kernel ran 11 % slower back to
+            // back that way (issue 13, runs 31 and 32).
+            numAttrs: u32::from(cluster > 1),
         };
         // SAFETY: `args` holds one value per kernel parameter, of its type, alive for the call;
         // the tensor maps live in `prepared` and the matrices by `prepare`'s contract; the
