@@ -29,6 +29,8 @@ pub const ENTRIES: [&str; 4] = [
     "gemm_bf16_cluster",
     "gemm_bf16_persistent_first",
 ];
+/// Split-K's second pass (256 threads, no `wgmma`): the module's one other entry.
+pub const REDUCE_ENTRY: &str = "gemm_bf16_splitk_reduce";
 /// Threads per block of every entry of [`ENTRIES`].
 pub const THREADS: u32 = 384;
 /// `wgmma.mma_async` instructions per kernel: 4 k16 steps for a tile's first stage, 4 in the loop.
@@ -183,17 +185,31 @@ pub fn check_ptx(ptx: &str) -> Result<Vec<crate::ptx_uniform::EntryReport>> {
     }
     let reports = crate::ptx_uniform::check(ptx)
         .map_err(|e| format!("the GEMM PTX fails its convergence check:\n{e}"))?;
-    for entry in ENTRIES {
+    let wanted = ENTRIES
+        .iter()
+        .map(|&e| (e, WGMMAS))
+        .chain([(REDUCE_ENTRY, 0)]);
+    for (entry, want) in wanted {
         let report = reports
             .iter()
             .find(|r| r.entry == entry)
             .ok_or_else(|| format!("the GEMM PTX has no entry `{entry}`"))?;
-        if report.wgmmas != WGMMAS {
+        if report.wgmmas != want {
             return Err(format!(
-                "the GEMM entry `{entry}` has {} wgmma.mma_async, expected {WGMMAS}",
+                "the GEMM entry `{entry}` has {} wgmma.mma_async, expected {want}",
                 report.wgmmas
             ));
         }
+    }
+    // An entry this list does not know would escape the checks above.
+    if let Some(other) = reports
+        .iter()
+        .find(|r| r.entry != REDUCE_ENTRY && !ENTRIES.contains(&r.entry.as_str()))
+    {
+        return Err(format!(
+            "the GEMM PTX has an entry `{}` that xtask/src/gemm_kernel.rs does not list",
+            other.entry
+        ));
     }
     Ok(reports)
 }
@@ -330,6 +346,7 @@ mod tests {
             for (i, name) in ENTRIES.iter().enumerate() {
                 ptx.push_str(&entry(name, wgmmas[i], bounds[i], divergent && i == 1));
             }
+            ptx.push_str(&entry(REDUCE_ENTRY, 0, false, false));
             ptx
         };
         let with = |i: usize, x: usize| {
@@ -339,7 +356,12 @@ mod tests {
         };
         let good = module([WGMMAS; N], [true; N], false);
         let reports = check_ptx(&good).unwrap();
-        assert_eq!(reports.len(), ENTRIES.len());
+        assert_eq!(reports.len(), ENTRIES.len() + 1);
+        // An entry the list does not know, and the reduction without its entry, are errors.
+        let unknown = format!("{good}{}", entry("gemm_bf16_other", 0, false, false));
+        assert!(check_ptx(&unknown).unwrap_err().contains("gemm_bf16_other"));
+        let without = good.replace(REDUCE_ENTRY, "gemm_bf16_renamed");
+        assert!(check_ptx(&without).is_err());
         assert!(check_ptx(&format!("{good}.local .align 4 .b8 __local_depot0[512];")).is_err());
         assert!(check_ptx(&module(with(0, 1), [true; N], false)).is_err());
         let mut moved = with(0, WGMMAS - 1);
