@@ -29,6 +29,12 @@ pub const ENTRIES: [&str; 4] = [
     "gemm_bf16_cluster",
     "gemm_bf16_persistent_first",
 ];
+/// The cluster-scope forms of mbarrier arrivals and waits, which the GEMM must not contain.
+const CLUSTER_SCOPED_MBARRIER: [&str; 3] = [
+    "mbarrier.arrive.release.cluster",
+    "mbarrier.try_wait.parity.acquire.cluster",
+    "mbarrier.try_wait.acquire.cluster",
+];
 /// Split-K's second pass (256 threads, no `wgmma`): the module's one other entry.
 pub const REDUCE_ENTRY: &str = "gemm_bf16_splitk_reduce";
 /// Threads per block of every entry of [`ENTRIES`].
@@ -161,7 +167,8 @@ pub fn with_maxntid(ptx: &str, entry: &str, threads: u32) -> Result<String> {
 
 /// The checks the issue asks of the GEMM's PTX, on a machine without ptxas: no local memory (an
 /// accumulator indexed with a variable spills the whole array, and ptxas then serialises the
-/// wgmmas), the expected number of `wgmma.mma_async` in each entry, the launch bound, and that no
+/// wgmmas), the expected number of `wgmma.mma_async` in each entry, the launch bound, no
+/// cluster-scope mbarrier arrival or wait, and that no
 /// `wgmma` (nor other `.aligned` instruction) sits on a path only part of its warpgroup (warp)
 /// takes ([`crate::ptx_uniform`]). Returns what the last check found in each entry.
 pub fn check_ptx(ptx: &str) -> Result<Vec<crate::ptx_uniform::EntryReport>> {
@@ -182,6 +189,16 @@ pub fn check_ptx(ptx: &str) -> Result<Vec<crate::ptx_uniform::EntryReport>> {
         return Err(format!(
             "the GEMM PTX has {bounds} .maxntid directives, expected one per kernel"
         ));
+    }
+    // Cluster-scope mbarrier ordering in a GEMM kernel is a GPU-wide fence per arrival or wait
+    // on sm_90 (`MEMBAR.ALL.GPU`, `CCTL.IVALL`): the CTA pairs ran at 0.71x with it (issue 13,
+    // run 24). Their releases free slots and publish nothing, so they are CTA-scoped.
+    for form in CLUSTER_SCOPED_MBARRIER {
+        if ptx.contains(form) {
+            return Err(format!(
+                "the GEMM PTX has `{form}`: a GPU-wide fence per call on sm_90; release a multicast slot with `MbarrierRef::arrive_remote_cta` and wait at CTA scope"
+            ));
+        }
     }
     let reports = crate::ptx_uniform::check(ptx)
         .map_err(|e| format!("the GEMM PTX fails its convergence check:\n{e}"))?;
@@ -362,6 +379,23 @@ mod tests {
         assert!(check_ptx(&unknown).unwrap_err().contains("gemm_bf16_other"));
         let without = good.replace(REDUCE_ENTRY, "gemm_bf16_renamed");
         assert!(check_ptx(&without).is_err());
+        // Run 24's pair kernel: a cluster-scope remote release in the main loop.
+        let fenced = good.replacen(
+            "\tret;",
+            "\tmbarrier.arrive.release.cluster.shared::cluster.b64 _, [%r1];\n\tret;",
+            1,
+        );
+        assert!(
+            check_ptx(&fenced)
+                .unwrap_err()
+                .contains("arrive_remote_cta")
+        );
+        let cta = good.replacen(
+            "\tret;",
+            "\tmbarrier.arrive.release.cta.shared::cluster.b64 _, [%r1];\n\tret;",
+            1,
+        );
+        assert!(check_ptx(&cta).is_ok());
         assert!(check_ptx(&format!("{good}.local .align 4 .b8 __local_depot0[512];")).is_err());
         assert!(check_ptx(&module(with(0, 1), [true; N], false)).is_err());
         let mut moved = with(0, WGMMAS - 1);
