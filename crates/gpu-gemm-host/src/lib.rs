@@ -102,7 +102,8 @@ impl Kernel {
     /// kernel, with split-K, when there are fewer 128 x 256 tiles than half the SMs, or only one
     /// row of tiles (a pair's second CTA would compute only padding); CTA pairs otherwise.
     pub fn default_for(shape: Shape, sms: u32) -> Kernel {
-        let tiles = shape.m.div_ceil(TILE.0) * shape.n.div_ceil(TILE.1);
+        // 128 x 256 CTA tiles, as the single-CTA kernels count them.
+        let tiles = Kernel::Persistent.cluster_tiles(shape);
         if tiles < sms / 2 || shape.m <= TILE.0 {
             Kernel::Persistent
         } else {
@@ -118,7 +119,7 @@ impl Kernel {
         if matches!(self, Kernel::PerTile | Kernel::PersistentFirst) {
             return 1;
         }
-        let tiles = shape.m.div_ceil(TILE.0 * self.cluster()) * shape.n.div_ceil(TILE.1);
+        let tiles = self.cluster_tiles(shape);
         if tiles >= capacity / 2 {
             return 1;
         }
@@ -137,7 +138,26 @@ impl Kernel {
 
     /// CTA tiles of `shape` (a cluster tile counts its CTAs): the split-K workspace's slots.
     fn slots(self, shape: Shape) -> u32 {
-        shape.m.div_ceil(TILE.0 * self.cluster()) * shape.n.div_ceil(TILE.1) * self.cluster()
+        self.cluster_tiles(shape) * self.cluster()
+    }
+
+    /// Tiles of `shape` as the kernel's schedule counts them: 128 x 256 CTA tiles, or for CTA
+    /// pairs 256 x 256 cluster tiles.
+    fn cluster_tiles(self, shape: Shape) -> u32 {
+        shape.m.div_ceil(TILE.0 * self.cluster()) * shape.n.div_ceil(TILE.1)
+    }
+
+    /// The launch grid for `shape` in `splits` parts when `capacity` clusters fit at once: one CTA
+    /// per tile (x: tile columns, y: tile rows) for the per-tile kernel; otherwise one CTA (or
+    /// pair) per work unit, at most `capacity` of them.
+    fn grid(self, shape: Shape, splits: u32, capacity: u32) -> (u32, u32) {
+        match self {
+            Kernel::PerTile => (shape.n.div_ceil(TILE.1), shape.m.div_ceil(TILE.0)),
+            _ => {
+                let units = self.cluster_tiles(shape) * splits;
+                (self.cluster() * units.min(capacity), 1)
+            }
+        }
     }
 }
 
@@ -500,33 +520,9 @@ impl Gemm {
             .bind_to_thread()
             .map_err(cuda("binding the context"))?;
         let kernel = prepared.kernel;
-        let (grid, cluster) = match kernel {
-            Kernel::PerTile => ((n.div_ceil(TILE.1), m.div_ceil(TILE.0)), 1),
-            Kernel::Persistent | Kernel::PersistentFirst => {
-                let units = n.div_ceil(TILE.1) * m.div_ceil(TILE.0) * prepared.splits;
-                ((units.min(self.sms), 1), 1)
-            }
-            Kernel::Cluster => {
-                let units = n.div_ceil(TILE.1) * m.div_ceil(2 * TILE.0) * prepared.splits;
-                ((2 * units.min(self.pairs), 1), 2)
-            }
-        };
-        let mut attribute = cluster_attribute(cluster);
-        let config = sys::CUlaunchConfig {
-            gridDimX: grid.0,
-            gridDimY: grid.1,
-            gridDimZ: 1,
-            blockDimX: THREADS,
-            blockDimY: 1,
-            blockDimZ: 1,
-            sharedMemBytes: SMEM_BYTES,
-            hStream: stream.cu_stream(),
-            attrs: &raw mut attribute,
-            // Only the pair kernel is a cluster launch: a cluster dimension of 1 x 1 x 1 still
-            // launches as clusters, and the single-CTA persistent kernel ran 11 % slower back to
-            // back that way (issue 13, runs 31 and 32).
-            numAttrs: u32::from(cluster > 1),
-        };
+        let grid = kernel.grid(prepared.shape, prepared.splits, self.capacity(kernel));
+        let mut attribute = cluster_attribute(kernel.cluster());
+        let config = launch_config(grid, stream.cu_stream(), &mut attribute);
         // SAFETY: `args` holds one value per kernel parameter, of its type, alive for the call;
         // the tensor maps live in `prepared` and the matrices by `prepare`'s contract; the
         // configuration and its attribute are live locals.
@@ -603,6 +599,32 @@ impl Kernel {
     }
 }
 
+/// The launch configuration of a GEMM kernel (384 threads, [`SMEM_BYTES`]) on `grid` and
+/// `stream`, with `attribute` (a cluster dimension) when it asks for clusters of more than one
+/// CTA. Only the pair kernel is a cluster launch: a cluster dimension of 1 x 1 x 1 still launches
+/// as clusters, and the single-CTA persistent kernel ran 11 % slower back to back that way
+/// (issue 13, runs 31 and 32).
+fn launch_config(
+    grid: (u32, u32),
+    stream: sys::CUstream,
+    attribute: &mut sys::CUlaunchAttribute,
+) -> sys::CUlaunchConfig {
+    // SAFETY: reads the union field this module writes (`cluster_attribute`).
+    let clustered = unsafe { attribute.value.clusterDim.x } > 1;
+    sys::CUlaunchConfig {
+        gridDimX: grid.0,
+        gridDimY: grid.1,
+        gridDimZ: 1,
+        blockDimX: THREADS,
+        blockDimY: 1,
+        blockDimZ: 1,
+        sharedMemBytes: SMEM_BYTES,
+        hStream: stream,
+        attrs: attribute,
+        numAttrs: u32::from(clustered),
+    }
+}
+
 /// A launch attribute asking for clusters of `size` CTAs along x (1: no clusters).
 fn cluster_attribute(size: u32) -> sys::CUlaunchAttribute {
     // SAFETY: a launch attribute is plain data; zero is a valid start for every field.
@@ -624,18 +646,7 @@ fn max_active_clusters(
 ) -> Result<u32, GemmError> {
     ctx.bind_to_thread().map_err(cuda("binding the context"))?;
     let mut attribute = cluster_attribute(size);
-    let config = sys::CUlaunchConfig {
-        gridDimX: size,
-        gridDimY: 1,
-        gridDimZ: 1,
-        blockDimX: THREADS,
-        blockDimY: 1,
-        blockDimZ: 1,
-        sharedMemBytes: SMEM_BYTES,
-        hStream: std::ptr::null_mut(),
-        attrs: &raw mut attribute,
-        numAttrs: 1,
-    };
+    let config = launch_config((size, 1), std::ptr::null_mut(), &mut attribute);
     let mut clusters = 0i32;
     // SAFETY: the configuration and its attribute are live locals; the driver writes `clusters`.
     let status = unsafe {
@@ -733,6 +744,36 @@ mod tests {
             Kernel::PersistentFirst.splits(shape(128, 4096, 4096), sms),
             1
         );
+    }
+
+    #[test]
+    fn grids_cover_every_unit_up_to_the_capacity() {
+        let (sms, pairs) = (132, 66);
+        for (m, n) in [
+            (1, 1),
+            (128, 256),
+            (129, 257),
+            (1000, 7),
+            (4097, 300),
+            (8192, 8192),
+        ] {
+            let shape = Shape { m, n, k: 4096 };
+            let (rows, cols) = (m.div_ceil(128), n.div_ceil(256));
+            assert_eq!(Kernel::PerTile.grid(shape, 1, sms), (cols, rows));
+            for splits in [1, 2, 8] {
+                let single = (rows * cols * splits).min(sms);
+                assert_eq!(Kernel::Persistent.grid(shape, splits, sms), (single, 1));
+                assert_eq!(
+                    Kernel::PersistentFirst.grid(shape, splits, sms),
+                    (single, 1)
+                );
+                let pair_units = m.div_ceil(256) * cols * splits;
+                assert_eq!(
+                    Kernel::Cluster.grid(shape, splits, pairs),
+                    (2 * pair_units.min(pairs), 1)
+                );
+            }
+        }
     }
 
     #[test]
