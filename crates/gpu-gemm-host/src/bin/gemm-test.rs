@@ -94,7 +94,8 @@ fn run_case(
     let up = |h: &[u16]| stream.clone_htod(h).map_err(|e| format!("upload: {e:?}"));
     let (da, db, dc) = (up(&a)?, up(&b)?, up(&c)?);
     // Poisoned output: a word the kernel skips cannot pass.
-    let mut dd: CudaSlice<u16> = up(&vec![0xFFC1u16; mu * nu])?;
+    let poison = vec![0xFFC1u16; mu * nu];
+    let mut dd: CudaSlice<u16> = up(&poison)?;
     let shape = Shape { m, n, k };
     gemm.run_with(
         kernel,
@@ -136,7 +137,7 @@ fn run_case(
         .map_err(|e| e.to_string())?;
         for _ in 0..2 {
             stream
-                .memcpy_htod(&vec![0xFFC1u16; mu * nu], &mut dd)
+                .memcpy_htod(&poison, &mut dd)
                 .map_err(|e| format!("poison: {e:?}"))?;
             gemm.launch(stream, &prepared, alpha, beta)
                 .map_err(|e| e.to_string())?;
