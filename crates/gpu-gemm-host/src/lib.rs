@@ -424,7 +424,9 @@ impl Gemm {
     ///
     /// `a`, `b`, `d` (and `c`, unless every launch has `beta == 0`) are device addresses of
     /// row-major bf16 matrices of the shape's sizes (A: M x K, B: N x K, C and D: M x N) in this
-    /// context, 16-byte aligned, alive while any launch of the result runs.
+    /// context, 16-byte aligned, alive while any launch of the result runs. `c` may be `d` (D
+    /// computed in place over C: every element of C is read before its element of D is
+    /// written); otherwise no two of them overlap D.
     #[allow(clippy::too_many_arguments)]
     pub unsafe fn prepare(
         &self,
@@ -439,13 +441,17 @@ impl Gemm {
         let Shape { m, n, k } = shape;
         let elems = |rows: u32, cols: u32| rows as usize * cols as usize;
         check_shape(shape, elems(m, k), elems(n, k), None, elems(m, n))?;
-        // A, B, and D for the TMA-store epilogue (its rows must be a multiple of 16 bytes: N % 8
-        // == 0; otherwise the kernels store D from registers and the third map stays zero).
-        let mut maps = [0u8; 384];
+        // A, B, and D and C for the TMA-store epilogue (their rows must be a multiple of 16
+        // bytes: N % 8 == 0; otherwise the kernels store D from registers, read C from global
+        // memory, and the last two maps stay zero; so does C's without C).
+        let mut maps = [0u8; 512];
         maps[..128].copy_from_slice(&tensor_map(a, k, m, TILE.0)?);
         maps[128..256].copy_from_slice(&tensor_map(b, k, n, kernel.b_box_rows())?);
         if n % 8 == 0 {
-            maps[256..].copy_from_slice(&tensor_map(d, n, m, 64)?);
+            maps[256..384].copy_from_slice(&tensor_map(d, n, m, 64)?);
+            if c != 0 {
+                maps[384..].copy_from_slice(&tensor_map(c, n, m, 64)?);
+            }
         }
         let maps = stream
             .clone_htod(&maps)

@@ -3,8 +3,11 @@
 //! D = alpha * A * B^T + beta * C; A: M x K row-major, B: N x K row-major, C, D: M x N row-major.
 //! CTA tile 128 x 256 x 64; warpgroup 0 (one lane) loads A and B boxes with 2D tensor TMA
 //! (128-byte swizzle) into a 4-stage ring; warpgroups 1 and 2 each multiply 64 rows with
-//! `wgmma.m64n256k16`, keeping one stage in flight, then write D from registers. `setmaxnreg`
-//! moves registers from the producer warpgroup to the consumers. The cluster kernel pairs two
+//! `wgmma.m64n256k16`, keeping one stage in flight, then write D through shared memory with TMA
+//! tensor stores (from registers when N % 8 != 0 or under split-K). When beta != 0, two more
+//! lanes of warpgroup 0 bring C into the consumers' staging buffers through an
+//! `EpiLoadPipeline` each. `setmaxnreg` moves registers from the producer warpgroup to the
+//! consumers. The cluster kernel pairs two
 //! CTAs on vertically adjacent tiles: each loads its own A and half of the shared B tile, which
 //! TMA multicast writes into both CTAs.
 #![no_std]
@@ -23,8 +26,8 @@ mod wgmma;
 
 use gpu_pipeline::arch::nvptx as arch;
 use gpu_pipeline::{
-    ConsumerHalf, ConsumerStage, Cta, MbarScope, NvidiaMbarBackend, ProducerConsumerPipeline,
-    TensorMap,
+    ConsumerHalf, ConsumerStage, Cta, EpiLoadPipeline, MbarScope, MbarrierRef, NvidiaMbarBackend,
+    ProducerConsumerPipeline, TensorMap,
 };
 
 const BM: u32 = 128;
@@ -37,8 +40,15 @@ const STAGE_BYTES: u32 = A_BYTES + B_BYTES;
 /// The epilogue's staging buffer of one consumer warpgroup: half of its 64 x 256 block of D, as
 /// two 64 x 64 bf16 boxes in the TMA store's 128-byte-swizzled layout (8 KiB each).
 const STAGING_BYTES: u32 = 2 * 64 * 64 * 2;
-/// Where the barriers start: after the stages and the two warpgroups' staging buffers.
+/// Where the barriers start: after the stages and the two warpgroups' staging buffers. First the
+/// two warpgroups' epilogue-load barriers ([`c_stages`]), then the ring's.
 const BARRIERS_AT: u32 = STAGES as u32 * STAGE_BYTES + 2 * STAGING_BYTES;
+const RING_BARRIERS_AT: usize = BARRIERS_AT as usize + 2 * Epi::SMEM_BYTES;
+
+/// Where consumer warpgroup `g`'s staging buffer starts in shared memory.
+const fn staging_at(g: u32) -> usize {
+    (STAGES as u32 * STAGE_BYTES + g * STAGING_BYTES) as usize
+}
 /// Consumer warps: 2 warpgroups of 4.
 const CONSUMER_WARPS: u32 = 8;
 /// Registers per thread after `setmaxnreg` (PTX ISA "setmaxnreg": 24 to 256, a multiple of 8):
@@ -51,6 +61,25 @@ const CONSUMER_REGS: u32 = 232;
 /// The ring of a kernel: one producer arrival (the TMA lane's `arrive_expect_tx`) per full
 /// barrier, `C` consumer arrivals per empty barrier, waits at scope `S`.
 type Pipe<const C: u32, S> = ProducerConsumerPipeline<STAGES, NvidiaMbarBackend<1, C, S>>;
+
+/// C's way in when `beta != 0` (one per consumer warpgroup): its staging buffer is the one stage.
+/// An epilogue-load thread of the producer warpgroup fills it with half of the warpgroup's
+/// 64 x 256 block of C (two 64 x 64 tensor loads, one `arrive_expect_tx`: producer arrival count
+/// 1); the warpgroup combines it with its accumulators in place, stores the half as D, and its
+/// store thread releases the stage once the tensor stores have read it (consumer arrival count
+/// 1).
+type Epi = EpiLoadPipeline<1, NvidiaMbarBackend<1, 1>>;
+
+/// Consumer warpgroup `g`'s epilogue-load pipeline, over its barriers at [`BARRIERS_AT`].
+///
+/// # Safety
+///
+/// `smem` is the kernel's dynamic shared memory; as [`EpiLoadPipeline::new`].
+#[inline(always)]
+unsafe fn c_stages(smem: *mut u8, g: u32) -> Epi {
+    // SAFETY: two pipelines' barriers fit before the ring's, inside the last KiB.
+    unsafe { Epi::new(smem.add(BARRIERS_AT as usize + g as usize * Epi::SMEM_BYTES).cast()) }
+}
 
 unsafe extern "llvm-intrinsic" {
     #[link_name = "llvm.nvvm.wgmma.fence.sync.aligned"]
@@ -202,21 +231,19 @@ unsafe fn gemm<const C: u32, S: MbarScope>(
 ) {
     let tid = core::arch::nvptx::_thread_idx_x() as u32;
     let smem = dynamic_smem();
-    // SAFETY: the barriers sit after the stages and the staging buffers.
-    let bars = unsafe { smem.add(BARRIERS_AT as usize) };
+    // SAFETY: the ring's barriers follow the two warpgroups' epilogue-load barriers.
+    let pipe = unsafe { Pipe::<C, S>::new(smem.add(RING_BARRIERS_AT).cast()) };
     // SAFETY: one thread initialises, then the block (or cluster) barrier.
-    let pipe = unsafe { Pipe::<C, S>::new(bars.cast()) };
     if tid == 0 {
-        unsafe { pipe.init() };
+        unsafe {
+            pipe.init();
+            c_stages(smem, 0).init();
+            c_stages(smem, 1).init();
+        }
     }
     let paired = config.cluster == 2;
-    // The peer's rank in a CTA pair (the cluster's other CTA).
-    let (rank, peer) = if paired {
-        let rank = arch::cluster_ctarank();
-        (rank, rank ^ 1)
-    } else {
-        (0, 0)
-    };
+    // The CTA's rank in its pair (0 alone).
+    let rank = if paired { arch::cluster_ctarank() } else { 0 };
     if paired {
         // SAFETY: every thread of both CTAs arrives once, then waits: the peer's barriers are
         // initialised (`init` ends with `fence.mbarrier_init.release.cluster`) before any remote
@@ -276,6 +303,22 @@ unsafe fn gemm<const C: u32, S: MbarScope>(
                 }
                 u += stride;
             }
+        } else if tid == 32 || tid == 64 {
+            let g = tid / 32 - 1;
+            if config.staged(schedule, n) && out.beta != 0.0 {
+                // SAFETY: `maps[3]` is C's map (N % 8 == 0 and beta != 0); the buffer is
+                // warpgroup g's.
+                unsafe {
+                    load_c(
+                        &c_stages(smem, g),
+                        schedule,
+                        smem.add(staging_at(g)),
+                        maps.add(3),
+                        cluster_rows,
+                        rank * BM + g * 64,
+                    )
+                };
+            }
         }
     } else {
         if config.setmaxnreg {
@@ -288,7 +331,7 @@ unsafe fn gemm<const C: u32, S: MbarScope>(
             smem,
             pipe.into_consumer(),
             tid - 128,
-            peer,
+            rank,
             out,
             m,
             n,
@@ -314,7 +357,7 @@ unsafe fn consume<const C: u32, S: MbarScope>(
     smem: *mut u8,
     consumer: ConsumerHalf<STAGES, NvidiaMbarBackend<1, C, S>>,
     th: u32,
-    peer: u32,
+    rank: u32,
     out: Out,
     m: u32,
     n: u32,
@@ -324,7 +367,8 @@ unsafe fn consume<const C: u32, S: MbarScope>(
     let g = th / 128;
     let w = (th % 128) / 32;
     let l = th % 32;
-    let rank = if config.cluster == 2 { peer ^ 1 } else { 0 };
+    // The other CTA of a pair.
+    let peer = rank ^ 1;
     let cluster_rows = BM * config.cluster;
     // Releases a stage whose MMAs are done: every thread arrives, or one lane per warp (and a
     // second lane on the peer CTA's barrier, whose producer also writes this slot).
@@ -366,6 +410,12 @@ unsafe fn consume<const C: u32, S: MbarScope>(
         }
         unsafe { wgmma_commit_group() };
     };
+    let staged = config.staged(schedule, n);
+    // SAFETY: this warpgroup's epilogue-load barriers, initialised by `gemm`.
+    let c_stages = (staged && out.beta != 0.0).then(|| unsafe { c_stages(smem, g) });
+    // The store thread's release of the C buffer, due once the stores of its last half of D
+    // have read it.
+    let mut pending: Option<MbarrierRef<'_, Cta>> = None;
     let (first, stride, total) = (schedule.first, schedule.stride, schedule.total());
     let mut u = first;
     while u < total {
@@ -375,6 +425,12 @@ unsafe fn consume<const C: u32, S: MbarScope>(
         let (kb0, kb1) = schedule.k_range(split, k_blocks);
         let mut previous = consumer.acquire();
         issue(&mut acc, previous.index(), true);
+        if let Some(empty) = pending.take() {
+            // The last tile's second half of D left through the C buffer; once its tensor stores
+            // have read it, C's next half may come in (while this tile's MMAs run).
+            gpu_pipeline::bulk_wait_group_read::<0>();
+            empty.arrive();
+        }
         for _ in kb0 + 1..kb1 {
             let stage = consumer.acquire();
             issue(&mut acc, stage.index(), false);
@@ -385,12 +441,14 @@ unsafe fn consume<const C: u32, S: MbarScope>(
         }
         unsafe { wgmma_wait_group(0) };
         release(previous);
-        if schedule.splits == 1 && config.tma_store && n % 8 == 0 {
-            // SAFETY: the buffer is this warpgroup's; `maps[2]` is D's map (N % 8 == 0).
+        if staged {
+            // SAFETY: the buffer is this warpgroup's; `maps[2]` is D's map (N % 8 == 0); C comes
+            // through `c_stages` when beta != 0.
             unsafe {
-                let staging = smem.add((STAGES as u32 * STAGE_BYTES + g * STAGING_BYTES) as usize);
+                let staging = smem.add(staging_at(g));
                 let map_d = out.maps.add(2);
-                store_through_smem(&acc, staging, map_d, g, w, l, m0 + g * 64, n0, out, m, n);
+                let at = (m0 + g * 64, n0);
+                store_through_smem(&acc, staging, map_d, g, w, l, at, out, c_stages.as_ref(), &mut pending);
             }
         } else if schedule.splits == 1 {
             let (row0, col0) = (m0 + g * 64 + 16 * w + l / 4, n0 + 2 * (l % 4));
@@ -413,48 +471,68 @@ unsafe fn consume<const C: u32, S: MbarScope>(
         // The last tensor stores have written D (and finished reading the staging buffer, which
         // must outlive them).
         gpu_pipeline::bulk_wait_group::<0>();
+        if let Some(empty) = pending {
+            // Every C stage taken is given back (nothing loads into it any more).
+            empty.arrive();
+        }
     }
 }
 
-/// The TMA-store epilogue of one consumer warpgroup: its 64 x 256 block of D (rows `row0..`,
-/// columns `col0..`) leaves in two halves of 128 columns, each staged in `staging` as two 64 x 64
+/// The TMA-store epilogue of one consumer warpgroup: its 64 x 256 block of D (rows `at.0..`,
+/// columns `at.1..`) leaves in two halves of 128 columns, each staged in `staging` as two 64 x 64
 /// boxes in the 128-byte-swizzled layout and stored by the warpgroup's first thread with tensor
-/// stores, which it does not wait for: the next tile's main loop runs while they drain. Before a
-/// half overwrites the buffer, that thread waits until the stores issued from it have read it.
-/// C, when `beta != 0`, is read from global memory.
+/// stores, which it does not wait for: the next tile's main loop runs while they drain.
+///
+/// Without C (`c_stages` is `None`: beta = 0), that thread waits before each half until the
+/// stores issued from the buffer have read it. With C, each half of C arrives in the buffer
+/// through `c_stages` (see [`Epi`]), in the layout D leaves in, so each thread combines and
+/// overwrites the same four bytes; the store thread gives the buffer back once the stores have
+/// read it: after the first half at once, after the second through `pending`, which the caller
+/// arrives on once the next tile's MMAs are under way.
 ///
 /// Swizzle (PTX ISA, "Tensor Copy: Swizzling Modes", 128B): the 16-byte chunk `j` of row `r`
-/// of a box sits at chunk `j ^ (r % 8)`. A warp's 4-byte store covers rows `r .. r + 8` (lanes
+/// of a box sits at chunk `j ^ (r % 8)`. A warp's 4-byte access covers rows `r .. r + 8` (lanes
 /// `l / 4`) and one chunk of each: 8 distinct chunks of a 128-byte row stride, so 32 distinct
 /// banks, without conflicts.
 ///
 /// # Safety
 ///
 /// All 128 threads of warpgroup `g` call it converged; `staging` is the warpgroup's 16 KiB,
-/// 1024-byte aligned, used by nothing else; `map_d` is D's tensor map (bf16, 2D, box 64 x 64,
-/// 128-byte swizzle) in global memory.
+/// 1024-byte aligned, used by nothing else (and `c_stages`' one stage); `map_d` is D's tensor map
+/// (bf16, 2D, box 64 x 64, 128-byte swizzle) in global memory; `pending` is `None`.
 #[inline(always)]
 #[allow(clippy::too_many_arguments)]
-unsafe fn store_through_smem(
+unsafe fn store_through_smem<'e>(
     acc: &[f32; 128],
     staging: *mut u8,
     map_d: *const TensorMap,
     g: u32,
     w: u32,
     l: u32,
-    row0: u32,
-    col0: u32,
+    at: (u32, u32),
     out: Out,
-    m: u32,
-    n: u32,
+    c_stages: Option<&'e Epi>,
+    pending: &mut Option<MbarrierRef<'e, Cta>>,
 ) {
+    let (row0, col0) = at;
     let leader = w == 0 && l == 0;
     for half in 0..2u32 {
-        if leader {
-            // The buffer's previous stores have read it.
-            gpu_pipeline::bulk_wait_group_read::<0>();
+        // With C: this half of C has landed (so the buffer's earlier stores have read it). The
+        // store thread keeps the stage's empty barrier and arrives when this half's stores
+        // have read the buffer.
+        let empty = c_stages.map(|c| {
+            let stage = c.acquire_consumer();
+            let empty = stage.barrier();
+            stage.release_without_signal();
+            empty
+        });
+        if empty.is_none() {
+            if leader {
+                // The buffer's previous stores have read it.
+                gpu_pipeline::bulk_wait_group_read::<0>();
+            }
+            unsafe { warpgroup_sync(g) };
         }
-        unsafe { warpgroup_sync(g) };
         wgmma::each_pair(acc, |i, v0, v1| {
             // Accumulator pair i holds columns 8 (i / 4) + 2 (l % 4) (+1): this half's are
             // i / 4 in 16 half .. 16 half + 16.
@@ -463,25 +541,17 @@ unsafe fn store_through_smem(
             }
             let r = 16 * w + l / 4 + 8 * ((i / 2) % 2);
             let c = 8 * (i / 4) + 2 * (l % 4) - 128 * half;
-            let (row, col) = (row0 + r, col0 + 128 * half + c);
-            let (mut x0, mut x1) = (out.alpha * v0, out.alpha * v1);
-            if out.beta != 0.0 && row < m && col < n {
-                // SAFETY: inside C (N % 8 == 0, so col + 1 < n too).
-                let pair = unsafe {
-                    out.c
-                        .add(row as usize * n as usize + col as usize)
-                        .cast::<u32>()
-                        .read()
-                };
-                x0 += out.beta * bf16_to_f32(pair as u16);
-                x1 += out.beta * bf16_to_f32((pair >> 16) as u16);
-            }
-            let packed = u32::from(f32_to_bf16(x0)) | (u32::from(f32_to_bf16(x1)) << 16);
-            let (bx, cb) = (c / 64, c % 64);
-            let byte = cb * 2;
-            let at = bx * 8192 + r * 128 + (((byte / 16) ^ (r % 8)) * 16) + byte % 16;
+            let (bx, byte) = (c / 64, (c % 64) * 2);
+            let offset = bx * 8192 + r * 128 + (((byte / 16) ^ (r % 8)) * 16) + byte % 16;
             // SAFETY: inside this warpgroup's buffer.
-            unsafe { staging.add(at as usize).cast::<u32>().write(packed) };
+            let pair = unsafe { staging.add(offset as usize).cast::<u32>() };
+            // C's pair at this place (zeros outside C, as TMA fills them; their D is clipped).
+            let c_pair = if empty.is_some() {
+                unsafe { pair.read() }
+            } else {
+                0
+            };
+            unsafe { pair.write(scaled(out, v0, v1, c_pair)) };
         });
         // The staged values are visible to the tensor copies (async proxy) once every thread
         // has fenced and met the others.
@@ -499,7 +569,55 @@ unsafe fn store_through_smem(
                 };
             }
             gpu_pipeline::bulk_commit_group();
+            if let Some(empty) = empty {
+                if half == 0 {
+                    gpu_pipeline::bulk_wait_group_read::<0>();
+                    empty.arrive();
+                } else {
+                    *pending = Some(empty);
+                }
+            }
         }
+    }
+}
+
+/// The epilogue-load thread of consumer warpgroup `g`: for each tile of the CTA's schedule (one
+/// split each), the warpgroup's 64 x 256 block of C (rows `cluster_rows * tm + rows..`), in two
+/// halves of two 64 x 64 boxes, each half into the warpgroup's `staging` through `c_stages`.
+///
+/// # Safety
+///
+/// Called by one thread; `staging` is the warpgroup's 16 KiB, 1024-byte aligned; `map_c` is C's
+/// tensor map (bf16, 2D, box 64 x 64, 128-byte swizzle) in global memory.
+#[inline(always)]
+unsafe fn load_c(
+    c_stages: &Epi,
+    schedule: Schedule,
+    staging: *mut u8,
+    map_c: *const TensorMap,
+    cluster_rows: u32,
+    rows: u32,
+) {
+    let mut u = schedule.first;
+    while u < schedule.total() {
+        let (tm, tn) = schedule.tile(schedule.unit(u).0);
+        let (row0, col0) = (tm * cluster_rows + rows, tn * BN);
+        for half in 0..2u32 {
+            c_stages.produce_tma(STAGING_BYTES, |stage| {
+                for bx in 0..2u32 {
+                    // SAFETY: the stage (the buffer) is free; 1024-aligned boxes of the map's
+                    // size; TMA fills what lies outside C with zeros.
+                    unsafe {
+                        stage.barrier().tensor_load::<2>(
+                            staging.add((bx * 8192) as usize),
+                            map_c,
+                            [(col0 + 128 * half + 64 * bx) as i32, row0 as i32],
+                        )
+                    };
+                }
+            });
+        }
+        u += schedule.stride;
     }
 }
 
@@ -559,46 +677,69 @@ fn epilogue(acc: &[f32; 128], row0: u32, col0: u32, out: Out, m: u32, n: u32) {
     });
 }
 
+/// `alpha * (v0, v1) + beta * (c0, c1)` rounded to bf16 and packed, first element low, where
+/// `c_pair` holds bf16 `c0` (low) and `c1` (high); C is not looked at when `beta == 0` (it may
+/// hold anything, NaN included).
+#[inline(always)]
+fn scaled(out: Out, v0: f32, v1: f32, c_pair: u32) -> u32 {
+    let (mut x0, mut x1) = (out.alpha * v0, out.alpha * v1);
+    if out.beta != 0.0 {
+        x0 += out.beta * bf16_to_f32(c_pair as u16);
+        x1 += out.beta * bf16_to_f32((c_pair >> 16) as u16);
+    }
+    u32::from(f32_to_bf16(x0)) | (u32::from(f32_to_bf16(x1)) << 16)
+}
+
 /// Writes `alpha * (v0, v1) + beta * C` to D at (`row`, `col`) and (`row`, `col + 1`), the parts
 /// inside M x N. Adjacent columns go out as one 4-byte bf16x2 store (and come in as one load of
 /// C) when every row starts 4-byte aligned (N even; `col` is always even); otherwise as two
 /// 2-byte stores.
 #[inline(always)]
 fn store_pair(out: Out, row: u32, col: u32, v0: f32, v1: f32, m: u32, n: u32) {
-    let Out {
-        c, d, alpha, beta, ..
-    } = out;
+    let Out { c, d, beta, .. } = out;
     if row >= m || col >= n {
         return;
     }
     let at = row as usize * n as usize + col as usize;
-    let (mut x0, mut x1) = (alpha * v0, alpha * v1);
-    // SAFETY (all accesses below): (row, col) and, when written, (row, col + 1) lie inside the
+    let whole = col + 1 < n;
+    // SAFETY (all accesses below): (row, col) and, when `whole`, (row, col + 1) lie inside the
     // M x N matrices C and D, by the checks above and the kernels' contract.
     if n % 2 == 0 {
         // `col` is even and `col + 1 < n`: the pair is whole and 4-byte aligned.
-        if beta != 0.0 {
-            let pair = unsafe { c.add(at).cast::<u32>().read() };
-            x0 += beta * bf16_to_f32(pair as u16);
-            x1 += beta * bf16_to_f32((pair >> 16) as u16);
-        }
-        let packed = u32::from(f32_to_bf16(x0)) | (u32::from(f32_to_bf16(x1)) << 16);
-        unsafe { d.add(at).cast::<u32>().write(packed) };
+        let c_pair = if beta != 0.0 {
+            unsafe { c.add(at).cast::<u32>().read() }
+        } else {
+            0
+        };
+        unsafe { d.add(at).cast::<u32>().write(scaled(out, v0, v1, c_pair)) };
     } else {
-        if beta != 0.0 {
-            x0 += beta * bf16_to_f32(unsafe { c.add(at).read() });
-        }
-        unsafe { d.add(at).write(f32_to_bf16(x0)) };
-        if col + 1 < n {
-            if beta != 0.0 {
-                x1 += beta * bf16_to_f32(unsafe { c.add(at + 1).read() });
-            }
-            unsafe { d.add(at + 1).write(f32_to_bf16(x1)) };
+        let c_pair = if beta != 0.0 {
+            let c0 = u32::from(unsafe { c.add(at).read() });
+            let c1 = if whole {
+                u32::from(unsafe { c.add(at + 1).read() })
+            } else {
+                0
+            };
+            c0 | (c1 << 16)
+        } else {
+            0
+        };
+        let packed = scaled(out, v0, v1, c_pair);
+        unsafe { d.add(at).write(packed as u16) };
+        if whole {
+            unsafe { d.add(at + 1).write((packed >> 16) as u16) };
         }
     }
 }
 
 impl Config {
+    /// Whether D leaves through the staging buffers and tensor stores (and C, when read, comes in
+    /// through them): with this configuration's TMA-store epilogue, without split-K, and when
+    /// N % 8 == 0 (the tensor maps' 16-byte row stride).
+    const fn staged(self, schedule: Schedule, n: u32) -> bool {
+        self.tma_store && schedule.splits == 1 && n % 8 == 0
+    }
+
     /// The empty barriers' arrival count of this configuration.
     const fn arrivals(self) -> u32 {
         if self.warp_arrivals {
@@ -659,7 +800,9 @@ fn persistent(config: Config, m: u32, n: u32, k: u32, splits: u32) -> Schedule {
 /// the cluster kernel: clusters of (2, 1, 1) and an even grid) and dynamic shared memory
 /// `STAGES * STAGE_BYTES + 2 * STAGING_BYTES + 1024` (the barriers in the last KiB). `maps[0]`
 /// is A (box 64 x 128), `maps[1]` B (box 64 x 256; the cluster kernel: 64 x 128), and, when
-/// N % 8 == 0, `maps[2]` D (box 64 x 64), all bf16 with 128-byte swizzle, in global memory; D and (when `beta != 0`) C hold M x N bf16. With `splits > 1`
+/// N % 8 == 0, `maps[2]` D and (when `beta != 0`) `maps[3]` C (boxes 64 x 64), all bf16 with
+/// 128-byte swizzle, in global memory; D and (when `beta != 0`) C hold M x N bf16 (C may be D:
+/// each element of C is read before its element of D is written). With `splits > 1`
 /// (persistent kernels only; the per-tile kernel ignores it), D is not written: `work` is a
 /// 16-byte aligned workspace of `ceil(M / (128 c)) * ceil(N / 256) * c` slots (c: CTAs per
 /// cluster) of `min(splits, ceil(K / 64))` blocks of 128 x 256 f32 each (see [`quad_index`]),

@@ -2,7 +2,8 @@
 //! checked **exactly** against a host reference on small-integer inputs (values in -2..=2, so every
 //! product and partial sum is an integer below 2^24 and exact in f32, and the reference rounds to
 //! bf16 as the kernel does), over square shapes, odd M and N (1, 7, 1000, 4097), skinny M (64,
-//! 128), long K (65536), beta 0 and non-zero. One line per shape, PASS or FAIL; then one timing
+//! 128), long K (65536), beta 0 and non-zero (non-zero also in place: C is D). One line per
+//! shape, PASS or FAIL; then one timing
 //! line at 8192^3 (information only: the benchmark against cuBLAS is `cargo xtask bench-gemm`).
 //!
 //! Usage: `gemm-test PTX [--quick]`. Exit statuses: `pipeline_suite::exit`.
@@ -151,6 +152,32 @@ fn run_case(
             );
         }
     }
+    if beta != 0.0 {
+        // In place (C is D): D starts as C, and every element of C must be read before its
+        // element of D is written.
+        stream
+            .memcpy_htod(&c, &mut dd)
+            .map_err(|e| format!("upload: {e:?}"))?;
+        let (pa, pb, pd) = (
+            da.device_ptr(stream).0,
+            db.device_ptr(stream).0,
+            dd.device_ptr(stream).0,
+        );
+        // SAFETY: the buffers hold the shape's matrices and outlive the launch (the stream is
+        // synchronised below); C and D are one buffer, which the kernels allow.
+        let prepared = unsafe { gemm.prepare(stream, kernel, shape, pa, pb, pd, pd) }
+            .map_err(|e| e.to_string())?;
+        gemm.launch(stream, &prepared, alpha, beta)
+            .map_err(|e| e.to_string())?;
+        stream
+            .synchronize()
+            .map_err(|e| format!("the GEMM kernel failed: {e:?}"))?;
+        outputs.push(
+            stream
+                .clone_dtoh(&dd)
+                .map_err(|e| format!("download: {e:?}"))?,
+        );
+    }
     let name = format!(
         "{} {m}x{n}x{k} alpha {alpha} beta {beta} splits {splits}",
         kernel.entry()
@@ -174,9 +201,14 @@ fn run_case(
         Ok(false)
     } else {
         println!(
-            "PASS {name:<52} every element exact ({} launch{})",
+            "PASS {name:<52} every element exact ({} launch{}{})",
             outputs.len(),
-            if outputs.len() > 1 { "es" } else { "" }
+            if outputs.len() > 1 { "es" } else { "" },
+            if beta != 0.0 {
+                ", the last in place"
+            } else {
+                ""
+            }
         );
         Ok(true)
     }
