@@ -20,14 +20,16 @@ pub const NVPTX_SM90A: GpuTarget = GpuTarget {
     extension: "ptx",
 };
 
-/// The kernels' entry points (one CTA per tile; persistent; persistent in CTA pairs; the first
-/// persistent kernel, kept to measure the steps after it), each launched with [`THREADS`]
-/// threads: three warpgroups (one producer, two consumers).
-pub const ENTRIES: [&str; 4] = [
-    "gemm_bf16_ws",
-    "gemm_bf16_persistent",
-    "gemm_bf16_cluster",
-    "gemm_bf16_persistent_first",
+/// The kernels' entry points and their threads per block: one CTA per tile; persistent;
+/// persistent in CTA pairs; the first persistent kernel, kept to measure the steps after it
+/// (three warpgroups each: one producer, two consumers); and the single-warpgroup kernel before
+/// warp specialization (one warpgroup).
+pub const ENTRIES: [(&str, u32); 5] = [
+    ("gemm_bf16_ws", 384),
+    ("gemm_bf16_persistent", 384),
+    ("gemm_bf16_cluster", 384),
+    ("gemm_bf16_persistent_first", 384),
+    ("gemm_bf16_single", 128),
 ];
 /// The cluster-scope forms of mbarrier arrivals and waits, which the GEMM must not contain.
 const CLUSTER_SCOPED_MBARRIER: [&str; 3] = [
@@ -37,8 +39,6 @@ const CLUSTER_SCOPED_MBARRIER: [&str; 3] = [
 ];
 /// Split-K's second pass (256 threads, no `wgmma`): the module's one other entry.
 pub const REDUCE_ENTRY: &str = "gemm_bf16_splitk_reduce";
-/// Threads per block of every entry of [`ENTRIES`].
-pub const THREADS: u32 = 384;
 /// `wgmma.mma_async` instructions per kernel: 4 k16 steps for a tile's first stage, 4 in the loop.
 pub const WGMMAS: usize = 8;
 
@@ -85,14 +85,14 @@ pub fn build(sh: &Shell) -> Result<PathBuf> {
     let ptx =
         std::fs::read_to_string(&built).map_err(|e| format!("reading {}: {e}", built.display()))?;
     let mut ptx = ptx;
-    for entry in ENTRIES {
-        ptx = with_maxntid(&ptx, entry, THREADS)?;
+    for (entry, threads) in ENTRIES {
+        ptx = with_maxntid(&ptx, entry, threads)?;
     }
     let reports = check_ptx(&ptx)?;
     let out = target.target_dir().join("gpu_gemm.ptx");
     std::fs::write(&out, &ptx).map_err(|e| format!("writing {}: {e}", out.display()))?;
     println!(
-        "  {:<8} {:<22} {:>6.1} s  {} (.maxntid {THREADS}; {WGMMAS} wgmma per kernel, no local memory)",
+        "  {:<8} {:<22} {:>6.1} s  {} (.maxntid per kernel; {WGMMAS} wgmma per kernel, no local memory)",
         "gemm",
         target.triple,
         start.elapsed().as_secs_f64(),
@@ -165,6 +165,18 @@ pub fn with_maxntid(ptx: &str, entry: &str, threads: u32) -> Result<String> {
     ))
 }
 
+/// The launch-bound directive right after `entry`'s parameter list, if any.
+fn maxntid_of(ptx: &str, entry: &str) -> Option<String> {
+    let at = ptx.find(&format!(".entry {entry}("))?;
+    let close = at + ptx[at..].find("\n)")? + 2;
+    let line = ptx[close..].trim_start().lines().next()?;
+    // The directive goes in before the parameter list's trailing comment, if any.
+    let directive = line.split("//").next()?.trim();
+    directive
+        .starts_with(".maxntid")
+        .then(|| directive.to_string())
+}
+
 /// The checks the issue asks of the GEMM's PTX, on a machine without ptxas: no local memory (an
 /// accumulator indexed with a variable spills the whole array, and ptxas then serialises the
 /// wgmmas), the expected number of `wgmma.mma_async` in each entry, the launch bound, no
@@ -184,11 +196,13 @@ pub fn check_ptx(ptx: &str) -> Result<Vec<crate::ptx_uniform::EntryReport>> {
             "the GEMM PTX has {wgmmas} wgmma.mma_async, expected {want} ({WGMMAS} per kernel)"
         ));
     }
-    let bounds = ptx.matches(&format!(".maxntid {THREADS}, 1, 1")).count();
-    if bounds != ENTRIES.len() {
-        return Err(format!(
-            "the GEMM PTX has {bounds} .maxntid directives, expected one per kernel"
-        ));
+    for (entry, threads) in ENTRIES {
+        let want = format!(".maxntid {threads}, 1, 1");
+        if maxntid_of(ptx, entry).as_deref() != Some(want.as_str()) {
+            return Err(format!(
+                "the GEMM entry `{entry}` lacks its launch bound `{want}`"
+            ));
+        }
     }
     // Cluster-scope mbarrier ordering in a GEMM kernel is a GPU-wide fence per arrival or wait
     // on sm_90 (`MEMBAR.ALL.GPU`, `CCTL.IVALL`): the CTA pairs ran at 0.71x with it (issue 13,
@@ -204,7 +218,7 @@ pub fn check_ptx(ptx: &str) -> Result<Vec<crate::ptx_uniform::EntryReport>> {
         .map_err(|e| format!("the GEMM PTX fails its convergence check:\n{e}"))?;
     let wanted = ENTRIES
         .iter()
-        .map(|&e| (e, WGMMAS))
+        .map(|&(e, _)| (e, WGMMAS))
         .chain([(REDUCE_ENTRY, 0)]);
     for (entry, want) in wanted {
         let report = reports
@@ -221,7 +235,7 @@ pub fn check_ptx(ptx: &str) -> Result<Vec<crate::ptx_uniform::EntryReport>> {
     // An entry this list does not know would escape the checks above.
     if let Some(other) = reports
         .iter()
-        .find(|r| r.entry != REDUCE_ENTRY && !ENTRIES.contains(&r.entry.as_str()))
+        .find(|r| r.entry != REDUCE_ENTRY && !ENTRIES.iter().any(|&(e, _)| e == r.entry))
     {
         return Err(format!(
             "the GEMM PTX has an entry `{}` that xtask/src/gemm_kernel.rs does not list",
@@ -336,12 +350,20 @@ mod tests {
         );
         assert_eq!(with_maxntid(&once, "gemm_bf16_ws", 384).unwrap(), once);
         assert!(with_maxntid(ptx, "other", 384).is_err());
+        // rustc's PTX ends the parameter list with a comment, which stays after the directive.
+        let commented = ptx.replace("\n)\n", "\n)     // @gemm_bf16_ws\n");
+        let bound = with_maxntid(&commented, "gemm_bf16_ws", 384).unwrap();
+        assert_eq!(
+            maxntid_of(&bound, "gemm_bf16_ws").as_deref(),
+            Some(".maxntid 384, 1, 1")
+        );
+        assert_eq!(maxntid_of(&commented, "gemm_bf16_ws"), None);
     }
 
     /// An entry with `wgmmas` wgmma.mma_async for the consumer warpgroups (`%tid.x >= 128`, or
     /// with `divergent` for thread 0 only), with or without its launch bound.
-    fn entry(name: &str, wgmmas: usize, bound: bool, divergent: bool) -> String {
-        let bound = if bound { ".maxntid 384, 1, 1\n" } else { "" };
+    fn entry(name: &str, wgmmas: usize, bound: Option<u32>, divergent: bool) -> String {
+        let bound = bound.map_or(String::new(), |t| format!(".maxntid {t}, 1, 1\n"));
         let test = if divergent {
             "setp.ne.s32 \t%p1, %r1, 0"
         } else {
@@ -360,10 +382,11 @@ mod tests {
         // Every entry with its wgmma count and bound; the second one divergent if asked.
         let module = |wgmmas: [usize; N], bounds: [bool; N], divergent: bool| {
             let mut ptx = String::from(".version 8.0\n.target sm_90a\n.address_size 64\n");
-            for (i, name) in ENTRIES.iter().enumerate() {
-                ptx.push_str(&entry(name, wgmmas[i], bounds[i], divergent && i == 1));
+            for (i, (name, threads)) in ENTRIES.iter().enumerate() {
+                let bound = bounds[i].then_some(*threads);
+                ptx.push_str(&entry(name, wgmmas[i], bound, divergent && i == 1));
             }
-            ptx.push_str(&entry(REDUCE_ENTRY, 0, false, false));
+            ptx.push_str(&entry(REDUCE_ENTRY, 0, None, false));
             ptx
         };
         let with = |i: usize, x: usize| {
@@ -375,7 +398,7 @@ mod tests {
         let reports = check_ptx(&good).unwrap();
         assert_eq!(reports.len(), ENTRIES.len() + 1);
         // An entry the list does not know, and the reduction without its entry, are errors.
-        let unknown = format!("{good}{}", entry("gemm_bf16_other", 0, false, false));
+        let unknown = format!("{good}{}", entry("gemm_bf16_other", 0, None, false));
         assert!(check_ptx(&unknown).unwrap_err().contains("gemm_bf16_other"));
         let without = good.replace(REDUCE_ENTRY, "gemm_bf16_renamed");
         assert!(check_ptx(&without).is_err());
@@ -405,9 +428,19 @@ mod tests {
         let mut one_unbound = [true; N];
         one_unbound[1] = false;
         assert!(check_ptx(&module([WGMMAS; N], one_unbound, false)).is_err());
+        // The single-warpgroup entry with the others' bound of 384 threads.
+        let (single, threads) = ENTRIES[N - 1];
+        assert_eq!(threads, 128);
+        let wrong_bound = good.replacen(
+            &format!(".entry {single}(\n\t.param .u32 {single}_param_0\n)\n.maxntid 128"),
+            &format!(".entry {single}(\n\t.param .u32 {single}_param_0\n)\n.maxntid 384"),
+            1,
+        );
+        assert_ne!(wrong_bound, good);
+        assert!(check_ptx(&wrong_bound).unwrap_err().contains(single));
         let e = check_ptx(&module([WGMMAS; N], [true; N], true)).unwrap_err();
         assert!(
-            e.contains(ENTRIES[1]) && e.contains("the whole warpgroup"),
+            e.contains(ENTRIES[1].0) && e.contains("the whole warpgroup"),
             "{e}"
         );
     }

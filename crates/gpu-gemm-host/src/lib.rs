@@ -35,7 +35,8 @@ use cudarc::nvrtc::Ptx;
 pub const TILE: (u32, u32, u32) = (128, 256, 64);
 /// Stages of the kernel's ring.
 pub const STAGES: u32 = 4;
-/// Threads per block: one producer warpgroup, two consumer warpgroups.
+/// Threads per block: one producer warpgroup, two consumer warpgroups (all kernels but
+/// [`Kernel::SingleWarpgroup`], which has one warpgroup: [`Kernel::threads`]).
 pub const THREADS: u32 = 384;
 /// Dynamic shared memory: the stages (A and B boxes), the epilogue's staging buffers (two
 /// consumer warpgroups x two 64 x 64 bf16 boxes) and one KiB for the barriers.
@@ -54,15 +55,20 @@ pub enum Kernel {
     /// The persistent kernel as first built, every consumer thread releasing each stage and no
     /// `setmaxnreg` (`gemm_bf16_persistent_first`): kept to measure those steps.
     PersistentFirst,
+    /// The step before warp specialization: one warpgroup (128 threads) per 64 x 256 tile, whose
+    /// thread 0 issues the tensor loads between its MMAs (`gemm_bf16_single`): kept to measure
+    /// what warp specialization gives. Never split.
+    SingleWarpgroup,
 }
 
 impl Kernel {
     /// Every kernel of the module.
-    pub const ALL: [Kernel; 4] = [
+    pub const ALL: [Kernel; 5] = [
         Kernel::Cluster,
         Kernel::Persistent,
         Kernel::PerTile,
         Kernel::PersistentFirst,
+        Kernel::SingleWarpgroup,
     ];
 
     /// The entry point's name.
@@ -72,6 +78,7 @@ impl Kernel {
             Self::Persistent => "gemm_bf16_persistent",
             Self::Cluster => "gemm_bf16_cluster",
             Self::PersistentFirst => "gemm_bf16_persistent_first",
+            Self::SingleWarpgroup => "gemm_bf16_single",
         }
     }
 
@@ -82,6 +89,24 @@ impl Kernel {
             Self::Persistent => "persistent",
             Self::Cluster => "cluster",
             Self::PersistentFirst => "persistent-first",
+            Self::SingleWarpgroup => "single-warpgroup",
+        }
+    }
+
+    /// Threads per block.
+    pub const fn threads(self) -> u32 {
+        match self {
+            Self::SingleWarpgroup => 128,
+            _ => THREADS,
+        }
+    }
+
+    /// Rows of D per CTA tile: 64 for the single warpgroup, 128 (two consumer warpgroups)
+    /// otherwise; also the rows of A's tensor-map box.
+    const fn tile_rows(self) -> u32 {
+        match self {
+            Self::SingleWarpgroup => 64,
+            _ => TILE.0,
         }
     }
 
@@ -114,9 +139,13 @@ impl Kernel {
     /// Into how many parts the persistent kernels split each tile's K range for `shape`, when
     /// `capacity` clusters fit on the GPU at once (split-K): 1 when the tiles fill at least half of
     /// the grid; otherwise as many as keep every cluster busy, at most 16, and each split at
-    /// least 4 k-blocks of 64. The per-tile kernel and the first persistent kernel do not split.
+    /// least 4 k-blocks of 64. The per-tile, first persistent and single-warpgroup kernels do not
+    /// split.
     pub fn splits(self, shape: Shape, capacity: u32) -> u32 {
-        if matches!(self, Kernel::PerTile | Kernel::PersistentFirst) {
+        if matches!(
+            self,
+            Kernel::PerTile | Kernel::PersistentFirst | Kernel::SingleWarpgroup
+        ) {
             return 1;
         }
         let tiles = self.cluster_tiles(shape);
@@ -152,7 +181,9 @@ impl Kernel {
     /// pair) per work unit, at most `capacity` of them.
     fn grid(self, shape: Shape, splits: u32, capacity: u32) -> (u32, u32) {
         match self {
-            Kernel::PerTile => (shape.n.div_ceil(TILE.1), shape.m.div_ceil(TILE.0)),
+            Kernel::PerTile | Kernel::SingleWarpgroup => {
+                (shape.n.div_ceil(TILE.1), shape.m.div_ceil(self.tile_rows()))
+            }
             _ => {
                 let units = self.cluster_tiles(shape) * splits;
                 (self.cluster() * units.min(capacity), 1)
@@ -445,7 +476,14 @@ impl Gemm {
         // bytes: N % 8 == 0; otherwise the kernels store D from registers, read C from global
         // memory, and the last two maps stay zero; so does C's without C).
         let mut maps = [0u8; 512];
-        maps[..128].copy_from_slice(&tensor_map(a, k, m, TILE.0)?);
+        if kernel.grid(shape, 1, self.sms).1 > 65_535 {
+            return Err(GemmError::Shape(format!(
+                "M = {m} needs more than 65535 tile rows of {} for {}",
+                kernel.tile_rows(),
+                kernel.name()
+            )));
+        }
+        maps[..128].copy_from_slice(&tensor_map(a, k, m, kernel.tile_rows())?);
         maps[128..256].copy_from_slice(&tensor_map(b, k, n, kernel.b_box_rows())?);
         if n % 8 == 0 {
             maps[256..384].copy_from_slice(&tensor_map(d, n, m, 64)?);
@@ -528,7 +566,7 @@ impl Gemm {
         let kernel = prepared.kernel;
         let grid = kernel.grid(prepared.shape, prepared.splits, self.capacity(kernel));
         let mut attribute = cluster_attribute(kernel.cluster());
-        let config = launch_config(grid, stream.cu_stream(), &mut attribute);
+        let config = launch_config(grid, kernel.threads(), stream.cu_stream(), &mut attribute);
         // SAFETY: `args` holds one value per kernel parameter, of its type, alive for the call;
         // the tensor maps live in `prepared` and the matrices by `prepare`'s contract; the
         // configuration and its attribute are live locals.
@@ -605,13 +643,14 @@ impl Kernel {
     }
 }
 
-/// The launch configuration of a GEMM kernel (384 threads, [`SMEM_BYTES`]) on `grid` and
+/// The launch configuration of a GEMM kernel (`threads` threads, [`SMEM_BYTES`]) on `grid` and
 /// `stream`, with `attribute` (a cluster dimension) when it asks for clusters of more than one
 /// CTA. Only the pair kernel is a cluster launch: a cluster dimension of 1 x 1 x 1 still launches
 /// as clusters, and the single-CTA persistent kernel ran 11 % slower back to back that way
 /// (issue 13, runs 31 and 32).
 fn launch_config(
     grid: (u32, u32),
+    threads: u32,
     stream: sys::CUstream,
     attribute: &mut sys::CUlaunchAttribute,
 ) -> sys::CUlaunchConfig {
@@ -621,7 +660,7 @@ fn launch_config(
         gridDimX: grid.0,
         gridDimY: grid.1,
         gridDimZ: 1,
-        blockDimX: THREADS,
+        blockDimX: threads,
         blockDimY: 1,
         blockDimZ: 1,
         sharedMemBytes: SMEM_BYTES,
@@ -652,7 +691,7 @@ fn max_active_clusters(
 ) -> Result<u32, GemmError> {
     ctx.bind_to_thread().map_err(cuda("binding the context"))?;
     let mut attribute = cluster_attribute(size);
-    let config = launch_config((size, 1), std::ptr::null_mut(), &mut attribute);
+    let config = launch_config((size, 1), THREADS, std::ptr::null_mut(), &mut attribute);
     let mut clusters = 0i32;
     // SAFETY: the configuration and its attribute are live locals; the driver writes `clusters`.
     let status = unsafe {
@@ -766,6 +805,10 @@ mod tests {
             let shape = Shape { m, n, k: 4096 };
             let (rows, cols) = (m.div_ceil(128), n.div_ceil(256));
             assert_eq!(Kernel::PerTile.grid(shape, 1, sms), (cols, rows));
+            assert_eq!(
+                Kernel::SingleWarpgroup.grid(shape, 1, sms),
+                (cols, m.div_ceil(64))
+            );
             for splits in [1, 2, 8] {
                 let single = (rows * cols * splits).min(sms);
                 assert_eq!(Kernel::Persistent.grid(shape, splits, sms), (single, 1));

@@ -392,23 +392,9 @@ unsafe fn consume<const C: u32, S: MbarScope>(
         stage.release_without_signal();
     };
     let mut acc = [0f32; 128];
-    let issue = |acc: &mut [f32; 128], index: u32, first: bool| {
-        let base = shared_addr(unsafe { smem.add((index * STAGE_BYTES) as usize) });
-        let a = base + g * 64 * 128; // 64 rows of 128 bytes
-        let b = base + A_BYTES;
-        unsafe { wgmma_fence() };
-        for ks in 0..4u32 {
-            // SAFETY: the stage is full; the whole warpgroup is here.
-            unsafe {
-                wgmma::wgmma_m64n256k16_bf16(
-                    acc,
-                    descriptor(a + ks * 32),
-                    descriptor(b + ks * 32),
-                    !(first && ks == 0),
-                )
-            };
-        }
-        unsafe { wgmma_commit_group() };
+    let issue = |acc: &mut [f32; 128], index: u32, first: bool| unsafe {
+        // SAFETY: the stage is full; the whole warpgroup is here.
+        mma_stage(acc, smem, index, g, first)
     };
     let staged = config.staged(schedule, n);
     // SAFETY: this warpgroup's epilogue-load barriers, initialised by `gemm`.
@@ -476,6 +462,34 @@ unsafe fn consume<const C: u32, S: MbarScope>(
             empty.arrive();
         }
     }
+}
+
+/// Warpgroup `g`'s MMAs of one stage, committed as one group: its 64 rows of the stage's A box
+/// times the stage's B box, 4 `wgmma.m64n256k16` k-steps, into `acc` (overwritten by the first
+/// step when `first`).
+///
+/// # Safety
+///
+/// The stage `index` of the ring at `smem` is full; all 128 threads of the warpgroup call it
+/// converged.
+#[inline(always)]
+unsafe fn mma_stage(acc: &mut [f32; 128], smem: *mut u8, index: u32, g: u32, first: bool) {
+    let base = shared_addr(unsafe { smem.add((index * STAGE_BYTES) as usize) });
+    let a = base + g * 64 * 128; // 64 rows of 128 bytes
+    let b = base + A_BYTES;
+    unsafe { wgmma_fence() };
+    for ks in 0..4u32 {
+        // SAFETY: by the contract.
+        unsafe {
+            wgmma::wgmma_m64n256k16_bf16(
+                acc,
+                descriptor(a + ks * 32),
+                descriptor(b + ks * 32),
+                !(first && ks == 0),
+            )
+        };
+    }
+    unsafe { wgmma_commit_group() };
 }
 
 /// The TMA-store epilogue of one consumer warpgroup: its 64 x 256 block of D (rows `at.0..`,
@@ -892,6 +906,106 @@ entry!(
     FIRST,
     |m, n, k, splits| persistent(FIRST, m, n, k, splits)
 );
+
+/// The first step, before warp specialization: one warpgroup (128 threads) per 64 x 256 tile of
+/// D (grid `(ceil(N/256), ceil(M/64))`), with the same 4-stage ring, `wgmma` and register
+/// epilogue as the others, but no producer warp: its thread 0 also issues the tensor loads, three
+/// k-blocks ahead, between its MMAs; every thread releases each stage. `maps[0]` is A with a box
+/// of 64 x 64; otherwise as [`entry!`] (`splits` and `work` are ignored; 128 threads).
+///
+/// # Safety
+///
+/// See [`entry!`]: the tensor maps, the matrices, and the launch (128 threads, the grid above).
+#[unsafe(no_mangle)]
+#[allow(clippy::too_many_arguments)]
+pub unsafe extern "gpu-kernel" fn gemm_bf16_single(
+    maps: *const TensorMap,
+    c: *const u16,
+    d: *mut u16,
+    m: u32,
+    n: u32,
+    k: u32,
+    alpha: f32,
+    beta: f32,
+    splits: u32,
+    work: *mut u32,
+) {
+    let _ = (splits, work);
+    let out = Out {
+        maps,
+        c,
+        d,
+        alpha,
+        beta,
+        work: core::ptr::null_mut(),
+    };
+    // SAFETY: special-register reads.
+    let (tid, x, y) = unsafe {
+        (
+            core::arch::nvptx::_thread_idx_x() as u32,
+            core::arch::nvptx::_block_idx_x() as u32,
+            core::arch::nvptx::_block_idx_y() as u32,
+        )
+    };
+    let smem = dynamic_smem();
+    // SAFETY: one thread initialises, then the block barrier.
+    let pipe = unsafe {
+        ProducerConsumerPipeline::<STAGES, NvidiaMbarBackend<1, 128>>::new(
+            smem.add(RING_BARRIERS_AT).cast(),
+        )
+    };
+    if tid == 0 {
+        unsafe { pipe.init() };
+    }
+    core::arch::nvptx::_syncthreads();
+    let (producer, consumer) = pipe.split();
+    let (m0, n0) = (y * 64, x * BN);
+    let k_blocks = k.div_ceil(BK);
+    // Thread 0 loads k-block `kb` into the next free stage.
+    let load = |kb: u32| {
+        producer.with_stage_explicit(|stage| {
+            let bar = stage.barrier();
+            bar.arrive_expect_tx(A_BYTES / 2 + B_BYTES);
+            let base = unsafe { smem.add((stage.index() * STAGE_BYTES) as usize) };
+            let kc = (kb * BK) as i32;
+            // SAFETY: the stage is free; 1024-aligned boxes of the maps' sizes (A: 64 rows).
+            unsafe {
+                bar.tensor_load::<2>(base, maps, [kc, m0 as i32]);
+                bar.tensor_load::<2>(base.add(A_BYTES as usize), maps.add(1), [kc, n0 as i32]);
+            }
+        })
+    };
+    let mut next = 0;
+    if tid == 0 {
+        while next < k_blocks.min(STAGES as u32 - 1) {
+            load(next);
+            next += 1;
+        }
+    }
+    let mut acc = [0f32; 128];
+    let mut previous = consumer.acquire();
+    // SAFETY (each MMA): the stage is full; the whole warpgroup is here.
+    unsafe { mma_stage(&mut acc, smem, previous.index(), 0, true) };
+    if tid == 0 && next < k_blocks {
+        load(next);
+        next += 1;
+    }
+    for _ in 1..k_blocks {
+        let stage = consumer.acquire();
+        unsafe { mma_stage(&mut acc, smem, stage.index(), 0, false) };
+        unsafe { wgmma_wait_group(1) };
+        previous.release();
+        previous = stage;
+        if tid == 0 && next < k_blocks {
+            load(next);
+            next += 1;
+        }
+    }
+    unsafe { wgmma_wait_group(0) };
+    previous.release();
+    let (w, l) = (tid / 32, tid % 32);
+    epilogue(&acc, m0 + 16 * w + l / 4, n0 + 2 * (l % 4), out, m, n);
+}
 
 /// Split-K's second pass, after a persistent kernel launched with `splits > 1`: D = alpha * (the
 /// sum of the splits' partials, in split order) + beta * C. Block `b` (256 threads) takes quad

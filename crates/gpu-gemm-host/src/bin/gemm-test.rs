@@ -16,7 +16,7 @@ use cudarc::driver::{CudaContext, CudaSlice, CudaStream, DevicePtr, sys};
 use gpu_gemm_host::{Gemm, Kernel, Shape, bf16, f32_of};
 
 /// Every kernel of the module, checked on every case and timed.
-const KERNELS: [Kernel; 4] = Kernel::ALL;
+const KERNELS: [Kernel; 5] = Kernel::ALL;
 use pipeline_suite::exit;
 
 /// One case: shape, alpha, beta.
