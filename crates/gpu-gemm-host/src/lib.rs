@@ -55,6 +55,11 @@ pub enum Kernel {
     /// The persistent kernel as first built, every consumer thread releasing each stage and no
     /// `setmaxnreg` (`gemm_bf16_persistent_first`): kept to measure those steps.
     PersistentFirst,
+    /// Split-K inside clusters (`gemm_bf16_cluster_splitk`): the CTAs of a cluster of 2, 4 or 8
+    /// each compute one split of the same 128 x 256 tile, then each adds up and writes a share of
+    /// it after a cluster barrier: no second kernel. One cluster per tile, one wave; for problems
+    /// whose tiles leave SMs idle ([`Kernel::cluster_splits`]).
+    ClusterSplitK,
     /// The step before warp specialization: one warpgroup (128 threads) per 64 x 256 tile, whose
     /// thread 0 issues the tensor loads between its MMAs (`gemm_bf16_single`): kept to measure
     /// what warp specialization gives. Never split.
@@ -63,9 +68,10 @@ pub enum Kernel {
 
 impl Kernel {
     /// Every kernel of the module.
-    pub const ALL: [Kernel; 5] = [
+    pub const ALL: [Kernel; 6] = [
         Kernel::Cluster,
         Kernel::Persistent,
+        Kernel::ClusterSplitK,
         Kernel::PerTile,
         Kernel::PersistentFirst,
         Kernel::SingleWarpgroup,
@@ -79,6 +85,7 @@ impl Kernel {
             Self::Cluster => "gemm_bf16_cluster",
             Self::PersistentFirst => "gemm_bf16_persistent_first",
             Self::SingleWarpgroup => "gemm_bf16_single",
+            Self::ClusterSplitK => "gemm_bf16_cluster_splitk",
         }
     }
 
@@ -90,7 +97,34 @@ impl Kernel {
             Self::Cluster => "cluster",
             Self::PersistentFirst => "persistent-first",
             Self::SingleWarpgroup => "single-warpgroup",
+            Self::ClusterSplitK => "cluster-split-k",
         }
+    }
+
+    /// CTAs per cluster of a launch in `splits` parts: the split-K clusters hold one CTA per
+    /// split; otherwise [`Kernel::cluster`].
+    pub const fn launch_cluster(self, splits: u32) -> u32 {
+        match self {
+            Self::ClusterSplitK => splits,
+            _ => self.cluster(),
+        }
+    }
+
+    /// For [`Kernel::ClusterSplitK`]: how many CTAs split each tile of `shape` when `fit[i]` CTAs
+    /// fit on the GPU at once in clusters of `2^i` (`cuOccupancyMaxActiveClusters` times the
+    /// size; `fit[0]` is the SM count): 1 when the tiles fill at least half of the SMs; otherwise
+    /// the most, of 8, 4 and 2, whose clusters all fit at once and leave each split at least 4
+    /// k-blocks of 64.
+    pub fn cluster_splits(shape: Shape, fit: [u32; 4]) -> u32 {
+        let tiles = Kernel::ClusterSplitK.cluster_tiles(shape);
+        let k_blocks = shape.k.div_ceil(TILE.2);
+        if tiles >= fit[0] / 2 {
+            return 1;
+        }
+        [(8, fit[3]), (4, fit[2]), (2, fit[1])]
+            .into_iter()
+            .find(|&(s, fit)| tiles * s <= fit && k_blocks / s >= 4)
+            .map_or(1, |(s, _)| s)
     }
 
     /// Threads per block.
@@ -110,7 +144,8 @@ impl Kernel {
         }
     }
 
-    /// CTAs per cluster.
+    /// CTAs per cluster tile: 2 for the CTA pairs, 1 otherwise (the split-K clusters' CTAs share
+    /// one CTA tile: [`Kernel::launch_cluster`]).
     pub const fn cluster(self) -> u32 {
         match self {
             Self::Cluster => 2,
@@ -148,6 +183,10 @@ impl Kernel {
         ) {
             return 1;
         }
+        if self == Kernel::ClusterSplitK {
+            // Its capacity depends on the cluster size: see `Gemm::splits`.
+            return Kernel::cluster_splits(shape, [capacity; 4]);
+        }
         let tiles = self.cluster_tiles(shape);
         if tiles >= capacity / 2 {
             return 1;
@@ -184,6 +223,8 @@ impl Kernel {
             Kernel::PerTile | Kernel::SingleWarpgroup => {
                 (shape.n.div_ceil(TILE.1), shape.m.div_ceil(self.tile_rows()))
             }
+            // One cluster of `splits` CTAs per tile, all at once or not.
+            Kernel::ClusterSplitK => (self.cluster_tiles(shape) * splits, 1),
             _ => {
                 let units = self.cluster_tiles(shape) * splits;
                 (self.cluster() * units.min(capacity), 1)
@@ -282,6 +323,8 @@ pub struct Gemm {
     sms: u32,
     /// How many CTA pairs of the cluster kernel fit on the GPU at once.
     pairs: u32,
+    /// How many CTAs of the split-K cluster kernel fit at once in clusters of 1, 2, 4 and 8.
+    slices_fit: [u32; 4],
     ctx: Arc<CudaContext>,
 }
 
@@ -355,6 +398,12 @@ impl Gemm {
             .collect::<Result<Vec<_>, _>>()?;
         let cluster = &functions[Kernel::index(Kernel::Cluster)];
         let pairs = max_active_clusters(ctx, cluster, Kernel::Cluster.cluster())?;
+        let slices = &functions[Kernel::index(Kernel::ClusterSplitK)];
+        let mut slices_fit = [sms; 4];
+        for (i, fit) in slices_fit.iter_mut().enumerate().skip(1) {
+            let size = 1 << i;
+            *fit = size * max_active_clusters(ctx, slices, size)?;
+        }
         let reduce = module
             .load_function("gemm_bf16_splitk_reduce")
             .map_err(cuda("the split-K reduction entry point"))?;
@@ -364,6 +413,7 @@ impl Gemm {
             _module: module,
             sms,
             pairs,
+            slices_fit,
             ctx: ctx.clone(),
         })
     }
@@ -376,7 +426,10 @@ impl Gemm {
     /// Into how many parts `kernel` splits each tile's K range for `shape` on this GPU
     /// ([`Kernel::splits`] with this GPU's capacity).
     pub fn splits(&self, kernel: Kernel, shape: Shape) -> u32 {
-        kernel.splits(shape, self.capacity(kernel))
+        match kernel {
+            Kernel::ClusterSplitK => Kernel::cluster_splits(shape, self.slices_fit),
+            _ => kernel.splits(shape, self.capacity(kernel)),
+        }
     }
 
     /// How many clusters of `kernel` fit at once (CTAs for the single-CTA kernels).
@@ -385,6 +438,12 @@ impl Gemm {
             Kernel::Cluster => self.pairs,
             _ => self.sms,
         }
+    }
+
+    /// How many CTAs of [`Kernel::ClusterSplitK`] the GPU holds at once in clusters of 1, 2, 4
+    /// and 8.
+    pub fn slices_fit(&self) -> [u32; 4] {
+        self.slices_fit
     }
 
     /// How many CTA pairs of [`Kernel::Cluster`] the GPU holds at once: its grid, in pairs.
@@ -565,7 +624,7 @@ impl Gemm {
             .map_err(cuda("binding the context"))?;
         let kernel = prepared.kernel;
         let grid = kernel.grid(prepared.shape, prepared.splits, self.capacity(kernel));
-        let mut attribute = cluster_attribute(kernel.cluster());
+        let mut attribute = cluster_attribute(kernel.launch_cluster(prepared.splits));
         let config = launch_config(grid, kernel.threads(), stream.cu_stream(), &mut attribute);
         // SAFETY: `args` holds one value per kernel parameter, of its type, alive for the call;
         // the tensor maps live in `prepared` and the matrices by `prepare`'s contract; the
@@ -579,7 +638,7 @@ impl Gemm {
             )
         };
         check(status, "launching the GEMM")?;
-        if prepared.splits > 1 {
+        if prepared.splits > 1 && kernel != Kernel::ClusterSplitK {
             self.launch_reduce(stream, prepared, alpha, beta, work)?;
         }
         Ok(())
@@ -823,6 +882,37 @@ mod tests {
                 );
             }
         }
+    }
+
+    #[test]
+    fn cluster_split_k_splits_only_idle_gpus_and_only_into_clusters_that_fit() {
+        let shape = |m, n, k| Shape { m, n, k };
+        // The H200's figures for 1, 2, 4, 8 (132 SMs; clusters of 8 fit 16 times).
+        let fit = [132, 132, 132, 128];
+        let splits = |s: Shape| Kernel::cluster_splits(s, fit);
+        assert_eq!(splits(shape(8192, 8192, 8192)), 1);
+        // 16 tiles: 8 splits of 8 k-blocks; 32 tiles: 4 (8 would need 256 CTAs).
+        assert_eq!(splits(shape(128, 4096, 4096)), 8);
+        assert_eq!(splits(shape(1024, 1024, 1024)), 4);
+        // 56 tiles: 2; 17 x 3 = 51 tiles with 8 k-blocks: 2.
+        assert_eq!(splits(shape(128, 14336, 4096)), 2);
+        assert_eq!(splits(shape(300, 4097, 512)), 2);
+        // Too few k-blocks for 4 each: no split.
+        assert_eq!(splits(shape(256, 512, 256)), 1);
+        assert_eq!(splits(shape(128, 256, 64)), 1);
+        // Clusters of 8 that do not all fit fall back to 4.
+        assert_eq!(
+            Kernel::cluster_splits(shape(128, 4096, 4096), [132, 132, 132, 120]),
+            4
+        );
+        // The grid: one cluster of `splits` CTAs per tile, launched as clusters of that size.
+        assert_eq!(
+            Kernel::ClusterSplitK.grid(shape(128, 4096, 4096), 8, 132),
+            (128, 1)
+        );
+        assert_eq!(Kernel::ClusterSplitK.launch_cluster(8), 8);
+        assert_eq!(Kernel::ClusterSplitK.cluster(), 1);
+        assert_eq!(Kernel::Cluster.launch_cluster(1), 2);
     }
 
     #[test]

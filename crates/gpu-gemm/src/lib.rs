@@ -132,11 +132,23 @@ fn bf16_to_f32(x: u16) -> f32 {
     f32::from_bits(u32::from(x) << 16)
 }
 
-fn f32_to_bf16(x: f32) -> u16 {
-    // Round to nearest even (no NaN inputs here).
-    let bits = x.to_bits();
-    let round = 0x7FFF + ((bits >> 16) & 1);
-    ((bits + round) >> 16) as u16
+/// `lo` and `hi` rounded to the nearest bf16 (ties to even) and packed, `lo` in the low half:
+/// one `cvt.rn.bf16x2.f32 d, hi, lo` (PTX ISA 7.0, sm_80, "cvt": the first source goes to the
+/// upper half).
+#[inline(always)]
+fn bf16x2(lo: f32, hi: f32) -> u32 {
+    let packed: u32;
+    // SAFETY: a register-only conversion.
+    unsafe {
+        core::arch::asm!(
+            "cvt.rn.bf16x2.f32 {d}, {hi}, {lo};",
+            d = out(reg32) packed,
+            hi = in(reg32) hi,
+            lo = in(reg32) lo,
+            options(pure, nomem, nostack, preserves_flags),
+        );
+    }
+    packed
 }
 
 /// Tiles in bands of this many tile rows: consecutive CTAs of a persistent grid work on a band of A
@@ -210,6 +222,10 @@ struct Config {
     /// D leaves through shared memory and TMA tensor stores (when N is a multiple of 8, the
     /// tensor map's stride rule), which run on while the warpgroup starts its next tile.
     tma_store: bool,
+    /// Split-K inside a cluster: the `splits` CTAs of a cluster each compute one split of the
+    /// same tile, write their partials, meet at a cluster barrier, and then each adds up and
+    /// writes its share of the tile (no second kernel).
+    kslices: bool,
 }
 
 /// The kernel body over `schedule`: warpgroup 0's first lane produces, warpgroups 1 and 2
@@ -344,6 +360,27 @@ unsafe fn gemm<const C: u32, S: MbarScope>(
         unsafe {
             arch::barrier_cluster_arrive_release();
             arch::barrier_cluster_wait_acquire();
+        }
+    }
+    if config.kslices && schedule.splits > 1 {
+        // Every CTA of the cluster has written its split's partial of the tile; the barrier's
+        // release and acquire at cluster scope make those global writes visible to the others.
+        // SAFETY: every thread of the cluster arrives once, then waits.
+        unsafe {
+            arch::barrier_cluster_arrive_release();
+            arch::barrier_cluster_wait_acquire();
+        }
+        if tid >= 128 && first < total {
+            // CTA `split` of the cluster adds up its share of the tile's quads, in split order.
+            let (tile, split) = schedule.unit(first);
+            let (tm, tn) = schedule.tile(tile);
+            let at = (tm * BM, tn * BN);
+            let th = tid - 128;
+            let share = 32 / schedule.splits;
+            for q in split * share..(split + 1) * share {
+                // SAFETY: the workspace holds the tile's partials by the entry's contract.
+                unsafe { reduce_quad(out, tile, schedule.splits, q, th, at, m, n) };
+            }
         }
     }
 }
@@ -701,7 +738,7 @@ fn scaled(out: Out, v0: f32, v1: f32, c_pair: u32) -> u32 {
         x0 += out.beta * bf16_to_f32(c_pair as u16);
         x1 += out.beta * bf16_to_f32((c_pair >> 16) as u16);
     }
-    u32::from(f32_to_bf16(x0)) | (u32::from(f32_to_bf16(x1)) << 16)
+    bf16x2(x0, x1)
 }
 
 /// Writes `alpha * (v0, v1) + beta * C` to D at (`row`, `col`) and (`row`, `col + 1`), the parts
@@ -770,6 +807,7 @@ const FIRST: Config = Config {
     warp_arrivals: false,
     setmaxnreg: false,
     tma_store: false,
+    kslices: false,
 };
 /// One CTA, elected warp arrivals and `setmaxnreg`.
 const SINGLE: Config = Config {
@@ -777,6 +815,12 @@ const SINGLE: Config = Config {
     warp_arrivals: true,
     setmaxnreg: true,
     tma_store: true,
+    kslices: false,
+};
+/// [`SINGLE`] with split-K across the CTAs of a cluster.
+const SLICES: Config = Config {
+    kslices: true,
+    ..SINGLE
 };
 /// [`SINGLE`] in CTA pairs with multicast B.
 const PAIR: Config = Config {
@@ -784,6 +828,7 @@ const PAIR: Config = Config {
     warp_arrivals: true,
     setmaxnreg: true,
     tma_store: true,
+    kslices: false,
 };
 
 /// The persistent schedule: CTA `b` (or CTA pair `b`) computes units `b, b + grid, ...` of
@@ -897,6 +942,33 @@ entry!(
     gemm_bf16_cluster,
     PAIR,
     |m, n, k, splits| persistent(PAIR, m, n, k, splits)
+);
+
+entry!(
+    /// Split-K inside clusters of `splits` CTAs (1, 2, 4 or 8; clusters of (`splits`, 1, 1),
+    /// a grid of `splits` CTAs per 128 x 256 tile, `splits <= ceil(K / 64)`): CTA `r` of cluster
+    /// `t` computes split `r` of tile `t`'s K range into the workspace, and after a cluster
+    /// barrier adds up rows of quads `32 r / splits ..` of every split and writes them to D. With
+    /// `splits == 1`, one CTA per tile writes D itself.
+    gemm_bf16_cluster_splitk,
+    SLICES,
+    |m, n, k, splits| {
+        let _ = k;
+        // SAFETY: special-register reads.
+        let (grid, block) = unsafe {
+            (
+                core::arch::nvptx::_grid_dim_x() as u32,
+                core::arch::nvptx::_block_idx_x() as u32,
+            )
+        };
+        Schedule {
+            tiles_m: m.div_ceil(BM),
+            tiles_n: n.div_ceil(BN),
+            splits,
+            first: block,
+            stride: grid,
+        }
+    }
 );
 
 entry!(
@@ -1051,7 +1123,41 @@ pub unsafe extern "gpu-kernel" fn gemm_bf16_splitk_reduce(
     };
     let (tile, rank) = (slot / cluster, slot % cluster);
     let (tm, tn) = schedule.tile(tile);
-    let partials = work.cast::<Quad>();
+    let out = Out {
+        maps: core::ptr::null(),
+        c,
+        d,
+        alpha,
+        beta,
+        work: work.cast_mut(),
+    };
+    let at = (tm * BM * cluster + rank * BM, tn * BN);
+    // SAFETY: inside the workspace by the contract.
+    unsafe { reduce_quad(out, slot, splits, q, th, at, m, n) };
+}
+
+/// Split-K's sum: adds quad `q` of consumer thread `th` over the `splits` partials of workspace
+/// slot `slot` (in split order, so the result does not depend on which CTA adds), and writes the
+/// four elements it holds to D: rows `r`, `r + 8`, columns `c`, `c + 1` of the CTA tile whose
+/// first row and column are `at`, as the main kernels' epilogue would have.
+///
+/// # Safety
+///
+/// `out.work` holds the slot's partials (see [`quad_index`]), written before (in stream order, or
+/// before a barrier this thread passed).
+#[inline(always)]
+#[allow(clippy::too_many_arguments)]
+unsafe fn reduce_quad(
+    out: Out,
+    slot: u32,
+    splits: u32,
+    q: u32,
+    th: u32,
+    at: (u32, u32),
+    m: u32,
+    n: u32,
+) {
+    let partials = out.work.cast_const().cast::<Quad>();
     // SAFETY: inside the workspace by the contract.
     let mut sum = unsafe { partials.add(quad_index(slot, splits, 0, q, th)).read() }.0;
     for s in 1..splits {
@@ -1062,16 +1168,8 @@ pub unsafe extern "gpu-kernel" fn gemm_bf16_splitk_reduce(
     }
     // The consumer thread `th`'s place in the tile (see `consume`), and quad q's columns.
     let (g, w, l) = (th / 128, (th % 128) / 32, th % 32);
-    let row = tm * BM * cluster + rank * BM + g * 64 + 16 * w + l / 4;
-    let col = tn * BN + 8 * q + 2 * (l % 4);
-    let out = Out {
-        maps: core::ptr::null(),
-        c,
-        d,
-        alpha,
-        beta,
-        work: core::ptr::null_mut(),
-    };
+    let row = at.0 + g * 64 + 16 * w + l / 4;
+    let col = at.1 + 8 * q + 2 * (l % 4);
     store_pair(out, row, col, sum[0], sum[1], m, n);
     store_pair(out, row + 8, col, sum[2], sum[3], m, n);
 }

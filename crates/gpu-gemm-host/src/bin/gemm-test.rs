@@ -16,7 +16,7 @@ use cudarc::driver::{CudaContext, CudaSlice, CudaStream, DevicePtr, sys};
 use gpu_gemm_host::{Gemm, Kernel, Shape, bf16, f32_of};
 
 /// Every kernel of the module, checked on every case and timed.
-const KERNELS: [Kernel; 5] = Kernel::ALL;
+const KERNELS: &[Kernel] = &Kernel::ALL;
 use pipeline_suite::exit;
 
 /// One case: shape, alpha, beta.
@@ -269,13 +269,14 @@ fn main() -> ExitCode {
         Err(e) => return fail(exit::SETUP, &e.to_string()),
     };
     println!(
-        "gemm: {} SMs; {} CTA pairs of the cluster kernel fit at once",
+        "gemm: {} SMs; {} CTA pairs of the cluster kernel fit at once; CTAs of the split-K cluster kernel in clusters of 1, 2, 4, 8: {:?}",
         gemm.sms(),
-        gemm.pairs()
+        gemm.pairs(),
+        gemm.slices_fit()
     );
     let mut seed = 0x9E37_79B9_7F4A_7C15u64 ^ u64::from(std::process::id());
     let (mut passed, mut failed) = (0, 0);
-    for kernel in KERNELS {
+    for &kernel in KERNELS {
         for &case in if quick { QUICK } else { CASES } {
             match run_case(&gemm, kernel, &stream, case, &mut seed) {
                 Ok(true) => passed += 1,
@@ -285,7 +286,7 @@ fn main() -> ExitCode {
         }
     }
     if !quick {
-        for kernel in KERNELS {
+        for &kernel in KERNELS {
             if let Err(e) = time_8192(&gemm, kernel, &stream) {
                 return fail(exit::TEST_FAILED, &e);
             }
