@@ -55,7 +55,7 @@ pub enum Kernel {
     /// The persistent kernel as first built, every consumer thread releasing each stage and no
     /// `setmaxnreg` (`gemm_bf16_persistent_first`): kept to measure those steps.
     PersistentFirst,
-    /// Split-K inside clusters (`gemm_bf16_cluster_splitk`): the CTAs of a cluster of 2, 4 or 8
+    /// Split-K inside clusters (`gemm_bf16_cluster_splitk`): the CTAs of a cluster of 2 to 8
     /// each compute one split of the same 128 x 256 tile, then each adds up and writes a share of
     /// it after a cluster barrier: no second kernel. One cluster per tile, one wave; for problems
     /// whose tiles leave SMs idle ([`Kernel::cluster_splits`]).
@@ -110,21 +110,21 @@ impl Kernel {
         }
     }
 
-    /// For [`Kernel::ClusterSplitK`]: how many CTAs split each tile of `shape` when `fit[i]` CTAs
-    /// fit on the GPU at once in clusters of `2^i` (`cuOccupancyMaxActiveClusters` times the
-    /// size; `fit[0]` is the SM count): 1 when the tiles fill at least half of the SMs; otherwise
-    /// the most, of 8, 4 and 2, whose clusters all fit at once and leave each split at least 4
-    /// k-blocks of 64.
-    pub fn cluster_splits(shape: Shape, fit: [u32; 4]) -> u32 {
+    /// For [`Kernel::ClusterSplitK`]: how many CTAs split each tile of `shape` when `fit[s - 1]`
+    /// CTAs fit on the GPU at once in clusters of `s` (`cuOccupancyMaxActiveClusters` times `s`;
+    /// `fit[0]` is the SM count): 1 when the tiles fill at least half of the SMs; otherwise the
+    /// most, up to 8, whose clusters all fit at once and leave each split at least 4 k-blocks of
+    /// 64.
+    pub fn cluster_splits(shape: Shape, fit: [u32; 8]) -> u32 {
         let tiles = Kernel::ClusterSplitK.cluster_tiles(shape);
         let k_blocks = shape.k.div_ceil(TILE.2);
         if tiles >= fit[0] / 2 {
             return 1;
         }
-        [(8, fit[3]), (4, fit[2]), (2, fit[1])]
-            .into_iter()
-            .find(|&(s, fit)| tiles * s <= fit && k_blocks / s >= 4)
-            .map_or(1, |(s, _)| s)
+        (2..=8u32)
+            .rev()
+            .find(|&s| tiles * s <= fit[s as usize - 1] && k_blocks / s >= 4)
+            .unwrap_or(1)
     }
 
     /// Threads per block.
@@ -185,7 +185,7 @@ impl Kernel {
         }
         if self == Kernel::ClusterSplitK {
             // Its capacity depends on the cluster size: see `Gemm::splits`.
-            return Kernel::cluster_splits(shape, [capacity; 4]);
+            return Kernel::cluster_splits(shape, [capacity; 8]);
         }
         let tiles = self.cluster_tiles(shape);
         if tiles >= capacity / 2 {
@@ -323,8 +323,8 @@ pub struct Gemm {
     sms: u32,
     /// How many CTA pairs of the cluster kernel fit on the GPU at once.
     pairs: u32,
-    /// How many CTAs of the split-K cluster kernel fit at once in clusters of 1, 2, 4 and 8.
-    slices_fit: [u32; 4],
+    /// How many CTAs of the split-K cluster kernel fit at once in clusters of 1 to 8.
+    slices_fit: [u32; 8],
     ctx: Arc<CudaContext>,
 }
 
@@ -399,9 +399,8 @@ impl Gemm {
         let cluster = &functions[Kernel::index(Kernel::Cluster)];
         let pairs = max_active_clusters(ctx, cluster, Kernel::Cluster.cluster())?;
         let slices = &functions[Kernel::index(Kernel::ClusterSplitK)];
-        let mut slices_fit = [sms; 4];
-        for (i, fit) in slices_fit.iter_mut().enumerate().skip(1) {
-            let size = 1 << i;
+        let mut slices_fit = [sms; 8];
+        for (size, fit) in (1..).zip(slices_fit.iter_mut()).skip(1) {
             *fit = size * max_active_clusters(ctx, slices, size)?;
         }
         let reduce = module
@@ -440,9 +439,8 @@ impl Gemm {
         }
     }
 
-    /// How many CTAs of [`Kernel::ClusterSplitK`] the GPU holds at once in clusters of 1, 2, 4
-    /// and 8.
-    pub fn slices_fit(&self) -> [u32; 4] {
+    /// How many CTAs of [`Kernel::ClusterSplitK`] the GPU holds at once in clusters of 1 to 8.
+    pub fn slices_fit(&self) -> [u32; 8] {
         self.slices_fit
     }
 
@@ -671,19 +669,33 @@ impl Gemm {
             (&raw mut work).cast(),
             (&raw mut cluster).cast(),
         ];
+        // A programmatic dependent launch: its CTAs may be scheduled as the main kernel's exit
+        // (which allows it at its start: `griddepcontrol.launch_dependents`), and they wait for
+        // the main kernel's completion themselves (`griddepcontrol.wait`).
+        // SAFETY: a launch attribute is plain data; zero is a valid start for every field.
+        let mut attribute: sys::CUlaunchAttribute = unsafe { std::mem::zeroed() };
+        attribute.id =
+            sys::CUlaunchAttributeID::CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION;
+        attribute.value.programmaticStreamSerializationAllowed = 1;
+        let config = sys::CUlaunchConfig {
+            gridDimX: 32 * prepared.kernel.slots(prepared.shape),
+            gridDimY: 1,
+            gridDimZ: 1,
+            blockDimX: 256,
+            blockDimY: 1,
+            blockDimZ: 1,
+            sharedMemBytes: 0,
+            hStream: stream.cu_stream(),
+            attrs: &raw mut attribute,
+            numAttrs: 1,
+        };
         // SAFETY: `args` holds one value per parameter of `gemm_bf16_splitk_reduce`, of its type;
-        // the grid is 32 blocks per slot; the workspace and matrices as for the main launch.
+        // the grid is 32 blocks per slot; the workspace and matrices as for the main launch; the
+        // configuration and its attribute are live locals.
         let status = unsafe {
-            sys::cuLaunchKernel(
+            sys::cuLaunchKernelEx(
+                &raw const config,
                 self.reduce.cu_function(),
-                32 * prepared.kernel.slots(prepared.shape),
-                1,
-                1,
-                256,
-                1,
-                1,
-                0,
-                stream.cu_stream(),
                 args.as_mut_ptr(),
                 std::ptr::null_mut(),
             )
@@ -887,30 +899,28 @@ mod tests {
     #[test]
     fn cluster_split_k_splits_only_idle_gpus_and_only_into_clusters_that_fit() {
         let shape = |m, n, k| Shape { m, n, k };
-        // The H200's figures for 1, 2, 4, 8 (132 SMs; clusters of 8 fit 16 times).
-        let fit = [132, 132, 132, 128];
+        // Figures like the H200's: run 35 measured 120 CTAs in clusters of 4 and of 8; the other
+        // sizes here are made up.
+        let fit = [132, 132, 126, 120, 120, 120, 119, 120];
         let splits = |s: Shape| Kernel::cluster_splits(s, fit);
         assert_eq!(splits(shape(8192, 8192, 8192)), 1);
-        // 16 tiles: 8 splits of 8 k-blocks; 32 tiles: 4 (8 would need 256 CTAs).
-        assert_eq!(splits(shape(128, 4096, 4096)), 8);
-        assert_eq!(splits(shape(1024, 1024, 1024)), 4);
+        // 16 tiles: 7 splits (8 would need 128 CTAs); 32 tiles: 3 (4 would need 128).
+        assert_eq!(splits(shape(128, 4096, 4096)), 7);
+        assert_eq!(splits(shape(1024, 1024, 1024)), 3);
         // 56 tiles: 2; 17 x 3 = 51 tiles with 8 k-blocks: 2.
         assert_eq!(splits(shape(128, 14336, 4096)), 2);
         assert_eq!(splits(shape(300, 4097, 512)), 2);
         // Too few k-blocks for 4 each: no split.
         assert_eq!(splits(shape(256, 512, 256)), 1);
         assert_eq!(splits(shape(128, 256, 64)), 1);
-        // Clusters of 8 that do not all fit fall back to 4.
-        assert_eq!(
-            Kernel::cluster_splits(shape(128, 4096, 4096), [132, 132, 132, 120]),
-            4
-        );
+        // Clusters that all fit, with every cluster size allowed.
+        assert_eq!(Kernel::cluster_splits(shape(128, 4096, 4096), [132; 8]), 8);
         // The grid: one cluster of `splits` CTAs per tile, launched as clusters of that size.
         assert_eq!(
-            Kernel::ClusterSplitK.grid(shape(128, 4096, 4096), 8, 132),
-            (128, 1)
+            Kernel::ClusterSplitK.grid(shape(128, 4096, 4096), 7, 132),
+            (112, 1)
         );
-        assert_eq!(Kernel::ClusterSplitK.launch_cluster(8), 8);
+        assert_eq!(Kernel::ClusterSplitK.launch_cluster(7), 7);
         assert_eq!(Kernel::ClusterSplitK.cluster(), 1);
         assert_eq!(Kernel::Cluster.launch_cluster(1), 2);
     }

@@ -37,9 +37,11 @@ const STAGES: usize = 4;
 const A_BYTES: u32 = BM * BK * 2; // 16 KiB
 const B_BYTES: u32 = BN * BK * 2; // 32 KiB
 const STAGE_BYTES: u32 = A_BYTES + B_BYTES;
-/// The epilogue's staging buffer of one consumer warpgroup: half of its 64 x 256 block of D, as
-/// two 64 x 64 bf16 boxes in the TMA store's 128-byte-swizzled layout (8 KiB each).
-const STAGING_BYTES: u32 = 2 * 64 * 64 * 2;
+/// One 64 x 64 bf16 box of D (or C) in the TMA store's 128-byte-swizzled layout.
+const BOX_BYTES: u32 = 64 * 64 * 2;
+/// The epilogue's staging buffer of one consumer warpgroup: two boxes, which its 64 x 256 block
+/// of D passes through a quarter (64 columns) at a time, alternately.
+const STAGING_BYTES: u32 = 2 * BOX_BYTES;
 /// Where the barriers start: after the stages and the two warpgroups' staging buffers. First the
 /// two warpgroups' epilogue-load barriers ([`c_stages`]), then the ring's.
 const BARRIERS_AT: u32 = STAGES as u32 * STAGE_BYTES + 2 * STAGING_BYTES;
@@ -58,17 +60,42 @@ const CONSUMER_WARPS: u32 = 8;
 const PRODUCER_REGS: u32 = 40;
 const CONSUMER_REGS: u32 = 232;
 
+/// `griddepcontrol.wait;` (PTX ISA 7.8, sm_90, "Parallel Synchronization and Communication
+/// Instructions: griddepcontrol"): waits until the grids this one depends on (a launch with
+/// programmatic stream serialization) have completed and their memory operations are visible; no
+/// wait without such a dependency.
+#[inline(always)]
+fn grid_dependency_wait() {
+    // SAFETY: a wait with no operands; it orders memory, so no `nomem`.
+    unsafe { core::arch::asm!("griddepcontrol.wait;", options(nostack, preserves_flags)) };
+}
+
+/// `griddepcontrol.launch_dependents;` (PTX ISA 7.8, sm_90, "griddepcontrol"): the dependent
+/// grid (split-K's reduction) may be scheduled once every CTA of this grid has executed it or
+/// exited. Its `griddepcontrol.wait` still waits for this grid to complete, so where this sits
+/// affects only when the dependent's CTAs may start.
+#[inline(always)]
+fn launch_dependents() {
+    // SAFETY: a scheduling hint with no operands.
+    unsafe {
+        core::arch::asm!(
+            "griddepcontrol.launch_dependents;",
+            options(nostack, preserves_flags)
+        )
+    };
+}
+
 /// The ring of a kernel: one producer arrival (the TMA lane's `arrive_expect_tx`) per full
 /// barrier, `C` consumer arrivals per empty barrier, waits at scope `S`.
 type Pipe<const C: u32, S> = ProducerConsumerPipeline<STAGES, NvidiaMbarBackend<1, C, S>>;
 
-/// C's way in when `beta != 0` (one per consumer warpgroup): its staging buffer is the one stage.
-/// An epilogue-load thread of the producer warpgroup fills it with half of the warpgroup's
-/// 64 x 256 block of C (two 64 x 64 tensor loads, one `arrive_expect_tx`: producer arrival count
-/// 1); the warpgroup combines it with its accumulators in place, stores the half as D, and its
-/// store thread releases the stage once the tensor stores have read it (consumer arrival count
-/// 1).
-type Epi = EpiLoadPipeline<1, NvidiaMbarBackend<1, 1>>;
+/// C's way in when `beta != 0` (one per consumer warpgroup): the two boxes of its staging buffer
+/// are the two stages. An epilogue-load thread of the producer warpgroup fills a stage with a
+/// quarter of the warpgroup's 64 x 256 block of C (one 64 x 64 tensor load, one
+/// `arrive_expect_tx`: producer arrival count 1); the warpgroup combines it with its
+/// accumulators in place and stores it as D, and its store thread releases the stage once the
+/// tensor store has read it (consumer arrival count 1).
+type Epi = EpiLoadPipeline<2, NvidiaMbarBackend<1, 1>>;
 
 /// Consumer warpgroup `g`'s epilogue-load pipeline, over its barriers at [`BARRIERS_AT`].
 ///
@@ -246,6 +273,8 @@ unsafe fn gemm<const C: u32, S: MbarScope>(
     k: u32,
 ) {
     let tid = core::arch::nvptx::_thread_idx_x() as u32;
+    // Split-K's reduction may be scheduled as soon as SMs free up.
+    launch_dependents();
     let smem = dynamic_smem();
     // SAFETY: the ring's barriers follow the two warpgroups' epilogue-load barriers.
     let pipe = unsafe { Pipe::<C, S>::new(smem.add(RING_BARRIERS_AT).cast()) };
@@ -376,8 +405,8 @@ unsafe fn gemm<const C: u32, S: MbarScope>(
             let (tm, tn) = schedule.tile(tile);
             let at = (tm * BM, tn * BN);
             let th = tid - 128;
-            let share = 32 / schedule.splits;
-            for q in split * share..(split + 1) * share {
+            let (q0, q1) = (split * 32 / schedule.splits, (split + 1) * 32 / schedule.splits);
+            for q in q0..q1 {
                 // SAFETY: the workspace holds the tile's partials by the entry's contract.
                 unsafe { reduce_quad(out, tile, schedule.splits, q, th, at, m, n) };
             }
@@ -436,8 +465,8 @@ unsafe fn consume<const C: u32, S: MbarScope>(
     let staged = config.staged(schedule, n);
     // SAFETY: this warpgroup's epilogue-load barriers, initialised by `gemm`.
     let c_stages = (staged && out.beta != 0.0).then(|| unsafe { c_stages(smem, g) });
-    // The store thread's release of the C buffer, due once the stores of its last half of D
-    // have read it.
+    // The store thread's release of the C stage of its last quarter of D, due once that quarter's
+    // tensor store has read it.
     let mut pending: Option<MbarrierRef<'_, Cta>> = None;
     let (first, stride, total) = (schedule.first, schedule.stride, schedule.total());
     let mut u = first;
@@ -449,8 +478,8 @@ unsafe fn consume<const C: u32, S: MbarScope>(
         let mut previous = consumer.acquire();
         issue(&mut acc, previous.index(), true);
         if let Some(empty) = pending.take() {
-            // The last tile's second half of D left through the C buffer; once its tensor stores
-            // have read it, C's next half may come in (while this tile's MMAs run).
+            // The last tile's last quarter of D left through a C stage; once its tensor store has
+            // read it, C may come in again (while this tile's MMAs run).
             gpu_pipeline::bulk_wait_group_read::<0>();
             empty.arrive();
         }
@@ -530,15 +559,17 @@ unsafe fn mma_stage(acc: &mut [f32; 128], smem: *mut u8, index: u32, g: u32, fir
 }
 
 /// The TMA-store epilogue of one consumer warpgroup: its 64 x 256 block of D (rows `at.0..`,
-/// columns `at.1..`) leaves in two halves of 128 columns, each staged in `staging` as two 64 x 64
-/// boxes in the 128-byte-swizzled layout and stored by the warpgroup's first thread with tensor
-/// stores, which it does not wait for: the next tile's main loop runs while they drain.
+/// columns `at.1..`) leaves a quarter (64 columns) at a time, each staged in one box of `staging`
+/// (quarter `q` in box `q % 2`) in the 128-byte-swizzled layout and stored by the warpgroup's
+/// first thread with a tensor store, which it does not wait for: the next quarter is staged in
+/// the other box meanwhile, and the next tile's main loop runs while the last ones drain.
 ///
-/// Without C (`c_stages` is `None`: beta = 0), that thread waits before each half until the
-/// stores issued from the buffer have read it. With C, each half of C arrives in the buffer
-/// through `c_stages` (see [`Epi`]), in the layout D leaves in, so each thread combines and
-/// overwrites the same four bytes; the store thread gives the buffer back once the stores have
-/// read it: after the first half at once, after the second through `pending`, which the caller
+/// Before a box is written again, that thread waits until the store issued from it two quarters
+/// before has read it (`cp.async.bulk.wait_group.read 1`: all but the newest group). With C
+/// (`c_stages` is `Some`: beta != 0), each quarter of C arrives in the box through `c_stages` (see
+/// [`Epi`]), in the layout D leaves in, so each thread combines and overwrites the same four
+/// bytes; the store thread gives a stage back once its store has read it: a quarter's stage
+/// after the next quarter's store is issued, the last one through `pending`, which the caller
 /// arrives on once the next tile's MMAs are under way.
 ///
 /// Swizzle (PTX ISA, "Tensor Copy: Swizzling Modes", 128B): the 16-byte chunk `j` of row `r`
@@ -548,9 +579,9 @@ unsafe fn mma_stage(acc: &mut [f32; 128], smem: *mut u8, index: u32, g: u32, fir
 ///
 /// # Safety
 ///
-/// All 128 threads of warpgroup `g` call it converged; `staging` is the warpgroup's 16 KiB,
-/// 1024-byte aligned, used by nothing else (and `c_stages`' one stage); `map_d` is D's tensor map
-/// (bf16, 2D, box 64 x 64, 128-byte swizzle) in global memory; `pending` is `None`.
+/// All 128 threads of warpgroup `g` call it converged; `staging` is the warpgroup's two boxes,
+/// 1024-byte aligned, used by nothing else (and `c_stages`' two stages); `map_d` is D's tensor
+/// map (bf16, 2D, box 64 x 64, 128-byte swizzle) in global memory; `pending` is `None`.
 #[inline(always)]
 #[allow(clippy::too_many_arguments)]
 unsafe fn store_through_smem<'e>(
@@ -567,79 +598,89 @@ unsafe fn store_through_smem<'e>(
 ) {
     let (row0, col0) = at;
     let leader = w == 0 && l == 0;
-    for half in 0..2u32 {
-        // With C: this half of C has landed (so the buffer's earlier stores have read it). The
-        // store thread keeps the stage's empty barrier and arrives when this half's stores
-        // have read the buffer.
-        let empty = c_stages.map(|c| {
+    // The stage of the quarter before, to give back once its store has read it.
+    let mut previous: Option<MbarrierRef<'e, Cta>> = None;
+    // Called four times over rather than looped: LLVM does not unroll a loop this long, and its
+    // jump table over the quarters (`brx.idx`) is a branch the PTX check does not follow.
+    let mut quarter_out = |quarter: u32| {
+        // With C: this quarter of C has landed in its stage (so the box's earlier store has read
+        // it). The store thread keeps the stage's empty barrier to arrive on later.
+        let stage = c_stages.map(|c| {
             let stage = c.acquire_consumer();
-            let empty = stage.barrier();
+            let view = (stage.index(), stage.barrier());
             stage.release_without_signal();
-            empty
+            view
         });
-        if empty.is_none() {
-            if leader {
-                // The buffer's previous stores have read it.
-                gpu_pipeline::bulk_wait_group_read::<0>();
+        let box_index = match stage {
+            Some((index, _)) => index,
+            None => {
+                if leader {
+                    // The store issued from this box two quarters ago has read it.
+                    gpu_pipeline::bulk_wait_group_read::<1>();
+                }
+                unsafe { warpgroup_sync(g) };
+                quarter % 2
             }
-            unsafe { warpgroup_sync(g) };
-        }
+        };
+        // SAFETY: one of the warpgroup's two boxes.
+        let buffer = unsafe { staging.add((box_index * BOX_BYTES) as usize) };
         wgmma::each_pair(acc, |i, v0, v1| {
-            // Accumulator pair i holds columns 8 (i / 4) + 2 (l % 4) (+1): this half's are
-            // i / 4 in 16 half .. 16 half + 16.
-            if i / 64 != half {
+            // Accumulator pair i holds columns 8 (i / 4) + 2 (l % 4) (+1): this quarter's are
+            // i / 4 in 8 quarter .. 8 quarter + 8.
+            if i / 32 != quarter {
                 return;
             }
             let r = 16 * w + l / 4 + 8 * ((i / 2) % 2);
-            let c = 8 * (i / 4) + 2 * (l % 4) - 128 * half;
-            let (bx, byte) = (c / 64, (c % 64) * 2);
-            let offset = bx * 8192 + r * 128 + (((byte / 16) ^ (r % 8)) * 16) + byte % 16;
-            // SAFETY: inside this warpgroup's buffer.
-            let pair = unsafe { staging.add(offset as usize).cast::<u32>() };
+            let byte = (8 * (i / 4) + 2 * (l % 4) - 64 * quarter) * 2;
+            let offset = r * 128 + (((byte / 16) ^ (r % 8)) * 16) + byte % 16;
+            // SAFETY: inside the box.
+            let pair = unsafe { buffer.add(offset as usize).cast::<u32>() };
             // C's pair at this place (zeros outside C, as TMA fills them; their D is clipped).
-            let c_pair = if empty.is_some() {
+            let c_pair = if stage.is_some() {
                 unsafe { pair.read() }
             } else {
                 0
             };
             unsafe { pair.write(scaled(out, v0, v1, c_pair)) };
         });
-        // The staged values are visible to the tensor copies (async proxy) once every thread
-        // has fenced and met the others.
+        // The staged values are visible to the tensor copy (async proxy) once every thread has
+        // fenced and met the others.
         gpu_pipeline::fence_proxy_async();
         unsafe { warpgroup_sync(g) };
         if leader {
-            for bx in 0..2u32 {
-                // SAFETY: the boxes are staged; TMA clips rows and columns outside D.
-                unsafe {
-                    gpu_pipeline::tensor_store::<2>(
-                        map_d,
-                        [(col0 + 128 * half + 64 * bx) as i32, row0 as i32],
-                        staging.add((bx * 8192) as usize),
-                    )
-                };
-            }
+            // SAFETY: the box is staged; TMA clips rows and columns outside D.
+            unsafe {
+                gpu_pipeline::tensor_store::<2>(
+                    map_d,
+                    [(col0 + 64 * quarter) as i32, row0 as i32],
+                    buffer,
+                )
+            };
             gpu_pipeline::bulk_commit_group();
-            if let Some(empty) = empty {
-                if half == 0 {
-                    gpu_pipeline::bulk_wait_group_read::<0>();
-                    empty.arrive();
-                } else {
-                    *pending = Some(empty);
+            if let Some((_, empty)) = stage {
+                if let Some(before) = previous.replace(empty) {
+                    // The quarter before's store has read its stage.
+                    gpu_pipeline::bulk_wait_group_read::<1>();
+                    before.arrive();
                 }
             }
         }
-    }
+    };
+    quarter_out(0);
+    quarter_out(1);
+    quarter_out(2);
+    quarter_out(3);
+    *pending = previous;
 }
 
 /// The epilogue-load thread of consumer warpgroup `g`: for each tile of the CTA's schedule (one
-/// split each), the warpgroup's 64 x 256 block of C (rows `cluster_rows * tm + rows..`), in two
-/// halves of two 64 x 64 boxes, each half into the warpgroup's `staging` through `c_stages`.
+/// split each), the warpgroup's 64 x 256 block of C (rows `cluster_rows * tm + rows..`), a
+/// quarter (one 64 x 64 box) at a time, into the stages of `c_stages` (the boxes of `staging`).
 ///
 /// # Safety
 ///
-/// Called by one thread; `staging` is the warpgroup's 16 KiB, 1024-byte aligned; `map_c` is C's
-/// tensor map (bf16, 2D, box 64 x 64, 128-byte swizzle) in global memory.
+/// Called by one thread; `staging` is the warpgroup's two boxes, 1024-byte aligned; `map_c` is
+/// C's tensor map (bf16, 2D, box 64 x 64, 128-byte swizzle) in global memory.
 #[inline(always)]
 unsafe fn load_c(
     c_stages: &Epi,
@@ -653,19 +694,17 @@ unsafe fn load_c(
     while u < schedule.total() {
         let (tm, tn) = schedule.tile(schedule.unit(u).0);
         let (row0, col0) = (tm * cluster_rows + rows, tn * BN);
-        for half in 0..2u32 {
-            c_stages.produce_tma(STAGING_BYTES, |stage| {
-                for bx in 0..2u32 {
-                    // SAFETY: the stage (the buffer) is free; 1024-aligned boxes of the map's
-                    // size; TMA fills what lies outside C with zeros.
-                    unsafe {
-                        stage.barrier().tensor_load::<2>(
-                            staging.add((bx * 8192) as usize),
-                            map_c,
-                            [(col0 + 128 * half + 64 * bx) as i32, row0 as i32],
-                        )
-                    };
-                }
+        for quarter in 0..4u32 {
+            c_stages.produce_tma(BOX_BYTES, |stage| {
+                // SAFETY: the stage (its box) is free; 1024-aligned, the map's box size; TMA
+                // fills what lies outside C with zeros.
+                unsafe {
+                    stage.barrier().tensor_load::<2>(
+                        staging.add((stage.index() * BOX_BYTES) as usize),
+                        map_c,
+                        [(col0 + 64 * quarter) as i32, row0 as i32],
+                    )
+                };
             });
         }
         u += schedule.stride;
@@ -945,11 +984,11 @@ entry!(
 );
 
 entry!(
-    /// Split-K inside clusters of `splits` CTAs (1, 2, 4 or 8; clusters of (`splits`, 1, 1),
-    /// a grid of `splits` CTAs per 128 x 256 tile, `splits <= ceil(K / 64)`): CTA `r` of cluster
-    /// `t` computes split `r` of tile `t`'s K range into the workspace, and after a cluster
-    /// barrier adds up rows of quads `32 r / splits ..` of every split and writes them to D. With
-    /// `splits == 1`, one CTA per tile writes D itself.
+    /// Split-K inside clusters of `splits` CTAs (1 to 8; clusters of (`splits`, 1, 1), a grid
+    /// of `splits` CTAs per 128 x 256 tile, `splits <= ceil(K / 64)`): CTA `r` of cluster `t`
+    /// computes split `r` of tile `t`'s K range into the workspace, and after a cluster barrier
+    /// adds up quads `32 r / splits .. 32 (r + 1) / splits` of every split and writes them to D.
+    /// With `splits == 1`, one CTA per tile writes D itself.
     gemm_bf16_cluster_splitk,
     SLICES,
     |m, n, k, splits| {
@@ -1112,6 +1151,9 @@ pub unsafe extern "gpu-kernel" fn gemm_bf16_splitk_reduce(
             core::arch::nvptx::_block_idx_x() as u32,
         )
     };
+    // Launched as a programmatic dependent of the main kernel, it may start before that kernel
+    // has finished: wait until it has, with its writes visible.
+    grid_dependency_wait();
     let (slot, q) = (block / 32, block % 32);
     let splits = splits.clamp(1, k.div_ceil(BK));
     let schedule = Schedule {

@@ -269,7 +269,7 @@ fn main() -> ExitCode {
         Err(e) => return fail(exit::SETUP, &e.to_string()),
     };
     println!(
-        "gemm: {} SMs; {} CTA pairs of the cluster kernel fit at once; CTAs of the split-K cluster kernel in clusters of 1, 2, 4, 8: {:?}",
+        "gemm: {} SMs; {} CTA pairs of the cluster kernel fit at once; CTAs of the split-K cluster kernel in clusters of 1 to 8: {:?}",
         gemm.sms(),
         gemm.pairs(),
         gemm.slices_fit()
