@@ -21,14 +21,12 @@ pub const NVPTX_SM90A: GpuTarget = GpuTarget {
 };
 
 /// The kernels' entry points and their threads per block: one CTA per tile; persistent;
-/// persistent in CTA pairs; split-K inside clusters; the first persistent kernel, kept to measure
-/// the steps after it (three warpgroups each: one producer, two consumers); and the
+/// persistent in CTA pairs; the first persistent kernel, kept to measure the steps after it (three warpgroups each: one producer, two consumers); and the
 /// single-warpgroup kernel before warp specialization (one warpgroup).
-pub const ENTRIES: [(&str, u32); 6] = [
+pub const ENTRIES: [(&str, u32); 5] = [
     ("gemm_bf16_ws", 384),
     ("gemm_bf16_persistent", 384),
     ("gemm_bf16_cluster", 384),
-    ("gemm_bf16_cluster_splitk", 384),
     ("gemm_bf16_persistent_first", 384),
     ("gemm_bf16_single", 128),
 ];

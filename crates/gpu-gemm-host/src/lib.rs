@@ -55,11 +55,6 @@ pub enum Kernel {
     /// The persistent kernel as first built, every consumer thread releasing each stage and no
     /// `setmaxnreg` (`gemm_bf16_persistent_first`): kept to measure those steps.
     PersistentFirst,
-    /// Split-K inside clusters (`gemm_bf16_cluster_splitk`): the CTAs of a cluster of 2 to 8
-    /// each compute one split of the same 128 x 256 tile, then each adds up and writes a share of
-    /// it after a cluster barrier: no second kernel. One cluster per tile, one wave; for problems
-    /// whose tiles leave SMs idle ([`Kernel::cluster_splits`]).
-    ClusterSplitK,
     /// The step before warp specialization: one warpgroup (128 threads) per 64 x 256 tile, whose
     /// thread 0 issues the tensor loads between its MMAs (`gemm_bf16_single`): kept to measure
     /// what warp specialization gives. Never split.
@@ -68,10 +63,9 @@ pub enum Kernel {
 
 impl Kernel {
     /// Every kernel of the module.
-    pub const ALL: [Kernel; 6] = [
+    pub const ALL: [Kernel; 5] = [
         Kernel::Cluster,
         Kernel::Persistent,
-        Kernel::ClusterSplitK,
         Kernel::PerTile,
         Kernel::PersistentFirst,
         Kernel::SingleWarpgroup,
@@ -85,7 +79,6 @@ impl Kernel {
             Self::Cluster => "gemm_bf16_cluster",
             Self::PersistentFirst => "gemm_bf16_persistent_first",
             Self::SingleWarpgroup => "gemm_bf16_single",
-            Self::ClusterSplitK => "gemm_bf16_cluster_splitk",
         }
     }
 
@@ -97,34 +90,7 @@ impl Kernel {
             Self::Cluster => "cluster",
             Self::PersistentFirst => "persistent-first",
             Self::SingleWarpgroup => "single-warpgroup",
-            Self::ClusterSplitK => "cluster-split-k",
         }
-    }
-
-    /// CTAs per cluster of a launch in `splits` parts: the split-K clusters hold one CTA per
-    /// split; otherwise [`Kernel::cluster`].
-    pub const fn launch_cluster(self, splits: u32) -> u32 {
-        match self {
-            Self::ClusterSplitK => splits,
-            _ => self.cluster(),
-        }
-    }
-
-    /// For [`Kernel::ClusterSplitK`]: how many CTAs split each tile of `shape` when `fit[s - 1]`
-    /// CTAs fit on the GPU at once in clusters of `s` (`cuOccupancyMaxActiveClusters` times `s`;
-    /// `fit[0]` is the SM count): 1 when the tiles fill at least half of the SMs; otherwise the
-    /// most, up to 8, whose clusters all fit at once and leave each split at least 4 k-blocks of
-    /// 64.
-    pub fn cluster_splits(shape: Shape, fit: [u32; 8]) -> u32 {
-        let tiles = Kernel::ClusterSplitK.cluster_tiles(shape);
-        let k_blocks = shape.k.div_ceil(TILE.2);
-        if tiles >= fit[0] / 2 {
-            return 1;
-        }
-        (2..=8u32)
-            .rev()
-            .find(|&s| tiles * s <= fit[s as usize - 1] && k_blocks / s >= 4)
-            .unwrap_or(1)
     }
 
     /// Threads per block.
@@ -144,8 +110,7 @@ impl Kernel {
         }
     }
 
-    /// CTAs per cluster tile: 2 for the CTA pairs, 1 otherwise (the split-K clusters' CTAs share
-    /// one CTA tile: [`Kernel::launch_cluster`]).
+    /// CTAs per cluster: 2 for the CTA pairs, 1 otherwise.
     pub const fn cluster(self) -> u32 {
         match self {
             Self::Cluster => 2,
@@ -171,11 +136,13 @@ impl Kernel {
         }
     }
 
-    /// Into how many parts the persistent kernels split each tile's K range for `shape`, when
-    /// `capacity` clusters fit on the GPU at once (split-K): 1 when the tiles fill at least half of
-    /// the grid; otherwise as many as keep every cluster busy, at most 16, and each split at
-    /// least 4 k-blocks of 64. The per-tile, first persistent and single-warpgroup kernels do not
-    /// split.
+    /// Into how many parts the persistent kernels split the K range of the tiles they split, for
+    /// `shape`, when `capacity` clusters fit on the GPU at once (split-K). The split tiles are
+    /// every tile when they fill less than half of the grid, or else those of the last, partial
+    /// wave ([`Kernel::full_tiles`]); they are split into as many parts as keep every cluster
+    /// busy, at most 16, each at least 4 k-blocks of 64. 1 (no split) when the tiles fill at least
+    /// half of the grid and the last wave is full or at least half full. The per-tile, first
+    /// persistent and single-warpgroup kernels do not split.
     pub fn splits(self, shape: Shape, capacity: u32) -> u32 {
         if matches!(
             self,
@@ -183,30 +150,51 @@ impl Kernel {
         ) {
             return 1;
         }
-        if self == Kernel::ClusterSplitK {
-            // Its capacity depends on the cluster size: see `Gemm::splits`.
-            return Kernel::cluster_splits(shape, [capacity; 8]);
-        }
         let tiles = self.cluster_tiles(shape);
-        if tiles >= capacity / 2 {
+        let split = if tiles >= capacity {
+            tiles % capacity
+        } else if tiles < capacity / 2 {
+            tiles
+        } else {
+            0
+        };
+        if split == 0 {
             return 1;
         }
         let k_blocks = shape.k.div_ceil(TILE.2);
-        (capacity / tiles).min(k_blocks / 4).clamp(1, 16)
+        (capacity / split).min(k_blocks / 4).clamp(1, 16)
     }
 
-    /// The split-K workspace's bytes for `shape` in `splits` parts: a 128 x 256 f32 block per CTA
-    /// tile and split (none without split-K).
-    pub fn workspace_bytes(self, shape: Shape, splits: u32) -> usize {
+    /// How many tiles (cluster tiles for pairs) of `shape` the kernel computes whole, first, when
+    /// launched in `splits` parts with `capacity` clusters: all without split-K; the whole waves
+    /// when there is more than one; none otherwise. The kernels' `Schedule::new` makes the same
+    /// choice from their grid.
+    pub fn full_tiles(self, shape: Shape, splits: u32, capacity: u32) -> u32 {
+        let tiles = self.cluster_tiles(shape);
+        if splits <= 1 {
+            tiles
+        } else if tiles >= capacity {
+            tiles - tiles % capacity
+        } else {
+            0
+        }
+    }
+
+    /// The split-K workspace's bytes for `shape` in `splits` parts with `capacity` clusters: a
+    /// 128 x 256 f32 block per CTA tile of the split tiles and split (none without split-K).
+    pub fn workspace_bytes(self, shape: Shape, splits: u32, capacity: u32) -> usize {
         if splits <= 1 {
             return 0;
         }
-        self.slots(shape) as usize * splits as usize * (TILE.0 * TILE.1 * 4) as usize
+        self.slots(shape, splits, capacity) as usize
+            * splits as usize
+            * (TILE.0 * TILE.1 * 4) as usize
     }
 
-    /// CTA tiles of `shape` (a cluster tile counts its CTAs): the split-K workspace's slots.
-    fn slots(self, shape: Shape) -> u32 {
-        self.cluster_tiles(shape) * self.cluster()
+    /// CTA tiles of the split tiles of `shape` (a cluster tile counts its CTAs): the split-K
+    /// workspace's slots.
+    fn slots(self, shape: Shape, splits: u32, capacity: u32) -> u32 {
+        (self.cluster_tiles(shape) - self.full_tiles(shape, splits, capacity)) * self.cluster()
     }
 
     /// Tiles of `shape` as the kernel's schedule counts them: 128 x 256 CTA tiles, or for CTA
@@ -223,10 +211,9 @@ impl Kernel {
             Kernel::PerTile | Kernel::SingleWarpgroup => {
                 (shape.n.div_ceil(TILE.1), shape.m.div_ceil(self.tile_rows()))
             }
-            // One cluster of `splits` CTAs per tile, all at once or not.
-            Kernel::ClusterSplitK => (self.cluster_tiles(shape) * splits, 1),
             _ => {
-                let units = self.cluster_tiles(shape) * splits;
+                let full = self.full_tiles(shape, splits, capacity);
+                let units = full + (self.cluster_tiles(shape) - full) * splits;
                 (self.cluster() * units.min(capacity), 1)
             }
         }
@@ -323,8 +310,6 @@ pub struct Gemm {
     sms: u32,
     /// How many CTA pairs of the cluster kernel fit on the GPU at once.
     pairs: u32,
-    /// How many CTAs of the split-K cluster kernel fit at once in clusters of 1 to 8.
-    slices_fit: [u32; 8],
     ctx: Arc<CudaContext>,
 }
 
@@ -398,11 +383,6 @@ impl Gemm {
             .collect::<Result<Vec<_>, _>>()?;
         let cluster = &functions[Kernel::index(Kernel::Cluster)];
         let pairs = max_active_clusters(ctx, cluster, Kernel::Cluster.cluster())?;
-        let slices = &functions[Kernel::index(Kernel::ClusterSplitK)];
-        let mut slices_fit = [sms; 8];
-        for (size, fit) in (1..).zip(slices_fit.iter_mut()).skip(1) {
-            *fit = size * max_active_clusters(ctx, slices, size)?;
-        }
         let reduce = module
             .load_function("gemm_bf16_splitk_reduce")
             .map_err(cuda("the split-K reduction entry point"))?;
@@ -412,7 +392,6 @@ impl Gemm {
             _module: module,
             sms,
             pairs,
-            slices_fit,
             ctx: ctx.clone(),
         })
     }
@@ -425,10 +404,7 @@ impl Gemm {
     /// Into how many parts `kernel` splits each tile's K range for `shape` on this GPU
     /// ([`Kernel::splits`] with this GPU's capacity).
     pub fn splits(&self, kernel: Kernel, shape: Shape) -> u32 {
-        match kernel {
-            Kernel::ClusterSplitK => Kernel::cluster_splits(shape, self.slices_fit),
-            _ => kernel.splits(shape, self.capacity(kernel)),
-        }
+        kernel.splits(shape, self.capacity(kernel))
     }
 
     /// How many clusters of `kernel` fit at once (CTAs for the single-CTA kernels).
@@ -437,11 +413,6 @@ impl Gemm {
             Kernel::Cluster => self.pairs,
             _ => self.sms,
         }
-    }
-
-    /// How many CTAs of [`Kernel::ClusterSplitK`] the GPU holds at once in clusters of 1 to 8.
-    pub fn slices_fit(&self) -> [u32; 8] {
-        self.slices_fit
     }
 
     /// How many CTA pairs of [`Kernel::Cluster`] the GPU holds at once: its grid, in pairs.
@@ -552,7 +523,7 @@ impl Gemm {
             .clone_htod(&maps)
             .map_err(cuda("uploading the tensor maps"))?;
         let splits = self.splits(kernel, shape);
-        let bytes = kernel.workspace_bytes(shape, splits);
+        let bytes = kernel.workspace_bytes(shape, splits, self.capacity(kernel));
         let work = if bytes == 0 {
             None
         } else {
@@ -622,7 +593,7 @@ impl Gemm {
             .map_err(cuda("binding the context"))?;
         let kernel = prepared.kernel;
         let grid = kernel.grid(prepared.shape, prepared.splits, self.capacity(kernel));
-        let mut attribute = cluster_attribute(kernel.launch_cluster(prepared.splits));
+        let mut attribute = cluster_attribute(kernel.cluster());
         let config = launch_config(grid, kernel.threads(), stream.cu_stream(), &mut attribute);
         // SAFETY: `args` holds one value per kernel parameter, of its type, alive for the call;
         // the tensor maps live in `prepared` and the matrices by `prepare`'s contract; the
@@ -636,7 +607,7 @@ impl Gemm {
             )
         };
         check(status, "launching the GEMM")?;
-        if prepared.splits > 1 && kernel != Kernel::ClusterSplitK {
+        if prepared.splits > 1 {
             self.launch_reduce(stream, prepared, alpha, beta, work)?;
         }
         Ok(())
@@ -655,9 +626,12 @@ impl Gemm {
         let Shape { m, n, k } = prepared.shape;
         let (mut pc, mut pd) = (prepared.c, prepared.d);
         let (mut mm, mut nn, mut kk, mut al, mut be) = (m, n, k, alpha, beta);
-        let (mut splits, mut work, mut cluster) =
-            (prepared.splits, work, prepared.kernel.cluster());
-        let mut args: [*mut c_void; 10] = [
+        let kernel = prepared.kernel;
+        let capacity = self.capacity(kernel);
+        let (mut splits, mut work, mut cluster) = (prepared.splits, work, kernel.cluster());
+        // The main kernel's grid in clusters: its schedule's stride.
+        let mut stride = kernel.grid(prepared.shape, prepared.splits, capacity).0 / cluster;
+        let mut args: [*mut c_void; 11] = [
             (&raw mut pc).cast(),
             (&raw mut pd).cast(),
             (&raw mut mm).cast(),
@@ -668,6 +642,7 @@ impl Gemm {
             (&raw mut splits).cast(),
             (&raw mut work).cast(),
             (&raw mut cluster).cast(),
+            (&raw mut stride).cast(),
         ];
         // A programmatic dependent launch: its CTAs may be scheduled as the main kernel's exit
         // (which allows it at its start: `griddepcontrol.launch_dependents`), and they wait for
@@ -678,7 +653,7 @@ impl Gemm {
             sys::CUlaunchAttributeID::CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION;
         attribute.value.programmaticStreamSerializationAllowed = 1;
         let config = sys::CUlaunchConfig {
-            gridDimX: 32 * prepared.kernel.slots(prepared.shape),
+            gridDimX: 32 * kernel.slots(prepared.shape, prepared.splits, capacity),
             gridDimY: 1,
             gridDimZ: 1,
             blockDimX: 256,
@@ -863,6 +838,49 @@ mod tests {
     }
 
     #[test]
+    fn only_the_last_partial_wave_is_split_when_the_tiles_fill_the_gpu() {
+        let shape = |m, n, k| Shape { m, n, k };
+        let (sms, pairs) = (132, 66);
+        // 1024 x 14336 x 4096: 448 tiles on 132 SMs are 3 waves and 52 tiles (run 35: 0.86 of
+        // cuBLAS); the 52 are split in 2, so the last wave takes half a tile's time.
+        let llm = shape(1024, 14336, 4096);
+        assert_eq!(Kernel::Persistent.splits(llm, sms), 2);
+        assert_eq!(Kernel::Persistent.full_tiles(llm, 2, sms), 396);
+        assert_eq!(Kernel::Persistent.grid(llm, 2, sms), (132, 1));
+        assert_eq!(
+            Kernel::Persistent.workspace_bytes(llm, 2, sms),
+            52 * 2 * 131_072
+        );
+        // In pairs: 224 cluster tiles on 66 pairs, 26 of them split, 2 CTA tiles each.
+        assert_eq!(Kernel::Cluster.splits(llm, pairs), 2);
+        assert_eq!(Kernel::Cluster.full_tiles(llm, 2, pairs), 198);
+        assert_eq!(Kernel::Cluster.grid(llm, 2, pairs), (132, 1));
+        assert_eq!(
+            Kernel::Cluster.workspace_bytes(llm, 2, pairs),
+            52 * 2 * 131_072
+        );
+        // A last wave half full or more, or none, is not split: 8192^3 in pairs is 15 waves and
+        // 34 of 66; 8448 x 8192 single is 33 x 32 = 1056 tiles, 8 waves exactly.
+        assert_eq!(Kernel::Cluster.splits(shape(8192, 8192, 8192), pairs), 1);
+        assert_eq!(Kernel::Persistent.splits(shape(8448, 8192, 4096), sms), 1);
+        // At most 16 parts, each at least 4 k-blocks: 133 tiles leave one over.
+        let one_over = shape(7 * 128, 19 * 256, 4096);
+        assert_eq!(Kernel::Persistent.splits(one_over, sms), 16);
+        assert_eq!(Kernel::Persistent.full_tiles(one_over, 16, sms), 132);
+        assert_eq!(
+            Kernel::Persistent.splits(shape(7 * 128, 19 * 256, 512), sms),
+            2
+        );
+        // No split: every tile whole.
+        assert_eq!(Kernel::Persistent.full_tiles(llm, 1, sms), 448);
+        // Fewer tiles than half the SMs: every tile split.
+        assert_eq!(
+            Kernel::Persistent.full_tiles(shape(128, 4096, 4096), 8, sms),
+            0
+        );
+    }
+
+    #[test]
     fn grids_cover_every_unit_up_to_the_capacity() {
         let (sms, pairs) = (132, 66);
         for (m, n) in [
@@ -897,35 +915,6 @@ mod tests {
     }
 
     #[test]
-    fn cluster_split_k_splits_only_idle_gpus_and_only_into_clusters_that_fit() {
-        let shape = |m, n, k| Shape { m, n, k };
-        // Figures like the H200's: run 35 measured 120 CTAs in clusters of 4 and of 8; the other
-        // sizes here are made up.
-        let fit = [132, 132, 126, 120, 120, 120, 119, 120];
-        let splits = |s: Shape| Kernel::cluster_splits(s, fit);
-        assert_eq!(splits(shape(8192, 8192, 8192)), 1);
-        // 16 tiles: 7 splits (8 would need 128 CTAs); 32 tiles: 3 (4 would need 128).
-        assert_eq!(splits(shape(128, 4096, 4096)), 7);
-        assert_eq!(splits(shape(1024, 1024, 1024)), 3);
-        // 56 tiles: 2; 17 x 3 = 51 tiles with 8 k-blocks: 2.
-        assert_eq!(splits(shape(128, 14336, 4096)), 2);
-        assert_eq!(splits(shape(300, 4097, 512)), 2);
-        // Too few k-blocks for 4 each: no split.
-        assert_eq!(splits(shape(256, 512, 256)), 1);
-        assert_eq!(splits(shape(128, 256, 64)), 1);
-        // Clusters that all fit, with every cluster size allowed.
-        assert_eq!(Kernel::cluster_splits(shape(128, 4096, 4096), [132; 8]), 8);
-        // The grid: one cluster of `splits` CTAs per tile, launched as clusters of that size.
-        assert_eq!(
-            Kernel::ClusterSplitK.grid(shape(128, 4096, 4096), 7, 132),
-            (112, 1)
-        );
-        assert_eq!(Kernel::ClusterSplitK.launch_cluster(7), 7);
-        assert_eq!(Kernel::ClusterSplitK.cluster(), 1);
-        assert_eq!(Kernel::Cluster.launch_cluster(1), 2);
-    }
-
-    #[test]
     fn the_default_kernel_pairs_ctas_only_with_enough_tile_rows() {
         let shape = |m, n, k| Shape { m, n, k };
         assert_eq!(
@@ -953,24 +942,30 @@ mod tests {
             n: 300,
             k: 4096,
         };
-        assert_eq!(Kernel::Persistent.workspace_bytes(shape, 1), 0);
+        assert_eq!(Kernel::Persistent.workspace_bytes(shape, 1, 132), 0);
         // 8 x 2 tiles, 3 blocks of 128 KiB each.
         assert_eq!(
-            Kernel::Persistent.workspace_bytes(shape, 3),
+            Kernel::Persistent.workspace_bytes(shape, 3, 132),
             16 * 3 * 131_072
         );
         // Pairs: 4 x 2 cluster tiles of 2 CTA tiles each (the padding CTA tiles included).
-        assert_eq!(Kernel::Cluster.workspace_bytes(shape, 2), 16 * 2 * 131_072);
+        assert_eq!(
+            Kernel::Cluster.workspace_bytes(shape, 2, 66),
+            16 * 2 * 131_072
+        );
         let one_row = Shape {
             m: 100,
             n: 700,
             k: 4096,
         };
         assert_eq!(
-            Kernel::Persistent.workspace_bytes(one_row, 2),
+            Kernel::Persistent.workspace_bytes(one_row, 2, 132),
             3 * 2 * 131_072
         );
-        assert_eq!(Kernel::Cluster.workspace_bytes(one_row, 2), 6 * 2 * 131_072);
+        assert_eq!(
+            Kernel::Cluster.workspace_bytes(one_row, 2, 66),
+            6 * 2 * 131_072
+        );
     }
 
     #[test]

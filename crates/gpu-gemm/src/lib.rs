@@ -182,41 +182,78 @@ fn bf16x2(lo: f32, hi: f32) -> u32 {
 /// rows against the same columns of B, which keeps both in L2.
 const GROUP: u32 = 8;
 
-/// Which work units a CTA computes, in order: a unit is one split of the K range of one tile
-/// (one split per tile without split-K).
+/// Which work units a CTA computes, in order: a unit is one tile, or one split of the K range of
+/// one tile. The first `full` tiles (in the grouped order) are whole units; each later tile is
+/// `splits` units. Without split-K `full` is every tile; with it, either none (the tiles leave
+/// SMs idle) or the whole waves, so that only the last, partial wave is split (its tiles would
+/// otherwise leave most SMs idle for a whole tile's time).
 #[derive(Clone, Copy)]
 struct Schedule {
     tiles_m: u32,
     tiles_n: u32,
-    /// Splits of each tile's K range (1: no split-K).
+    /// Splits of each tile after the first `full` (1: no split-K).
     splits: u32,
+    /// Tiles computed whole, before the split ones.
+    full: u32,
     /// The CTA's first unit and the stride between its units (persistent: blockIdx.x, gridDim.x).
     first: u32,
     stride: u32,
 }
 
 impl Schedule {
+    /// The schedule of `tiles_m x tiles_n` tiles in `splits` parts (clamped to `1..=k_blocks`, so
+    /// that no split is empty) for a CTA (or pair) whose units are `first, first + stride, ...`:
+    /// all tiles split when they are fewer than `stride`, otherwise all but the last, partial
+    /// wave whole.
+    fn new(tiles_m: u32, tiles_n: u32, splits: u32, k_blocks: u32, first: u32, stride: u32) -> Self {
+        let splits = splits.clamp(1, k_blocks);
+        let tiles = tiles_m * tiles_n;
+        let full = if splits == 1 {
+            tiles
+        } else if tiles >= stride {
+            tiles - tiles % stride
+        } else {
+            0
+        };
+        Self {
+            tiles_m,
+            tiles_n,
+            splits,
+            full,
+            first,
+            stride,
+        }
+    }
+
     fn tiles(self) -> u32 {
         self.tiles_m * self.tiles_n
     }
 
     fn total(self) -> u32 {
-        self.tiles() * self.splits
+        self.full + (self.tiles() - self.full) * self.splits
     }
 
-    /// Unit `u`: its tile's index (in the grouped order) and its split. A tile's splits are
-    /// consecutive units, so they run side by side on neighbouring CTAs.
-    fn unit(self, u: u32) -> (u32, u32) {
-        (u / self.splits, u % self.splits)
+    /// Unit `u`: its tile's index (in the grouped order), its split, and how many splits the tile
+    /// has. A split tile's units are consecutive, so they run side by side on neighbouring CTAs.
+    fn unit(self, u: u32) -> (u32, u32, u32) {
+        if u < self.full {
+            (u, 0, 1)
+        } else {
+            let v = u - self.full;
+            (self.full + v / self.splits, v % self.splits, self.splits)
+        }
     }
 
-    /// The k-blocks `first..end` of split `split` of `k_blocks` (at least one each, since the
-    /// kernels clamp `splits` to `k_blocks`).
-    fn k_range(self, split: u32, k_blocks: u32) -> (u32, u32) {
-        (
-            split * k_blocks / self.splits,
-            (split + 1) * k_blocks / self.splits,
-        )
+    /// The k-blocks `first..end` of split `split` of `parts` of `k_blocks` (at least one each,
+    /// since the kernels clamp `splits` to `k_blocks`).
+    fn k_range(split: u32, parts: u32, k_blocks: u32) -> (u32, u32) {
+        (split * k_blocks / parts, (split + 1) * k_blocks / parts)
+    }
+
+    /// The split-K workspace slot of split tile `tile` (at least `full`), CTA `rank` of a cluster
+    /// of `cluster`: one slot per CTA tile of the split tiles.
+    fn slot(self, tile: u32, cluster: u32, rank: u32) -> u32 {
+        (tile - self.full) * cluster + rank
     }
 
     /// The (row, column) of tile `t` in the grouped order: bands of `GROUP` tile rows, each band
@@ -249,10 +286,6 @@ struct Config {
     /// D leaves through shared memory and TMA tensor stores (when N is a multiple of 8, the
     /// tensor map's stride rule), which run on while the warpgroup starts its next tile.
     tma_store: bool,
-    /// Split-K inside a cluster: the `splits` CTAs of a cluster each compute one split of the
-    /// same tile, write their partials, meet at a cluster barrier, and then each adds up and
-    /// writes its share of the tile (no second kernel).
-    kslices: bool,
 }
 
 /// The kernel body over `schedule`: warpgroup 0's first lane produces, warpgroups 1 and 2
@@ -315,10 +348,10 @@ unsafe fn gemm<const C: u32, S: MbarScope>(
             let (map_a, map_b) = (maps, unsafe { maps.add(1) });
             let mut u = first;
             while u < total {
-                let (tile, split) = schedule.unit(u);
+                let (tile, split, parts) = schedule.unit(u);
                 let (tm, tn) = schedule.tile(tile);
                 let (m0, n0) = ((tm * cluster_rows + rank * BM) as i32, (tn * BN) as i32);
-                let (kb0, kb1) = schedule.k_range(split, k_blocks);
+                let (kb0, kb1) = Schedule::k_range(split, parts, k_blocks);
                 for kb in kb0..kb1 {
                     producer.with_stage_explicit(|stage| {
                         let bar = stage.barrier();
@@ -350,7 +383,7 @@ unsafe fn gemm<const C: u32, S: MbarScope>(
             }
         } else if tid == 32 || tid == 64 {
             let g = tid / 32 - 1;
-            if config.staged(schedule, n) && out.beta != 0.0 {
+            if config.staged(n) && out.beta != 0.0 {
                 // SAFETY: `maps[3]` is C's map (N % 8 == 0 and beta != 0); the buffer is
                 // warpgroup g's.
                 unsafe {
@@ -389,27 +422,6 @@ unsafe fn gemm<const C: u32, S: MbarScope>(
         unsafe {
             arch::barrier_cluster_arrive_release();
             arch::barrier_cluster_wait_acquire();
-        }
-    }
-    if config.kslices && schedule.splits > 1 {
-        // Every CTA of the cluster has written its split's partial of the tile; the barrier's
-        // release and acquire at cluster scope make those global writes visible to the others.
-        // SAFETY: every thread of the cluster arrives once, then waits.
-        unsafe {
-            arch::barrier_cluster_arrive_release();
-            arch::barrier_cluster_wait_acquire();
-        }
-        if tid >= 128 && first < total {
-            // CTA `split` of the cluster adds up its share of the tile's quads, in split order.
-            let (tile, split) = schedule.unit(first);
-            let (tm, tn) = schedule.tile(tile);
-            let at = (tm * BM, tn * BN);
-            let th = tid - 128;
-            let (q0, q1) = (split * 32 / schedule.splits, (split + 1) * 32 / schedule.splits);
-            for q in q0..q1 {
-                // SAFETY: the workspace holds the tile's partials by the entry's contract.
-                unsafe { reduce_quad(out, tile, schedule.splits, q, th, at, m, n) };
-            }
         }
     }
 }
@@ -462,7 +474,7 @@ unsafe fn consume<const C: u32, S: MbarScope>(
         // SAFETY: the stage is full; the whole warpgroup is here.
         mma_stage(acc, smem, index, g, first)
     };
-    let staged = config.staged(schedule, n);
+    let staged = config.staged(n);
     // SAFETY: this warpgroup's epilogue-load barriers, initialised by `gemm`.
     let c_stages = (staged && out.beta != 0.0).then(|| unsafe { c_stages(smem, g) });
     // The store thread's release of the C stage of its last quarter of D, due once that quarter's
@@ -471,10 +483,10 @@ unsafe fn consume<const C: u32, S: MbarScope>(
     let (first, stride, total) = (schedule.first, schedule.stride, schedule.total());
     let mut u = first;
     while u < total {
-        let (tile, split) = schedule.unit(u);
+        let (tile, split, parts) = schedule.unit(u);
         let (tm, tn) = schedule.tile(tile);
         let (m0, n0) = (tm * cluster_rows + rank * BM, tn * BN);
-        let (kb0, kb1) = schedule.k_range(split, k_blocks);
+        let (kb0, kb1) = Schedule::k_range(split, parts, k_blocks);
         let mut previous = consumer.acquire();
         issue(&mut acc, previous.index(), true);
         if let Some(empty) = pending.take() {
@@ -493,7 +505,7 @@ unsafe fn consume<const C: u32, S: MbarScope>(
         }
         unsafe { wgmma_wait_group(0) };
         release(previous);
-        if staged {
+        if parts == 1 && staged {
             // SAFETY: the buffer is this warpgroup's; `maps[2]` is D's map (N % 8 == 0); C comes
             // through `c_stages` when beta != 0.
             unsafe {
@@ -502,18 +514,18 @@ unsafe fn consume<const C: u32, S: MbarScope>(
                 let at = (m0 + g * 64, n0);
                 store_through_smem(&acc, staging, map_d, g, w, l, at, out, c_stages.as_ref(), &mut pending);
             }
-        } else if schedule.splits == 1 {
+        } else if parts == 1 {
             let (row0, col0) = (m0 + g * 64 + 16 * w + l / 4, n0 + 2 * (l % 4));
             epilogue(&acc, row0, col0, out, m, n);
         } else {
-            // Split-K: this split's partial goes to the workspace, in slot `tile * cluster +
-            // rank` (one slot per CTA tile); `gemm_bf16_splitk_reduce` writes D.
+            // Split-K: this split's partial goes to the workspace, in the slot of this CTA tile
+            // (`Schedule::slot`); `gemm_bf16_splitk_reduce` writes D.
             let partials = out.work.cast::<Quad>();
-            let slot = tile * config.cluster + rank;
+            let slot = schedule.slot(tile, config.cluster, rank);
             // SAFETY: inside the workspace by the entries' contract.
             wgmma::each_quad(&acc, |q, v| unsafe {
                 partials
-                    .add(quad_index(slot, schedule.splits, split, q, th))
+                    .add(quad_index(slot, parts, split, q, th))
                     .write(Quad(v))
             });
         }
@@ -692,7 +704,13 @@ unsafe fn load_c(
 ) {
     let mut u = schedule.first;
     while u < schedule.total() {
-        let (tm, tn) = schedule.tile(schedule.unit(u).0);
+        let (tile, _, parts) = schedule.unit(u);
+        u += schedule.stride;
+        if parts > 1 {
+            // A split tile's D comes from the reduction, which reads C itself.
+            continue;
+        }
+        let (tm, tn) = schedule.tile(tile);
         let (row0, col0) = (tm * cluster_rows + rows, tn * BN);
         for quarter in 0..4u32 {
             c_stages.produce_tma(BOX_BYTES, |stage| {
@@ -707,7 +725,6 @@ unsafe fn load_c(
                 };
             });
         }
-        u += schedule.stride;
     }
 }
 
@@ -823,11 +840,11 @@ fn store_pair(out: Out, row: u32, col: u32, v0: f32, v1: f32, m: u32, n: u32) {
 }
 
 impl Config {
-    /// Whether D leaves through the staging buffers and tensor stores (and C, when read, comes in
-    /// through them): with this configuration's TMA-store epilogue, without split-K, and when
+    /// Whether D of a whole tile leaves through the staging buffers and tensor stores (and C,
+    /// when read, comes in through them): with this configuration's TMA-store epilogue when
     /// N % 8 == 0 (the tensor maps' 16-byte row stride).
-    const fn staged(self, schedule: Schedule, n: u32) -> bool {
-        self.tma_store && schedule.splits == 1 && n % 8 == 0
+    const fn staged(self, n: u32) -> bool {
+        self.tma_store && n % 8 == 0
     }
 
     /// The empty barriers' arrival count of this configuration.
@@ -846,7 +863,6 @@ const FIRST: Config = Config {
     warp_arrivals: false,
     setmaxnreg: false,
     tma_store: false,
-    kslices: false,
 };
 /// One CTA, elected warp arrivals and `setmaxnreg`.
 const SINGLE: Config = Config {
@@ -854,12 +870,6 @@ const SINGLE: Config = Config {
     warp_arrivals: true,
     setmaxnreg: true,
     tma_store: true,
-    kslices: false,
-};
-/// [`SINGLE`] with split-K across the CTAs of a cluster.
-const SLICES: Config = Config {
-    kslices: true,
-    ..SINGLE
 };
 /// [`SINGLE`] in CTA pairs with multicast B.
 const PAIR: Config = Config {
@@ -867,7 +877,6 @@ const PAIR: Config = Config {
     warp_arrivals: true,
     setmaxnreg: true,
     tma_store: true,
-    kslices: false,
 };
 
 /// The persistent schedule: CTA `b` (or CTA pair `b`) computes units `b, b + grid, ...` of
@@ -881,13 +890,14 @@ fn persistent(config: Config, m: u32, n: u32, k: u32, splits: u32) -> Schedule {
             core::arch::nvptx::_block_idx_x() as u32,
         )
     };
-    Schedule {
-        tiles_m: m.div_ceil(BM * config.cluster),
-        tiles_n: n.div_ceil(BN),
-        splits: splits.clamp(1, k.div_ceil(BK)),
-        first: block / config.cluster,
-        stride: grid / config.cluster,
-    }
+    Schedule::new(
+        m.div_ceil(BM * config.cluster),
+        n.div_ceil(BN),
+        splits,
+        k.div_ceil(BK),
+        block / config.cluster,
+        grid / config.cluster,
+    )
 }
 
 /// The parameters of every entry; the contract of each is the same:
@@ -901,11 +911,12 @@ fn persistent(config: Config, m: u32, n: u32, k: u32, splits: u32) -> Schedule {
 /// N % 8 == 0, `maps[2]` D and (when `beta != 0`) `maps[3]` C (boxes 64 x 64), all bf16 with
 /// 128-byte swizzle, in global memory; D and (when `beta != 0`) C hold M x N bf16 (C may be D:
 /// each element of C is read before its element of D is written). With `splits > 1`
-/// (persistent kernels only; the per-tile kernel ignores it), D is not written: `work` is a
-/// 16-byte aligned workspace of `ceil(M / (128 c)) * ceil(N / 256) * c` slots (c: CTAs per
-/// cluster) of `min(splits, ceil(K / 64))` blocks of 128 x 256 f32 each (see [`quad_index`]),
-/// used by no other launch running at the same time, which [`gemm_bf16_splitk_reduce`] then
-/// turns into D; with `splits <= 1` it is not touched.
+/// (persistent kernels only; the per-tile kernel ignores it), D of the split tiles (see
+/// [`Schedule::new`]: every tile, or those of the last, partial wave) is not written: `work` is a
+/// 16-byte aligned workspace of one slot per CTA tile of the split tiles (`(tiles - full) * c`,
+/// c: CTAs per cluster) of `min(splits, ceil(K / 64))` blocks of 128 x 256 f32 each (see
+/// [`quad_index`]), used by no other launch running at the same time, which
+/// [`gemm_bf16_splitk_reduce`] then turns into D; with `splits <= 1` it is not touched.
 macro_rules! entry {
     ($(#[$doc:meta])* $name:ident, $config:expr, |$m:ident, $n:ident, $k:ident, $splits:ident| $schedule:expr) => {
         $(#[$doc])*
@@ -956,13 +967,7 @@ entry!(
             )
         };
         // One tile per CTA: its index in the grouped order, and a stride that ends the loop.
-        Schedule {
-            tiles_m,
-            tiles_n,
-            splits: 1,
-            first: y * tiles_n + x,
-            stride: tiles_m * tiles_n,
-        }
+        Schedule::new(tiles_m, tiles_n, 1, 1, y * tiles_n + x, tiles_m * tiles_n)
     }
 );
 
@@ -981,33 +986,6 @@ entry!(
     gemm_bf16_cluster,
     PAIR,
     |m, n, k, splits| persistent(PAIR, m, n, k, splits)
-);
-
-entry!(
-    /// Split-K inside clusters of `splits` CTAs (1 to 8; clusters of (`splits`, 1, 1), a grid
-    /// of `splits` CTAs per 128 x 256 tile, `splits <= ceil(K / 64)`): CTA `r` of cluster `t`
-    /// computes split `r` of tile `t`'s K range into the workspace, and after a cluster barrier
-    /// adds up quads `32 r / splits .. 32 (r + 1) / splits` of every split and writes them to D.
-    /// With `splits == 1`, one CTA per tile writes D itself.
-    gemm_bf16_cluster_splitk,
-    SLICES,
-    |m, n, k, splits| {
-        let _ = k;
-        // SAFETY: special-register reads.
-        let (grid, block) = unsafe {
-            (
-                core::arch::nvptx::_grid_dim_x() as u32,
-                core::arch::nvptx::_block_idx_x() as u32,
-            )
-        };
-        Schedule {
-            tiles_m: m.div_ceil(BM),
-            tiles_n: n.div_ceil(BN),
-            splits,
-            first: block,
-            stride: grid,
-        }
-    }
 );
 
 entry!(
@@ -1119,17 +1097,18 @@ pub unsafe extern "gpu-kernel" fn gemm_bf16_single(
 }
 
 /// Split-K's second pass, after a persistent kernel launched with `splits > 1`: D = alpha * (the
-/// sum of the splits' partials, in split order) + beta * C. Block `b` (256 threads) takes quad
-/// `b % 32` of every consumer thread of slot `b / 32`; thread `th` adds up that quad of each split
-/// (128-bit loads, a warp's 512 contiguous bytes each) and writes the four elements it holds:
-/// rows `r`, `r + 8`, columns `c`, `c + 1` of the slot's tile, as the main kernel's epilogue
-/// would have.
+/// sum of the splits' partials, in split order) + beta * C for the split tiles (the main kernel
+/// wrote the whole ones). Block `b` (256 threads) takes quad `b % 32` of every consumer thread of
+/// slot `b / 32`; thread `th` adds up that quad of each split (128-bit loads, a warp's 512
+/// contiguous bytes each) and writes the four elements it holds: rows `r`, `r + 8`, columns `c`,
+/// `c + 1` of the slot's tile, as the main kernel's epilogue would have.
 ///
 /// # Safety
 ///
-/// Launched with 256 threads and a grid of `32 * slots` blocks, after (in stream order) the main
-/// kernel with the same `m`, `n`, `k`, `splits`, `work` and `cluster` (its CTAs per cluster, 1 or
-/// 2); D and C (when `beta != 0`) hold M x N bf16.
+/// Launched with 256 threads and a grid of `32 * slots` blocks (`slots`: the split tiles' CTA
+/// tiles), after (in stream order, or as its programmatic dependent) the main kernel with the
+/// same `m`, `n`, `k`, `splits` and `work`, `cluster` its CTAs per cluster (1 or 2) and `stride`
+/// its grid in clusters; D and C (when `beta != 0`) hold M x N bf16.
 #[unsafe(no_mangle)]
 #[allow(clippy::too_many_arguments)]
 pub unsafe extern "gpu-kernel" fn gemm_bf16_splitk_reduce(
@@ -1143,6 +1122,7 @@ pub unsafe extern "gpu-kernel" fn gemm_bf16_splitk_reduce(
     splits: u32,
     work: *const u32,
     cluster: u32,
+    stride: u32,
 ) {
     // SAFETY: special-register reads.
     let (th, block) = unsafe {
@@ -1155,15 +1135,16 @@ pub unsafe extern "gpu-kernel" fn gemm_bf16_splitk_reduce(
     // has finished: wait until it has, with its writes visible.
     grid_dependency_wait();
     let (slot, q) = (block / 32, block % 32);
-    let splits = splits.clamp(1, k.div_ceil(BK));
-    let schedule = Schedule {
-        tiles_m: m.div_ceil(BM * cluster),
-        tiles_n: n.div_ceil(BN),
+    // The main kernel's schedule, as any of its CTAs saw it.
+    let schedule = Schedule::new(
+        m.div_ceil(BM * cluster),
+        n.div_ceil(BN),
         splits,
-        first: 0,
-        stride: 1,
-    };
-    let (tile, rank) = (slot / cluster, slot % cluster);
+        k.div_ceil(BK),
+        0,
+        stride,
+    );
+    let (tile, rank) = (schedule.full + slot / cluster, slot % cluster);
     let (tm, tn) = schedule.tile(tile);
     let out = Out {
         maps: core::ptr::null(),
@@ -1175,7 +1156,7 @@ pub unsafe extern "gpu-kernel" fn gemm_bf16_splitk_reduce(
     };
     let at = (tm * BM * cluster + rank * BM, tn * BN);
     // SAFETY: inside the workspace by the contract.
-    unsafe { reduce_quad(out, slot, splits, q, th, at, m, n) };
+    unsafe { reduce_quad(out, slot, schedule.splits, q, th, at, m, n) };
 }
 
 /// Split-K's sum: adds quad `q` of consumer thread `th` over the `splits` partials of workspace
