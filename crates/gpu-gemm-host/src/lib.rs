@@ -546,6 +546,11 @@ impl Gemm {
     }
 
     /// Enqueues one launch of a prepared problem (no allocation, no synchronisation).
+    ///
+    /// The kernels allow programmatic dependent launches from their start
+    /// (`griddepcontrol.launch_dependents`; split-K's reduction is one). A kernel of yours
+    /// launched after this one with programmatic stream serialization must execute
+    /// `griddepcontrol.wait` before it reads D; one launched without it waits as usual.
     pub fn launch(
         &self,
         stream: &CudaStream,

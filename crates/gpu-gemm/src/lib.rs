@@ -105,7 +105,12 @@ type Epi = EpiLoadPipeline<2, NvidiaMbarBackend<1, 1>>;
 #[inline(always)]
 unsafe fn c_stages(smem: *mut u8, g: u32) -> Epi {
     // SAFETY: two pipelines' barriers fit before the ring's, inside the last KiB.
-    unsafe { Epi::new(smem.add(BARRIERS_AT as usize + g as usize * Epi::SMEM_BYTES).cast()) }
+    unsafe {
+        Epi::new(
+            smem.add(BARRIERS_AT as usize + g as usize * Epi::SMEM_BYTES)
+                .cast(),
+        )
+    }
 }
 
 unsafe extern "llvm-intrinsic" {
@@ -205,7 +210,14 @@ impl Schedule {
     /// that no split is empty) for a CTA (or pair) whose units are `first, first + stride, ...`:
     /// all tiles split when they are fewer than `stride`, otherwise all but the last, partial
     /// wave whole.
-    fn new(tiles_m: u32, tiles_n: u32, splits: u32, k_blocks: u32, first: u32, stride: u32) -> Self {
+    fn new(
+        tiles_m: u32,
+        tiles_n: u32,
+        splits: u32,
+        k_blocks: u32,
+        first: u32,
+        stride: u32,
+    ) -> Self {
         let splits = splits.clamp(1, k_blocks);
         let tiles = tiles_m * tiles_n;
         let full = if splits == 1 {
@@ -512,7 +524,18 @@ unsafe fn consume<const C: u32, S: MbarScope>(
                 let staging = smem.add(staging_at(g));
                 let map_d = out.maps.add(2);
                 let at = (m0 + g * 64, n0);
-                store_through_smem(&acc, staging, map_d, g, w, l, at, out, c_stages.as_ref(), &mut pending);
+                store_through_smem(
+                    &acc,
+                    staging,
+                    map_d,
+                    g,
+                    w,
+                    l,
+                    at,
+                    out,
+                    c_stages.as_ref(),
+                    &mut pending,
+                );
             }
         } else if parts == 1 {
             let (row0, col0) = (m0 + g * 64 + 16 * w + l / 4, n0 + 2 * (l % 4));

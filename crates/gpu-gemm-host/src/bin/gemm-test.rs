@@ -13,7 +13,7 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use cudarc::driver::{CudaContext, CudaSlice, CudaStream, DevicePtr, sys};
-use gpu_gemm_host::{Gemm, Kernel, Shape, bf16, f32_of};
+use gpu_gemm_host::{Gemm, Kernel, Prepared, Shape, bf16, f32_of};
 
 /// Every kernel of the module, checked on every case and timed.
 const KERNELS: &[Kernel] = &Kernel::ALL;
@@ -81,6 +81,22 @@ fn reference(case: Case, a: &[u16], b: &[u16], c: &[u16]) -> Vec<u16> {
     d
 }
 
+/// Launches a prepared problem with `(alpha, beta)`, waits for it, and reads D back from `d`.
+fn launch_and_read(
+    gemm: &Gemm,
+    stream: &Arc<CudaStream>,
+    prepared: &Prepared,
+    (alpha, beta): (f32, f32),
+    d: &CudaSlice<u16>,
+) -> Result<Vec<u16>, String> {
+    gemm.launch(stream, prepared, alpha, beta)
+        .map_err(|e| e.to_string())?;
+    stream
+        .synchronize()
+        .map_err(|e| format!("the GEMM kernel failed: {e:?}"))?;
+    stream.clone_dtoh(d).map_err(|e| format!("download: {e:?}"))
+}
+
 fn run_case(
     gemm: &Gemm,
     kernel: Kernel,
@@ -143,16 +159,13 @@ fn run_case(
             stream
                 .memcpy_htod(&poison, &mut dd)
                 .map_err(|e| format!("poison: {e:?}"))?;
-            gemm.launch(stream, &prepared, alpha, beta)
-                .map_err(|e| e.to_string())?;
-            stream
-                .synchronize()
-                .map_err(|e| format!("the GEMM kernel failed: {e:?}"))?;
-            outputs.push(
-                stream
-                    .clone_dtoh(&dd)
-                    .map_err(|e| format!("download: {e:?}"))?,
-            );
+            outputs.push(launch_and_read(
+                gemm,
+                stream,
+                &prepared,
+                (alpha, beta),
+                &dd,
+            )?);
         }
     }
     if beta != 0.0 {
@@ -170,16 +183,13 @@ fn run_case(
         // synchronised below); C and D are one buffer, which the kernels allow.
         let prepared = unsafe { gemm.prepare(stream, kernel, shape, pa, pb, pd, pd) }
             .map_err(|e| e.to_string())?;
-        gemm.launch(stream, &prepared, alpha, beta)
-            .map_err(|e| e.to_string())?;
-        stream
-            .synchronize()
-            .map_err(|e| format!("the GEMM kernel failed: {e:?}"))?;
-        outputs.push(
-            stream
-                .clone_dtoh(&dd)
-                .map_err(|e| format!("download: {e:?}"))?,
-        );
+        outputs.push(launch_and_read(
+            gemm,
+            stream,
+            &prepared,
+            (alpha, beta),
+            &dd,
+        )?);
     }
     let name = format!(
         "{} {m}x{n}x{k} alpha {alpha} beta {beta} splits {splits}",
