@@ -31,17 +31,23 @@ use cudarc::driver::sys;
 use cudarc::driver::{CudaContext, CudaFunction, CudaModule, CudaSlice, CudaStream, DevicePtr};
 use cudarc::nvrtc::Ptx;
 
-/// The kernel's CTA tile: rows of A (and D), rows of B (columns of D), and K per stage.
+/// The kernels' CTA tile: rows of A (and D), rows of B (columns of D), and K per stage
+/// ([`Kernel::PersistentNarrow`]'s tiles are 128 columns wide: [`Kernel::tile_cols`]).
 pub const TILE: (u32, u32, u32) = (128, 256, 64);
-/// Stages of the kernel's ring.
+/// Stages of the kernels' ring ([`Kernel::PersistentNarrow`]'s: [`Kernel::stages`]).
 pub const STAGES: u32 = 4;
 /// Threads per block: one producer warpgroup, two consumer warpgroups (all kernels but
 /// [`Kernel::SingleWarpgroup`], which has one warpgroup: [`Kernel::threads`]).
 pub const THREADS: u32 = 384;
 /// Dynamic shared memory: the stages (A and B boxes), the epilogue's staging buffers (two
-/// consumer warpgroups x two 64 x 64 bf16 boxes) and one KiB for the barriers.
-pub const SMEM_BYTES: u32 =
-    STAGES * (TILE.0 * TILE.2 * 2 + TILE.1 * TILE.2 * 2) + 2 * (2 * 64 * 64 * 2) + 1024;
+/// consumer warpgroups x two 64 x 64 bf16 boxes) and one KiB for the barriers. The same for every
+/// kernel ([`Kernel::smem_bytes`]): 4 stages of 128 x 256 tiles, or 6 of 128 x 128.
+pub const SMEM_BYTES: u32 = smem_bytes(STAGES, TILE.1);
+
+/// The dynamic shared memory of a kernel with `stages` stages of tiles `cols` wide.
+const fn smem_bytes(stages: u32, cols: u32) -> u32 {
+    stages * (TILE.0 * TILE.2 * 2 + cols * TILE.2 * 2) + 2 * (2 * 64 * 64 * 2) + 1024
+}
 /// The kernels of the module.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Kernel {
@@ -49,6 +55,10 @@ pub enum Kernel {
     PerTile,
     /// One CTA per SM, each walking its tiles in bands of 8 tile rows (`gemm_bf16_persistent`).
     Persistent,
+    /// The persistent kernel on 128 x 128 tiles (`wgmma.m64n128k16`) in a ring of 6 stages
+    /// (`gemm_bf16_persistent_n128`): twice the tiles, for shapes with too few 128 x 256 tiles
+    /// to fill the GPU (skinny M), which then need less split-K or none.
+    PersistentNarrow,
     /// The persistent kernel in CTA pairs (clusters of 2): the two CTAs of a pair compute
     /// vertically adjacent tiles and share B's box through TMA multicast (`gemm_bf16_cluster`).
     Cluster,
@@ -63,9 +73,10 @@ pub enum Kernel {
 
 impl Kernel {
     /// Every kernel of the module.
-    pub const ALL: [Kernel; 5] = [
+    pub const ALL: [Kernel; 6] = [
         Kernel::Cluster,
         Kernel::Persistent,
+        Kernel::PersistentNarrow,
         Kernel::PerTile,
         Kernel::PersistentFirst,
         Kernel::SingleWarpgroup,
@@ -76,6 +87,7 @@ impl Kernel {
         match self {
             Self::PerTile => "gemm_bf16_ws",
             Self::Persistent => "gemm_bf16_persistent",
+            Self::PersistentNarrow => "gemm_bf16_persistent_n128",
             Self::Cluster => "gemm_bf16_cluster",
             Self::PersistentFirst => "gemm_bf16_persistent_first",
             Self::SingleWarpgroup => "gemm_bf16_single",
@@ -87,6 +99,7 @@ impl Kernel {
         match self {
             Self::PerTile => "per-tile",
             Self::Persistent => "persistent",
+            Self::PersistentNarrow => "persistent-128",
             Self::Cluster => "cluster",
             Self::PersistentFirst => "persistent-first",
             Self::SingleWarpgroup => "single-warpgroup",
@@ -110,6 +123,28 @@ impl Kernel {
         }
     }
 
+    /// Columns of D per CTA tile (rows of B's box, alone): 128 for
+    /// [`Kernel::PersistentNarrow`], 256 otherwise.
+    pub const fn tile_cols(self) -> u32 {
+        match self {
+            Self::PersistentNarrow => 128,
+            _ => TILE.1,
+        }
+    }
+
+    /// Stages of the kernel's ring.
+    pub const fn stages(self) -> u32 {
+        match self {
+            Self::PersistentNarrow => 6,
+            _ => STAGES,
+        }
+    }
+
+    /// The kernel's dynamic shared memory (its launch's `sharedMemBytes`).
+    pub const fn smem_bytes(self) -> u32 {
+        smem_bytes(self.stages(), self.tile_cols())
+    }
+
     /// CTAs per cluster: 2 for the CTA pairs, 1 otherwise.
     pub const fn cluster(self) -> u32 {
         match self {
@@ -120,16 +155,19 @@ impl Kernel {
 
     /// Rows of B's tensor-map box: a CTA of a pair loads half of the 256-row tile.
     const fn b_box_rows(self) -> u32 {
-        TILE.1 / self.cluster()
+        self.tile_cols() / self.cluster()
     }
 
-    /// The kernel [`Gemm::run`] uses for `shape` on a GPU of `sms` SMs: the single-CTA persistent
-    /// kernel, with split-K, when there are fewer 128 x 256 tiles than half the SMs, or only one
-    /// row of tiles (a pair's second CTA would compute only padding); CTA pairs otherwise.
+    /// The kernel [`Gemm::run`] uses for `shape` on a GPU of `sms` SMs: the persistent kernel on
+    /// 128 x 128 tiles when there are fewer 128 x 256 tiles than half the SMs (which would split
+    /// every tile); the single-CTA persistent kernel when there is only one row of tiles (a
+    /// pair's second CTA would compute only padding); CTA pairs otherwise.
     pub fn default_for(shape: Shape, sms: u32) -> Kernel {
         // 128 x 256 CTA tiles, as the single-CTA kernels count them.
         let tiles = Kernel::Persistent.cluster_tiles(shape);
-        if tiles < sms / 2 || shape.m <= TILE.0 {
+        if tiles < sms / 2 {
+            Kernel::PersistentNarrow
+        } else if shape.m <= TILE.0 {
             Kernel::Persistent
         } else {
             Kernel::Cluster
@@ -181,14 +219,15 @@ impl Kernel {
     }
 
     /// The split-K workspace's bytes for `shape` in `splits` parts with `capacity` clusters: a
-    /// 128 x 256 f32 block per CTA tile of the split tiles and split (none without split-K).
+    /// CTA tile's f32 block (128 x [`Kernel::tile_cols`]) per CTA tile of the split tiles and
+    /// split (none without split-K).
     pub fn workspace_bytes(self, shape: Shape, splits: u32, capacity: u32) -> usize {
         if splits <= 1 {
             return 0;
         }
         self.slots(shape, splits, capacity) as usize
             * splits as usize
-            * (TILE.0 * TILE.1 * 4) as usize
+            * (TILE.0 * self.tile_cols() * 4) as usize
     }
 
     /// CTA tiles of the split tiles of `shape` (a cluster tile counts its CTAs): the split-K
@@ -197,10 +236,10 @@ impl Kernel {
         (self.cluster_tiles(shape) - self.full_tiles(shape, splits, capacity)) * self.cluster()
     }
 
-    /// Tiles of `shape` as the kernel's schedule counts them: 128 x 256 CTA tiles, or for CTA
-    /// pairs 256 x 256 cluster tiles.
+    /// Tiles of `shape` as the kernel's schedule counts them: 128 x [`Kernel::tile_cols`] CTA
+    /// tiles, or for CTA pairs 256 x 256 cluster tiles.
     fn cluster_tiles(self, shape: Shape) -> u32 {
-        shape.m.div_ceil(TILE.0 * self.cluster()) * shape.n.div_ceil(TILE.1)
+        shape.m.div_ceil(TILE.0 * self.cluster()) * shape.n.div_ceil(self.tile_cols())
     }
 
     /// The launch grid for `shape` in `splits` parts when `capacity` clusters fit at once: one CTA
@@ -209,7 +248,7 @@ impl Kernel {
     fn grid(self, shape: Shape, splits: u32, capacity: u32) -> (u32, u32) {
         match self {
             Kernel::PerTile | Kernel::SingleWarpgroup => {
-                (shape.n.div_ceil(TILE.1), shape.m.div_ceil(self.tile_rows()))
+                (shape.n.div_ceil(self.tile_cols()), shape.m.div_ceil(self.tile_rows()))
             }
             _ => {
                 let full = self.full_tiles(shape, splits, capacity);
@@ -369,7 +408,7 @@ impl Gemm {
             function
                 .set_attribute(
                     sys::CUfunction_attribute::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
-                    SMEM_BYTES as i32,
+                    kernel.smem_bytes() as i32,
                 )
                 .map_err(cuda("dynamic shared memory"))?;
             Ok(function)
@@ -599,7 +638,13 @@ impl Gemm {
         let kernel = prepared.kernel;
         let grid = kernel.grid(prepared.shape, prepared.splits, self.capacity(kernel));
         let mut attribute = cluster_attribute(kernel.cluster());
-        let config = launch_config(grid, kernel.threads(), stream.cu_stream(), &mut attribute);
+        let config = launch_config(
+            grid,
+            kernel.threads(),
+            kernel.smem_bytes(),
+            stream.cu_stream(),
+            &mut attribute,
+        );
         // SAFETY: `args` holds one value per kernel parameter, of its type, alive for the call;
         // the tensor maps live in `prepared` and the matrices by `prepare`'s contract; the
         // configuration and its attribute are live locals.
@@ -636,7 +681,10 @@ impl Gemm {
         let (mut splits, mut work, mut cluster) = (prepared.splits, work, kernel.cluster());
         // The main kernel's grid in clusters: its schedule's stride.
         let mut stride = kernel.grid(prepared.shape, prepared.splits, capacity).0 / cluster;
-        let mut args: [*mut c_void; 11] = [
+        let mut width = kernel.tile_cols();
+        // A block per quad of accumulators (4 f32) of a consumer thread, per slot.
+        let quads = width / 8;
+        let mut args: [*mut c_void; 12] = [
             (&raw mut pc).cast(),
             (&raw mut pd).cast(),
             (&raw mut mm).cast(),
@@ -648,6 +696,7 @@ impl Gemm {
             (&raw mut work).cast(),
             (&raw mut cluster).cast(),
             (&raw mut stride).cast(),
+            (&raw mut width).cast(),
         ];
         // A programmatic dependent launch: its CTAs may be scheduled as the main kernel's exit
         // (which allows it at its start: `griddepcontrol.launch_dependents`), and they wait for
@@ -658,7 +707,7 @@ impl Gemm {
             sys::CUlaunchAttributeID::CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION;
         attribute.value.programmaticStreamSerializationAllowed = 1;
         let config = sys::CUlaunchConfig {
-            gridDimX: 32 * kernel.slots(prepared.shape, prepared.splits, capacity),
+            gridDimX: quads * kernel.slots(prepared.shape, prepared.splits, capacity),
             gridDimY: 1,
             gridDimZ: 1,
             blockDimX: 256,
@@ -670,7 +719,7 @@ impl Gemm {
             numAttrs: 1,
         };
         // SAFETY: `args` holds one value per parameter of `gemm_bf16_splitk_reduce`, of its type;
-        // the grid is 32 blocks per slot; the workspace and matrices as for the main launch; the
+        // the grid is `quads` blocks per slot; the workspace and matrices as for the main launch; the
         // configuration and its attribute are live locals.
         let status = unsafe {
             sys::cuLaunchKernelEx(
@@ -694,14 +743,15 @@ impl Kernel {
     }
 }
 
-/// The launch configuration of a GEMM kernel (`threads` threads, [`SMEM_BYTES`]) on `grid` and
-/// `stream`, with `attribute` (a cluster dimension) when it asks for clusters of more than one
+/// The launch configuration of a GEMM kernel (`threads` threads, `smem` bytes of dynamic shared
+/// memory) on `grid` and `stream`, with `attribute` (a cluster dimension) when it asks for clusters of more than one
 /// CTA. Only the pair kernel is a cluster launch: a cluster dimension of 1 x 1 x 1 still launches
 /// as clusters, and the single-CTA persistent kernel ran 11 % slower back to back that way
 /// (issue 13, runs 31 and 32).
 fn launch_config(
     grid: (u32, u32),
     threads: u32,
+    smem: u32,
     stream: sys::CUstream,
     attribute: &mut sys::CUlaunchAttribute,
 ) -> sys::CUlaunchConfig {
@@ -714,7 +764,7 @@ fn launch_config(
         blockDimX: threads,
         blockDimY: 1,
         blockDimZ: 1,
-        sharedMemBytes: SMEM_BYTES,
+        sharedMemBytes: smem,
         hStream: stream,
         attrs: attribute,
         numAttrs: u32::from(clustered),
@@ -742,7 +792,13 @@ fn max_active_clusters(
 ) -> Result<u32, GemmError> {
     ctx.bind_to_thread().map_err(cuda("binding the context"))?;
     let mut attribute = cluster_attribute(size);
-    let config = launch_config((size, 1), THREADS, std::ptr::null_mut(), &mut attribute);
+    let config = launch_config(
+        (size, 1),
+        THREADS,
+        SMEM_BYTES,
+        std::ptr::null_mut(),
+        &mut attribute,
+    );
     let mut clusters = 0i32;
     // SAFETY: the configuration and its attribute are live locals; the driver writes `clusters`.
     let status = unsafe {
@@ -906,6 +962,11 @@ mod tests {
             for splits in [1, 2, 8] {
                 let single = (rows * cols * splits).min(sms);
                 assert_eq!(Kernel::Persistent.grid(shape, splits, sms), (single, 1));
+                let narrow = (rows * n.div_ceil(128) * splits).min(sms);
+                assert_eq!(
+                    Kernel::PersistentNarrow.grid(shape, splits, sms),
+                    (narrow, 1)
+                );
                 assert_eq!(
                     Kernel::PersistentFirst.grid(shape, splits, sms),
                     (single, 1)
@@ -931,13 +992,44 @@ mod tests {
             Kernel::Cluster
         );
         assert_eq!(
-            Kernel::default_for(shape(1024, 1024, 1024), 132),
-            Kernel::Persistent
-        );
-        assert_eq!(
             Kernel::default_for(shape(128, 28672, 8192), 132),
             Kernel::Persistent
         );
+    }
+
+    #[test]
+    fn the_default_kernel_narrows_the_tiles_where_wide_ones_leave_sms_idle() {
+        let shape = |m, n, k| Shape { m, n, k };
+        let sms = 132;
+        // The language-model shapes with M = 128 and 16 or 56 tiles of 128 x 256 (run 37: 0.79,
+        // 0.78, 0.86 of cuBLAS, split 8 or 2 ways), and 1024^3 (32 tiles, 0.46).
+        for s in [
+            shape(128, 4096, 4096),
+            shape(128, 14336, 4096),
+            shape(128, 4096, 14336),
+            shape(1024, 1024, 1024),
+        ] {
+            assert_eq!(Kernel::default_for(s, sms), Kernel::PersistentNarrow, "{s:?}");
+        }
+        // 128 x 128 tiles: 32, 112 and 64 of them; 112 fill the GPU enough without split-K.
+        let narrow = Kernel::PersistentNarrow;
+        assert_eq!(narrow.splits(shape(128, 4096, 4096), sms), 4);
+        assert_eq!(narrow.splits(shape(128, 14336, 4096), sms), 1);
+        assert_eq!(narrow.splits(shape(128, 4096, 14336), sms), 4);
+        assert_eq!(narrow.splits(shape(1024, 1024, 1024), sms), 2);
+        assert_eq!(narrow.grid(shape(128, 4096, 4096), 4, sms), (128, 1));
+        assert_eq!(
+            narrow.workspace_bytes(shape(128, 4096, 4096), 4, sms),
+            32 * 4 * 128 * 128 * 4
+        );
+        // 128 x 28672 x 8192 has 112 wide tiles, one wave without split-K: it stays wide.
+        assert_eq!(
+            Kernel::default_for(shape(128, 28672, 8192), sms),
+            Kernel::Persistent
+        );
+        // Six stages of 128 x 128 take the shared memory of four of 128 x 256.
+        assert_eq!(narrow.smem_bytes(), SMEM_BYTES);
+        assert_eq!(narrow.b_box_rows(), 128);
     }
 
     #[test]

@@ -31,26 +31,130 @@ use gpu_pipeline::{
 };
 
 const BM: u32 = 128;
-const BN: u32 = 256;
 const BK: u32 = 64;
-const STAGES: usize = 4;
 const A_BYTES: u32 = BM * BK * 2; // 16 KiB
-const B_BYTES: u32 = BN * BK * 2; // 32 KiB
-const STAGE_BYTES: u32 = A_BYTES + B_BYTES;
 /// One 64 x 64 bf16 box of D (or C) in the TMA store's 128-byte-swizzled layout.
 const BOX_BYTES: u32 = 64 * 64 * 2;
 /// The epilogue's staging buffer of one consumer warpgroup: two boxes, which its 64 x 256 block
 /// of D passes through a quarter (64 columns) at a time, alternately.
 const STAGING_BYTES: u32 = 2 * BOX_BYTES;
-/// Where the barriers start: after the stages and the two warpgroups' staging buffers. First the
-/// two warpgroups' epilogue-load barriers ([`c_stages`]), then the ring's.
-const BARRIERS_AT: u32 = STAGES as u32 * STAGE_BYTES + 2 * STAGING_BYTES;
-const RING_BARRIERS_AT: usize = BARRIERS_AT as usize + 2 * Epi::SMEM_BYTES;
 
-/// Where consumer warpgroup `g`'s staging buffer starts in shared memory.
-const fn staging_at(g: u32) -> usize {
-    (STAGES as u32 * STAGE_BYTES + g * STAGING_BYTES) as usize
+/// A CTA tile's width: the columns of D it computes, the rows of B each stage holds, and the
+/// `wgmma` N of each consumer warpgroup with its accumulators (N / 2 f32 per thread).
+trait Width {
+    /// Columns of D per CTA tile.
+    const BN: u32;
+    /// A consumer thread's accumulators.
+    type Acc: Copy;
+    const ZERO: Self::Acc;
+    /// One `wgmma.mma_async` k16 step of width `BN`.
+    ///
+    /// # Safety
+    ///
+    /// As the generated `wgmma_m64n*k16_bf16` it calls.
+    unsafe fn mma(acc: &mut Self::Acc, desc_a: u64, desc_b: u64, accumulate: bool);
+    /// `f(i, acc[i], acc[i + 1])` for every even `i`, unrolled.
+    fn each_pair(acc: &Self::Acc, f: impl FnMut(u32, f32, f32));
+    /// `f(q, acc[4 q .. 4 q + 4])` for every `q`, unrolled.
+    fn each_quad(acc: &Self::Acc, f: impl FnMut(u32, [f32; 4]));
 }
+
+/// 128 x 256 tiles (`wgmma.m64n256k16`, 128 accumulators per consumer thread) in a ring of 4
+/// stages of 48 KiB: the kernels' default.
+struct Wide;
+/// 128 x 128 tiles (`wgmma.m64n128k16`, 64 accumulators) in a ring of 6 stages of 32 KiB: twice
+/// the tiles of [`Wide`] for shapes that have too few of those to fill the GPU (skinny M), with
+/// less split-K or none.
+struct Narrow;
+
+impl Width for Wide {
+    const BN: u32 = 256;
+    type Acc = [f32; 128];
+    const ZERO: Self::Acc = [0.0; 128];
+    #[inline(always)]
+    unsafe fn mma(acc: &mut Self::Acc, desc_a: u64, desc_b: u64, accumulate: bool) {
+        // SAFETY: by the caller's contract.
+        unsafe { wgmma::wgmma_m64n256k16_bf16(acc, desc_a, desc_b, accumulate) }
+    }
+    #[inline(always)]
+    fn each_pair(acc: &Self::Acc, f: impl FnMut(u32, f32, f32)) {
+        wgmma::each_pair_128(acc, f)
+    }
+    #[inline(always)]
+    fn each_quad(acc: &Self::Acc, f: impl FnMut(u32, [f32; 4])) {
+        wgmma::each_quad_128(acc, f)
+    }
+}
+
+impl Width for Narrow {
+    const BN: u32 = 128;
+    type Acc = [f32; 64];
+    const ZERO: Self::Acc = [0.0; 64];
+    #[inline(always)]
+    unsafe fn mma(acc: &mut Self::Acc, desc_a: u64, desc_b: u64, accumulate: bool) {
+        // SAFETY: by the caller's contract.
+        unsafe { wgmma::wgmma_m64n128k16_bf16(acc, desc_a, desc_b, accumulate) }
+    }
+    #[inline(always)]
+    fn each_pair(acc: &Self::Acc, f: impl FnMut(u32, f32, f32)) {
+        wgmma::each_pair_64(acc, f)
+    }
+    #[inline(always)]
+    fn each_quad(acc: &Self::Acc, f: impl FnMut(u32, [f32; 4])) {
+        wgmma::each_quad_64(acc, f)
+    }
+}
+
+/// The dynamic shared memory of a kernel whose tiles are `bn` wide, in a ring of `stages`: the
+/// stages (A's box, then B's), the two consumer warpgroups' staging buffers, then in the last KiB
+/// the barriers: first the two warpgroups' epilogue-load barriers ([`c_stages`]), then the
+/// ring's.
+#[derive(Clone, Copy)]
+struct Layout {
+    bn: u32,
+    stages: u32,
+}
+
+impl Layout {
+    const fn of<W: Width, const ST: usize>() -> Self {
+        Self {
+            bn: W::BN,
+            stages: ST as u32,
+        }
+    }
+
+    /// B's box in a stage.
+    const fn b_bytes(self) -> u32 {
+        self.bn * BK * 2
+    }
+
+    const fn stage_bytes(self) -> u32 {
+        A_BYTES + self.b_bytes()
+    }
+
+    /// Where consumer warpgroup `g`'s staging buffer starts.
+    const fn staging_at(self, g: u32) -> usize {
+        (self.stages * self.stage_bytes() + g * STAGING_BYTES) as usize
+    }
+
+    /// Where the barriers start.
+    const fn barriers_at(self) -> usize {
+        self.staging_at(2)
+    }
+
+    const fn ring_barriers_at(self) -> usize {
+        self.barriers_at() + 2 * Epi::SMEM_BYTES
+    }
+}
+
+/// The ring of the [`Wide`] kernels.
+const WIDE: Layout = Layout::of::<Wide, 4>();
+/// The ring of the [`Narrow`] kernel.
+const NARROW: Layout = Layout::of::<Narrow, 6>();
+// Every layout fits the 227 KiB of dynamic shared memory a block may have on sm_90 (CUDA C++
+// Programming Guide, "Compute Capabilities", Hopper), barriers included.
+const _: () = assert!(WIDE.barriers_at() + 1024 <= 227 * 1024);
+const _: () = assert!(NARROW.barriers_at() + 1024 <= 227 * 1024);
 /// Consumer warps: 2 warpgroups of 4.
 const CONSUMER_WARPS: u32 = 8;
 /// Registers per thread after `setmaxnreg` (PTX ISA "setmaxnreg": 24 to 256, a multiple of 8):
@@ -85,9 +189,10 @@ fn launch_dependents() {
     };
 }
 
-/// The ring of a kernel: one producer arrival (the TMA lane's `arrive_expect_tx`) per full
-/// barrier, `C` consumer arrivals per empty barrier, waits at scope `S`.
-type Pipe<const C: u32, S> = ProducerConsumerPipeline<STAGES, NvidiaMbarBackend<1, C, S>>;
+/// The ring of a kernel: `ST` stages, one producer arrival (the TMA lane's `arrive_expect_tx`)
+/// per full barrier, `C` consumer arrivals per empty barrier, waits at scope `S`.
+type Pipe<const ST: usize, const C: u32, S> =
+    ProducerConsumerPipeline<ST, NvidiaMbarBackend<1, C, S>>;
 
 /// C's way in when `beta != 0` (one per consumer warpgroup): the two boxes of its staging buffer
 /// are the two stages. An epilogue-load thread of the producer warpgroup fills a stage with a
@@ -97,17 +202,19 @@ type Pipe<const C: u32, S> = ProducerConsumerPipeline<STAGES, NvidiaMbarBackend<
 /// tensor store has read it (consumer arrival count 1).
 type Epi = EpiLoadPipeline<2, NvidiaMbarBackend<1, 1>>;
 
-/// Consumer warpgroup `g`'s epilogue-load pipeline, over its barriers at [`BARRIERS_AT`].
+/// Consumer warpgroup `g`'s epilogue-load pipeline, over its barriers at the start of
+/// `layout`'s barriers.
 ///
 /// # Safety
 ///
-/// `smem` is the kernel's dynamic shared memory; as [`EpiLoadPipeline::new`].
+/// `smem` is the kernel's dynamic shared memory, laid out as `layout`; as
+/// [`EpiLoadPipeline::new`].
 #[inline(always)]
-unsafe fn c_stages(smem: *mut u8, g: u32) -> Epi {
+unsafe fn c_stages(smem: *mut u8, layout: Layout, g: u32) -> Epi {
     // SAFETY: two pipelines' barriers fit before the ring's, inside the last KiB.
     unsafe {
         Epi::new(
-            smem.add(BARRIERS_AT as usize + g as usize * Epi::SMEM_BYTES)
+            smem.add(layout.barriers_at() + g as usize * Epi::SMEM_BYTES)
                 .cast(),
         )
     }
@@ -308,7 +415,7 @@ struct Config {
 /// constant expression); `S` the waits' scope.
 #[inline(always)]
 #[allow(clippy::too_many_arguments)]
-unsafe fn gemm<const C: u32, S: MbarScope>(
+unsafe fn gemm<W: Width, const ST: usize, const C: u32, S: MbarScope>(
     config: Config,
     schedule: Schedule,
     maps: *const TensorMap,
@@ -321,14 +428,15 @@ unsafe fn gemm<const C: u32, S: MbarScope>(
     // Split-K's reduction may be scheduled as soon as SMs free up.
     launch_dependents();
     let smem = dynamic_smem();
+    let layout = Layout::of::<W, ST>();
     // SAFETY: the ring's barriers follow the two warpgroups' epilogue-load barriers.
-    let pipe = unsafe { Pipe::<C, S>::new(smem.add(RING_BARRIERS_AT).cast()) };
+    let pipe = unsafe { Pipe::<ST, C, S>::new(smem.add(layout.ring_barriers_at()).cast()) };
     // SAFETY: one thread initialises, then the block (or cluster) barrier.
     if tid == 0 {
         unsafe {
             pipe.init();
-            c_stages(smem, 0).init();
-            c_stages(smem, 1).init();
+            c_stages(smem, layout, 0).init();
+            c_stages(smem, layout, 1).init();
         }
     }
     let paired = config.cluster == 2;
@@ -362,27 +470,28 @@ unsafe fn gemm<const C: u32, S: MbarScope>(
             while u < total {
                 let (tile, split, parts) = schedule.unit(u);
                 let (tm, tn) = schedule.tile(tile);
-                let (m0, n0) = ((tm * cluster_rows + rank * BM) as i32, (tn * BN) as i32);
+                let (m0, n0) = ((tm * cluster_rows + rank * BM) as i32, (tn * W::BN) as i32);
                 let (kb0, kb1) = Schedule::k_range(split, parts, k_blocks);
                 for kb in kb0..kb1 {
                     producer.with_stage_explicit(|stage| {
                         let bar = stage.barrier();
                         // Both CTAs of a pair receive the whole stage: their own A, their half of
                         // B and the peer's half.
-                        bar.arrive_expect_tx(STAGE_BYTES);
-                        let base = unsafe { smem.add((stage.index() * STAGE_BYTES) as usize) };
+                        bar.arrive_expect_tx(layout.stage_bytes());
+                        let base =
+                            unsafe { smem.add((stage.index() * layout.stage_bytes()) as usize) };
                         let kc = (kb * BK) as i32;
                         // SAFETY: the stage is free in this CTA, and in a pair in the peer too
                         // (its consumers arrive on this CTA's empty barrier as well); 1024-aligned
-                        // boxes of the maps' sizes (B: 128 rows in a pair, 256 alone).
+                        // boxes of the maps' sizes (B: half the tile's rows in a pair, all alone).
                         unsafe {
                             bar.tensor_load::<2>(base, map_a, [kc, m0]);
                             if paired {
-                                let half = B_BYTES / 2;
+                                let half = layout.b_bytes() / 2;
                                 bar.tensor_load_multicast::<2>(
                                     base.add((A_BYTES + rank * half) as usize),
                                     map_b,
-                                    [kc, n0 + (rank * BN / 2) as i32],
+                                    [kc, n0 + (rank * W::BN / 2) as i32],
                                     0b11,
                                 );
                             } else {
@@ -399,10 +508,10 @@ unsafe fn gemm<const C: u32, S: MbarScope>(
                 // SAFETY: `maps[3]` is C's map (N % 8 == 0 and beta != 0); the buffer is
                 // warpgroup g's.
                 unsafe {
-                    load_c(
-                        &c_stages(smem, g),
+                    load_c::<W>(
+                        &c_stages(smem, layout, g),
                         schedule,
-                        smem.add(staging_at(g)),
+                        smem.add(layout.staging_at(g)),
                         maps.add(3),
                         cluster_rows,
                         rank * BM + g * 64,
@@ -415,7 +524,7 @@ unsafe fn gemm<const C: u32, S: MbarScope>(
             // SAFETY: each consumer warpgroup executes it whole, converged.
             unsafe { setmaxnreg_inc(CONSUMER_REGS as i32) };
         }
-        consume::<C, S>(
+        consume::<W, ST, C, S>(
             config,
             schedule,
             smem,
@@ -441,11 +550,11 @@ unsafe fn gemm<const C: u32, S: MbarScope>(
 /// The consumer warpgroups' part of [`gemm`]: thread `th` of 256.
 #[inline(always)]
 #[allow(clippy::too_many_arguments)]
-unsafe fn consume<const C: u32, S: MbarScope>(
+unsafe fn consume<W: Width, const ST: usize, const C: u32, S: MbarScope>(
     config: Config,
     schedule: Schedule,
     smem: *mut u8,
-    consumer: ConsumerHalf<STAGES, NvidiaMbarBackend<1, C, S>>,
+    consumer: ConsumerHalf<ST, NvidiaMbarBackend<1, C, S>>,
     th: u32,
     rank: u32,
     out: Out,
@@ -462,7 +571,7 @@ unsafe fn consume<const C: u32, S: MbarScope>(
     let cluster_rows = BM * config.cluster;
     // Releases a stage whose MMAs are done: every thread arrives, or one lane per warp (and a
     // second lane on the peer CTA's barrier, whose producer also writes this slot).
-    let release = |stage: ConsumerStage<'_, STAGES, NvidiaMbarBackend<1, C, S>>| {
+    let release = |stage: ConsumerStage<'_, ST, NvidiaMbarBackend<1, C, S>>| {
         if !config.warp_arrivals {
             stage.release();
             return;
@@ -481,14 +590,15 @@ unsafe fn consume<const C: u32, S: MbarScope>(
         }
         stage.release_without_signal();
     };
-    let mut acc = [0f32; 128];
-    let issue = |acc: &mut [f32; 128], index: u32, first: bool| unsafe {
+    let layout = Layout::of::<W, ST>();
+    let mut acc = W::ZERO;
+    let issue = |acc: &mut W::Acc, index: u32, first: bool| unsafe {
         // SAFETY: the stage is full; the whole warpgroup is here.
-        mma_stage(acc, smem, index, g, first)
+        mma_stage::<W>(acc, smem, layout, index, g, first)
     };
     let staged = config.staged(n);
     // SAFETY: this warpgroup's epilogue-load barriers, initialised by `gemm`.
-    let c_stages = (staged && out.beta != 0.0).then(|| unsafe { c_stages(smem, g) });
+    let c_stages = (staged && out.beta != 0.0).then(|| unsafe { c_stages(smem, layout, g) });
     // The store thread's release of the C stage of its last quarter of D, due once that quarter's
     // tensor store has read it.
     let mut pending: Option<MbarrierRef<'_, Cta>> = None;
@@ -497,7 +607,7 @@ unsafe fn consume<const C: u32, S: MbarScope>(
     while u < total {
         let (tile, split, parts) = schedule.unit(u);
         let (tm, tn) = schedule.tile(tile);
-        let (m0, n0) = (tm * cluster_rows + rank * BM, tn * BN);
+        let (m0, n0) = (tm * cluster_rows + rank * BM, tn * W::BN);
         let (kb0, kb1) = Schedule::k_range(split, parts, k_blocks);
         let mut previous = consumer.acquire();
         issue(&mut acc, previous.index(), true);
@@ -521,10 +631,10 @@ unsafe fn consume<const C: u32, S: MbarScope>(
             // SAFETY: the buffer is this warpgroup's; `maps[2]` is D's map (N % 8 == 0); C comes
             // through `c_stages` when beta != 0.
             unsafe {
-                let staging = smem.add(staging_at(g));
+                let staging = smem.add(layout.staging_at(g));
                 let map_d = out.maps.add(2);
                 let at = (m0 + g * 64, n0);
-                store_through_smem(
+                store_through_smem::<W>(
                     &acc,
                     staging,
                     map_d,
@@ -539,16 +649,16 @@ unsafe fn consume<const C: u32, S: MbarScope>(
             }
         } else if parts == 1 {
             let (row0, col0) = (m0 + g * 64 + 16 * w + l / 4, n0 + 2 * (l % 4));
-            epilogue(&acc, row0, col0, out, m, n);
+            epilogue::<W>(&acc, row0, col0, out, m, n);
         } else {
             // Split-K: this split's partial goes to the workspace, in the slot of this CTA tile
             // (`Schedule::slot`); `gemm_bf16_splitk_reduce` writes D.
             let partials = out.work.cast::<Quad>();
             let slot = schedule.slot(tile, config.cluster, rank);
             // SAFETY: inside the workspace by the entries' contract.
-            wgmma::each_quad(&acc, |q, v| unsafe {
+            W::each_quad(&acc, |q, v| unsafe {
                 partials
-                    .add(quad_index(slot, parts, split, q, th))
+                    .add(quad_index(slot, parts, split, q, W::BN / 8, th))
                     .write(Quad(v))
             });
         }
@@ -566,23 +676,30 @@ unsafe fn consume<const C: u32, S: MbarScope>(
 }
 
 /// Warpgroup `g`'s MMAs of one stage, committed as one group: its 64 rows of the stage's A box
-/// times the stage's B box, 4 `wgmma.m64n256k16` k-steps, into `acc` (overwritten by the first
-/// step when `first`).
+/// times the stage's B box, 4 `wgmma.m64nNk16` k-steps (N: `W::BN`), into `acc` (overwritten by
+/// the first step when `first`).
 ///
 /// # Safety
 ///
-/// The stage `index` of the ring at `smem` is full; all 128 threads of the warpgroup call it
-/// converged.
+/// The stage `index` of the ring at `smem` (laid out as `layout`) is full; all 128 threads of the
+/// warpgroup call it converged.
 #[inline(always)]
-unsafe fn mma_stage(acc: &mut [f32; 128], smem: *mut u8, index: u32, g: u32, first: bool) {
-    let base = shared_addr(unsafe { smem.add((index * STAGE_BYTES) as usize) });
+unsafe fn mma_stage<W: Width>(
+    acc: &mut W::Acc,
+    smem: *mut u8,
+    layout: Layout,
+    index: u32,
+    g: u32,
+    first: bool,
+) {
+    let base = shared_addr(unsafe { smem.add((index * layout.stage_bytes()) as usize) });
     let a = base + g * 64 * 128; // 64 rows of 128 bytes
     let b = base + A_BYTES;
     unsafe { wgmma_fence() };
     for ks in 0..4u32 {
         // SAFETY: by the contract.
         unsafe {
-            wgmma::wgmma_m64n256k16_bf16(
+            W::mma(
                 acc,
                 descriptor(a + ks * 32),
                 descriptor(b + ks * 32),
@@ -593,8 +710,8 @@ unsafe fn mma_stage(acc: &mut [f32; 128], smem: *mut u8, index: u32, g: u32, fir
     unsafe { wgmma_commit_group() };
 }
 
-/// The TMA-store epilogue of one consumer warpgroup: its 64 x 256 block of D (rows `at.0..`,
-/// columns `at.1..`) leaves a quarter (64 columns) at a time, each staged in one box of `staging`
+/// The TMA-store epilogue of one consumer warpgroup: its 64 x `W::BN` block of D (rows `at.0..`,
+/// columns `at.1..`) leaves a quarter (64 columns; a [`Narrow`] block has two) at a time, each staged in one box of `staging`
 /// (quarter `q` in box `q % 2`) in the 128-byte-swizzled layout and stored by the warpgroup's
 /// first thread with a tensor store, which it does not wait for: the next quarter is staged in
 /// the other box meanwhile, and the next tile's main loop runs while the last ones drain.
@@ -619,8 +736,8 @@ unsafe fn mma_stage(acc: &mut [f32; 128], smem: *mut u8, index: u32, g: u32, fir
 /// map (bf16, 2D, box 64 x 64, 128-byte swizzle) in global memory; `pending` is `None`.
 #[inline(always)]
 #[allow(clippy::too_many_arguments)]
-unsafe fn store_through_smem<'e>(
-    acc: &[f32; 128],
+unsafe fn store_through_smem<'e, W: Width>(
+    acc: &W::Acc,
     staging: *mut u8,
     map_d: *const TensorMap,
     g: u32,
@@ -659,7 +776,7 @@ unsafe fn store_through_smem<'e>(
         };
         // SAFETY: one of the warpgroup's two boxes.
         let buffer = unsafe { staging.add((box_index * BOX_BYTES) as usize) };
-        wgmma::each_pair(acc, |i, v0, v1| {
+        W::each_pair(acc, |i, v0, v1| {
             // Accumulator pair i holds columns 8 (i / 4) + 2 (l % 4) (+1): this quarter's are
             // i / 4 in 8 quarter .. 8 quarter + 8.
             if i / 32 != quarter {
@@ -703,13 +820,15 @@ unsafe fn store_through_smem<'e>(
     };
     quarter_out(0);
     quarter_out(1);
-    quarter_out(2);
-    quarter_out(3);
+    if W::BN == 256 {
+        quarter_out(2);
+        quarter_out(3);
+    }
     *pending = previous;
 }
 
 /// The epilogue-load thread of consumer warpgroup `g`: for each tile of the CTA's schedule (one
-/// split each), the warpgroup's 64 x 256 block of C (rows `cluster_rows * tm + rows..`), a
+/// split each), the warpgroup's 64 x `W::BN` block of C (rows `cluster_rows * tm + rows..`), a
 /// quarter (one 64 x 64 box) at a time, into the stages of `c_stages` (the boxes of `staging`).
 ///
 /// # Safety
@@ -717,7 +836,7 @@ unsafe fn store_through_smem<'e>(
 /// Called by one thread; `staging` is the warpgroup's two boxes, 1024-byte aligned; `map_c` is
 /// C's tensor map (bf16, 2D, box 64 x 64, 128-byte swizzle) in global memory.
 #[inline(always)]
-unsafe fn load_c(
+unsafe fn load_c<W: Width>(
     c_stages: &Epi,
     schedule: Schedule,
     staging: *mut u8,
@@ -734,8 +853,8 @@ unsafe fn load_c(
             continue;
         }
         let (tm, tn) = schedule.tile(tile);
-        let (row0, col0) = (tm * cluster_rows + rows, tn * BN);
-        for quarter in 0..4u32 {
+        let (row0, col0) = (tm * cluster_rows + rows, tn * W::BN);
+        for quarter in 0..W::BN / 64 {
             c_stages.produce_tma(BOX_BYTES, |stage| {
                 // SAFETY: the stage (its box) is free; 1024-aligned, the map's box size; TMA
                 // fills what lies outside C with zeros.
@@ -763,11 +882,13 @@ unsafe fn warpgroup_sync(g: u32) {
 }
 
 /// Where quad `q` (accumulators `4 q .. 4 q + 4`) of consumer thread `th` of split `split` of
-/// slot `slot` lies in the split-K workspace, in units of 16 bytes: the slot's splits one after
-/// another, each 32 x 256 quads, thread-fastest (a warp's store or load is 512 contiguous bytes).
+/// slot `slot` lies in the split-K workspace, in units of 16 bytes, when each thread has `quads`
+/// quads (`BN / 8`): the slot's splits one after another, each `quads` x 256 quads,
+/// thread-fastest (a warp's store or load is 512 contiguous bytes).
 #[inline(always)]
-fn quad_index(slot: u32, splits: u32, split: u32, q: u32, th: u32) -> usize {
-    ((slot as usize * splits as usize + split as usize) * 32 + q as usize) * 256 + th as usize
+fn quad_index(slot: u32, splits: u32, split: u32, q: u32, quads: u32, th: u32) -> usize {
+    ((slot as usize * splits as usize + split as usize) * quads as usize + q as usize) * 256
+        + th as usize
 }
 
 /// Four accumulators, 16-byte aligned: one 128-bit store or load of the workspace.
@@ -789,12 +910,12 @@ struct Out {
 }
 
 /// Writes a thread's accumulators: thread (warp w, lane l) of a warpgroup holds rows
-/// `16 w + l / 4` (+ 8) and columns `8 j + 2 (l % 4)` (+ 1) of its 64 x 256 block, so `row0` and
-/// `col0` are its first row and column in D.
+/// `16 w + l / 4` (+ 8) and columns `8 j + 2 (l % 4)` (+ 1) of its 64 x `W::BN` block, so `row0`
+/// and `col0` are its first row and column in D.
 #[inline(always)]
 #[allow(clippy::too_many_arguments)]
-fn epilogue(acc: &[f32; 128], row0: u32, col0: u32, out: Out, m: u32, n: u32) {
-    wgmma::each_pair(acc, |i, v0, v1| {
+fn epilogue<W: Width>(acc: &W::Acc, row0: u32, col0: u32, out: Out, m: u32, n: u32) {
+    W::each_pair(acc, |i, v0, v1| {
         store_pair(
             out,
             row0 + 8 * ((i / 2) % 2),
@@ -905,7 +1026,7 @@ const PAIR: Config = Config {
 /// The persistent schedule: CTA `b` (or CTA pair `b`) computes units `b, b + grid, ...` of
 /// `splits` per cluster tile (clamped to 1..=k-blocks, so that no split is empty).
 #[inline(always)]
-fn persistent(config: Config, m: u32, n: u32, k: u32, splits: u32) -> Schedule {
+fn persistent<W: Width>(config: Config, m: u32, n: u32, k: u32, splits: u32) -> Schedule {
     // SAFETY: special-register reads.
     let (grid, block) = unsafe {
         (
@@ -915,7 +1036,7 @@ fn persistent(config: Config, m: u32, n: u32, k: u32, splits: u32) -> Schedule {
     };
     Schedule::new(
         m.div_ceil(BM * config.cluster),
-        n.div_ceil(BN),
+        n.div_ceil(W::BN),
         splits,
         k.div_ceil(BK),
         block / config.cluster,
@@ -928,20 +1049,21 @@ fn persistent(config: Config, m: u32, n: u32, k: u32, splits: u32) -> Schedule {
 /// # Safety
 ///
 /// Launched with 384 threads (a 1D grid; the per-tile kernel: `(ceil(N/256), ceil(M/128))`;
-/// the cluster kernel: clusters of (2, 1, 1) and an even grid) and dynamic shared memory
-/// `STAGES * STAGE_BYTES + 2 * STAGING_BYTES + 1024` (the barriers in the last KiB). `maps[0]`
-/// is A (box 64 x 128), `maps[1]` B (box 64 x 256; the cluster kernel: 64 x 128), and, when
-/// N % 8 == 0, `maps[2]` D and (when `beta != 0`) `maps[3]` C (boxes 64 x 64), all bf16 with
-/// 128-byte swizzle, in global memory; D and (when `beta != 0`) C hold M x N bf16 (C may be D:
-/// each element of C is read before its element of D is written). With `splits > 1`
+/// the cluster kernel: clusters of (2, 1, 1) and an even grid) and the dynamic shared memory of
+/// its [`Layout`] plus the barriers' KiB: `stages * (16 KiB + BN * 128) + 32 KiB + 1 KiB`
+/// (BN 256 and 4 stages, 225 KiB; the [`Narrow`] kernel: BN 128 and 6 stages, also 225 KiB).
+/// `maps[0]` is A (box 64 x 128), `maps[1]` B (box 64 x BN; the cluster kernel: 64 x 128), and,
+/// when N % 8 == 0, `maps[2]` D and (when `beta != 0`) `maps[3]` C (boxes 64 x 64), all bf16
+/// with 128-byte swizzle, in global memory; D and (when `beta != 0`) C hold M x N bf16 (C may
+/// be D: each element of C is read before its element of D is written). With `splits > 1`
 /// (persistent kernels only; the per-tile kernel ignores it), D of the split tiles (see
 /// [`Schedule::new`]: every tile, or those of the last, partial wave) is not written: `work` is a
 /// 16-byte aligned workspace of one slot per CTA tile of the split tiles (`(tiles - full) * c`,
-/// c: CTAs per cluster) of `min(splits, ceil(K / 64))` blocks of 128 x 256 f32 each (see
+/// c: CTAs per cluster) of `min(splits, ceil(K / 64))` blocks of 128 x BN f32 each (see
 /// [`quad_index`]), used by no other launch running at the same time, which
 /// [`gemm_bf16_splitk_reduce`] then turns into D; with `splits <= 1` it is not touched.
 macro_rules! entry {
-    ($(#[$doc:meta])* $name:ident, $config:expr, |$m:ident, $n:ident, $k:ident, $splits:ident| $schedule:expr) => {
+    ($(#[$doc:meta])* $name:ident, $config:expr, $width:ty, $stages:literal, |$m:ident, $n:ident, $k:ident, $splits:ident| $schedule:expr) => {
         $(#[$doc])*
         ///
         /// # Safety
@@ -970,7 +1092,11 @@ macro_rules! entry {
                 work,
             };
             let schedule = $schedule;
-            unsafe { gemm::<{ $config.arrivals() }, Cta>($config, schedule, maps, out, $m, $n, $k) }
+            unsafe {
+                gemm::<$width, $stages, { $config.arrivals() }, Cta>(
+                    $config, schedule, maps, out, $m, $n, $k,
+                )
+            }
         }
     };
 }
@@ -979,9 +1105,11 @@ entry!(
     /// One CTA per 128 x 256 tile of D (grid `(ceil(N/256), ceil(M/128))`), no split-K.
     gemm_bf16_ws,
     SINGLE,
+    Wide,
+    4,
     |m, n, k, splits| {
         let _ = splits;
-        let (tiles_m, tiles_n) = (m.div_ceil(BM), n.div_ceil(BN));
+        let (tiles_m, tiles_n) = (m.div_ceil(BM), n.div_ceil(Wide::BN));
         // SAFETY: special-register reads.
         let (x, y) = unsafe {
             (
@@ -999,7 +1127,19 @@ entry!(
     /// grouped order of [`Schedule::tile`], with split-K when `splits > 1`.
     gemm_bf16_persistent,
     SINGLE,
-    |m, n, k, splits| persistent(SINGLE, m, n, k, splits)
+    Wide,
+    4,
+    |m, n, k, splits| persistent::<Wide>(SINGLE, m, n, k, splits)
+);
+
+entry!(
+    /// [`gemm_bf16_persistent`] on 128 x 128 tiles ([`Narrow`]: `wgmma.m64n128k16`, a ring of 6
+    /// stages): twice the tiles, for shapes whose 128 x 256 tiles leave SMs idle.
+    gemm_bf16_persistent_n128,
+    SINGLE,
+    Narrow,
+    6,
+    |m, n, k, splits| persistent::<Narrow>(SINGLE, m, n, k, splits)
 );
 
 entry!(
@@ -1008,7 +1148,9 @@ entry!(
     /// multicast to both, so B crosses L2 once per pair.
     gemm_bf16_cluster,
     PAIR,
-    |m, n, k, splits| persistent(PAIR, m, n, k, splits)
+    Wide,
+    4,
+    |m, n, k, splits| persistent::<Wide>(PAIR, m, n, k, splits)
 );
 
 entry!(
@@ -1016,7 +1158,9 @@ entry!(
     /// kept as the step before, measured against [`gemm_bf16_persistent`] in the same run.
     gemm_bf16_persistent_first,
     FIRST,
-    |m, n, k, splits| persistent(FIRST, m, n, k, splits)
+    Wide,
+    4,
+    |m, n, k, splits| persistent::<Wide>(FIRST, m, n, k, splits)
 );
 
 /// The first step, before warp specialization: one warpgroup (128 threads) per 64 x 256 tile of
@@ -1062,8 +1206,8 @@ pub unsafe extern "gpu-kernel" fn gemm_bf16_single(
     let smem = dynamic_smem();
     // SAFETY: one thread initialises, then the block barrier.
     let pipe = unsafe {
-        ProducerConsumerPipeline::<STAGES, NvidiaMbarBackend<1, 128>>::new(
-            smem.add(RING_BARRIERS_AT).cast(),
+        ProducerConsumerPipeline::<{ WIDE.stages as usize }, NvidiaMbarBackend<1, 128>>::new(
+            smem.add(WIDE.ring_barriers_at()).cast(),
         )
     };
     if tid == 0 {
@@ -1071,14 +1215,14 @@ pub unsafe extern "gpu-kernel" fn gemm_bf16_single(
     }
     core::arch::nvptx::_syncthreads();
     let (producer, consumer) = pipe.split();
-    let (m0, n0) = (y * 64, x * BN);
+    let (m0, n0) = (y * 64, x * Wide::BN);
     let k_blocks = k.div_ceil(BK);
     // Thread 0 loads k-block `kb` into the next free stage.
     let load = |kb: u32| {
         producer.with_stage_explicit(|stage| {
             let bar = stage.barrier();
-            bar.arrive_expect_tx(A_BYTES / 2 + B_BYTES);
-            let base = unsafe { smem.add((stage.index() * STAGE_BYTES) as usize) };
+            bar.arrive_expect_tx(A_BYTES / 2 + WIDE.b_bytes());
+            let base = unsafe { smem.add((stage.index() * WIDE.stage_bytes()) as usize) };
             let kc = (kb * BK) as i32;
             // SAFETY: the stage is free; 1024-aligned boxes of the maps' sizes (A: 64 rows).
             unsafe {
@@ -1089,22 +1233,22 @@ pub unsafe extern "gpu-kernel" fn gemm_bf16_single(
     };
     let mut next = 0;
     if tid == 0 {
-        while next < k_blocks.min(STAGES as u32 - 1) {
+        while next < k_blocks.min(WIDE.stages - 1) {
             load(next);
             next += 1;
         }
     }
-    let mut acc = [0f32; 128];
+    let mut acc = Wide::ZERO;
     let mut previous = consumer.acquire();
     // SAFETY (each MMA): the stage is full; the whole warpgroup is here.
-    unsafe { mma_stage(&mut acc, smem, previous.index(), 0, true) };
+    unsafe { mma_stage::<Wide>(&mut acc, smem, WIDE, previous.index(), 0, true) };
     if tid == 0 && next < k_blocks {
         load(next);
         next += 1;
     }
     for _ in 1..k_blocks {
         let stage = consumer.acquire();
-        unsafe { mma_stage(&mut acc, smem, stage.index(), 0, false) };
+        unsafe { mma_stage::<Wide>(&mut acc, smem, WIDE, stage.index(), 0, false) };
         unsafe { wgmma_wait_group(1) };
         previous.release();
         previous = stage;
@@ -1116,22 +1260,24 @@ pub unsafe extern "gpu-kernel" fn gemm_bf16_single(
     unsafe { wgmma_wait_group(0) };
     previous.release();
     let (w, l) = (tid / 32, tid % 32);
-    epilogue(&acc, m0 + 16 * w + l / 4, n0 + 2 * (l % 4), out, m, n);
+    epilogue::<Wide>(&acc, m0 + 16 * w + l / 4, n0 + 2 * (l % 4), out, m, n);
 }
 
 /// Split-K's second pass, after a persistent kernel launched with `splits > 1`: D = alpha * (the
 /// sum of the splits' partials, in split order) + beta * C for the split tiles (the main kernel
-/// wrote the whole ones). Block `b` (256 threads) takes quad `b % 32` of every consumer thread of
-/// slot `b / 32`; thread `th` adds up that quad of each split (128-bit loads, a warp's 512
-/// contiguous bytes each) and writes the four elements it holds: rows `r`, `r + 8`, columns `c`,
-/// `c + 1` of the slot's tile, as the main kernel's epilogue would have.
+/// wrote the whole ones). With `quads = width / 8` (a consumer thread's quads of accumulators),
+/// block `b` (256 threads) takes quad `b % quads` of every consumer thread of slot `b / quads`;
+/// thread `th` adds up that quad of each split (128-bit loads, a warp's 512 contiguous bytes
+/// each) and writes the four elements it holds: rows `r`, `r + 8`, columns `c`, `c + 1` of the
+/// slot's tile, as the main kernel's epilogue would have.
 ///
 /// # Safety
 ///
-/// Launched with 256 threads and a grid of `32 * slots` blocks (`slots`: the split tiles' CTA
+/// Launched with 256 threads and a grid of `quads * slots` blocks (`slots`: the split tiles' CTA
 /// tiles), after (in stream order, or as its programmatic dependent) the main kernel with the
-/// same `m`, `n`, `k`, `splits` and `work`, `cluster` its CTAs per cluster (1 or 2) and `stride`
-/// its grid in clusters; D and C (when `beta != 0`) hold M x N bf16.
+/// same `m`, `n`, `k`, `splits` and `work`, `cluster` its CTAs per cluster (1 or 2), `stride`
+/// its grid in clusters and `width` its tiles' columns (256, or 128 for
+/// [`gemm_bf16_persistent_n128`]); D and C (when `beta != 0`) hold M x N bf16.
 #[unsafe(no_mangle)]
 #[allow(clippy::too_many_arguments)]
 pub unsafe extern "gpu-kernel" fn gemm_bf16_splitk_reduce(
@@ -1146,6 +1292,7 @@ pub unsafe extern "gpu-kernel" fn gemm_bf16_splitk_reduce(
     work: *const u32,
     cluster: u32,
     stride: u32,
+    width: u32,
 ) {
     // SAFETY: special-register reads.
     let (th, block) = unsafe {
@@ -1157,11 +1304,12 @@ pub unsafe extern "gpu-kernel" fn gemm_bf16_splitk_reduce(
     // Launched as a programmatic dependent of the main kernel, it may start before that kernel
     // has finished: wait until it has, with its writes visible.
     grid_dependency_wait();
-    let (slot, q) = (block / 32, block % 32);
+    let quads = width / 8;
+    let (slot, q) = (block / quads, block % quads);
     // The main kernel's schedule, as any of its CTAs saw it.
     let schedule = Schedule::new(
         m.div_ceil(BM * cluster),
-        n.div_ceil(BN),
+        n.div_ceil(width),
         splits,
         k.div_ceil(BK),
         0,
@@ -1177,13 +1325,13 @@ pub unsafe extern "gpu-kernel" fn gemm_bf16_splitk_reduce(
         beta,
         work: work.cast_mut(),
     };
-    let at = (tm * BM * cluster + rank * BM, tn * BN);
+    let at = (tm * BM * cluster + rank * BM, tn * width);
     // SAFETY: inside the workspace by the contract.
-    unsafe { reduce_quad(out, slot, schedule.splits, q, th, at, m, n) };
+    unsafe { reduce_quad(out, slot, schedule.splits, q, quads, th, at, m, n) };
 }
 
-/// Split-K's sum: adds quad `q` of consumer thread `th` over the `splits` partials of workspace
-/// slot `slot` (in split order, so the result does not depend on which CTA adds), and writes the
+/// Split-K's sum: adds quad `q` (of `quads`) of consumer thread `th` over the `splits` partials of
+/// workspace slot `slot` (in split order, so the result does not depend on which CTA adds), and writes the
 /// four elements it holds to D: rows `r`, `r + 8`, columns `c`, `c + 1` of the CTA tile whose
 /// first row and column are `at`, as the main kernels' epilogue would have.
 ///
@@ -1198,6 +1346,7 @@ unsafe fn reduce_quad(
     slot: u32,
     splits: u32,
     q: u32,
+    quads: u32,
     th: u32,
     at: (u32, u32),
     m: u32,
@@ -1205,9 +1354,9 @@ unsafe fn reduce_quad(
 ) {
     let partials = out.work.cast_const().cast::<Quad>();
     // SAFETY: inside the workspace by the contract.
-    let mut sum = unsafe { partials.add(quad_index(slot, splits, 0, q, th)).read() }.0;
+    let mut sum = unsafe { partials.add(quad_index(slot, splits, 0, q, quads, th)).read() }.0;
     for s in 1..splits {
-        let v = unsafe { partials.add(quad_index(slot, splits, s, q, th)).read() }.0;
+        let v = unsafe { partials.add(quad_index(slot, splits, s, q, quads, th)).read() }.0;
         for i in 0..4 {
             sum[i] += v[i];
         }

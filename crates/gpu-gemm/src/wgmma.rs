@@ -159,12 +159,106 @@ pub unsafe fn wgmma_m64n256k16_bf16(d: &mut [f32; 128], desc_a: u64, desc_b: u64
     }
 }
 
+/// `wgmma.mma_async.sync.aligned.m64n128k16.f32.bf16.bf16 {d}, a, b, p, 1, 1, 0, 0;`: a
+/// warpgroup multiplies a 64 x 16 tile of A by a 16 x 128 tile of B (both K-major in shared
+/// memory, described by `desc_a`, `desc_b`) into its 64 x 128 f32 accumulators, 64 per
+/// thread. `accumulate == false` overwrites them. PTX ISA 8.0, sm_90a; PTX ISA,
+/// "Asynchronous Warpgroup Level Matrix Multiply-Accumulate Instructions: wgmma.mma_async".
+///
+/// # Safety
+///
+/// The whole warpgroup executes it converged (it is `.aligned`; inline assembly is not
+/// `convergent` to LLVM, so it must not sit under lane-dependent control flow), after
+/// `wgmma.fence`; the descriptors describe valid shared memory; `d` is not used before the
+/// `wgmma.wait_group` that covers this instruction.
+#[inline(always)]
+pub unsafe fn wgmma_m64n128k16_bf16(d: &mut [f32; 64], desc_a: u64, desc_b: u64, accumulate: bool) {
+    // SAFETY: guaranteed by the caller.
+    unsafe {
+        core::arch::asm!(
+            "{{",
+            ".reg .pred p;",
+            "setp.ne.b32 p, {acc}, 0;",
+            "wgmma.mma_async.sync.aligned.m64n128k16.f32.bf16.bf16 {{{d0}, {d1}, {d2}, {d3}, {d4}, {d5}, {d6}, {d7}, {d8}, {d9}, {d10}, {d11}, {d12}, {d13}, {d14}, {d15}, {d16}, {d17}, {d18}, {d19}, {d20}, {d21}, {d22}, {d23}, {d24}, {d25}, {d26}, {d27}, {d28}, {d29}, {d30}, {d31}, {d32}, {d33}, {d34}, {d35}, {d36}, {d37}, {d38}, {d39}, {d40}, {d41}, {d42}, {d43}, {d44}, {d45}, {d46}, {d47}, {d48}, {d49}, {d50}, {d51}, {d52}, {d53}, {d54}, {d55}, {d56}, {d57}, {d58}, {d59}, {d60}, {d61}, {d62}, {d63}}}, {a}, {b}, p, 1, 1, 0, 0;",
+            "}}",
+            d0 = inout(reg32) d[0],
+            d1 = inout(reg32) d[1],
+            d2 = inout(reg32) d[2],
+            d3 = inout(reg32) d[3],
+            d4 = inout(reg32) d[4],
+            d5 = inout(reg32) d[5],
+            d6 = inout(reg32) d[6],
+            d7 = inout(reg32) d[7],
+            d8 = inout(reg32) d[8],
+            d9 = inout(reg32) d[9],
+            d10 = inout(reg32) d[10],
+            d11 = inout(reg32) d[11],
+            d12 = inout(reg32) d[12],
+            d13 = inout(reg32) d[13],
+            d14 = inout(reg32) d[14],
+            d15 = inout(reg32) d[15],
+            d16 = inout(reg32) d[16],
+            d17 = inout(reg32) d[17],
+            d18 = inout(reg32) d[18],
+            d19 = inout(reg32) d[19],
+            d20 = inout(reg32) d[20],
+            d21 = inout(reg32) d[21],
+            d22 = inout(reg32) d[22],
+            d23 = inout(reg32) d[23],
+            d24 = inout(reg32) d[24],
+            d25 = inout(reg32) d[25],
+            d26 = inout(reg32) d[26],
+            d27 = inout(reg32) d[27],
+            d28 = inout(reg32) d[28],
+            d29 = inout(reg32) d[29],
+            d30 = inout(reg32) d[30],
+            d31 = inout(reg32) d[31],
+            d32 = inout(reg32) d[32],
+            d33 = inout(reg32) d[33],
+            d34 = inout(reg32) d[34],
+            d35 = inout(reg32) d[35],
+            d36 = inout(reg32) d[36],
+            d37 = inout(reg32) d[37],
+            d38 = inout(reg32) d[38],
+            d39 = inout(reg32) d[39],
+            d40 = inout(reg32) d[40],
+            d41 = inout(reg32) d[41],
+            d42 = inout(reg32) d[42],
+            d43 = inout(reg32) d[43],
+            d44 = inout(reg32) d[44],
+            d45 = inout(reg32) d[45],
+            d46 = inout(reg32) d[46],
+            d47 = inout(reg32) d[47],
+            d48 = inout(reg32) d[48],
+            d49 = inout(reg32) d[49],
+            d50 = inout(reg32) d[50],
+            d51 = inout(reg32) d[51],
+            d52 = inout(reg32) d[52],
+            d53 = inout(reg32) d[53],
+            d54 = inout(reg32) d[54],
+            d55 = inout(reg32) d[55],
+            d56 = inout(reg32) d[56],
+            d57 = inout(reg32) d[57],
+            d58 = inout(reg32) d[58],
+            d59 = inout(reg32) d[59],
+            d60 = inout(reg32) d[60],
+            d61 = inout(reg32) d[61],
+            d62 = inout(reg32) d[62],
+            d63 = inout(reg32) d[63],
+            a = in(reg64) desc_a,
+            b = in(reg64) desc_b,
+            acc = in(reg32) u32::from(accumulate),
+            options(nostack, preserves_flags),
+        );
+    }
+}
+
 /// Calls `f(i, d[i], d[i + 1])` for every even `i`: the two accumulators of a thread that
 /// sit side by side in a row of D (columns `c` and `c + 1`), unrolled: a loop that indexed
 /// the array with a variable would send all of it to local memory (and ptxas would
 /// serialise the wgmmas).
 #[inline(always)]
-pub fn each_pair(d: &[f32; 128], mut f: impl FnMut(u32, f32, f32)) {
+pub fn each_pair_128(d: &[f32; 128], mut f: impl FnMut(u32, f32, f32)) {
     f(0, d[0], d[1]);
     f(2, d[2], d[3]);
     f(4, d[4], d[5]);
@@ -231,9 +325,9 @@ pub fn each_pair(d: &[f32; 128], mut f: impl FnMut(u32, f32, f32)) {
     f(126, d[126], d[127]);
 }
 
-/// Calls `f(q, [d[4 q], .., d[4 q + 3]])` for `q` in 0..32, unrolled (see [`each_pair`]).
+/// Calls `f(q, [d[4 q], .., d[4 q + 3]])` for `q` in 0..32, unrolled (see [`each_pair_128`]).
 #[inline(always)]
-pub fn each_quad(d: &[f32; 128], mut f: impl FnMut(u32, [f32; 4])) {
+pub fn each_quad_128(d: &[f32; 128], mut f: impl FnMut(u32, [f32; 4])) {
     f(0, [d[0], d[1], d[2], d[3]]);
     f(1, [d[4], d[5], d[6], d[7]]);
     f(2, [d[8], d[9], d[10], d[11]]);
@@ -266,4 +360,65 @@ pub fn each_quad(d: &[f32; 128], mut f: impl FnMut(u32, [f32; 4])) {
     f(29, [d[116], d[117], d[118], d[119]]);
     f(30, [d[120], d[121], d[122], d[123]]);
     f(31, [d[124], d[125], d[126], d[127]]);
+}
+
+/// Calls `f(i, d[i], d[i + 1])` for every even `i`: the two accumulators of a thread that
+/// sit side by side in a row of D (columns `c` and `c + 1`), unrolled: a loop that indexed
+/// the array with a variable would send all of it to local memory (and ptxas would
+/// serialise the wgmmas).
+#[inline(always)]
+pub fn each_pair_64(d: &[f32; 64], mut f: impl FnMut(u32, f32, f32)) {
+    f(0, d[0], d[1]);
+    f(2, d[2], d[3]);
+    f(4, d[4], d[5]);
+    f(6, d[6], d[7]);
+    f(8, d[8], d[9]);
+    f(10, d[10], d[11]);
+    f(12, d[12], d[13]);
+    f(14, d[14], d[15]);
+    f(16, d[16], d[17]);
+    f(18, d[18], d[19]);
+    f(20, d[20], d[21]);
+    f(22, d[22], d[23]);
+    f(24, d[24], d[25]);
+    f(26, d[26], d[27]);
+    f(28, d[28], d[29]);
+    f(30, d[30], d[31]);
+    f(32, d[32], d[33]);
+    f(34, d[34], d[35]);
+    f(36, d[36], d[37]);
+    f(38, d[38], d[39]);
+    f(40, d[40], d[41]);
+    f(42, d[42], d[43]);
+    f(44, d[44], d[45]);
+    f(46, d[46], d[47]);
+    f(48, d[48], d[49]);
+    f(50, d[50], d[51]);
+    f(52, d[52], d[53]);
+    f(54, d[54], d[55]);
+    f(56, d[56], d[57]);
+    f(58, d[58], d[59]);
+    f(60, d[60], d[61]);
+    f(62, d[62], d[63]);
+}
+
+/// Calls `f(q, [d[4 q], .., d[4 q + 3]])` for `q` in 0..16, unrolled (see [`each_pair_64`]).
+#[inline(always)]
+pub fn each_quad_64(d: &[f32; 64], mut f: impl FnMut(u32, [f32; 4])) {
+    f(0, [d[0], d[1], d[2], d[3]]);
+    f(1, [d[4], d[5], d[6], d[7]]);
+    f(2, [d[8], d[9], d[10], d[11]]);
+    f(3, [d[12], d[13], d[14], d[15]]);
+    f(4, [d[16], d[17], d[18], d[19]]);
+    f(5, [d[20], d[21], d[22], d[23]]);
+    f(6, [d[24], d[25], d[26], d[27]]);
+    f(7, [d[28], d[29], d[30], d[31]]);
+    f(8, [d[32], d[33], d[34], d[35]]);
+    f(9, [d[36], d[37], d[38], d[39]]);
+    f(10, [d[40], d[41], d[42], d[43]]);
+    f(11, [d[44], d[45], d[46], d[47]]);
+    f(12, [d[48], d[49], d[50], d[51]]);
+    f(13, [d[52], d[53], d[54], d[55]]);
+    f(14, [d[56], d[57], d[58], d[59]]);
+    f(15, [d[60], d[61], d[62], d[63]]);
 }

@@ -37,6 +37,9 @@ const CASES: &[Case] = &[
     // More tiles than the GPU holds at once, the last partial wave split (in 2, for both the
     // single CTAs, 153 tiles, and the pairs, 85 cluster tiles, on 132 SMs).
     (1100, 4104, 456, 1.0, 1.0),
+    // Split-K with C: 8 tiles of 128 x 256 or 16 of 128 x 128, each split in 8; the reduction
+    // reads C.
+    (192, 1000, 2048, 1.0, 1.0),
 ];
 
 /// Cases of the quick mode (checked builds, sanitizers).
