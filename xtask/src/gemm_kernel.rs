@@ -319,7 +319,9 @@ fn wgmma_visits_source(len: usize) -> String {
     );
     s.push_str("/// serialise the wgmmas).\n");
     s.push_str("#[inline(always)]\n");
-    s.push_str(&format!("pub fn each_pair_{len}(d: &[f32; {len}], mut f: impl FnMut(u32, f32, f32)) {{\n"));
+    s.push_str(&format!(
+        "pub fn each_pair_{len}(d: &[f32; {len}], mut f: impl FnMut(u32, f32, f32)) {{\n"
+    ));
     for i in (0..len).step_by(2) {
         s.push_str(&format!("    f({i}, d[{i}], d[{}]);\n", i + 1));
     }
@@ -329,7 +331,9 @@ fn wgmma_visits_source(len: usize) -> String {
         len / 4
     ));
     s.push_str("#[inline(always)]\n");
-    s.push_str(&format!("pub fn each_quad_{len}(d: &[f32; {len}], mut f: impl FnMut(u32, [f32; 4])) {{\n"));
+    s.push_str(&format!(
+        "pub fn each_quad_{len}(d: &[f32; {len}], mut f: impl FnMut(u32, [f32; 4])) {{\n"
+    ));
     for q in 0..len / 4 {
         s.push_str(&format!(
             "    f({q}, [d[{}], d[{}], d[{}], d[{}]]);\n",

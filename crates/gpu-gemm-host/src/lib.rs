@@ -247,9 +247,10 @@ impl Kernel {
     /// pair) per work unit, at most `capacity` of them.
     fn grid(self, shape: Shape, splits: u32, capacity: u32) -> (u32, u32) {
         match self {
-            Kernel::PerTile | Kernel::SingleWarpgroup => {
-                (shape.n.div_ceil(self.tile_cols()), shape.m.div_ceil(self.tile_rows()))
-            }
+            Kernel::PerTile | Kernel::SingleWarpgroup => (
+                shape.n.div_ceil(self.tile_cols()),
+                shape.m.div_ceil(self.tile_rows()),
+            ),
             _ => {
                 let full = self.full_tiles(shape, splits, capacity);
                 let units = full + (self.cluster_tiles(shape) - full) * splits;
@@ -1009,7 +1010,11 @@ mod tests {
             shape(128, 4096, 14336),
             shape(1024, 1024, 1024),
         ] {
-            assert_eq!(Kernel::default_for(s, sms), Kernel::PersistentNarrow, "{s:?}");
+            assert_eq!(
+                Kernel::default_for(s, sms),
+                Kernel::PersistentNarrow,
+                "{s:?}"
+            );
         }
         // 128 x 128 tiles: 32, 112 and 64 of them; 112 fill the GPU enough without split-K.
         let narrow = Kernel::PersistentNarrow;

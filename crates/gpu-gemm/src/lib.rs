@@ -1354,9 +1354,19 @@ unsafe fn reduce_quad(
 ) {
     let partials = out.work.cast_const().cast::<Quad>();
     // SAFETY: inside the workspace by the contract.
-    let mut sum = unsafe { partials.add(quad_index(slot, splits, 0, q, quads, th)).read() }.0;
+    let mut sum = unsafe {
+        partials
+            .add(quad_index(slot, splits, 0, q, quads, th))
+            .read()
+    }
+    .0;
     for s in 1..splits {
-        let v = unsafe { partials.add(quad_index(slot, splits, s, q, quads, th)).read() }.0;
+        let v = unsafe {
+            partials
+                .add(quad_index(slot, splits, s, q, quads, th))
+                .read()
+        }
+        .0;
         for i in 0..4 {
             sum[i] += v[i];
         }
