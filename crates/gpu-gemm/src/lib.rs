@@ -7,7 +7,8 @@
 //! tensor stores (from registers when N % 8 != 0 or under split-K). When beta != 0, two more
 //! lanes of warpgroup 0 bring C into the consumers' staging buffers through an
 //! `EpiLoadPipeline` each. `setmaxnreg` moves registers from the producer warpgroup to the
-//! consumers. The cluster kernel pairs two
+//! consumers. One persistent kernel runs on 128 x 128 tiles instead (`wgmma.m64n128k16`, 6
+//! stages: [`Narrow`]), for shapes with too few 128 x 256 tiles. The cluster kernel pairs two
 //! CTAs on vertically adjacent tiles: each loads its own A and half of the shared B tile, which
 //! TMA multicast writes into both CTAs.
 #![no_std]
