@@ -32,16 +32,18 @@ use cudarc::driver::{CudaContext, CudaFunction, CudaModule, CudaSlice, CudaStrea
 use cudarc::nvrtc::Ptx;
 
 /// The kernels' CTA tile: rows of A (and D), rows of B (columns of D), and K per stage
-/// ([`Kernel::PersistentNarrow`]'s tiles are 128 columns wide: [`Kernel::tile_cols`]).
+/// ([`Kernel::PersistentNarrow`]'s tiles are 128 columns wide, [`Kernel::PersistentSlim`]'s 64:
+/// [`Kernel::tile_cols`]).
 pub const TILE: (u32, u32, u32) = (128, 256, 64);
-/// Stages of the kernels' ring ([`Kernel::PersistentNarrow`]'s: [`Kernel::stages`]).
+/// Stages of the kernels' ring (the narrower tiles' kernels have more: [`Kernel::stages`]).
 pub const STAGES: u32 = 4;
 /// Threads per block: one producer warpgroup, two consumer warpgroups (all kernels but
 /// [`Kernel::SingleWarpgroup`], which has one warpgroup: [`Kernel::threads`]).
 pub const THREADS: u32 = 384;
 /// Dynamic shared memory: the stages (A and B boxes), the epilogue's staging buffers (two
 /// consumer warpgroups x two 64 x 64 bf16 boxes) and one KiB for the barriers. The same for every
-/// kernel ([`Kernel::smem_bytes`]): 4 stages of 128 x 256 tiles, or 6 of 128 x 128.
+/// kernel ([`Kernel::smem_bytes`]): 4 stages of 128 x 256 tiles, 6 of 128 x 128, or 8 of
+/// 128 x 64.
 pub const SMEM_BYTES: u32 = smem_bytes(STAGES, TILE.1);
 
 /// The dynamic shared memory of a kernel with `stages` stages of tiles `cols` wide.
@@ -59,6 +61,9 @@ pub enum Kernel {
     /// (`gemm_bf16_persistent_n128`): twice the tiles, for shapes with too few 128 x 256 tiles
     /// to fill the GPU (skinny M), which then need less split-K or none.
     PersistentNarrow,
+    /// The persistent kernel on 128 x 64 tiles (`wgmma.m64n64k16`) in a ring of 8 stages
+    /// (`gemm_bf16_persistent_n64`): four times the tiles, for the smallest problems.
+    PersistentSlim,
     /// The persistent kernel in CTA pairs (clusters of 2): the two CTAs of a pair compute
     /// vertically adjacent tiles and share B's box through TMA multicast (`gemm_bf16_cluster`).
     Cluster,
@@ -73,10 +78,11 @@ pub enum Kernel {
 
 impl Kernel {
     /// Every kernel of the module.
-    pub const ALL: [Kernel; 6] = [
+    pub const ALL: [Kernel; 7] = [
         Kernel::Cluster,
         Kernel::Persistent,
         Kernel::PersistentNarrow,
+        Kernel::PersistentSlim,
         Kernel::PerTile,
         Kernel::PersistentFirst,
         Kernel::SingleWarpgroup,
@@ -88,6 +94,7 @@ impl Kernel {
             Self::PerTile => "gemm_bf16_ws",
             Self::Persistent => "gemm_bf16_persistent",
             Self::PersistentNarrow => "gemm_bf16_persistent_n128",
+            Self::PersistentSlim => "gemm_bf16_persistent_n64",
             Self::Cluster => "gemm_bf16_cluster",
             Self::PersistentFirst => "gemm_bf16_persistent_first",
             Self::SingleWarpgroup => "gemm_bf16_single",
@@ -100,6 +107,7 @@ impl Kernel {
             Self::PerTile => "per-tile",
             Self::Persistent => "persistent",
             Self::PersistentNarrow => "persistent-128",
+            Self::PersistentSlim => "persistent-64",
             Self::Cluster => "cluster",
             Self::PersistentFirst => "persistent-first",
             Self::SingleWarpgroup => "single-warpgroup",
@@ -124,18 +132,20 @@ impl Kernel {
     }
 
     /// Columns of D per CTA tile (rows of B's box, alone): 128 for
-    /// [`Kernel::PersistentNarrow`], 256 otherwise.
+    /// [`Kernel::PersistentNarrow`], 64 for [`Kernel::PersistentSlim`], 256 otherwise.
     pub const fn tile_cols(self) -> u32 {
         match self {
             Self::PersistentNarrow => 128,
+            Self::PersistentSlim => 64,
             _ => TILE.1,
         }
     }
 
-    /// Stages of the kernel's ring.
+    /// Stages of the kernel's ring: as many as fit the same shared memory.
     pub const fn stages(self) -> u32 {
         match self {
             Self::PersistentNarrow => 6,
+            Self::PersistentSlim => 8,
             _ => STAGES,
         }
     }
@@ -220,14 +230,13 @@ impl Kernel {
 
     /// The split-K workspace's bytes for `shape` in `splits` parts with `capacity` clusters: a
     /// CTA tile's f32 block (128 x [`Kernel::tile_cols`]) per CTA tile of the split tiles and
-    /// split (none without split-K).
+    /// split, then a 4-byte counter per CTA tile of the split tiles (none without split-K).
     pub fn workspace_bytes(self, shape: Shape, splits: u32, capacity: u32) -> usize {
         if splits <= 1 {
             return 0;
         }
-        self.slots(shape, splits, capacity) as usize
-            * splits as usize
-            * (TILE.0 * self.tile_cols() * 4) as usize
+        let slots = self.slots(shape, splits, capacity) as usize;
+        slots * splits as usize * (TILE.0 * self.tile_cols() * 4) as usize + slots * 4
     }
 
     /// CTA tiles of the split tiles of `shape` (a cluster tile counts its CTAs): the split-K
@@ -310,7 +319,14 @@ pub fn check_shape(
             "K must be a multiple of 8 (got {k}): a row of A or B must be a multiple of 16 bytes for the tensor copies"
         )));
     }
-    // The tensor map's dimensions are below 2^32; the grid's y dimension below 2^16.
+    // The tensor copies' coordinates are signed 32-bit (PTX ISA, "cp.async.bulk.tensor": the
+    // tensor coordinates are `.s32`): a column of B, D or C, or a k-block, at 2^31 or beyond
+    // would wrap. The grid's y dimension is below 2^16.
+    if n > i32::MAX as u32 || k > i32::MAX as u32 {
+        return Err(GemmError::Shape(format!(
+            "N and K must be below 2^31 (got N = {n}, K = {k}): the tensor copies' coordinates are signed 32-bit"
+        )));
+    }
     if m.div_ceil(TILE.0) > 65_535 {
         return Err(GemmError::Shape(format!(
             "M = {m} needs more than 65535 tile rows"
@@ -345,7 +361,7 @@ pub struct Gemm {
     _module: Arc<CudaModule>,
     /// The entry points, in the order of [`Kernel::ALL`].
     functions: Vec<CudaFunction>,
-    /// Split-K's second pass (`gemm_bf16_splitk_reduce`).
+    /// Split-K's second pass (`gemm_bf16_splitk_reduce`, for [`SplitReduction::SecondPass`]).
     reduce: CudaFunction,
     sms: u32,
     /// How many CTA pairs of the cluster kernel fit on the GPU at once.
@@ -562,8 +578,10 @@ impl Gemm {
         let maps = stream
             .clone_htod(&maps)
             .map_err(cuda("uploading the tensor maps"))?;
-        let splits = self.splits(kernel, shape);
-        let bytes = kernel.workspace_bytes(shape, splits, self.capacity(kernel));
+        let capacity = self.capacity(kernel);
+        let splits = kernel.splits(shape, capacity);
+        let bytes = kernel.workspace_bytes(shape, splits, capacity);
+        // Zeroed: the split counters start at zero, and each launch leaves them so.
         let work = if bytes == 0 {
             None
         } else {
@@ -580,17 +598,20 @@ impl Gemm {
             c,
             d,
             splits,
+            reduction: SplitReduction::InKernel,
+            capacity,
             work,
             stream: stream.cu_stream() as usize,
         })
     }
 
-    /// Enqueues one launch of a prepared problem (no allocation, no synchronisation).
+    /// Enqueues one launch of a prepared problem (no allocation, no synchronisation): one kernel,
+    /// or with [`SplitReduction::SecondPass`] and split-K two.
     ///
     /// The kernels allow programmatic dependent launches from their start
-    /// (`griddepcontrol.launch_dependents`; split-K's reduction is one). A kernel of yours
-    /// launched after this one with programmatic stream serialization must execute
-    /// `griddepcontrol.wait` before it reads D; one launched without it waits as usual.
+    /// (`griddepcontrol.launch_dependents`). A kernel of yours launched after this one with
+    /// programmatic stream serialization must execute `griddepcontrol.wait` before it reads D;
+    /// one launched without it waits as usual.
     pub fn launch(
         &self,
         stream: &CudaStream,
@@ -601,9 +622,8 @@ impl Gemm {
         if beta != 0.0 && prepared.c == 0 {
             return Err(GemmError::Shape("beta != 0 needs C".into()));
         }
-        // The split-K workspace holds one launch's partials until its reduction has read them:
-        // the launches of one `Prepared` must not overlap, so they go to the stream it was made
-        // for.
+        // The split-K workspace holds one launch's partials and split counters: the launches of
+        // one `Prepared` must not overlap, so they go to the stream it was made for.
         if stream.cu_stream() as usize != prepared.stream {
             return Err(GemmError::Shape(
                 "a prepared GEMM launches on the stream it was prepared on (its split-K workspace is not shared between streams)".into(),
@@ -614,6 +634,7 @@ impl Gemm {
         let (mut pc, mut pd) = (prepared.c, prepared.d);
         let (mut mm, mut nn, mut kk, mut al, mut be) = (m, n, k, alpha, beta);
         let mut splits = prepared.splits;
+        let mut in_kernel = u32::from(prepared.reduction == SplitReduction::InKernel);
         let (mut work, _gwork) = match &prepared.work {
             Some(w) => {
                 let (p, g) = w.device_ptr(stream);
@@ -621,7 +642,7 @@ impl Gemm {
             }
             None => (0, None),
         };
-        let mut args: [*mut c_void; 10] = [
+        let mut args: [*mut c_void; 11] = [
             (&raw mut pmaps).cast(),
             (&raw mut pc).cast(),
             (&raw mut pd).cast(),
@@ -632,12 +653,14 @@ impl Gemm {
             (&raw mut be).cast(),
             (&raw mut splits).cast(),
             (&raw mut work).cast(),
+            (&raw mut in_kernel).cast(),
         ];
         self.ctx
             .bind_to_thread()
             .map_err(cuda("binding the context"))?;
         let kernel = prepared.kernel;
-        let grid = kernel.grid(prepared.shape, prepared.splits, self.capacity(kernel));
+        // The grid of the capacity `prepare` sized the workspace for.
+        let grid = kernel.grid(prepared.shape, prepared.splits, prepared.capacity);
         let mut attribute = cluster_attribute(kernel.cluster());
         let config = launch_config(
             grid,
@@ -658,7 +681,7 @@ impl Gemm {
             )
         };
         check(status, "launching the GEMM")?;
-        if prepared.splits > 1 {
+        if prepared.splits > 1 && prepared.reduction == SplitReduction::SecondPass {
             self.launch_reduce(stream, prepared, alpha, beta, work)?;
         }
         Ok(())
@@ -678,7 +701,7 @@ impl Gemm {
         let (mut pc, mut pd) = (prepared.c, prepared.d);
         let (mut mm, mut nn, mut kk, mut al, mut be) = (m, n, k, alpha, beta);
         let kernel = prepared.kernel;
-        let capacity = self.capacity(kernel);
+        let capacity = prepared.capacity;
         let (mut splits, mut work, mut cluster) = (prepared.splits, work, kernel.cluster());
         // The main kernel's grid in clusters: its schedule's stride.
         let mut stride = kernel.grid(prepared.shape, prepared.splits, capacity).0 / cluster;
@@ -818,6 +841,17 @@ fn max_active_clusters(
     Ok(clusters as u32)
 }
 
+/// How split-K's partials become D. Both add a tile's splits in split order: the same D, bit for
+/// bit.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SplitReduction {
+    /// The CTA that finishes a tile's last split adds up the tile's partials and writes its D:
+    /// one kernel, no CTA waiting for another (the default).
+    InKernel,
+    /// A second kernel adds them up over the whole GPU (a programmatic dependent launch).
+    SecondPass,
+}
+
 /// A problem's tensor maps in device memory, ready for [`Gemm::launch`].
 pub struct Prepared {
     maps: CudaSlice<u8>,
@@ -825,8 +859,11 @@ pub struct Prepared {
     shape: Shape,
     c: u64,
     d: u64,
-    /// Split-K parts (1: none) and their workspace.
+    /// Split-K parts (1: none), how they are added up, and their workspace.
     splits: u32,
+    reduction: SplitReduction,
+    /// The clusters that fit on the GPU at once, which sized the workspace and the grid.
+    capacity: u32,
     work: Option<CudaSlice<u8>>,
     /// The stream it was prepared on (its `CUstream`), the only one it launches on.
     stream: usize,
@@ -836,6 +873,16 @@ impl Prepared {
     /// Into how many parts each tile's K range is split (1: no split-K).
     pub fn splits(&self) -> u32 {
         self.splits
+    }
+
+    /// How split-K's partials become D (without split-K, nothing to add up).
+    pub fn reduction(&self) -> SplitReduction {
+        self.reduction
+    }
+
+    /// Adds split-K's partials up as `reduction` says, in the launches that follow.
+    pub fn set_reduction(&mut self, reduction: SplitReduction) {
+        self.reduction = reduction;
     }
 
     /// The kernel it launches.
@@ -872,6 +919,23 @@ mod tests {
         assert!(check_shape(ok, 7 * 136 - 1, 1000 * 136, None, 7000).is_err());
         assert!(check_shape(ok, 7 * 136, 1000 * 136, Some(10), 7000).is_err());
         assert!(check_shape(ok, 7 * 136, 1000 * 136, None, 6999).is_err());
+        // The tensor copies' coordinates are signed 32-bit: N or K of 2^31 would wrap to a
+        // negative coordinate (zeros loaded, nothing stored: a wrong result), so they are
+        // errors even with buffers large enough; 2^31 - 8 is the largest K, 2^31 - 1 the largest N.
+        let big = 1u32 << 31;
+        let (bu, b8) = (big as usize, 8 * big as usize);
+        let wide = Shape { m: 1, n: big, k: 8 };
+        let e = check_shape(wide, 8, b8, None, bu).unwrap_err().to_string();
+        assert!(e.contains("2^31"), "{e}");
+        let long = Shape { m: 1, n: 1, k: big };
+        assert!(check_shape(long, bu, bu, None, 1).is_err());
+        let largest = Shape {
+            m: 1,
+            n: big - 1,
+            k: big - 8,
+        };
+        let (n, k) = ((big - 1) as usize, (big - 8) as usize);
+        assert!(check_shape(largest, k, n * k, None, n).is_ok());
     }
 
     #[test]
@@ -911,7 +975,7 @@ mod tests {
         assert_eq!(Kernel::Persistent.grid(llm, 2, sms), (132, 1));
         assert_eq!(
             Kernel::Persistent.workspace_bytes(llm, 2, sms),
-            52 * 2 * 131_072
+            52 * 2 * 131_072 + 52 * 4
         );
         // In pairs: 224 cluster tiles on 66 pairs, 26 of them split, 2 CTA tiles each.
         assert_eq!(Kernel::Cluster.splits(llm, pairs), 2);
@@ -919,7 +983,7 @@ mod tests {
         assert_eq!(Kernel::Cluster.grid(llm, 2, pairs), (132, 1));
         assert_eq!(
             Kernel::Cluster.workspace_bytes(llm, 2, pairs),
-            52 * 2 * 131_072
+            52 * 2 * 131_072 + 52 * 4
         );
         // A last wave half full or more, or none, is not split: 8192^3 in pairs is 15 waves and
         // 34 of 66; 8448 x 8192 single is 33 x 32 = 1056 tiles, 8 waves exactly.
@@ -1025,35 +1089,38 @@ mod tests {
         assert_eq!(narrow.grid(shape(128, 4096, 4096), 4, sms), (128, 1));
         assert_eq!(
             narrow.workspace_bytes(shape(128, 4096, 4096), 4, sms),
-            32 * 4 * 128 * 128 * 4
+            32 * 4 * 128 * 128 * 4 + 32 * 4
         );
         // 128 x 28672 x 8192 has 112 wide tiles, one wave without split-K: it stays wide.
         assert_eq!(
             Kernel::default_for(shape(128, 28672, 8192), sms),
             Kernel::Persistent
         );
-        // Six stages of 128 x 128 take the shared memory of four of 128 x 256.
+        // Six stages of 128 x 128, or eight of 128 x 64, take the shared memory of four of
+        // 128 x 256.
         assert_eq!(narrow.smem_bytes(), SMEM_BYTES);
+        assert_eq!(Kernel::PersistentSlim.smem_bytes(), SMEM_BYTES);
         assert_eq!(narrow.b_box_rows(), 128);
+        assert_eq!(Kernel::PersistentSlim.b_box_rows(), 64);
     }
 
     #[test]
-    fn the_workspace_holds_a_block_per_cta_tile_and_split() {
+    fn the_workspace_holds_a_block_per_cta_tile_and_split_and_a_counter_per_cta_tile() {
         let shape = Shape {
             m: 1000,
             n: 300,
             k: 4096,
         };
         assert_eq!(Kernel::Persistent.workspace_bytes(shape, 1, 132), 0);
-        // 8 x 2 tiles, 3 blocks of 128 KiB each.
+        // 8 x 2 tiles, 3 blocks of 128 KiB each, and a counter each.
         assert_eq!(
             Kernel::Persistent.workspace_bytes(shape, 3, 132),
-            16 * 3 * 131_072
+            16 * 3 * 131_072 + 16 * 4
         );
         // Pairs: 4 x 2 cluster tiles of 2 CTA tiles each (the padding CTA tiles included).
         assert_eq!(
             Kernel::Cluster.workspace_bytes(shape, 2, 66),
-            16 * 2 * 131_072
+            16 * 2 * 131_072 + 16 * 4
         );
         let one_row = Shape {
             m: 100,
@@ -1062,11 +1129,11 @@ mod tests {
         };
         assert_eq!(
             Kernel::Persistent.workspace_bytes(one_row, 2, 132),
-            3 * 2 * 131_072
+            3 * 2 * 131_072 + 3 * 4
         );
         assert_eq!(
             Kernel::Cluster.workspace_bytes(one_row, 2, 66),
-            6 * 2 * 131_072
+            6 * 2 * 131_072 + 6 * 4
         );
     }
 

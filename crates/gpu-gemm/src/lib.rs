@@ -7,8 +7,9 @@
 //! tensor stores (from registers when N % 8 != 0 or under split-K). When beta != 0, two more
 //! lanes of warpgroup 0 bring C into the consumers' staging buffers through an
 //! `EpiLoadPipeline` each. `setmaxnreg` moves registers from the producer warpgroup to the
-//! consumers. One persistent kernel runs on 128 x 128 tiles instead (`wgmma.m64n128k16`, 6
-//! stages: [`Narrow`]), for shapes with too few 128 x 256 tiles. The cluster kernel pairs two
+//! consumers. Two persistent kernels run on narrower tiles instead, for shapes with too few
+//! 128 x 256 tiles: 128 x 128 (`wgmma.m64n128k16`, 6 stages: [`Narrow`]) and 128 x 64
+//! (`wgmma.m64n64k16`, 8 stages: [`Slim`]). The cluster kernel pairs two
 //! CTAs on vertically adjacent tiles: each loads its own A and half of the shared B tile, which
 //! TMA multicast writes into both CTAs.
 #![no_std]
@@ -58,6 +59,8 @@ trait Width {
     fn each_pair(acc: &Self::Acc, f: impl FnMut(u32, f32, f32));
     /// `f(q, acc[4 q .. 4 q + 4])` for every `q`, unrolled.
     fn each_quad(acc: &Self::Acc, f: impl FnMut(u32, [f32; 4]));
+    /// `acc[4 q .. 4 q + 4] = f(q, acc[4 q .. 4 q + 4])` for every `q`, unrolled.
+    fn map_quads(acc: &mut Self::Acc, f: impl FnMut(u32, [f32; 4]) -> [f32; 4]);
 }
 
 /// 128 x 256 tiles (`wgmma.m64n256k16`, 128 accumulators per consumer thread) in a ring of 4
@@ -67,6 +70,9 @@ struct Wide;
 /// the tiles of [`Wide`] for shapes that have too few of those to fill the GPU (skinny M), with
 /// less split-K or none.
 struct Narrow;
+/// 128 x 64 tiles (`wgmma.m64n64k16`, 32 accumulators) in a ring of 8 stages of 24 KiB: four
+/// times the tiles of [`Wide`], for the smallest problems.
+struct Slim;
 
 impl Width for Wide {
     const BN: u32 = 256;
@@ -84,6 +90,10 @@ impl Width for Wide {
     #[inline(always)]
     fn each_quad(acc: &Self::Acc, f: impl FnMut(u32, [f32; 4])) {
         wgmma::each_quad_128(acc, f)
+    }
+    #[inline(always)]
+    fn map_quads(acc: &mut Self::Acc, f: impl FnMut(u32, [f32; 4]) -> [f32; 4]) {
+        wgmma::map_quads_128(acc, f)
     }
 }
 
@@ -103,6 +113,33 @@ impl Width for Narrow {
     #[inline(always)]
     fn each_quad(acc: &Self::Acc, f: impl FnMut(u32, [f32; 4])) {
         wgmma::each_quad_64(acc, f)
+    }
+    #[inline(always)]
+    fn map_quads(acc: &mut Self::Acc, f: impl FnMut(u32, [f32; 4]) -> [f32; 4]) {
+        wgmma::map_quads_64(acc, f)
+    }
+}
+
+impl Width for Slim {
+    const BN: u32 = 64;
+    type Acc = [f32; 32];
+    const ZERO: Self::Acc = [0.0; 32];
+    #[inline(always)]
+    unsafe fn mma(acc: &mut Self::Acc, desc_a: u64, desc_b: u64, accumulate: bool) {
+        // SAFETY: by the caller's contract.
+        unsafe { wgmma::wgmma_m64n64k16_bf16(acc, desc_a, desc_b, accumulate) }
+    }
+    #[inline(always)]
+    fn each_pair(acc: &Self::Acc, f: impl FnMut(u32, f32, f32)) {
+        wgmma::each_pair_32(acc, f)
+    }
+    #[inline(always)]
+    fn each_quad(acc: &Self::Acc, f: impl FnMut(u32, [f32; 4])) {
+        wgmma::each_quad_32(acc, f)
+    }
+    #[inline(always)]
+    fn map_quads(acc: &mut Self::Acc, f: impl FnMut(u32, [f32; 4]) -> [f32; 4]) {
+        wgmma::map_quads_32(acc, f)
     }
 }
 
@@ -146,16 +183,25 @@ impl Layout {
     const fn ring_barriers_at(self) -> usize {
         self.barriers_at() + 2 * Epi::SMEM_BYTES
     }
+
+    /// The word through which the consumers' first thread tells the others whether their CTA
+    /// finished the last split of a tile ([`finish_split`]): the last of the barriers' KiB.
+    const fn split_flag_at(self) -> usize {
+        self.barriers_at() + 1024 - 4
+    }
 }
 
 /// The ring of the [`Wide`] kernels.
 const WIDE: Layout = Layout::of::<Wide, 4>();
 /// The ring of the [`Narrow`] kernel.
 const NARROW: Layout = Layout::of::<Narrow, 6>();
+/// The ring of the [`Slim`] kernel.
+const SLIM: Layout = Layout::of::<Slim, 8>();
 // Every layout fits the 227 KiB of dynamic shared memory a block may have on sm_90 (CUDA C++
 // Programming Guide, "Compute Capabilities", Hopper), barriers included.
 const _: () = assert!(WIDE.barriers_at() + 1024 <= 227 * 1024);
 const _: () = assert!(NARROW.barriers_at() + 1024 <= 227 * 1024);
+const _: () = assert!(SLIM.barriers_at() + 1024 <= 227 * 1024);
 /// Consumer warps: 2 warpgroups of 4.
 const CONSUMER_WARPS: u32 = 8;
 /// Registers per thread after `setmaxnreg` (PTX ISA "setmaxnreg": 24 to 256, a multiple of 8):
@@ -175,10 +221,11 @@ fn grid_dependency_wait() {
     unsafe { core::arch::asm!("griddepcontrol.wait;", options(nostack, preserves_flags)) };
 }
 
-/// `griddepcontrol.launch_dependents;` (PTX ISA 7.8, sm_90, "griddepcontrol"): the dependent
-/// grid (split-K's reduction) may be scheduled once every CTA of this grid has executed it or
-/// exited. Its `griddepcontrol.wait` still waits for this grid to complete, so where this sits
-/// affects only when the dependent's CTAs may start.
+/// `griddepcontrol.launch_dependents;` (PTX ISA 7.8, sm_90, "Parallel Synchronization and
+/// Communication Instructions: griddepcontrol"): a grid launched after this one with
+/// programmatic stream serialization (split-K's second pass, or the caller's next kernel) may be scheduled once every CTA
+/// of this grid has executed it or exited. That grid's `griddepcontrol.wait` still waits for this
+/// one to complete, so where this sits affects only when the dependent's CTAs may start.
 #[inline(always)]
 fn launch_dependents() {
     // SAFETY: a scheduling hint with no operands.
@@ -219,6 +266,30 @@ unsafe fn c_stages(smem: *mut u8, layout: Layout, g: u32) -> Epi {
                 .cast(),
         )
     }
+}
+
+/// `atom.acq_rel.gpu.global.add.u32 old, [counter], 1;` (PTX ISA 6.0, sm_70, "Parallel
+/// Synchronization and Communication Instructions: atom"; "Memory Consistency Model"): adds 1 to
+/// the counter and returns its value before. At GPU scope it is a release of what precedes it in
+/// this thread (and what precedes that in causality order: other threads' writes before a
+/// barrier this thread then passed), and an acquire of what the earlier adders released.
+///
+/// # Safety
+///
+/// `counter` is a 4-byte aligned word of global memory.
+#[inline(always)]
+unsafe fn count_acq_rel_gpu(counter: *mut u32) -> u32 {
+    let before: u32;
+    // SAFETY: by the contract; it orders memory, so no `nomem`.
+    unsafe {
+        core::arch::asm!(
+            "atom.acq_rel.gpu.global.add.u32 {before}, [{counter}], 1;",
+            before = out(reg32) before,
+            counter = in(reg64) counter,
+            options(nostack, preserves_flags),
+        );
+    }
+    before
 }
 
 unsafe extern "llvm-intrinsic" {
@@ -426,10 +497,16 @@ unsafe fn gemm<W: Width, const ST: usize, const C: u32, S: MbarScope>(
     k: u32,
 ) {
     let tid = core::arch::nvptx::_thread_idx_x() as u32;
-    // Split-K's reduction may be scheduled as soon as SMs free up.
+    // A kernel the caller launches after this one as a programmatic dependent may be scheduled
+    // as soon as SMs free up (it waits for this grid's completion itself).
     launch_dependents();
     let smem = dynamic_smem();
     let layout = Layout::of::<W, ST>();
+    // The ring's barriers end before the split flag, the barriers' KiB's last word.
+    const {
+        let layout = Layout::of::<W, ST>();
+        assert!(layout.ring_barriers_at() + Pipe::<ST, C, S>::SMEM_BYTES <= layout.split_flag_at());
+    };
     // SAFETY: the ring's barriers follow the two warpgroups' epilogue-load barriers.
     let pipe = unsafe { Pipe::<ST, C, S>::new(smem.add(layout.ring_barriers_at()).cast()) };
     // SAFETY: one thread initialises, then the block (or cluster) barrier.
@@ -628,9 +705,33 @@ unsafe fn consume<W: Width, const ST: usize, const C: u32, S: MbarScope>(
         }
         unsafe { wgmma_wait_group(0) };
         release(previous);
-        if parts == 1 && staged {
+        // Whether `acc` holds the whole tile: it does without split-K; with it, in the CTA that
+        // finishes the tile's last split, once it has added up the splits' partials (or never,
+        // when `gemm_bf16_splitk_reduce` adds them after this kernel).
+        let whole = parts == 1 || {
+            let work = Workspace::of::<W>(out.work, schedule, config.cluster);
+            let slot = schedule.slot(tile, config.cluster, rank);
+            // SAFETY: every consumer thread calls them with the same unit; the workspace is the
+            // entries' contract's; the flag word is the layout's.
+            unsafe {
+                work.write_partial::<W>(&acc, slot, (split, parts), th);
+                out.reduce_in_kernel
+                    && last_split::<W>(
+                        &mut acc,
+                        work,
+                        slot,
+                        parts,
+                        th,
+                        smem.add(layout.split_flag_at()).cast(),
+                    )
+            }
+        };
+        if !whole {
+            // Another CTA writes this tile's D.
+        } else if staged && (parts == 1 || c_stages.is_none()) {
             // SAFETY: the buffer is this warpgroup's; `maps[2]` is D's map (N % 8 == 0); C comes
-            // through `c_stages` when beta != 0.
+            // through `c_stages` when beta != 0 (which loads C only for tiles not split: a split
+            // tile with C goes out from registers, below).
             unsafe {
                 let staging = smem.add(layout.staging_at(g));
                 let map_d = out.maps.add(2);
@@ -648,20 +749,9 @@ unsafe fn consume<W: Width, const ST: usize, const C: u32, S: MbarScope>(
                     &mut pending,
                 );
             }
-        } else if parts == 1 {
+        } else {
             let (row0, col0) = (m0 + g * 64 + 16 * w + l / 4, n0 + 2 * (l % 4));
             epilogue::<W>(&acc, row0, col0, out, m, n);
-        } else {
-            // Split-K: this split's partial goes to the workspace, in the slot of this CTA tile
-            // (`Schedule::slot`); `gemm_bf16_splitk_reduce` writes D.
-            let partials = out.work.cast::<Quad>();
-            let slot = schedule.slot(tile, config.cluster, rank);
-            // SAFETY: inside the workspace by the entries' contract.
-            W::each_quad(&acc, |q, v| unsafe {
-                partials
-                    .add(quad_index(slot, parts, split, q, W::BN / 8, th))
-                    .write(Quad(v))
-            });
         }
         u += stride;
     }
@@ -712,7 +802,8 @@ unsafe fn mma_stage<W: Width>(
 }
 
 /// The TMA-store epilogue of one consumer warpgroup: its 64 x `W::BN` block of D (rows `at.0..`,
-/// columns `at.1..`) leaves a quarter (64 columns; a [`Narrow`] block has two) at a time, each staged in one box of `staging`
+/// columns `at.1..`) leaves a quarter (64 columns; a [`Narrow`] block has two, a [`Slim`] one) at
+/// a time, each staged in one box of `staging`
 /// (quarter `q` in box `q % 2`) in the 128-byte-swizzled layout and stored by the warpgroup's
 /// first thread with a tensor store, which it does not wait for: the next quarter is staged in
 /// the other box meanwhile, and the next tile's main loop runs while the last ones drain.
@@ -820,7 +911,9 @@ unsafe fn store_through_smem<'e, W: Width>(
         }
     };
     quarter_out(0);
-    quarter_out(1);
+    if W::BN >= 128 {
+        quarter_out(1);
+    }
     if W::BN == 256 {
         quarter_out(2);
         quarter_out(3);
@@ -850,7 +943,8 @@ unsafe fn load_c<W: Width>(
         let (tile, _, parts) = schedule.unit(u);
         u += schedule.stride;
         if parts > 1 {
-            // A split tile's D comes from the reduction, which reads C itself.
+            // A split tile's D comes from the CTA that finishes it, which reads C from global
+            // memory (`finish_split`, then `epilogue`).
             continue;
         }
         let (tm, tn) = schedule.tile(tile);
@@ -882,14 +976,134 @@ unsafe fn warpgroup_sync(g: u32) {
     unsafe { barrier_sync_count(1 + g, 128) };
 }
 
-/// Where quad `q` (accumulators `4 q .. 4 q + 4`) of consumer thread `th` of split `split` of
-/// slot `slot` lies in the split-K workspace, in units of 16 bytes, when each thread has `quads`
-/// quads (`BN / 8`): the slot's splits one after another, each `quads` x 256 quads,
-/// thread-fastest (a warp's store or load is 512 contiguous bytes).
+/// The split-K workspace of a launch: first the partials, a block of 128 x `W::BN` f32 per slot
+/// (a CTA tile of the split tiles: [`Schedule::slot`]) and split; then a counter per slot, of
+/// the splits of its tile that have finished (zero before the launch, and zero again after it).
+#[derive(Clone, Copy)]
+struct Workspace {
+    partials: *mut Quad,
+    counters: *mut u32,
+    /// Quads (four accumulators) of a consumer thread: `W::BN / 8`.
+    quads: u32,
+}
+
+impl Workspace {
+    /// The workspace at `work` of the schedule's split tiles, `cluster` CTAs per cluster.
+    fn of<W: Width>(work: *mut u32, schedule: Schedule, cluster: u32) -> Self {
+        let quads = W::BN / 8;
+        let slots = (schedule.tiles() - schedule.full) * cluster;
+        let partials = work.cast::<Quad>();
+        // SAFETY (of the pointer arithmetic): the counters follow the partials inside the
+        // workspace, by the entries' contract.
+        let counters = unsafe {
+            partials
+                .add(slots as usize * schedule.splits as usize * quads as usize * 256)
+                .cast::<u32>()
+        };
+        Self {
+            partials,
+            counters,
+            quads,
+        }
+    }
+
+    /// Where quad `q` (accumulators `4 q .. 4 q + 4`) of consumer thread `th` of split `split`
+    /// (of `splits`) of slot `slot` lies: the slot's splits one after another, each `quads` x
+    /// 256 quads, thread-fastest (a warp's store or load is 512 contiguous bytes).
+    fn quad(self, slot: u32, (split, splits): (u32, u32), q: u32, th: u32) -> *mut Quad {
+        let index = ((slot as usize * splits as usize + split as usize) * self.quads as usize
+            + q as usize)
+            * 256
+            + th as usize;
+        // SAFETY (of the pointer arithmetic): inside the partials, by the entries' contract.
+        unsafe { self.partials.add(index) }
+    }
+
+    /// Consumer thread `th` writes its accumulators as split `split` (of `splits`) of slot
+    /// `slot`.
+    ///
+    /// # Safety
+    ///
+    /// The workspace is the launch's; `slot` one of its slots, `split` below `splits`, the
+    /// launch's splits.
+    #[inline(always)]
+    unsafe fn write_partial<W: Width>(self, acc: &W::Acc, slot: u32, split: (u32, u32), th: u32) {
+        // SAFETY: by the contract.
+        W::each_quad(acc, |q, v| unsafe {
+            self.quad(slot, split, q, th).write(Quad(v))
+        });
+    }
+}
+
+/// Split-K's end of a split (of `parts`) of a tile in the CTA, once its consumer threads (`th`
+/// of 256) have written their partials to slot `slot` of the workspace: the first thread counts
+/// the split on the slot's counter. Returns whether this CTA finished the tile's last split. That
+/// CTA has then read every split's partial back, its own too, and added them up in split order
+/// into `acc` (so the sum is the same whichever CTA finishes last, and the same as
+/// `gemm_bf16_splitk_reduce`'s), and reset the counter to zero for the next launch. No CTA waits
+/// for another: the last to arrive does the work.
+///
+/// # Memory ordering
+///
+/// A split's partial is written by 256 threads, which then meet at a named barrier; only then
+/// does the first of them add to the counter, with release semantics at GPU scope (cumulative:
+/// the barrier put the others' writes before it). The CTA whose add sees `parts - 1` acquired
+/// all of the earlier adds; its first thread tells the others through shared memory, after a
+/// second barrier, so their reads of the partials come after the acquire.
+///
+/// # Safety
+///
+/// Every consumer thread of the CTA calls it, with the same arguments but `th` and `acc`, each
+/// warp converged, after [`Workspace::write_partial`]; `work` is the launch's workspace, `slot`
+/// one of its slots, computed in `parts` splits (one unit each) by this launch; `flag` is the
+/// layout's [`Layout::split_flag_at`] word.
 #[inline(always)]
-fn quad_index(slot: u32, splits: u32, split: u32, q: u32, quads: u32, th: u32) -> usize {
-    ((slot as usize * splits as usize + split as usize) * quads as usize + q as usize) * 256
-        + th as usize
+unsafe fn last_split<W: Width>(
+    acc: &mut W::Acc,
+    work: Workspace,
+    slot: u32,
+    parts: u32,
+    th: u32,
+    flag: *mut u32,
+) -> bool {
+    // Every consumer thread's partial is written before the first counts the split.
+    // SAFETY (all accesses below): inside the workspace and the layout, by the contract.
+    unsafe { consumers_sync() };
+    if th == 0 {
+        let counter = unsafe { work.counters.add(slot as usize) };
+        let last = unsafe { count_acq_rel_gpu(counter) } + 1 == parts;
+        if last {
+            // Every split of this tile has counted: nothing else uses the counter in this launch.
+            unsafe { counter.write(0) };
+        }
+        unsafe { flag.write(u32::from(last)) };
+    }
+    unsafe { consumers_sync() };
+    let last = unsafe { flag.read() } != 0;
+    if last {
+        W::map_quads(acc, |q, _| unsafe {
+            work.quad(slot, (0, parts), q, th).read().0
+        });
+        for s in 1..parts {
+            W::map_quads(acc, |q, sum| {
+                let v = unsafe { work.quad(slot, (s, parts), q, th).read().0 };
+                [sum[0] + v[0], sum[1] + v[1], sum[2] + v[2], sum[3] + v[3]]
+            });
+        }
+    }
+    last
+}
+
+/// The 256 consumer threads meet at named barrier 3 (`barrier.sync.aligned 3, 256`; PTX ISA,
+/// "Parallel Synchronization and Communication Instructions: bar, barrier"), which orders their
+/// memory accesses before it against each other's after it.
+///
+/// # Safety
+///
+/// Called by all 256 consumer threads, each warp converged.
+#[inline(always)]
+unsafe fn consumers_sync() {
+    unsafe { barrier_sync_count(3, 2 * 128) };
 }
 
 /// Four accumulators, 16-byte aligned: one 128-bit store or load of the workspace.
@@ -908,6 +1122,9 @@ struct Out {
     alpha: f32,
     beta: f32,
     work: *mut u32,
+    /// Split tiles are added up by the CTA that finishes their last split ([`last_split`]),
+    /// rather than by `gemm_bf16_splitk_reduce` after the kernel.
+    reduce_in_kernel: bool,
 }
 
 /// Writes a thread's accumulators: thread (warp w, lane l) of a warpgroup holds rows
@@ -1052,17 +1269,20 @@ fn persistent<W: Width>(config: Config, m: u32, n: u32, k: u32, splits: u32) -> 
 /// Launched with 384 threads (a 1D grid; the per-tile kernel: `(ceil(N/256), ceil(M/128))`;
 /// the cluster kernel: clusters of (2, 1, 1) and an even grid) and the dynamic shared memory of
 /// its [`Layout`] plus the barriers' KiB: `stages * (16 KiB + BN * 128) + 32 KiB + 1 KiB`
-/// (BN 256 and 4 stages, 225 KiB; the [`Narrow`] kernel: BN 128 and 6 stages, also 225 KiB).
+/// (BN 256 and 4 stages, 225 KiB; the [`Narrow`] kernel: BN 128 and 6 stages, and the [`Slim`]
+/// kernel: BN 64 and 8 stages, also 225 KiB).
 /// `maps[0]` is A (box 64 x 128), `maps[1]` B (box 64 x BN; the cluster kernel: 64 x 128), and,
 /// when N % 8 == 0, `maps[2]` D and (when `beta != 0`) `maps[3]` C (boxes 64 x 64), all bf16
 /// with 128-byte swizzle, in global memory; D and (when `beta != 0`) C hold M x N bf16 (C may
 /// be D: each element of C is read before its element of D is written). With `splits > 1`
-/// (persistent kernels only; the per-tile kernel ignores it), D of the split tiles (see
-/// [`Schedule::new`]: every tile, or those of the last, partial wave) is not written: `work` is a
-/// 16-byte aligned workspace of one slot per CTA tile of the split tiles (`(tiles - full) * c`,
-/// c: CTAs per cluster) of `min(splits, ceil(K / 64))` blocks of 128 x BN f32 each (see
-/// [`quad_index`]), used by no other launch running at the same time, which
-/// [`gemm_bf16_splitk_reduce`] then turns into D; with `splits <= 1` it is not touched.
+/// (persistent kernels only; the per-tile kernel ignores it) the split tiles (see
+/// [`Schedule::new`]: every tile, or those of the last, partial wave) go through `work`, a
+/// 16-byte aligned [`Workspace`] used by no other launch running at the same time: one slot per
+/// CTA tile of the split tiles (`(tiles - full) * c`, c: CTAs per cluster) of
+/// `min(splits, ceil(K / 64))` blocks of 128 x BN f32 each, then one u32 counter per slot, all
+/// counters zero at the launch (each launch leaves them zero); with `splits <= 1` it is not
+/// touched. With `reduce_in_kernel != 0` the launch writes all of D ([`last_split`]); with 0, D
+/// of the split tiles is left to [`gemm_bf16_splitk_reduce`], launched after it.
 macro_rules! entry {
     ($(#[$doc:meta])* $name:ident, $config:expr, $width:ty, $stages:literal, |$m:ident, $n:ident, $k:ident, $splits:ident| $schedule:expr) => {
         $(#[$doc])*
@@ -1083,6 +1303,7 @@ macro_rules! entry {
             beta: f32,
             $splits: u32,
             work: *mut u32,
+            reduce_in_kernel: u32,
         ) {
             let out = Out {
                 maps,
@@ -1091,6 +1312,7 @@ macro_rules! entry {
                 alpha,
                 beta,
                 work,
+                reduce_in_kernel: reduce_in_kernel != 0,
             };
             let schedule = $schedule;
             unsafe {
@@ -1144,6 +1366,16 @@ entry!(
 );
 
 entry!(
+    /// [`gemm_bf16_persistent`] on 128 x 64 tiles ([`Slim`]: `wgmma.m64n64k16`, a ring of 8
+    /// stages): four times the tiles, for the smallest problems.
+    gemm_bf16_persistent_n64,
+    SINGLE,
+    Slim,
+    8,
+    |m, n, k, splits| persistent::<Slim>(SINGLE, m, n, k, splits)
+);
+
+entry!(
     /// The persistent kernel in CTA pairs (clusters of 2 along x): the pair computes 256 x 256
     /// cluster tiles, each CTA 128 rows; each CTA loads its A box and half of the B box,
     /// multicast to both, so B crosses L2 once per pair.
@@ -1168,7 +1400,8 @@ entry!(
 /// D (grid `(ceil(N/256), ceil(M/64))`), with the same 4-stage ring, `wgmma` and register
 /// epilogue as the others, but no producer warp: its thread 0 also issues the tensor loads, three
 /// k-blocks ahead, between its MMAs; every thread releases each stage. `maps[0]` is A with a box
-/// of 64 x 64; otherwise as [`entry!`] (`splits` and `work` are ignored; 128 threads).
+/// of 64 x 64; otherwise as [`entry!`] (`splits`, `work` and `reduce_in_kernel` are ignored;
+/// 128 threads).
 ///
 /// # Safety
 ///
@@ -1186,8 +1419,9 @@ pub unsafe extern "gpu-kernel" fn gemm_bf16_single(
     beta: f32,
     splits: u32,
     work: *mut u32,
+    reduce_in_kernel: u32,
 ) {
-    let _ = (splits, work);
+    let _ = (splits, work, reduce_in_kernel);
     let out = Out {
         maps,
         c,
@@ -1195,6 +1429,7 @@ pub unsafe extern "gpu-kernel" fn gemm_bf16_single(
         alpha,
         beta,
         work: core::ptr::null_mut(),
+        reduce_in_kernel: false,
     };
     // SAFETY: special-register reads.
     let (tid, x, y) = unsafe {
@@ -1264,7 +1499,8 @@ pub unsafe extern "gpu-kernel" fn gemm_bf16_single(
     epilogue::<Wide>(&acc, m0 + 16 * w + l / 4, n0 + 2 * (l % 4), out, m, n);
 }
 
-/// Split-K's second pass, after a persistent kernel launched with `splits > 1`: D = alpha * (the
+/// Split-K's second pass, after a persistent kernel launched with `splits > 1` and
+/// `reduce_in_kernel == 0`: D = alpha * (the
 /// sum of the splits' partials, in split order) + beta * C for the split tiles (the main kernel
 /// wrote the whole ones). With `quads = width / 8` (a consumer thread's quads of accumulators),
 /// block `b` (256 threads) takes quad `b % quads` of every consumer thread of slot `b / quads`;
@@ -1278,7 +1514,8 @@ pub unsafe extern "gpu-kernel" fn gemm_bf16_single(
 /// tiles), after (in stream order, or as its programmatic dependent) the main kernel with the
 /// same `m`, `n`, `k`, `splits` and `work`, `cluster` its CTAs per cluster (1 or 2), `stride`
 /// its grid in clusters and `width` its tiles' columns (256, or 128 for
-/// [`gemm_bf16_persistent_n128`]); D and C (when `beta != 0`) hold M x N bf16.
+/// [`gemm_bf16_persistent_n128`], 64 for [`gemm_bf16_persistent_n64`]); D and C (when
+/// `beta != 0`) hold M x N bf16.
 #[unsafe(no_mangle)]
 #[allow(clippy::too_many_arguments)]
 pub unsafe extern "gpu-kernel" fn gemm_bf16_splitk_reduce(
@@ -1325,10 +1562,16 @@ pub unsafe extern "gpu-kernel" fn gemm_bf16_splitk_reduce(
         alpha,
         beta,
         work: work.cast_mut(),
+        reduce_in_kernel: false,
+    };
+    let work = Workspace {
+        partials: work.cast::<Quad>().cast_mut(),
+        counters: core::ptr::null_mut(),
+        quads,
     };
     let at = (tm * BM * cluster + rank * BM, tn * width);
     // SAFETY: inside the workspace by the contract.
-    unsafe { reduce_quad(out, slot, schedule.splits, q, quads, th, at, m, n) };
+    unsafe { reduce_quad(out, work, slot, schedule.splits, q, th, at, m, n) };
 }
 
 /// Split-K's sum: adds quad `q` (of `quads`) of consumer thread `th` over the `splits` partials of
@@ -1338,36 +1581,24 @@ pub unsafe extern "gpu-kernel" fn gemm_bf16_splitk_reduce(
 ///
 /// # Safety
 ///
-/// `out.work` holds the slot's partials (see [`quad_index`]), written before (in stream order, or
-/// before a barrier this thread passed).
+/// `work` holds the slot's partials ([`Workspace`]), written before (in stream order).
 #[inline(always)]
 #[allow(clippy::too_many_arguments)]
 unsafe fn reduce_quad(
     out: Out,
+    work: Workspace,
     slot: u32,
     splits: u32,
     q: u32,
-    quads: u32,
     th: u32,
     at: (u32, u32),
     m: u32,
     n: u32,
 ) {
-    let partials = out.work.cast_const().cast::<Quad>();
     // SAFETY: inside the workspace by the contract.
-    let mut sum = unsafe {
-        partials
-            .add(quad_index(slot, splits, 0, q, quads, th))
-            .read()
-    }
-    .0;
+    let mut sum = unsafe { work.quad(slot, (0, splits), q, th).read() }.0;
     for s in 1..splits {
-        let v = unsafe {
-            partials
-                .add(quad_index(slot, splits, s, q, quads, th))
-                .read()
-        }
-        .0;
+        let v = unsafe { work.quad(slot, (s, splits), q, th).read() }.0;
         for i in 0..4 {
             sum[i] += v[i];
         }

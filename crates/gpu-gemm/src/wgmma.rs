@@ -253,6 +253,68 @@ pub unsafe fn wgmma_m64n128k16_bf16(d: &mut [f32; 64], desc_a: u64, desc_b: u64,
     }
 }
 
+/// `wgmma.mma_async.sync.aligned.m64n64k16.f32.bf16.bf16 {d}, a, b, p, 1, 1, 0, 0;`: a
+/// warpgroup multiplies a 64 x 16 tile of A by a 16 x 64 tile of B (both K-major in shared
+/// memory, described by `desc_a`, `desc_b`) into its 64 x 64 f32 accumulators, 32 per
+/// thread. `accumulate == false` overwrites them. PTX ISA 8.0, sm_90a; PTX ISA,
+/// "Asynchronous Warpgroup Level Matrix Multiply-Accumulate Instructions: wgmma.mma_async".
+///
+/// # Safety
+///
+/// The whole warpgroup executes it converged (it is `.aligned`; inline assembly is not
+/// `convergent` to LLVM, so it must not sit under lane-dependent control flow), after
+/// `wgmma.fence`; the descriptors describe valid shared memory; `d` is not used before the
+/// `wgmma.wait_group` that covers this instruction.
+#[inline(always)]
+pub unsafe fn wgmma_m64n64k16_bf16(d: &mut [f32; 32], desc_a: u64, desc_b: u64, accumulate: bool) {
+    // SAFETY: guaranteed by the caller.
+    unsafe {
+        core::arch::asm!(
+            "{{",
+            ".reg .pred p;",
+            "setp.ne.b32 p, {acc}, 0;",
+            "wgmma.mma_async.sync.aligned.m64n64k16.f32.bf16.bf16 {{{d0}, {d1}, {d2}, {d3}, {d4}, {d5}, {d6}, {d7}, {d8}, {d9}, {d10}, {d11}, {d12}, {d13}, {d14}, {d15}, {d16}, {d17}, {d18}, {d19}, {d20}, {d21}, {d22}, {d23}, {d24}, {d25}, {d26}, {d27}, {d28}, {d29}, {d30}, {d31}}}, {a}, {b}, p, 1, 1, 0, 0;",
+            "}}",
+            d0 = inout(reg32) d[0],
+            d1 = inout(reg32) d[1],
+            d2 = inout(reg32) d[2],
+            d3 = inout(reg32) d[3],
+            d4 = inout(reg32) d[4],
+            d5 = inout(reg32) d[5],
+            d6 = inout(reg32) d[6],
+            d7 = inout(reg32) d[7],
+            d8 = inout(reg32) d[8],
+            d9 = inout(reg32) d[9],
+            d10 = inout(reg32) d[10],
+            d11 = inout(reg32) d[11],
+            d12 = inout(reg32) d[12],
+            d13 = inout(reg32) d[13],
+            d14 = inout(reg32) d[14],
+            d15 = inout(reg32) d[15],
+            d16 = inout(reg32) d[16],
+            d17 = inout(reg32) d[17],
+            d18 = inout(reg32) d[18],
+            d19 = inout(reg32) d[19],
+            d20 = inout(reg32) d[20],
+            d21 = inout(reg32) d[21],
+            d22 = inout(reg32) d[22],
+            d23 = inout(reg32) d[23],
+            d24 = inout(reg32) d[24],
+            d25 = inout(reg32) d[25],
+            d26 = inout(reg32) d[26],
+            d27 = inout(reg32) d[27],
+            d28 = inout(reg32) d[28],
+            d29 = inout(reg32) d[29],
+            d30 = inout(reg32) d[30],
+            d31 = inout(reg32) d[31],
+            a = in(reg64) desc_a,
+            b = in(reg64) desc_b,
+            acc = in(reg32) u32::from(accumulate),
+            options(nostack, preserves_flags),
+        );
+    }
+}
+
 /// Calls `f(i, d[i], d[i + 1])` for every even `i`: the two accumulators of a thread that
 /// sit side by side in a row of D (columns `c` and `c + 1`), unrolled: a loop that indexed
 /// the array with a variable would send all of it to local memory (and ptxas would
@@ -362,6 +424,44 @@ pub fn each_quad_128(d: &[f32; 128], mut f: impl FnMut(u32, [f32; 4])) {
     f(31, [d[124], d[125], d[126], d[127]]);
 }
 
+/// Replaces each quad `d[4 q .. 4 q + 4]` with `f(q, quad)` for `q` in 0..32, unrolled (see
+/// [`each_pair_128`]).
+#[inline(always)]
+pub fn map_quads_128(d: &mut [f32; 128], mut f: impl FnMut(u32, [f32; 4]) -> [f32; 4]) {
+    [d[0], d[1], d[2], d[3]] = f(0, [d[0], d[1], d[2], d[3]]);
+    [d[4], d[5], d[6], d[7]] = f(1, [d[4], d[5], d[6], d[7]]);
+    [d[8], d[9], d[10], d[11]] = f(2, [d[8], d[9], d[10], d[11]]);
+    [d[12], d[13], d[14], d[15]] = f(3, [d[12], d[13], d[14], d[15]]);
+    [d[16], d[17], d[18], d[19]] = f(4, [d[16], d[17], d[18], d[19]]);
+    [d[20], d[21], d[22], d[23]] = f(5, [d[20], d[21], d[22], d[23]]);
+    [d[24], d[25], d[26], d[27]] = f(6, [d[24], d[25], d[26], d[27]]);
+    [d[28], d[29], d[30], d[31]] = f(7, [d[28], d[29], d[30], d[31]]);
+    [d[32], d[33], d[34], d[35]] = f(8, [d[32], d[33], d[34], d[35]]);
+    [d[36], d[37], d[38], d[39]] = f(9, [d[36], d[37], d[38], d[39]]);
+    [d[40], d[41], d[42], d[43]] = f(10, [d[40], d[41], d[42], d[43]]);
+    [d[44], d[45], d[46], d[47]] = f(11, [d[44], d[45], d[46], d[47]]);
+    [d[48], d[49], d[50], d[51]] = f(12, [d[48], d[49], d[50], d[51]]);
+    [d[52], d[53], d[54], d[55]] = f(13, [d[52], d[53], d[54], d[55]]);
+    [d[56], d[57], d[58], d[59]] = f(14, [d[56], d[57], d[58], d[59]]);
+    [d[60], d[61], d[62], d[63]] = f(15, [d[60], d[61], d[62], d[63]]);
+    [d[64], d[65], d[66], d[67]] = f(16, [d[64], d[65], d[66], d[67]]);
+    [d[68], d[69], d[70], d[71]] = f(17, [d[68], d[69], d[70], d[71]]);
+    [d[72], d[73], d[74], d[75]] = f(18, [d[72], d[73], d[74], d[75]]);
+    [d[76], d[77], d[78], d[79]] = f(19, [d[76], d[77], d[78], d[79]]);
+    [d[80], d[81], d[82], d[83]] = f(20, [d[80], d[81], d[82], d[83]]);
+    [d[84], d[85], d[86], d[87]] = f(21, [d[84], d[85], d[86], d[87]]);
+    [d[88], d[89], d[90], d[91]] = f(22, [d[88], d[89], d[90], d[91]]);
+    [d[92], d[93], d[94], d[95]] = f(23, [d[92], d[93], d[94], d[95]]);
+    [d[96], d[97], d[98], d[99]] = f(24, [d[96], d[97], d[98], d[99]]);
+    [d[100], d[101], d[102], d[103]] = f(25, [d[100], d[101], d[102], d[103]]);
+    [d[104], d[105], d[106], d[107]] = f(26, [d[104], d[105], d[106], d[107]]);
+    [d[108], d[109], d[110], d[111]] = f(27, [d[108], d[109], d[110], d[111]]);
+    [d[112], d[113], d[114], d[115]] = f(28, [d[112], d[113], d[114], d[115]]);
+    [d[116], d[117], d[118], d[119]] = f(29, [d[116], d[117], d[118], d[119]]);
+    [d[120], d[121], d[122], d[123]] = f(30, [d[120], d[121], d[122], d[123]]);
+    [d[124], d[125], d[126], d[127]] = f(31, [d[124], d[125], d[126], d[127]]);
+}
+
 /// Calls `f(i, d[i], d[i + 1])` for every even `i`: the two accumulators of a thread that
 /// sit side by side in a row of D (columns `c` and `c + 1`), unrolled: a loop that indexed
 /// the array with a variable would send all of it to local memory (and ptxas would
@@ -421,4 +521,77 @@ pub fn each_quad_64(d: &[f32; 64], mut f: impl FnMut(u32, [f32; 4])) {
     f(13, [d[52], d[53], d[54], d[55]]);
     f(14, [d[56], d[57], d[58], d[59]]);
     f(15, [d[60], d[61], d[62], d[63]]);
+}
+
+/// Replaces each quad `d[4 q .. 4 q + 4]` with `f(q, quad)` for `q` in 0..16, unrolled (see
+/// [`each_pair_64`]).
+#[inline(always)]
+pub fn map_quads_64(d: &mut [f32; 64], mut f: impl FnMut(u32, [f32; 4]) -> [f32; 4]) {
+    [d[0], d[1], d[2], d[3]] = f(0, [d[0], d[1], d[2], d[3]]);
+    [d[4], d[5], d[6], d[7]] = f(1, [d[4], d[5], d[6], d[7]]);
+    [d[8], d[9], d[10], d[11]] = f(2, [d[8], d[9], d[10], d[11]]);
+    [d[12], d[13], d[14], d[15]] = f(3, [d[12], d[13], d[14], d[15]]);
+    [d[16], d[17], d[18], d[19]] = f(4, [d[16], d[17], d[18], d[19]]);
+    [d[20], d[21], d[22], d[23]] = f(5, [d[20], d[21], d[22], d[23]]);
+    [d[24], d[25], d[26], d[27]] = f(6, [d[24], d[25], d[26], d[27]]);
+    [d[28], d[29], d[30], d[31]] = f(7, [d[28], d[29], d[30], d[31]]);
+    [d[32], d[33], d[34], d[35]] = f(8, [d[32], d[33], d[34], d[35]]);
+    [d[36], d[37], d[38], d[39]] = f(9, [d[36], d[37], d[38], d[39]]);
+    [d[40], d[41], d[42], d[43]] = f(10, [d[40], d[41], d[42], d[43]]);
+    [d[44], d[45], d[46], d[47]] = f(11, [d[44], d[45], d[46], d[47]]);
+    [d[48], d[49], d[50], d[51]] = f(12, [d[48], d[49], d[50], d[51]]);
+    [d[52], d[53], d[54], d[55]] = f(13, [d[52], d[53], d[54], d[55]]);
+    [d[56], d[57], d[58], d[59]] = f(14, [d[56], d[57], d[58], d[59]]);
+    [d[60], d[61], d[62], d[63]] = f(15, [d[60], d[61], d[62], d[63]]);
+}
+
+/// Calls `f(i, d[i], d[i + 1])` for every even `i`: the two accumulators of a thread that
+/// sit side by side in a row of D (columns `c` and `c + 1`), unrolled: a loop that indexed
+/// the array with a variable would send all of it to local memory (and ptxas would
+/// serialise the wgmmas).
+#[inline(always)]
+pub fn each_pair_32(d: &[f32; 32], mut f: impl FnMut(u32, f32, f32)) {
+    f(0, d[0], d[1]);
+    f(2, d[2], d[3]);
+    f(4, d[4], d[5]);
+    f(6, d[6], d[7]);
+    f(8, d[8], d[9]);
+    f(10, d[10], d[11]);
+    f(12, d[12], d[13]);
+    f(14, d[14], d[15]);
+    f(16, d[16], d[17]);
+    f(18, d[18], d[19]);
+    f(20, d[20], d[21]);
+    f(22, d[22], d[23]);
+    f(24, d[24], d[25]);
+    f(26, d[26], d[27]);
+    f(28, d[28], d[29]);
+    f(30, d[30], d[31]);
+}
+
+/// Calls `f(q, [d[4 q], .., d[4 q + 3]])` for `q` in 0..8, unrolled (see [`each_pair_32`]).
+#[inline(always)]
+pub fn each_quad_32(d: &[f32; 32], mut f: impl FnMut(u32, [f32; 4])) {
+    f(0, [d[0], d[1], d[2], d[3]]);
+    f(1, [d[4], d[5], d[6], d[7]]);
+    f(2, [d[8], d[9], d[10], d[11]]);
+    f(3, [d[12], d[13], d[14], d[15]]);
+    f(4, [d[16], d[17], d[18], d[19]]);
+    f(5, [d[20], d[21], d[22], d[23]]);
+    f(6, [d[24], d[25], d[26], d[27]]);
+    f(7, [d[28], d[29], d[30], d[31]]);
+}
+
+/// Replaces each quad `d[4 q .. 4 q + 4]` with `f(q, quad)` for `q` in 0..8, unrolled (see
+/// [`each_pair_32`]).
+#[inline(always)]
+pub fn map_quads_32(d: &mut [f32; 32], mut f: impl FnMut(u32, [f32; 4]) -> [f32; 4]) {
+    [d[0], d[1], d[2], d[3]] = f(0, [d[0], d[1], d[2], d[3]]);
+    [d[4], d[5], d[6], d[7]] = f(1, [d[4], d[5], d[6], d[7]]);
+    [d[8], d[9], d[10], d[11]] = f(2, [d[8], d[9], d[10], d[11]]);
+    [d[12], d[13], d[14], d[15]] = f(3, [d[12], d[13], d[14], d[15]]);
+    [d[16], d[17], d[18], d[19]] = f(4, [d[16], d[17], d[18], d[19]]);
+    [d[20], d[21], d[22], d[23]] = f(5, [d[20], d[21], d[22], d[23]]);
+    [d[24], d[25], d[26], d[27]] = f(6, [d[24], d[25], d[26], d[27]]);
+    [d[28], d[29], d[30], d[31]] = f(7, [d[28], d[29], d[30], d[31]]);
 }
