@@ -168,14 +168,17 @@ impl Kernel {
         self.tile_cols() / self.cluster()
     }
 
-    /// The kernel [`Gemm::run`] uses for `shape` on a GPU of `sms` SMs: the persistent kernel on
-    /// 128 x 128 tiles when there are fewer 128 x 256 tiles than half the SMs (which would split
-    /// every tile); the single-CTA persistent kernel when there is only one row of tiles (a
-    /// pair's second CTA would compute only padding); CTA pairs otherwise.
+    /// The kernel [`Gemm::run`] uses for `shape` on a GPU of `sms` SMs. Where there are fewer
+    /// 128 x 256 tiles than half the SMs (which would split every tile), a persistent kernel on
+    /// narrower tiles: 128 x 128 if there are at least half as many of those as SMs, 128 x 64
+    /// otherwise. Else the single-CTA persistent kernel when there is only one row of tiles (a
+    /// pair's second CTA would compute only padding), and CTA pairs otherwise.
     pub fn default_for(shape: Shape, sms: u32) -> Kernel {
-        // 128 x 256 CTA tiles, as the single-CTA kernels count them.
-        let tiles = Kernel::Persistent.cluster_tiles(shape);
-        if tiles < sms / 2 {
+        // CTA tiles, as the single-CTA kernels count them.
+        let few = |kernel: Kernel| kernel.cluster_tiles(shape) < sms / 2;
+        if few(Kernel::Persistent) && few(Kernel::PersistentNarrow) {
+            Kernel::PersistentSlim
+        } else if few(Kernel::Persistent) {
             Kernel::PersistentNarrow
         } else if shape.m <= TILE.0 {
             Kernel::Persistent
@@ -1067,19 +1070,23 @@ mod tests {
         let shape = |m, n, k| Shape { m, n, k };
         let sms = 132;
         // The language-model shapes with M = 128 and 16 or 56 tiles of 128 x 256 (run 37: 0.79,
-        // 0.78, 0.86 of cuBLAS, split 8 or 2 ways), and 1024^3 (32 tiles, 0.46).
-        for s in [
-            shape(128, 4096, 4096),
-            shape(128, 14336, 4096),
-            shape(128, 4096, 14336),
-            shape(1024, 1024, 1024),
+        // 0.78, 0.86 of cuBLAS, split 8 or 2 ways), and 1024^3 (32 tiles, 0.46): the widest
+        // tiles of which there are at least half as many as SMs, or else 128 x 64 ones.
+        for (s, kernel) in [
+            (shape(128, 4096, 4096), Kernel::PersistentSlim),
+            (shape(128, 14336, 4096), Kernel::PersistentNarrow),
+            (shape(128, 4096, 14336), Kernel::PersistentSlim),
+            (shape(1024, 1024, 1024), Kernel::PersistentSlim),
+            (shape(1024, 2048, 1024), Kernel::PersistentNarrow),
         ] {
-            assert_eq!(
-                Kernel::default_for(s, sms),
-                Kernel::PersistentNarrow,
-                "{s:?}"
-            );
+            assert_eq!(Kernel::default_for(s, sms), kernel, "{s:?}");
         }
+        // 128 x 64 tiles: 1024^3 has 128, one wave without split-K (run 41, Nsight Compute:
+        // 11.9 us, against 14.5 us for 128 x 128 tiles in 2 splits).
+        let slim = Kernel::PersistentSlim;
+        assert_eq!(slim.splits(shape(1024, 1024, 1024), sms), 1);
+        assert_eq!(slim.splits(shape(128, 4096, 4096), sms), 2);
+        assert_eq!(slim.grid(shape(1024, 1024, 1024), 1, sms), (128, 1));
         // 128 x 128 tiles: 32, 112 and 64 of them; 112 fill the GPU enough without split-K.
         let narrow = Kernel::PersistentNarrow;
         assert_eq!(narrow.splits(shape(128, 4096, 4096), sms), 4);

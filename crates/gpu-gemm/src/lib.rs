@@ -477,6 +477,9 @@ struct Config {
     /// D leaves through shared memory and TMA tensor stores (when N is a multiple of 8, the
     /// tensor map's stride rule), which run on while the warpgroup starts its next tile.
     tma_store: bool,
+    /// The persistent schedule splits K as the launch's `splits` says (`false`: it ignores it,
+    /// and the split-K code is not compiled in).
+    split_k: bool,
 }
 
 /// The kernel body over `schedule`: warpgroup 0's first lane produces, warpgroups 1 and 2
@@ -680,6 +683,9 @@ unsafe fn consume<W: Width, const ST: usize, const C: u32, S: MbarScope>(
     // The store thread's release of the C stage of its last quarter of D, due once that quarter's
     // tensor store has read it.
     let mut pending: Option<MbarrierRef<'_, Cta>> = None;
+    // Quarters of D this warpgroup has staged so far (without C, quarter `i` of the CTA's goes
+    // through box `i % 2`, across tiles: a [`Slim`] tile has one quarter).
+    let mut staged_quarters = 0u32;
     let (first, stride, total) = (schedule.first, schedule.stride, schedule.total());
     let mut u = first;
     while u < total {
@@ -720,7 +726,7 @@ unsafe fn consume<W: Width, const ST: usize, const C: u32, S: MbarScope>(
                         &mut acc,
                         work,
                         slot,
-                        parts,
+                        (split, parts),
                         th,
                         smem.add(layout.split_flag_at()).cast(),
                     )
@@ -747,6 +753,7 @@ unsafe fn consume<W: Width, const ST: usize, const C: u32, S: MbarScope>(
                     out,
                     c_stages.as_ref(),
                     &mut pending,
+                    &mut staged_quarters,
                 );
             }
         } else {
@@ -808,8 +815,10 @@ unsafe fn mma_stage<W: Width>(
 /// first thread with a tensor store, which it does not wait for: the next quarter is staged in
 /// the other box meanwhile, and the next tile's main loop runs while the last ones drain.
 ///
-/// Before a box is written again, that thread waits until the store issued from it two quarters
-/// before has read it (`cp.async.bulk.wait_group.read 1`: all but the newest group). With C
+/// Without C, the CTA's quarters alternate between the boxes across tiles too (`staged` counts
+/// the quarters staged before this call: a [`Slim`] tile has only one), and before a box is
+/// written again, that thread waits until the store issued from it two quarters before has read
+/// it (`cp.async.bulk.wait_group.read 1`: all but the newest group). With C
 /// (`c_stages` is `Some`: beta != 0), each quarter of C arrives in the box through `c_stages` (see
 /// [`Epi`]), in the layout D leaves in, so each thread combines and overwrites the same four
 /// bytes; the store thread gives a stage back once its store has read it: a quarter's stage
@@ -839,8 +848,11 @@ unsafe fn store_through_smem<'e, W: Width>(
     out: Out,
     c_stages: Option<&'e Epi>,
     pending: &mut Option<MbarrierRef<'e, Cta>>,
+    staged: &mut u32,
 ) {
     let (row0, col0) = at;
+    let first_box = *staged;
+    *staged += W::BN / 64;
     let leader = w == 0 && l == 0;
     // The stage of the quarter before, to give back once its store has read it.
     let mut previous: Option<MbarrierRef<'e, Cta>> = None;
@@ -863,7 +875,7 @@ unsafe fn store_through_smem<'e, W: Width>(
                     gpu_pipeline::bulk_wait_group_read::<1>();
                 }
                 unsafe { warpgroup_sync(g) };
-                quarter % 2
+                (first_box + quarter) % 2
             }
         };
         // SAFETY: one of the warpgroup's two boxes.
@@ -1038,10 +1050,11 @@ impl Workspace {
 /// Split-K's end of a split (of `parts`) of a tile in the CTA, once its consumer threads (`th`
 /// of 256) have written their partials to slot `slot` of the workspace: the first thread counts
 /// the split on the slot's counter. Returns whether this CTA finished the tile's last split. That
-/// CTA has then read every split's partial back, its own too, and added them up in split order
-/// into `acc` (so the sum is the same whichever CTA finishes last, and the same as
-/// `gemm_bf16_splitk_reduce`'s), and reset the counter to zero for the next launch. No CTA waits
-/// for another: the last to arrive does the work.
+/// CTA has then added the splits' partials up into `acc`, in split order (so the sum is the same
+/// whichever CTA finishes last, and the same as `gemm_bf16_splitk_reduce`'s), and reset the
+/// counter to zero for the next launch. Of two splits of a tile up to 128 wide it reads only the
+/// other's partial (`a + b` is `b + a`, bit for bit); otherwise every split's, its own too. No
+/// CTA waits for another: the last to arrive does the work.
 ///
 /// # Memory ordering
 ///
@@ -1062,7 +1075,7 @@ unsafe fn last_split<W: Width>(
     acc: &mut W::Acc,
     work: Workspace,
     slot: u32,
-    parts: u32,
+    (split, parts): (u32, u32),
     th: u32,
     flag: *mut u32,
 ) -> bool {
@@ -1080,7 +1093,15 @@ unsafe fn last_split<W: Width>(
     }
     unsafe { consumers_sync() };
     let last = unsafe { flag.read() } != 0;
-    if last {
+    // Of two splits, the own partial and the other's loads in flight take a [`Wide`] thread's
+    // 128 accumulators twice over, more than its 232 registers (ptxas spilled): there the own
+    // partial is read back too.
+    if last && parts == 2 && W::BN <= 128 {
+        W::map_quads(acc, |q, own| {
+            let v = unsafe { work.quad(slot, (1 - split, 2), q, th).read().0 };
+            [own[0] + v[0], own[1] + v[1], own[2] + v[2], own[3] + v[3]]
+        });
+    } else if last {
         W::map_quads(acc, |q, _| unsafe {
             work.quad(slot, (0, parts), q, th).read().0
         });
@@ -1220,11 +1241,14 @@ impl Config {
 }
 
 /// The first kernel's configuration: every consumer thread releases, no `setmaxnreg`, no cluster.
+/// It has no split-K either: without `setmaxnreg` a consumer thread has 168 registers, which its
+/// 128 accumulators and the split-K code do not fit (ptxas spilled 40 bytes, run 41).
 const FIRST: Config = Config {
     cluster: 1,
     warp_arrivals: false,
     setmaxnreg: false,
     tma_store: false,
+    split_k: false,
 };
 /// One CTA, elected warp arrivals and `setmaxnreg`.
 const SINGLE: Config = Config {
@@ -1232,17 +1256,24 @@ const SINGLE: Config = Config {
     warp_arrivals: true,
     setmaxnreg: true,
     tma_store: true,
+    split_k: true,
+};
+/// [`SINGLE`] without `setmaxnreg`, for the [`Slim`] kernel: its 32 accumulators fit the 168
+/// registers a thread has at launch (ptxas gives it 128, and ignored its `setmaxnreg` with
+/// C7508, run 41).
+const SLIM_CONFIG: Config = Config {
+    setmaxnreg: false,
+    ..SINGLE
 };
 /// [`SINGLE`] in CTA pairs with multicast B.
 const PAIR: Config = Config {
     cluster: 2,
-    warp_arrivals: true,
-    setmaxnreg: true,
-    tma_store: true,
+    ..SINGLE
 };
 
 /// The persistent schedule: CTA `b` (or CTA pair `b`) computes units `b, b + grid, ...` of
-/// `splits` per cluster tile (clamped to 1..=k-blocks, so that no split is empty).
+/// `splits` per cluster tile (clamped to 1..=k-blocks, so that no split is empty; 1 where the
+/// configuration has no split-K).
 #[inline(always)]
 fn persistent<W: Width>(config: Config, m: u32, n: u32, k: u32, splits: u32) -> Schedule {
     // SAFETY: special-register reads.
@@ -1255,7 +1286,7 @@ fn persistent<W: Width>(config: Config, m: u32, n: u32, k: u32, splits: u32) -> 
     Schedule::new(
         m.div_ceil(BM * config.cluster),
         n.div_ceil(W::BN),
-        splits,
+        if config.split_k { splits } else { 1 },
         k.div_ceil(BK),
         block / config.cluster,
         grid / config.cluster,
@@ -1369,10 +1400,10 @@ entry!(
     /// [`gemm_bf16_persistent`] on 128 x 64 tiles ([`Slim`]: `wgmma.m64n64k16`, a ring of 8
     /// stages): four times the tiles, for the smallest problems.
     gemm_bf16_persistent_n64,
-    SINGLE,
+    SLIM_CONFIG,
     Slim,
     8,
-    |m, n, k, splits| persistent::<Slim>(SINGLE, m, n, k, splits)
+    |m, n, k, splits| persistent::<Slim>(SLIM_CONFIG, m, n, k, splits)
 );
 
 entry!(

@@ -1,0 +1,29 @@
+#!/usr/bin/env bash
+# Issue 13, run 41 (session 5): split-K added up inside the kernel (the CTA that finishes a tile's
+# last split; `ours`) against the second pass of before (`ours-second-pass`), and the 128 x 64
+# kernel (gemm_bf16_persistent_n64, by name). gemm-test (exact, every kernel, both reductions),
+# gemm-bench --check (every implementation against cuBLAS), the benchmark over all shapes (20
+# rounds after 5 warm-ups), then Nsight Compute's kernel times at the two smallest shapes.
+set -u
+root=$OUT
+cd "$(dirname "$0")/../../.."
+b=target/gemm-bundle
+timeout -k 5 200 $b/gemm-test $b/gpu_gemm.ptx > "$root/gemm-test.log" 2>&1
+echo "gemm-test exit $?" | tee -a "$root/gemm-test.log"
+grep -v "^PASS" "$root/gemm-test.log" | tail -n 20
+grep -c "^PASS" "$root/gemm-test.log"
+for dir in /usr/local/cuda/lib64 /usr/local/cuda/targets/x86_64-linux/lib; do
+  [ -d "$dir" ] && export LD_LIBRARY_PATH="$dir${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+done
+timeout -k 5 200 $b/gemm-bench --check --ours-module $b/gpu_gemm.ptx > "$root/gemm-check.log" 2>&1
+echo "gemm-bench --check exit $?" | tee -a "$root/gemm-check.log"
+grep -E "^FAIL|checks" "$root/gemm-check.log" | tail -n 8
+mkdir -p "$root/gemm"
+(OUT=$root/gemm GEMM_TIMEOUT=420 bash $b/run_gemm.sh --shapes all) > "$root/gemm_run.log" 2>&1
+echo "run_gemm.sh exit $?" | tee -a "$root/gemm_run.log"
+grep -E "ptxas:|FAIL|registers" "$root/gemm_run.log" | head -n 12
+sed -n '/== summary/,$p' "$root/gemm_run.log" | head -n 40
+timeout 150 /usr/local/cuda/bin/ncu --metrics gpu__time_duration.sum,launch__grid_size \
+  --csv $b/gemm-bench --ours-module $b/gpu_gemm.ptx --shapes 128x4096x4096,1024x1024x1024 --reps 1 --warmup 1 --no-gate > "$root/ncu.csv" 2> "$root/ncu.err"
+echo "ncu exit $?"
+rm -f "$root"/gemm*/gpu_gemm.cubin
