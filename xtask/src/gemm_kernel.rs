@@ -39,8 +39,6 @@ const CLUSTER_SCOPED_MBARRIER: [&str; 3] = [
     "mbarrier.try_wait.parity.acquire.cluster",
     "mbarrier.try_wait.acquire.cluster",
 ];
-/// Split-K's second pass (256 threads, no `wgmma`): the module's one other entry.
-pub const REDUCE_ENTRY: &str = "gemm_bf16_splitk_reduce";
 /// `wgmma.mma_async` instructions per kernel: 4 k16 steps for a tile's first stage, 4 in the loop.
 pub const WGMMAS: usize = 8;
 
@@ -218,11 +216,7 @@ pub fn check_ptx(ptx: &str) -> Result<Vec<crate::ptx_uniform::EntryReport>> {
     }
     let reports = crate::ptx_uniform::check(ptx)
         .map_err(|e| format!("the GEMM PTX fails its convergence check:\n{e}"))?;
-    let wanted = ENTRIES
-        .iter()
-        .map(|&(e, _)| (e, WGMMAS))
-        .chain([(REDUCE_ENTRY, 0)]);
-    for (entry, want) in wanted {
+    for (entry, want) in ENTRIES.iter().map(|&(e, _)| (e, WGMMAS)) {
         let report = reports
             .iter()
             .find(|r| r.entry == entry)
@@ -237,7 +231,7 @@ pub fn check_ptx(ptx: &str) -> Result<Vec<crate::ptx_uniform::EntryReport>> {
     // An entry this list does not know would escape the checks above.
     if let Some(other) = reports
         .iter()
-        .find(|r| r.entry != REDUCE_ENTRY && !ENTRIES.iter().any(|&(e, _)| e == r.entry))
+        .find(|r| !ENTRIES.iter().any(|&(e, _)| e == r.entry))
     {
         return Err(format!(
             "the GEMM PTX has an entry `{}` that xtask/src/gemm_kernel.rs does not list",
@@ -441,7 +435,6 @@ mod tests {
                 let bound = bounds[i].then_some(*threads);
                 ptx.push_str(&entry(name, wgmmas[i], bound, divergent && i == 1));
             }
-            ptx.push_str(&entry(REDUCE_ENTRY, 0, None, false));
             ptx
         };
         let with = |i: usize, x: usize| {
@@ -451,11 +444,11 @@ mod tests {
         };
         let good = module([WGMMAS; N], [true; N], false);
         let reports = check_ptx(&good).unwrap();
-        assert_eq!(reports.len(), ENTRIES.len() + 1);
-        // An entry the list does not know, and the reduction without its entry, are errors.
+        assert_eq!(reports.len(), ENTRIES.len());
+        // An entry the list does not know, and a listed entry missing, are errors.
         let unknown = format!("{good}{}", entry("gemm_bf16_other", 0, None, false));
         assert!(check_ptx(&unknown).unwrap_err().contains("gemm_bf16_other"));
-        let without = good.replace(REDUCE_ENTRY, "gemm_bf16_renamed");
+        let without = good.replace(ENTRIES[0].0, "gemm_bf16_renamed");
         assert!(check_ptx(&without).is_err());
         // Run 24's pair kernel: a cluster-scope remote release in the main loop.
         let fenced = good.replacen(

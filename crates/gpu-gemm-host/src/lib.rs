@@ -364,8 +364,6 @@ pub struct Gemm {
     _module: Arc<CudaModule>,
     /// The entry points, in the order of [`Kernel::ALL`].
     functions: Vec<CudaFunction>,
-    /// Split-K's second pass (`gemm_bf16_splitk_reduce`, for [`SplitReduction::SecondPass`]).
-    reduce: CudaFunction,
     sms: u32,
     /// How many CTA pairs of the cluster kernel fit on the GPU at once.
     pairs: u32,
@@ -442,12 +440,8 @@ impl Gemm {
             .collect::<Result<Vec<_>, _>>()?;
         let cluster = &functions[Kernel::index(Kernel::Cluster)];
         let pairs = max_active_clusters(ctx, cluster, Kernel::Cluster.cluster())?;
-        let reduce = module
-            .load_function("gemm_bf16_splitk_reduce")
-            .map_err(cuda("the split-K reduction entry point"))?;
         Ok(Self {
             functions,
-            reduce,
             _module: module,
             sms,
             pairs,
@@ -601,15 +595,14 @@ impl Gemm {
             c,
             d,
             splits,
-            reduction: SplitReduction::InKernel,
             capacity,
             work,
             stream: stream.cu_stream() as usize,
         })
     }
 
-    /// Enqueues one launch of a prepared problem (no allocation, no synchronisation): one kernel,
-    /// or with [`SplitReduction::SecondPass`] and split-K two.
+    /// Enqueues one launch of a prepared problem: one kernel (split-K included: the CTA that
+    /// finishes a tile's last split adds the splits up), no allocation, no synchronisation.
     ///
     /// The kernels allow programmatic dependent launches from their start
     /// (`griddepcontrol.launch_dependents`). A kernel of yours launched after this one with
@@ -637,7 +630,6 @@ impl Gemm {
         let (mut pc, mut pd) = (prepared.c, prepared.d);
         let (mut mm, mut nn, mut kk, mut al, mut be) = (m, n, k, alpha, beta);
         let mut splits = prepared.splits;
-        let mut in_kernel = u32::from(prepared.reduction == SplitReduction::InKernel);
         let (mut work, _gwork) = match &prepared.work {
             Some(w) => {
                 let (p, g) = w.device_ptr(stream);
@@ -645,7 +637,7 @@ impl Gemm {
             }
             None => (0, None),
         };
-        let mut args: [*mut c_void; 11] = [
+        let mut args: [*mut c_void; 10] = [
             (&raw mut pmaps).cast(),
             (&raw mut pc).cast(),
             (&raw mut pd).cast(),
@@ -656,7 +648,6 @@ impl Gemm {
             (&raw mut be).cast(),
             (&raw mut splits).cast(),
             (&raw mut work).cast(),
-            (&raw mut in_kernel).cast(),
         ];
         self.ctx
             .bind_to_thread()
@@ -683,80 +674,7 @@ impl Gemm {
                 std::ptr::null_mut(),
             )
         };
-        check(status, "launching the GEMM")?;
-        if prepared.splits > 1 && prepared.reduction == SplitReduction::SecondPass {
-            self.launch_reduce(stream, prepared, alpha, beta, work)?;
-        }
-        Ok(())
-    }
-
-    /// Split-K's second pass: D from the workspace's partials (see the kernel crate's
-    /// `gemm_bf16_splitk_reduce`), stream-ordered after the main kernel.
-    fn launch_reduce(
-        &self,
-        stream: &CudaStream,
-        prepared: &Prepared,
-        alpha: f32,
-        beta: f32,
-        work: u64,
-    ) -> Result<(), GemmError> {
-        let Shape { m, n, k } = prepared.shape;
-        let (mut pc, mut pd) = (prepared.c, prepared.d);
-        let (mut mm, mut nn, mut kk, mut al, mut be) = (m, n, k, alpha, beta);
-        let kernel = prepared.kernel;
-        let capacity = prepared.capacity;
-        let (mut splits, mut work, mut cluster) = (prepared.splits, work, kernel.cluster());
-        // The main kernel's grid in clusters: its schedule's stride.
-        let mut stride = kernel.grid(prepared.shape, prepared.splits, capacity).0 / cluster;
-        let mut width = kernel.tile_cols();
-        // A block per quad of accumulators (4 f32) of a consumer thread, per slot.
-        let quads = width / 8;
-        let mut args: [*mut c_void; 12] = [
-            (&raw mut pc).cast(),
-            (&raw mut pd).cast(),
-            (&raw mut mm).cast(),
-            (&raw mut nn).cast(),
-            (&raw mut kk).cast(),
-            (&raw mut al).cast(),
-            (&raw mut be).cast(),
-            (&raw mut splits).cast(),
-            (&raw mut work).cast(),
-            (&raw mut cluster).cast(),
-            (&raw mut stride).cast(),
-            (&raw mut width).cast(),
-        ];
-        // A programmatic dependent launch: its CTAs may be scheduled as the main kernel's exit
-        // (which allows it at its start: `griddepcontrol.launch_dependents`), and they wait for
-        // the main kernel's completion themselves (`griddepcontrol.wait`).
-        // SAFETY: a launch attribute is plain data; zero is a valid start for every field.
-        let mut attribute: sys::CUlaunchAttribute = unsafe { std::mem::zeroed() };
-        attribute.id =
-            sys::CUlaunchAttributeID::CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION;
-        attribute.value.programmaticStreamSerializationAllowed = 1;
-        let config = sys::CUlaunchConfig {
-            gridDimX: quads * kernel.slots(prepared.shape, prepared.splits, capacity),
-            gridDimY: 1,
-            gridDimZ: 1,
-            blockDimX: 256,
-            blockDimY: 1,
-            blockDimZ: 1,
-            sharedMemBytes: 0,
-            hStream: stream.cu_stream(),
-            attrs: &raw mut attribute,
-            numAttrs: 1,
-        };
-        // SAFETY: `args` holds one value per parameter of `gemm_bf16_splitk_reduce`, of its type;
-        // the grid is `quads` blocks per slot; the workspace and matrices as for the main launch; the
-        // configuration and its attribute are live locals.
-        let status = unsafe {
-            sys::cuLaunchKernelEx(
-                &raw const config,
-                self.reduce.cu_function(),
-                args.as_mut_ptr(),
-                std::ptr::null_mut(),
-            )
-        };
-        check(status, "launching the split-K reduction")
+        check(status, "launching the GEMM")
     }
 }
 
@@ -844,17 +762,6 @@ fn max_active_clusters(
     Ok(clusters as u32)
 }
 
-/// How split-K's partials become D. Both add a tile's splits in split order: the same D, bit for
-/// bit.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum SplitReduction {
-    /// The CTA that finishes a tile's last split adds up the tile's partials and writes its D:
-    /// one kernel, no CTA waiting for another (the default).
-    InKernel,
-    /// A second kernel adds them up over the whole GPU (a programmatic dependent launch).
-    SecondPass,
-}
-
 /// A problem's tensor maps in device memory, ready for [`Gemm::launch`].
 pub struct Prepared {
     maps: CudaSlice<u8>,
@@ -862,9 +769,8 @@ pub struct Prepared {
     shape: Shape,
     c: u64,
     d: u64,
-    /// Split-K parts (1: none), how they are added up, and their workspace.
+    /// Split-K parts (1: none) and their workspace.
     splits: u32,
-    reduction: SplitReduction,
     /// The clusters that fit on the GPU at once, which sized the workspace and the grid.
     capacity: u32,
     work: Option<CudaSlice<u8>>,
@@ -876,16 +782,6 @@ impl Prepared {
     /// Into how many parts each tile's K range is split (1: no split-K).
     pub fn splits(&self) -> u32 {
         self.splits
-    }
-
-    /// How split-K's partials become D (without split-K, nothing to add up).
-    pub fn reduction(&self) -> SplitReduction {
-        self.reduction
-    }
-
-    /// Adds split-K's partials up as `reduction` says, in the launches that follow.
-    pub fn set_reduction(&mut self, reduction: SplitReduction) {
-        self.reduction = reduction;
     }
 
     /// The kernel it launches.

@@ -211,19 +211,9 @@ const CONSUMER_WARPS: u32 = 8;
 const PRODUCER_REGS: u32 = 40;
 const CONSUMER_REGS: u32 = 232;
 
-/// `griddepcontrol.wait;` (PTX ISA 7.8, sm_90, "Parallel Synchronization and Communication
-/// Instructions: griddepcontrol"): waits until the grids this one depends on (a launch with
-/// programmatic stream serialization) have completed and their memory operations are visible; no
-/// wait without such a dependency.
-#[inline(always)]
-fn grid_dependency_wait() {
-    // SAFETY: a wait with no operands; it orders memory, so no `nomem`.
-    unsafe { core::arch::asm!("griddepcontrol.wait;", options(nostack, preserves_flags)) };
-}
-
 /// `griddepcontrol.launch_dependents;` (PTX ISA 7.8, sm_90, "Parallel Synchronization and
 /// Communication Instructions: griddepcontrol"): a grid launched after this one with
-/// programmatic stream serialization (split-K's second pass, or the caller's next kernel) may be scheduled once every CTA
+/// programmatic stream serialization (the caller's next kernel) may be scheduled once every CTA
 /// of this grid has executed it or exited. That grid's `griddepcontrol.wait` still waits for this
 /// one to complete, so where this sits affects only when the dependent's CTAs may start.
 #[inline(always)]
@@ -712,8 +702,7 @@ unsafe fn consume<W: Width, const ST: usize, const C: u32, S: MbarScope>(
         unsafe { wgmma_wait_group(0) };
         release(previous);
         // Whether `acc` holds the whole tile: it does without split-K; with it, in the CTA that
-        // finishes the tile's last split, once it has added up the splits' partials (or never,
-        // when `gemm_bf16_splitk_reduce` adds them after this kernel).
+        // finishes the tile's last split, once it has added up the splits' partials.
         let whole = parts == 1 || {
             let work = Workspace::of::<W>(out.work, schedule, config.cluster);
             let slot = schedule.slot(tile, config.cluster, rank);
@@ -721,8 +710,7 @@ unsafe fn consume<W: Width, const ST: usize, const C: u32, S: MbarScope>(
             // entries' contract's; the flag word is the layout's.
             unsafe {
                 work.write_partial::<W>(&acc, slot, (split, parts), th);
-                out.reduce_in_kernel
-                    && last_split::<W>(
+                last_split::<W>(
                         &mut acc,
                         work,
                         slot,
@@ -1051,8 +1039,7 @@ impl Workspace {
 /// of 256) have written their partials to slot `slot` of the workspace: the first thread counts
 /// the split on the slot's counter. Returns whether this CTA finished the tile's last split. That
 /// CTA has then added the splits' partials up into `acc`, in split order (so the sum is the same
-/// whichever CTA finishes last, and the same as `gemm_bf16_splitk_reduce`'s), and reset the
-/// counter to zero for the next launch. Of two splits of a tile up to 128 wide it reads only the
+/// whichever CTA finishes last), and reset the counter to zero for the next launch. Of two splits of a tile up to 128 wide it reads only the
 /// other's partial (`a + b` is `b + a`, bit for bit); otherwise every split's, its own too. No
 /// CTA waits for another: the last to arrive does the work.
 ///
@@ -1143,27 +1130,58 @@ struct Out {
     alpha: f32,
     beta: f32,
     work: *mut u32,
-    /// Split tiles are added up by the CTA that finishes their last split ([`last_split`]),
-    /// rather than by `gemm_bf16_splitk_reduce` after the kernel.
-    reduce_in_kernel: bool,
 }
 
 /// Writes a thread's accumulators: thread (warp w, lane l) of a warpgroup holds rows
 /// `16 w + l / 4` (+ 8) and columns `8 j + 2 (l % 4)` (+ 1) of its 64 x `W::BN` block, so `row0`
 /// and `col0` are its first row and column in D.
+///
+/// A quarter of the block (64 columns, 16 pairs of a thread) at a time: first every pair of C the
+/// quarter needs (when `beta != 0`), then the quarter's pairs of D. C may be D, so the compiler
+/// keeps each load of C after every store of D before it; loaded a quarter ahead, the loads are
+/// in flight together rather than one round trip per pair.
 #[inline(always)]
-#[allow(clippy::too_many_arguments)]
 fn epilogue<W: Width>(acc: &W::Acc, row0: u32, col0: u32, out: Out, m: u32, n: u32) {
+    // Called once per quarter rather than looped, as in `store_through_smem`: the pairs' indices
+    // into the quarter's C are then constants, and it stays in registers.
+    epilogue_quarter::<W>(acc, 0, (row0, col0), out, m, n);
+    if W::BN >= 128 {
+        epilogue_quarter::<W>(acc, 1, (row0, col0), out, m, n);
+    }
+    if W::BN == 256 {
+        epilogue_quarter::<W>(acc, 2, (row0, col0), out, m, n);
+        epilogue_quarter::<W>(acc, 3, (row0, col0), out, m, n);
+    }
+}
+
+/// Quarter `quarter` of [`epilogue`]: accumulator pair `i` of a thread is row
+/// `row0 + 8 ((i / 2) % 2)`, columns `col0 + 8 (i / 4)` (+ 1); pairs `32 q .. 32 q + 32` are
+/// quarter q's.
+#[inline(always)]
+fn epilogue_quarter<W: Width>(
+    acc: &W::Acc,
+    quarter: u32,
+    (row0, col0): (u32, u32),
+    out: Out,
+    m: u32,
+    n: u32,
+) {
+    let at = |i: u32| (row0 + 8 * ((i / 2) % 2), col0 + 8 * (i / 4));
+    let mut c = [0u32; 16];
+    if out.beta != 0.0 {
+        W::each_pair(acc, |i, _, _| {
+            if i / 32 == quarter {
+                let (row, col) = at(i);
+                c[((i / 2) % 16) as usize] = c_pair(out, row, col, m, n);
+            }
+        });
+    }
     W::each_pair(acc, |i, v0, v1| {
-        store_pair(
-            out,
-            row0 + 8 * ((i / 2) % 2),
-            col0 + 8 * (i / 4),
-            v0,
-            v1,
-            m,
-            n,
-        );
+        if i / 32 == quarter {
+            let (row, col) = at(i);
+            let packed = scaled(out, v0, v1, c[((i / 2) % 16) as usize]);
+            d_pair(out, row, col, packed, m, n);
+        }
     });
 }
 
@@ -1180,44 +1198,46 @@ fn scaled(out: Out, v0: f32, v1: f32, c_pair: u32) -> u32 {
     bf16x2(x0, x1)
 }
 
-/// Writes `alpha * (v0, v1) + beta * C` to D at (`row`, `col`) and (`row`, `col + 1`), the parts
-/// inside M x N. Adjacent columns go out as one 4-byte bf16x2 store (and come in as one load of
-/// C) when every row starts 4-byte aligned (N even; `col` is always even); otherwise as two
-/// 2-byte stores.
+/// C's elements at (`row`, `col`) and (`row`, `col + 1`), packed (the first low), those inside
+/// M x N (0 outside). One 4-byte load when every row starts 4-byte aligned (N even; `col` is
+/// always even), otherwise two 2-byte loads.
 #[inline(always)]
-fn store_pair(out: Out, row: u32, col: u32, v0: f32, v1: f32, m: u32, n: u32) {
-    let Out { c, d, beta, .. } = out;
+fn c_pair(out: Out, row: u32, col: u32, m: u32, n: u32) -> u32 {
+    if row >= m || col >= n {
+        return 0;
+    }
+    let at = row as usize * n as usize + col as usize;
+    // SAFETY (all loads): (row, col) and, when `col + 1 < n`, (row, col + 1) lie inside the
+    // M x N matrix C, by the check above and the kernels' contract.
+    if n % 2 == 0 {
+        // `col` is even and `col + 1 < n`: the pair is whole and 4-byte aligned.
+        unsafe { out.c.add(at).cast::<u32>().read() }
+    } else {
+        let c0 = u32::from(unsafe { out.c.add(at).read() });
+        let c1 = if col + 1 < n {
+            u32::from(unsafe { out.c.add(at + 1).read() })
+        } else {
+            0
+        };
+        c0 | (c1 << 16)
+    }
+}
+
+/// Writes the packed pair of bf16 to D at (`row`, `col`) and (`row`, `col + 1`), the parts inside
+/// M x N: one 4-byte store when N is even, otherwise two 2-byte stores.
+#[inline(always)]
+fn d_pair(out: Out, row: u32, col: u32, packed: u32, m: u32, n: u32) {
     if row >= m || col >= n {
         return;
     }
     let at = row as usize * n as usize + col as usize;
-    let whole = col + 1 < n;
-    // SAFETY (all accesses below): (row, col) and, when `whole`, (row, col + 1) lie inside the
-    // M x N matrices C and D, by the checks above and the kernels' contract.
+    // SAFETY (all stores): inside the M x N matrix D, as in `c_pair`.
     if n % 2 == 0 {
-        // `col` is even and `col + 1 < n`: the pair is whole and 4-byte aligned.
-        let c_pair = if beta != 0.0 {
-            unsafe { c.add(at).cast::<u32>().read() }
-        } else {
-            0
-        };
-        unsafe { d.add(at).cast::<u32>().write(scaled(out, v0, v1, c_pair)) };
+        unsafe { out.d.add(at).cast::<u32>().write(packed) };
     } else {
-        let c_pair = if beta != 0.0 {
-            let c0 = u32::from(unsafe { c.add(at).read() });
-            let c1 = if whole {
-                u32::from(unsafe { c.add(at + 1).read() })
-            } else {
-                0
-            };
-            c0 | (c1 << 16)
-        } else {
-            0
-        };
-        let packed = scaled(out, v0, v1, c_pair);
-        unsafe { d.add(at).write(packed as u16) };
-        if whole {
-            unsafe { d.add(at + 1).write((packed >> 16) as u16) };
+        unsafe { out.d.add(at).write(packed as u16) };
+        if col + 1 < n {
+            unsafe { out.d.add(at + 1).write((packed >> 16) as u16) };
         }
     }
 }
@@ -1312,8 +1332,7 @@ fn persistent<W: Width>(config: Config, m: u32, n: u32, k: u32, splits: u32) -> 
 /// CTA tile of the split tiles (`(tiles - full) * c`, c: CTAs per cluster) of
 /// `min(splits, ceil(K / 64))` blocks of 128 x BN f32 each, then one u32 counter per slot, all
 /// counters zero at the launch (each launch leaves them zero); with `splits <= 1` it is not
-/// touched. With `reduce_in_kernel != 0` the launch writes all of D ([`last_split`]); with 0, D
-/// of the split tiles is left to [`gemm_bf16_splitk_reduce`], launched after it.
+/// touched. The launch writes all of D either way ([`last_split`]).
 macro_rules! entry {
     ($(#[$doc:meta])* $name:ident, $config:expr, $width:ty, $stages:literal, |$m:ident, $n:ident, $k:ident, $splits:ident| $schedule:expr) => {
         $(#[$doc])*
@@ -1334,7 +1353,6 @@ macro_rules! entry {
             beta: f32,
             $splits: u32,
             work: *mut u32,
-            reduce_in_kernel: u32,
         ) {
             let out = Out {
                 maps,
@@ -1343,7 +1361,6 @@ macro_rules! entry {
                 alpha,
                 beta,
                 work,
-                reduce_in_kernel: reduce_in_kernel != 0,
             };
             let schedule = $schedule;
             unsafe {
@@ -1431,8 +1448,7 @@ entry!(
 /// D (grid `(ceil(N/256), ceil(M/64))`), with the same 4-stage ring, `wgmma` and register
 /// epilogue as the others, but no producer warp: its thread 0 also issues the tensor loads, three
 /// k-blocks ahead, between its MMAs; every thread releases each stage. `maps[0]` is A with a box
-/// of 64 x 64; otherwise as [`entry!`] (`splits`, `work` and `reduce_in_kernel` are ignored;
-/// 128 threads).
+/// of 64 x 64; otherwise as [`entry!`] (`splits` and `work` are ignored; 128 threads).
 ///
 /// # Safety
 ///
@@ -1450,9 +1466,8 @@ pub unsafe extern "gpu-kernel" fn gemm_bf16_single(
     beta: f32,
     splits: u32,
     work: *mut u32,
-    reduce_in_kernel: u32,
 ) {
-    let _ = (splits, work, reduce_in_kernel);
+    let _ = (splits, work);
     let out = Out {
         maps,
         c,
@@ -1460,7 +1475,6 @@ pub unsafe extern "gpu-kernel" fn gemm_bf16_single(
         alpha,
         beta,
         work: core::ptr::null_mut(),
-        reduce_in_kernel: false,
     };
     // SAFETY: special-register reads.
     let (tid, x, y) = unsafe {
@@ -1528,116 +1542,4 @@ pub unsafe extern "gpu-kernel" fn gemm_bf16_single(
     previous.release();
     let (w, l) = (tid / 32, tid % 32);
     epilogue::<Wide>(&acc, m0 + 16 * w + l / 4, n0 + 2 * (l % 4), out, m, n);
-}
-
-/// Split-K's second pass, after a persistent kernel launched with `splits > 1` and
-/// `reduce_in_kernel == 0`: D = alpha * (the
-/// sum of the splits' partials, in split order) + beta * C for the split tiles (the main kernel
-/// wrote the whole ones). With `quads = width / 8` (a consumer thread's quads of accumulators),
-/// block `b` (256 threads) takes quad `b % quads` of every consumer thread of slot `b / quads`;
-/// thread `th` adds up that quad of each split (128-bit loads, a warp's 512 contiguous bytes
-/// each) and writes the four elements it holds: rows `r`, `r + 8`, columns `c`, `c + 1` of the
-/// slot's tile, as the main kernel's epilogue would have.
-///
-/// # Safety
-///
-/// Launched with 256 threads and a grid of `quads * slots` blocks (`slots`: the split tiles' CTA
-/// tiles), after (in stream order, or as its programmatic dependent) the main kernel with the
-/// same `m`, `n`, `k`, `splits` and `work`, `cluster` its CTAs per cluster (1 or 2), `stride`
-/// its grid in clusters and `width` its tiles' columns (256, or 128 for
-/// [`gemm_bf16_persistent_n128`], 64 for [`gemm_bf16_persistent_n64`]); D and C (when
-/// `beta != 0`) hold M x N bf16.
-#[unsafe(no_mangle)]
-#[allow(clippy::too_many_arguments)]
-pub unsafe extern "gpu-kernel" fn gemm_bf16_splitk_reduce(
-    c: *const u16,
-    d: *mut u16,
-    m: u32,
-    n: u32,
-    k: u32,
-    alpha: f32,
-    beta: f32,
-    splits: u32,
-    work: *const u32,
-    cluster: u32,
-    stride: u32,
-    width: u32,
-) {
-    // SAFETY: special-register reads.
-    let (th, block) = unsafe {
-        (
-            core::arch::nvptx::_thread_idx_x() as u32,
-            core::arch::nvptx::_block_idx_x() as u32,
-        )
-    };
-    // Launched as a programmatic dependent of the main kernel, it may start before that kernel
-    // has finished: wait until it has, with its writes visible.
-    grid_dependency_wait();
-    let quads = width / 8;
-    let (slot, q) = (block / quads, block % quads);
-    // The main kernel's schedule, as any of its CTAs saw it.
-    let schedule = Schedule::new(
-        m.div_ceil(BM * cluster),
-        n.div_ceil(width),
-        splits,
-        k.div_ceil(BK),
-        0,
-        stride,
-    );
-    let (tile, rank) = (schedule.full + slot / cluster, slot % cluster);
-    let (tm, tn) = schedule.tile(tile);
-    let out = Out {
-        maps: core::ptr::null(),
-        c,
-        d,
-        alpha,
-        beta,
-        work: work.cast_mut(),
-        reduce_in_kernel: false,
-    };
-    let work = Workspace {
-        partials: work.cast::<Quad>().cast_mut(),
-        counters: core::ptr::null_mut(),
-        quads,
-    };
-    let at = (tm * BM * cluster + rank * BM, tn * width);
-    // SAFETY: inside the workspace by the contract.
-    unsafe { reduce_quad(out, work, slot, schedule.splits, q, th, at, m, n) };
-}
-
-/// Split-K's sum: adds quad `q` (of `quads`) of consumer thread `th` over the `splits` partials of
-/// workspace slot `slot` (in split order, so the result does not depend on which CTA adds), and writes the
-/// four elements it holds to D: rows `r`, `r + 8`, columns `c`, `c + 1` of the CTA tile whose
-/// first row and column are `at`, as the main kernels' epilogue would have.
-///
-/// # Safety
-///
-/// `work` holds the slot's partials ([`Workspace`]), written before (in stream order).
-#[inline(always)]
-#[allow(clippy::too_many_arguments)]
-unsafe fn reduce_quad(
-    out: Out,
-    work: Workspace,
-    slot: u32,
-    splits: u32,
-    q: u32,
-    th: u32,
-    at: (u32, u32),
-    m: u32,
-    n: u32,
-) {
-    // SAFETY: inside the workspace by the contract.
-    let mut sum = unsafe { work.quad(slot, (0, splits), q, th).read() }.0;
-    for s in 1..splits {
-        let v = unsafe { work.quad(slot, (s, splits), q, th).read() }.0;
-        for i in 0..4 {
-            sum[i] += v[i];
-        }
-    }
-    // The consumer thread `th`'s place in the tile (see `consume`), and quad q's columns.
-    let (g, w, l) = (th / 128, (th % 128) / 32, th % 32);
-    let row = at.0 + g * 64 + 16 * w + l / 4;
-    let col = at.1 + 8 * q + 2 * (l % 4);
-    store_pair(out, row, col, sum[0], sum[1], m, n);
-    store_pair(out, row + 8, col, sum[2], sum[3], m, n);
 }

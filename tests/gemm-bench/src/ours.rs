@@ -10,7 +10,7 @@ use std::path::Path;
 use std::sync::Arc;
 
 use cudarc::driver::CudaStream;
-use gpu_gemm_host::{Kernel, Prepared, Shape, SplitReduction};
+use gpu_gemm_host::{Kernel, Prepared, Shape};
 
 use crate::cuda::{Device, Timer};
 use crate::gemm::{Gemm, Operands};
@@ -24,22 +24,15 @@ struct Ours {
     gemm: Arc<gpu_gemm_host::Gemm>,
     /// The kernel, or `None` for the host API's choice per shape ([`Kernel::default_for`]).
     kernel: Option<Kernel>,
-    /// How split-K's partials are added up, or `None` for the host API's choice.
-    reduction: Option<SplitReduction>,
     stream: Arc<CudaStream>,
     prepared: Option<(Prepared, (u32, u32, u32), Operands)>,
 }
 
 impl Gemm for Ours {
     fn name(&self) -> String {
-        let kernel = match self.kernel {
+        match self.kernel {
             None => "ours".into(),
             Some(kernel) => format!("ours-{}", kernel.name()),
-        };
-        match self.reduction {
-            None => kernel,
-            Some(SplitReduction::InKernel) => format!("{kernel}-in-kernel"),
-            Some(SplitReduction::SecondPass) => format!("{kernel}-second-pass"),
         }
     }
 
@@ -52,7 +45,7 @@ impl Gemm for Ours {
         let shape = shape_of(problem)?;
         // SAFETY: the `Operands` contract: device buffers of the problem's sizes, alive while the
         // implementation runs on them (the benchmark prepares again for other buffers).
-        let mut prepared = unsafe {
+        let prepared = unsafe {
             self.gemm.prepare(
                 &self.stream,
                 self.kernel
@@ -65,9 +58,6 @@ impl Gemm for Ours {
             )
         }
         .map_err(|e| e.to_string())?;
-        if let Some(reduction) = self.reduction {
-            prepared.set_reduction(reduction);
-        }
         self.prepared = Some((prepared, (shape.m, shape.n, shape.k), *operands));
         Ok(())
     }
@@ -107,25 +97,21 @@ fn shape_of(problem: &Problem) -> Result<Shape, String> {
 }
 
 /// The GEMMs under test, or `None` without a module: first `ours`, the host API's default kernel
-/// for each shape (what the ratios compare), then the same with split-K's partials added up by
-/// a second kernel, then every kernel of [`Kernel::ALL`] by name.
+/// for each shape (what the ratios compare), then every kernel of [`Kernel::ALL`] by name.
 pub fn ours(device: &Device, module: Option<&Path>) -> Result<Option<Vec<Box<dyn Gemm>>>, String> {
     let Some(path) = module else {
         return Ok(None);
     };
     let path = path.to_str().ok_or("--ours-module: not a UTF-8 path")?;
     let gemm = Arc::new(gpu_gemm_host::Gemm::load(&device.ctx, path).map_err(|e| e.to_string())?);
-    let make = |(kernel, reduction)| -> Box<dyn Gemm> {
+    let make = |kernel| -> Box<dyn Gemm> {
         Box::new(Ours {
             gemm: gemm.clone(),
             kernel,
-            reduction,
             stream: device.stream.clone(),
             prepared: None,
         })
     };
-    let kernels = [(None, None), (None, Some(SplitReduction::SecondPass))]
-        .into_iter()
-        .chain(Kernel::ALL.iter().map(|&kernel| (Some(kernel), None)));
+    let kernels = std::iter::once(None).chain(Kernel::ALL.iter().map(|&kernel| Some(kernel)));
     Ok(Some(kernels.map(make).collect()))
 }

@@ -13,7 +13,7 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use cudarc::driver::{CudaContext, CudaSlice, CudaStream, DevicePtr, sys};
-use gpu_gemm_host::{Gemm, Kernel, Prepared, Shape, SplitReduction, bf16, f32_of};
+use gpu_gemm_host::{Gemm, Kernel, Prepared, Shape, bf16, f32_of};
 
 /// Every kernel of the module, checked on every case and timed.
 const KERNELS: &[Kernel] = &Kernel::ALL;
@@ -41,7 +41,7 @@ const CASES: &[Case] = &[
     // single CTAs, 153 tiles, and the pairs, 85 cluster tiles, on 132 SMs).
     (1100, 4104, 456, 1.0, 1.0),
     // Split-K with C: 8 tiles of 128 x 256, 16 of 128 x 128 or 32 of 128 x 64, each split in
-    // 8 or 4; the CTA (or kernel) that adds the splits up reads C.
+    // 8 or 4; the CTA that adds a tile's splits up reads C.
     (192, 1000, 2048, 1.0, 1.0),
 ];
 
@@ -146,9 +146,8 @@ fn run_case(
     let mut outputs = vec![got];
     if splits > 1 {
         // Split-K reuses its workspace (the partials, and the split counters each launch must
-        // leave at zero): three more launches of one prepared problem, D poisoned before each,
-        // the splits added up in the kernel, by the second pass, then in the kernel again, must
-        // all be exact.
+        // leave at zero): two more launches of one prepared problem, D poisoned before each, must
+        // both be exact.
         let pointers = (
             da.device_ptr(stream).0,
             db.device_ptr(stream).0,
@@ -157,18 +156,13 @@ fn run_case(
         );
         // SAFETY: the four buffers hold the shape's matrices and outlive the launches (the
         // stream is synchronised below, before they are dropped).
-        let mut prepared = unsafe {
+        let prepared = unsafe {
             gemm.prepare(
                 stream, kernel, shape, pointers.0, pointers.1, pointers.2, pointers.3,
             )
         }
         .map_err(|e| e.to_string())?;
-        for reduction in [
-            SplitReduction::InKernel,
-            SplitReduction::SecondPass,
-            SplitReduction::InKernel,
-        ] {
-            prepared.set_reduction(reduction);
+        for _ in 0..2 {
             stream
                 .memcpy_htod(&poison, &mut dd)
                 .map_err(|e| format!("poison: {e:?}"))?;
@@ -183,8 +177,7 @@ fn run_case(
     }
     if beta != 0.0 {
         // In place (C is D): D starts as C, and every element of C must be read before its
-        // element of D is written (by whichever adds a split tile's splits up, too: with split-K
-        // both ways are launched, each over a fresh copy of C).
+        // element of D is written (by the CTA that adds a split tile's splits up, too).
         let (pa, pb, pd) = (
             da.device_ptr(stream).0,
             db.device_ptr(stream).0,
@@ -192,26 +185,18 @@ fn run_case(
         );
         // SAFETY: the buffers hold the shape's matrices and outlive the launches (the stream is
         // synchronised below); C and D are one buffer, which the kernels allow.
-        let mut prepared = unsafe { gemm.prepare(stream, kernel, shape, pa, pb, pd, pd) }
+        let prepared = unsafe { gemm.prepare(stream, kernel, shape, pa, pb, pd, pd) }
             .map_err(|e| e.to_string())?;
-        let reductions: &[SplitReduction] = if splits > 1 {
-            &[SplitReduction::InKernel, SplitReduction::SecondPass]
-        } else {
-            &[SplitReduction::InKernel]
-        };
-        for &reduction in reductions {
-            prepared.set_reduction(reduction);
-            stream
-                .memcpy_htod(&c, &mut dd)
-                .map_err(|e| format!("upload: {e:?}"))?;
-            outputs.push(launch_and_read(
-                gemm,
-                stream,
-                &prepared,
-                (alpha, beta),
-                &dd,
-            )?);
-        }
+        stream
+            .memcpy_htod(&c, &mut dd)
+            .map_err(|e| format!("upload: {e:?}"))?;
+        outputs.push(launch_and_read(
+            gemm,
+            stream,
+            &prepared,
+            (alpha, beta),
+            &dd,
+        )?);
     }
     let name = format!(
         "{} {m}x{n}x{k} alpha {alpha} beta {beta} splits {splits}",
@@ -239,9 +224,7 @@ fn run_case(
             "PASS {name:<52} every element exact ({} launch{}{})",
             outputs.len(),
             if outputs.len() > 1 { "es" } else { "" },
-            if beta != 0.0 && splits > 1 {
-                ", the last two in place"
-            } else if beta != 0.0 {
+            if beta != 0.0 {
                 ", the last in place"
             } else {
                 ""
