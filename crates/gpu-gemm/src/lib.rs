@@ -185,7 +185,7 @@ impl Layout {
     }
 
     /// The word through which the consumers' first thread tells the others whether their CTA
-    /// finished the last split of a tile ([`finish_split`]): the last of the barriers' KiB.
+    /// finished the last split of a tile ([`last_split`]): the last of the barriers' KiB.
     const fn split_flag_at(self) -> usize {
         self.barriers_at() + 1024 - 4
     }
@@ -711,13 +711,13 @@ unsafe fn consume<W: Width, const ST: usize, const C: u32, S: MbarScope>(
             unsafe {
                 work.write_partial::<W>(&acc, slot, (split, parts), th);
                 last_split::<W>(
-                        &mut acc,
-                        work,
-                        slot,
-                        (split, parts),
-                        th,
-                        smem.add(layout.split_flag_at()).cast(),
-                    )
+                    &mut acc,
+                    work,
+                    slot,
+                    (split, parts),
+                    th,
+                    smem.add(layout.split_flag_at()).cast(),
+                )
             }
         };
         if !whole {
@@ -798,8 +798,8 @@ unsafe fn mma_stage<W: Width>(
 
 /// The TMA-store epilogue of one consumer warpgroup: its 64 x `W::BN` block of D (rows `at.0..`,
 /// columns `at.1..`) leaves a quarter (64 columns; a [`Narrow`] block has two, a [`Slim`] one) at
-/// a time, each staged in one box of `staging`
-/// (quarter `q` in box `q % 2`) in the 128-byte-swizzled layout and stored by the warpgroup's
+/// a time, each staged in one box of `staging` (the CTA's quarter `i` in box `i % 2`) in the
+/// 128-byte-swizzled layout and stored by the warpgroup's
 /// first thread with a tensor store, which it does not wait for: the next quarter is staged in
 /// the other box meanwhile, and the next tile's main loop runs while the last ones drain.
 ///
@@ -1039,9 +1039,10 @@ impl Workspace {
 /// of 256) have written their partials to slot `slot` of the workspace: the first thread counts
 /// the split on the slot's counter. Returns whether this CTA finished the tile's last split. That
 /// CTA has then added the splits' partials up into `acc`, in split order (so the sum is the same
-/// whichever CTA finishes last), and reset the counter to zero for the next launch. Of two splits of a tile up to 128 wide it reads only the
-/// other's partial (`a + b` is `b + a`, bit for bit); otherwise every split's, its own too. No
-/// CTA waits for another: the last to arrive does the work.
+/// whichever CTA finishes last), and reset the counter to zero for the next launch. Of two splits
+/// of a tile up to 128 wide it reads only the other's partial (`a + b` is `b + a`, bit for bit);
+/// otherwise every split's, its own too. No CTA waits for another: the last to arrive does the
+/// work.
 ///
 /// # Memory ordering
 ///
@@ -1279,7 +1280,7 @@ const SINGLE: Config = Config {
     split_k: true,
 };
 /// [`SINGLE`] without `setmaxnreg`, for the [`Slim`] kernel: its 32 accumulators fit the 168
-/// registers a thread has at launch (ptxas gives it 128, and ignored its `setmaxnreg` with
+/// registers a thread has at launch (ptxas gives it fewer, and ignored its `setmaxnreg` with
 /// C7508, run 41).
 const SLIM_CONFIG: Config = Config {
     setmaxnreg: false,
