@@ -216,14 +216,14 @@ pub fn check_ptx(ptx: &str) -> Result<Vec<crate::ptx_uniform::EntryReport>> {
     }
     let reports = crate::ptx_uniform::check(ptx)
         .map_err(|e| format!("the GEMM PTX fails its convergence check:\n{e}"))?;
-    for (entry, want) in ENTRIES.iter().map(|&(e, _)| (e, WGMMAS)) {
+    for (entry, _) in ENTRIES {
         let report = reports
             .iter()
             .find(|r| r.entry == entry)
             .ok_or_else(|| format!("the GEMM PTX has no entry `{entry}`"))?;
-        if report.wgmmas != want {
+        if report.wgmmas != WGMMAS {
             return Err(format!(
-                "the GEMM entry `{entry}` has {} wgmma.mma_async, expected {want}",
+                "the GEMM entry `{entry}` has {} wgmma.mma_async, expected {WGMMAS}",
                 report.wgmmas
             ));
         }

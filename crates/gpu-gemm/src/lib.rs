@@ -1327,8 +1327,9 @@ fn persistent<W: Width>(config: Config, m: u32, n: u32, k: u32, splits: u32) -> 
 /// when N % 8 == 0, `maps[2]` D and (when `beta != 0`) `maps[3]` C (boxes 64 x 64), all bf16
 /// with 128-byte swizzle, in global memory; D and (when `beta != 0`) C hold M x N bf16 (C may
 /// be D: each element of C is read before its element of D is written). With `splits > 1`
-/// (persistent kernels only; the per-tile kernel ignores it) the split tiles (see
-/// [`Schedule::new`]: every tile, or those of the last, partial wave) go through `work`, a
+/// (persistent kernels only; the per-tile kernel and the first persistent kernel ignore it) the
+/// split tiles (see [`Schedule::new`]: every tile, or those of the last, partial wave) go
+/// through `work`, a
 /// 16-byte aligned [`Workspace`] used by no other launch running at the same time: one slot per
 /// CTA tile of the split tiles (`(tiles - full) * c`, c: CTAs per cluster) of
 /// `min(splits, ceil(K / 64))` blocks of 128 x BN f32 each, then one u32 counter per slot, all
@@ -1436,8 +1437,9 @@ entry!(
 );
 
 entry!(
-    /// The persistent kernel as first built (every consumer thread releases, no `setmaxnreg`):
-    /// kept as the step before, measured against [`gemm_bf16_persistent`] in the same run.
+    /// The persistent kernel as first built (every consumer thread releases, no `setmaxnreg`, no
+    /// split-K: `splits` is ignored): kept as the step before, measured against
+    /// [`gemm_bf16_persistent`] in the same run.
     gemm_bf16_persistent_first,
     FIRST,
     Wide,
