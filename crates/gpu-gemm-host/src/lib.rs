@@ -1041,6 +1041,29 @@ mod tests {
     }
 
     #[test]
+    fn shape_arithmetic_holds_on_every_shape_check_shape_accepts() {
+        // `check_shape` accepts N up to 2^31 - 1 with M of 65535 tile rows: 65535 x 2^25 tiles of
+        // 128 x 64, far beyond u32 (the outside review of bf6166c: a debug build panicked with an
+        // overflow, a release build wrapped).
+        let big = Shape {
+            m: 65_535 * 128,
+            n: (1 << 31) - 1,
+            k: 1 << 30,
+        };
+        let (m, n, k) = (big.m as usize, big.n as usize, big.k as usize);
+        assert!(check_shape(big, m * k, n * k, None, m * n).is_ok());
+        let _ = Kernel::default_for(big, 132);
+        for kernel in Kernel::ALL {
+            for capacity in [1, 66, 132] {
+                let splits = kernel.splits(big, capacity);
+                assert!((1..=16).contains(&splits), "{kernel:?}: {splits}");
+                let _ = kernel.full_tiles(big, splits, capacity);
+                let _ = kernel.workspace_bytes(big, splits, capacity);
+            }
+        }
+    }
+
+    #[test]
     fn bf16_rounds_to_nearest_even() {
         assert_eq!(bf16(1.0), 0x3F80);
         assert_eq!(f32_of(bf16(3.0)), 3.0);

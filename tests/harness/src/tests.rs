@@ -313,6 +313,25 @@ pub fn all(sizes: &Sizes, sms: u32) -> Vec<Test> {
     }
     pipeline_suite::role_pair_kernels!(role_pair_row);
 
+    macro_rules! role_pair_one_sided_row {
+        ($s:literal, $who:ident, $ps:tt, $cs:tt) => {
+            let kernel = pipeline_suite::role_pair_one_sided_kernel_name!($s, $who, $ps, $cs);
+            tests.push(Test {
+                name: format!("{kernel}_4_clusters"),
+                kernel: kernel.to_string(),
+                kind: Kind::Cluster,
+                stages: $s,
+                threads: 32 * (1 + $cs),
+                grid: 8,
+                cluster: 2,
+                items: sizes.cluster,
+                smem: role_smem_bytes($s, $ps, $cs) as u32,
+                control: false,
+            });
+        };
+    }
+    pipeline_suite::role_pair_one_sided_kernels!(role_pair_one_sided_row);
+
     macro_rules! epilogue_row {
         ($s:literal) => {
             let kernel = concat!("epilogue_s", stringify!($s));
@@ -563,10 +582,9 @@ impl<'g> Runner<'g> {
                 report[R_ERRORS]
             ));
         }
-        // In a cluster only CTA 0 produces, except in the kernels where both CTAs do.
+        // In a cluster one CTA produces (rank 0, or rank 1 in the odd one-sided pairs), or both.
         let produces = test.kind != Kind::Cluster
-            || block % 2 == 0
-            || test.kernel.starts_with("role_pair_both");
+            || pipeline_suite::pair_cta_produces(&test.kernel, block % 2);
         if produces && report[R_PRODUCER..R_PRODUCER + 2] != expect_producer {
             return Err(format!(
                 "block {block}: producer cursor (stage, lap) = {:?}, expected {expect_producer:?}",

@@ -408,3 +408,241 @@ macro_rules! role_pair_kernel {
 }
 
 pipeline_suite::role_pair_kernels!(role_pair_kernel);
+
+/// Writes `value` to word `word` of this CTA's slot and to the same word of the peer CTA's slot
+/// (rank `peer`, through distributed shared memory).
+///
+/// # Safety
+///
+/// `word` is inside a slot of this CTA's dynamic shared memory; the peer is alive and has the
+/// same layout; the stage is free in both CTAs.
+#[inline(always)]
+unsafe fn write_both(word: *mut u32, peer: u32, value: u32) {
+    // SAFETY: forwarded from this function's contract.
+    unsafe {
+        word.write(value);
+        st_shared_cluster_u32(
+            mapa_shared_cluster(cvta_to_shared(word.cast()), peer),
+            value,
+        );
+    }
+}
+
+/// The producer and consumer steps of a one-sided pair's shape (see `pair_shape!`).
+struct PairShape<Publish, Release> {
+    /// Producer: fill the slot in parts (the callback fills part `p`) and commit; ends stepped.
+    publish: Publish,
+    /// Consumer warp `g`: release its sub-stage; ends stepped.
+    release: Release,
+}
+
+/// One-sided CTA pair (`CTA_GROUP = 2`, cluster of 2): only the CTA of rank `PRODUCER_RANK`
+/// runs a producer. Its warp 0 fills each item into the slots of both CTAs (its own, and its
+/// peer's through distributed shared memory), in `PS` parts, each committed on its own producer
+/// sub-stage, which reaches the producer barriers of both CTAs (32 arrivals each). The other
+/// CTA's warp 0 does nothing at all. In each CTA, consumer warp `g` (one per consumer sub-stage,
+/// `1 + g`) waits on its own CTA's producer barriers, copies its share of the slot to its CTA's
+/// output and releases consumer sub-stage `g`; the producing CTA's consumer barriers count the
+/// releases of both CTAs (64 arrivals).
+///
+/// Nobody waits on the non-producing CTA's consumer barriers: a release that arrived there too
+/// would complete phase after phase with no wait, which compute-sanitizer's synccheck reports
+/// ("Missing wait"). The bundle runs these kernels under synccheck.
+#[inline(always)]
+unsafe fn role_pair_one_sided<
+    const S: usize,
+    const PS: usize,
+    const CS: usize,
+    const PRODUCER_RANK: u32,
+    P,
+    R,
+>(
+    input: *const u32,
+    output: *mut u32,
+    items: u32,
+    report: *mut u32,
+    shape: PairShape<P, R>,
+) where
+    P: Fn(&mut ProducerRole<S, PS, CS, 2>, &dyn Fn(usize)),
+    R: Fn(&mut ConsumerRole<S, PS, CS, 2>, u32),
+{
+    let tid = thread_idx();
+    let block = block_idx();
+    let rank = cluster_ctarank();
+    // SAFETY: the harness sizes `input` per cluster and `output` per CTA.
+    let (input, output) = unsafe {
+        (
+            input.add((block / 2) as usize * items as usize * PAYLOAD_WORDS),
+            output.add(block as usize * items as usize * PAYLOAD_WORDS),
+        )
+    };
+    let report = Report::of_block(report, block);
+    let region = role_barrier_region(S, PS, CS);
+    let (producer_barriers, consumer_barriers) = role_barriers::<S, PS>();
+    let lane = tid % WARP;
+    let part_words = PAYLOAD_WORDS / PS;
+
+    if tid == 0 {
+        // SAFETY: each CTA's thread 0 initialises its own barriers; the cluster barrier below
+        // (reached by every thread of both CTAs) comes before any remote arrival, and the final
+        // one keeps both CTAs alive to the end.
+        unsafe {
+            one_sided::<S, PS, CS, PRODUCER_RANK, gpu_pipeline::Producer>(
+                producer_barriers,
+                consumer_barriers,
+            )
+            .init::<32, 64>()
+        };
+    }
+    sync_cluster();
+
+    if tid < WARP {
+        if rank == PRODUCER_RANK {
+            // SAFETY: initialised before the cluster barrier.
+            let mut pipe = unsafe {
+                one_sided::<S, PS, CS, PRODUCER_RANK, gpu_pipeline::Producer>(
+                    producer_barriers,
+                    consumer_barriers,
+                )
+            };
+            let peer = rank ^ 1;
+            for item in 0..items {
+                pipe.acquire();
+                let slot = role_slot(region, pipe.stage());
+                let fill_part = |p: usize| {
+                    let mut j = p * part_words + lane as usize;
+                    while j < (p + 1) * part_words {
+                        // SAFETY: the stage is free in both CTAs (this CTA's consumer barriers
+                        // count both CTAs' releases); the peer's slot is at the same offset.
+                        unsafe {
+                            let value = input.add(item as usize * PAYLOAD_WORDS + j).read();
+                            write_both(slot.add(HEADER_WORDS + j), peer, value);
+                        }
+                        j += WARP as usize;
+                    }
+                    if p == 0 && lane == 0 {
+                        // SAFETY: the header of both slots.
+                        unsafe { write_both(slot, peer, item) };
+                    }
+                };
+                (shape.publish)(&mut pipe, &fill_part);
+            }
+            if tid == 0 {
+                report.producer(pipe.cursor());
+            }
+        }
+    } else {
+        // SAFETY: as above.
+        let mut pipe = unsafe {
+            one_sided::<S, PS, CS, PRODUCER_RANK, gpu_pipeline::Consumer>(
+                producer_barriers,
+                consumer_barriers,
+            )
+        };
+        let group = tid / WARP - 1;
+        let ctid = tid - WARP;
+        let mut errors = 0;
+        for item in 0..items {
+            pipe.wait();
+            // SAFETY: the stage was committed; the slot belongs to this CTA.
+            errors += unsafe {
+                drain_range(
+                    role_slot(region, pipe.stage()),
+                    output,
+                    item,
+                    ctid,
+                    WARP * CS as u32,
+                    0,
+                    PAYLOAD_WORDS,
+                )
+            };
+            (shape.release)(&mut pipe, group);
+        }
+        report.errors(errors);
+        if ctid == 0 {
+            report.consumer(pipe.cursor(), items);
+        }
+    }
+    sync_cluster();
+    if tid == 0 {
+        report.done();
+    }
+}
+
+/// A one-sided pair's pipeline value of role `R`: CTA pairs where only the CTA of rank
+/// `PRODUCER_RANK` produces.
+///
+/// # Safety
+///
+/// As `RolePipeline::new`.
+#[inline(always)]
+unsafe fn one_sided<
+    const S: usize,
+    const PS: usize,
+    const CS: usize,
+    const PRODUCER_RANK: u32,
+    R: gpu_pipeline::cursor::Side,
+>(
+    producer_barriers: *mut gpu_pipeline::Mbarrier,
+    consumer_barriers: *mut gpu_pipeline::Mbarrier,
+) -> gpu_pipeline::RolePipeline<S, R, PS, CS, 2> {
+    let _ = PRODUCER_RANK;
+    // SAFETY: forwarded from this function's contract.
+    unsafe { gpu_pipeline::RolePipeline::new(producer_barriers, consumer_barriers) }
+}
+
+/// A one-sided pair's producer and consumer steps per `(PS, CS)`.
+macro_rules! pair_shape {
+    (1, 1) => {
+        PairShape {
+            publish: |p: &mut ProducerRole<_, 1, 1, 2>, fill: &dyn Fn(usize)| {
+                fill(0);
+                p.commit();
+            },
+            release: |c: &mut ConsumerRole<_, 1, 1, 2>, _group: u32| c.release(),
+        }
+    };
+    (2, 2) => {
+        PairShape {
+            publish: |p: &mut ProducerRole<_, 2, 2, 2>, fill: &dyn Fn(usize)| {
+                fill(0);
+                p.commit_sub::<0>();
+                fill(1);
+                p.commit_sub::<1>();
+                p.step();
+            },
+            release: |c: &mut ConsumerRole<_, 2, 2, 2>, group: u32| {
+                match group {
+                    0 => c.release_no_step::<0>(),
+                    _ => c.release_no_step::<1>(),
+                }
+                c.step();
+            },
+        }
+    };
+}
+
+macro_rules! role_pair_one_sided_kernel {
+    ($s:literal, $who:ident, $ps:tt, $cs:tt) => {
+        const _: () = {
+            /// A one-sided CTA-pair role test kernel (see `role_pair_one_sided`).
+            #[unsafe(export_name = pipeline_suite::role_pair_one_sided_kernel_name!($s, $who, $ps, $cs))]
+            pub unsafe extern "gpu-kernel" fn kernel(
+                input: *const u32,
+                output: *mut u32,
+                items: u32,
+                report: *mut u32,
+            ) {
+                // SAFETY: the harness launches clusters of 2 CTAs of 1 + CS warps with
+                // `role_smem_bytes`.
+                unsafe {
+                    role_pair_one_sided::<$s, $ps, $cs, { pipeline_suite::pair_producer_rank!($who) }, _, _>(
+                        input, output, items, report, pair_shape!($ps, $cs),
+                    )
+                }
+            }
+        };
+    };
+}
+
+pipeline_suite::role_pair_one_sided_kernels!(role_pair_one_sided_kernel);

@@ -379,6 +379,61 @@ macro_rules! role_pair_kernel_name {
     };
 }
 
+/// The one-sided CTA-pair `RolePipeline` kernels: `(stages, producing CTA, producer sub-stages,
+/// consumer sub-stages)`. Only the `even` (rank 0) or the `odd` (rank 1) CTA of each pair runs a
+/// producer, which fills the slots of both CTAs; each CTA runs one consumer warp per consumer
+/// sub-stage. The bundle runs them under compute-sanitizer's synccheck, which reports a barrier
+/// whose phases complete without a wait.
+#[macro_export]
+macro_rules! role_pair_one_sided_kernels {
+    ($m:ident) => {
+        $m!(2, even, 1, 1);
+        $m!(4, odd, 1, 1);
+        $m!(2, odd, 2, 2);
+        $m!(4, even, 2, 2);
+    };
+}
+
+/// The export name of a one-sided CTA-pair kernel (see [`role_pair_one_sided_kernels!`]).
+#[macro_export]
+macro_rules! role_pair_one_sided_kernel_name {
+    ($s:literal, $who:ident, $ps:tt, $cs:tt) => {
+        concat!(
+            "role_pair_",
+            stringify!($who),
+            "_s",
+            stringify!($s),
+            "_p",
+            stringify!($ps),
+            "_c",
+            stringify!($cs)
+        )
+    };
+}
+
+/// The cluster rank of a one-sided pair's producing CTA.
+#[macro_export]
+macro_rules! pair_producer_rank {
+    (even) => {
+        0
+    };
+    (odd) => {
+        1
+    };
+}
+
+/// Whether the CTA of cluster rank `rank` runs a producer in the CTA-pair kernel `kernel`: both
+/// CTAs in `role_pair_both_*`, the odd one in `role_pair_odd_*`, the even one otherwise.
+pub fn pair_cta_produces(kernel: &str, rank: u32) -> bool {
+    if kernel.starts_with("role_pair_both") {
+        true
+    } else if kernel.starts_with("role_pair_odd") {
+        rank == 1
+    } else {
+        rank == 0
+    }
+}
+
 /// The `EpiLoadPipeline` kernels (`epilogue_s{stages}`).
 #[macro_export]
 macro_rules! epilogue_kernels {

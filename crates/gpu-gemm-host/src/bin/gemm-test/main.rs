@@ -6,7 +6,12 @@
 //! shape, PASS or FAIL; then one timing
 //! line at 8192^3 (information only: the benchmark against cuBLAS is `cargo xtask bench-gemm`).
 //!
-//! Usage: `gemm-test PTX [--quick]`. Exit statuses: `pipeline_suite::exit`.
+//! Then the host API's boundaries (`boundary`): modules of another ABI, two streams, two contexts.
+//!
+//! Usage: `gemm-test PTX [--quick] [--boundary]` (`--boundary`: only the boundary tests). Exit
+//! statuses: `pipeline_suite::exit`.
+
+mod boundary;
 
 use std::process::ExitCode;
 use std::sync::Arc;
@@ -268,9 +273,10 @@ fn time_8192(gemm: &Gemm, kernel: Kernel, stream: &Arc<CudaStream>) -> Result<()
 fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
     let quick = args.iter().any(|a| a == "--quick");
+    let only_boundary = args.iter().any(|a| a == "--boundary");
     let paths: Vec<&String> = args.iter().filter(|a| !a.starts_with("--")).collect();
     let [ptx] = paths.as_slice() else {
-        return fail(exit::USAGE, "usage: gemm-test PTX [--quick]");
+        return fail(exit::USAGE, "usage: gemm-test PTX [--quick] [--boundary]");
     };
     // SAFETY: loads and unloads the driver library, as any CUDA program does.
     if !unsafe { sys::is_culib_present() } {
@@ -295,7 +301,7 @@ fn main() -> ExitCode {
     );
     let mut seed = 0x9E37_79B9_7F4A_7C15u64 ^ u64::from(std::process::id());
     let (mut passed, mut failed) = (0, 0);
-    for &kernel in KERNELS {
+    for &kernel in if only_boundary { &[][..] } else { KERNELS } {
         for &case in if quick { QUICK } else { CASES } {
             match run_case(&gemm, kernel, &stream, case, &mut seed) {
                 Ok(true) => passed += 1,
@@ -304,7 +310,22 @@ fn main() -> ExitCode {
             }
         }
     }
-    if !quick {
+    if only_boundary && let Err(e) = boundary::describe(&ctx, ptx) {
+        println!("info: {e}");
+    }
+    for (name, outcome) in boundary::run(&ctx, &gemm, ptx) {
+        match outcome {
+            Ok(()) => {
+                println!("PASS {name}");
+                passed += 1;
+            }
+            Err(e) => {
+                println!("FAIL {name}: {e}");
+                failed += 1;
+            }
+        }
+    }
+    if !quick && !only_boundary {
         for &kernel in KERNELS {
             if let Err(e) = time_8192(&gemm, kernel, &stream) {
                 return fail(exit::TEST_FAILED, &e);

@@ -1,0 +1,396 @@
+//! The host API where a user's program meets it: modules, streams, contexts.
+//!
+//! Each test is one function returning `Err` with what went wrong. They need a GPU and the
+//! module `cargo xtask build` writes; `main` runs them after the exact cases (they put the
+//! context in cudarc's multi-stream mode, which the cases do not need).
+//!
+//! - A module whose entries take other parameters than `launch` passes (a module built a few
+//!   commits earlier), one without an entry, one without the launch bounds the build adds, and one
+//!   without the ABI version global or with another version: `Gemm::load` must refuse each, with
+//!   an error that names the entry and says what to do.
+//! - Two streams (cudarc tracks each buffer's reads and writes with events): D read on another
+//!   stream right after the GEMM, and C overwritten on another stream right after it, must both
+//!   be ordered after the GEMM. The problem takes milliseconds (2048 x 2048 x 524288), so that an
+//!   unordered read or write lands while the kernel still runs.
+//! - A second context on the same GPU: a prepared problem launched on its stream, and a run on
+//!   its stream with buffers of the first context, must be errors.
+
+use std::sync::Arc;
+
+use cudarc::driver::{CudaContext, CudaSlice, CudaStream, DevicePtr, DevicePtrMut, sys};
+use gpu_gemm_host::{Gemm, Kernel, Shape, bf16};
+
+/// A named test and its outcome.
+pub type Outcome = (&'static str, Result<(), String>);
+
+/// Runs every boundary test on `ctx` with the module at `ptx`.
+pub fn run(ctx: &Arc<CudaContext>, gemm: &Gemm, ptx: &str) -> Vec<Outcome> {
+    let module = |name, test: fn(&Arc<CudaContext>, &str) -> Result<(), String>| -> Outcome {
+        (name, test(ctx, ptx))
+    };
+    vec![
+        module(
+            "load_rejects_an_entry_with_an_extra_parameter",
+            load_rejects_an_entry_with_an_extra_parameter,
+        ),
+        module("load_names_a_missing_entry", load_names_a_missing_entry),
+        module(
+            "load_rejects_a_module_without_launch_bounds",
+            load_rejects_a_module_without_launch_bounds,
+        ),
+        module(
+            "load_rejects_a_module_without_its_abi_version",
+            load_rejects_a_module_without_its_abi_version,
+        ),
+        (
+            "d_read_on_another_stream_waits_for_run",
+            d_read_on_another_stream_waits_for_run(ctx, gemm),
+        ),
+        (
+            "c_overwritten_on_another_stream_waits_for_run",
+            c_overwritten_on_another_stream_waits_for_run(ctx, gemm),
+        ),
+        (
+            "prepared_launch_on_another_contexts_stream_is_an_error",
+            prepared_launch_on_another_contexts_stream_is_an_error(ctx, gemm),
+        ),
+        // Last: before the fix, this launch went to the wrong context.
+        (
+            "run_on_another_contexts_stream_is_an_error",
+            run_on_another_contexts_stream_is_an_error(ctx, gemm),
+        ),
+    ]
+}
+
+fn cuda(what: &'static str) -> impl Fn(cudarc::driver::DriverError) -> String {
+    move |e| format!("{what}: {e:?}")
+}
+
+/// Loads the module at `ptx` rewritten by `edit` (written next to the system's temporary
+/// files), and returns what `Gemm::load` said.
+fn load_edited(
+    ctx: &Arc<CudaContext>,
+    ptx: &str,
+    name: &str,
+    edit: impl Fn(&str) -> String,
+) -> Result<Result<Gemm, String>, String> {
+    let text = std::fs::read_to_string(ptx).map_err(|e| format!("reading {ptx}: {e}"))?;
+    let edited = edit(&text);
+    if edited == text {
+        return Err(format!("{name}: the edit changed nothing in {ptx}"));
+    }
+    let path = std::env::temp_dir().join(format!("gemm-test-{}-{name}.ptx", std::process::id()));
+    std::fs::write(&path, edited).map_err(|e| format!("writing {}: {e}", path.display()))?;
+    let loaded = Gemm::load(ctx, path.to_str().expect("a UTF-8 temporary path"));
+    let _ = std::fs::remove_file(&path);
+    Ok(loaded.map_err(|e| e.to_string()))
+}
+
+/// Requires `Err` from the load, with every one of `words` in its message.
+fn refused(loaded: Result<Gemm, String>, words: &[&str]) -> Result<(), String> {
+    match loaded {
+        Ok(_) => Err("Gemm::load accepted the module".into()),
+        Err(message) => match words.iter().find(|w| !message.contains(*w)) {
+            Some(missing) => Err(format!(
+                "Gemm::load refused the module, but its error does not say `{missing}`: {message}"
+            )),
+            None => Ok(()),
+        },
+    }
+}
+
+/// Every `.entry` of `text` with one more `.u32` parameter, as a module built for a launch with
+/// another parameter list has.
+fn with_extra_parameter(text: &str) -> String {
+    let mut out = String::with_capacity(text.len() + 1024);
+    let mut entry: Option<String> = None;
+    for line in text.lines() {
+        if let Some(name) = line
+            .trim_start()
+            .strip_prefix(".visible .entry ")
+            .and_then(|rest| rest.strip_suffix('('))
+        {
+            entry = Some(name.to_string());
+        } else if line == ")"
+            && let Some(name) = entry.take()
+        {
+            // The parameter list ends: the last parameter gets a comma, then one more.
+            while out.ends_with('\n') {
+                out.pop();
+            }
+            out.push_str(",\n\t.param .u32 ");
+            out.push_str(&name);
+            out.push_str("_param_extra\n");
+        }
+        out.push_str(line);
+        out.push('\n');
+    }
+    out
+}
+
+fn load_rejects_an_entry_with_an_extra_parameter(
+    ctx: &Arc<CudaContext>,
+    ptx: &str,
+) -> Result<(), String> {
+    let loaded = load_edited(ctx, ptx, "extra-parameter", with_extra_parameter)?;
+    refused(loaded, &[Kernel::ALL[0].entry(), "parameter", "rebuild"])
+}
+
+fn load_names_a_missing_entry(ctx: &Arc<CudaContext>, ptx: &str) -> Result<(), String> {
+    let entry = Kernel::PersistentSlim.entry();
+    let loaded = load_edited(ctx, ptx, "missing-entry", |text| {
+        text.replace(
+            &format!(".entry {entry}("),
+            &format!(".entry {entry}_renamed("),
+        )
+    })?;
+    refused(loaded, &[entry, "rebuild"])
+}
+
+fn load_rejects_a_module_without_launch_bounds(
+    ctx: &Arc<CudaContext>,
+    ptx: &str,
+) -> Result<(), String> {
+    // rustc's own PTX: the build adds `.maxntid` to each entry (rustc has no launch bounds).
+    let loaded = load_edited(ctx, ptx, "no-maxntid", |text| {
+        text.lines()
+            .filter(|line| !line.starts_with(".maxntid"))
+            .map(|line| format!("{line}\n"))
+            .collect()
+    })?;
+    refused(loaded, &[".maxntid", "cargo xtask build"])
+}
+
+fn load_rejects_a_module_without_its_abi_version(
+    ctx: &Arc<CudaContext>,
+    ptx: &str,
+) -> Result<(), String> {
+    let loaded = load_edited(ctx, ptx, "no-abi-version", |text| {
+        text.lines()
+            .filter(|line| !line.contains(ABI_SYMBOL))
+            .map(|line| format!("{line}\n"))
+            .collect()
+    })?;
+    refused(loaded, &[ABI_SYMBOL, "rebuild"])
+}
+
+/// A buffer of `n` bf16 elements, every one `bits`, written on `stream`.
+fn filled(stream: &Arc<CudaStream>, n: usize, bits: u16) -> Result<CudaSlice<u16>, String> {
+    let mut buffer = stream
+        .alloc_zeros::<u16>(n)
+        .map_err(cuda("allocating a test buffer"))?;
+    {
+        let (pointer, _write) = buffer.device_ptr_mut(stream);
+        stream
+            .context()
+            .bind_to_thread()
+            .map_err(cuda("binding the context"))?;
+        // SAFETY: `pointer` holds `n` u16 elements, written on `stream` (the guard records it).
+        let status = unsafe { sys::cuMemsetD16Async(pointer, bits, n, stream.cu_stream()) };
+        if status != sys::CUresult::CUDA_SUCCESS {
+            return Err(format!("cuMemsetD16Async: {status:?}"));
+        }
+    }
+    Ok(buffer)
+}
+
+/// The long problem of the stream tests: 2048 x 2048 x 524288, A = B = 1 (each 2 GiB).
+const LONG: Shape = Shape {
+    m: 2048,
+    n: 2048,
+    k: 524_288,
+};
+
+/// A and B of [`LONG`], all ones, on `stream` (synchronised).
+fn long_operands(stream: &Arc<CudaStream>) -> Result<(CudaSlice<u16>, CudaSlice<u16>), String> {
+    let (m, n, k) = (LONG.m as usize, LONG.n as usize, LONG.k as usize);
+    let a = filled(stream, m * k, bf16(1.0))?;
+    let b = filled(stream, n * k, bf16(1.0))?;
+    stream.synchronize().map_err(cuda("filling A and B"))?;
+    Ok((a, b))
+}
+
+/// `got` must be `want` everywhere.
+fn all_equal(got: &[u16], want: f32, what: &str) -> Result<(), String> {
+    let right = got.iter().filter(|&&x| x == bf16(want)).count();
+    if right == got.len() {
+        Ok(())
+    } else {
+        let first = got.iter().position(|&x| x != bf16(want)).unwrap_or(0);
+        Err(format!(
+            "{what}: {right} of {} elements are {want}; the first other is element {first}: {}",
+            got.len(),
+            gpu_gemm_host::f32_of(got[first])
+        ))
+    }
+}
+
+const POISON: u16 = 0xFFC1;
+
+/// The module's ABI version global.
+const ABI_SYMBOL: &str = "GPU_GEMM_ABI";
+
+fn d_read_on_another_stream_waits_for_run(
+    ctx: &Arc<CudaContext>,
+    gemm: &Gemm,
+) -> Result<(), String> {
+    let first = ctx.new_stream().map_err(cuda("a stream"))?;
+    let second = ctx.new_stream().map_err(cuda("a stream"))?;
+    let (a, b) = long_operands(&first)?;
+    let mut d = filled(&first, (LONG.m * LONG.n) as usize, POISON)?;
+    first.synchronize().map_err(cuda("poisoning D"))?;
+    gemm.run(&first, LONG, 1.0, &a, &b, 0.0, None, &mut d)
+        .map_err(|e| e.to_string())?;
+    // cudarc orders this read after the GEMM only if the GEMM recorded its write of D.
+    let got = second.clone_dtoh(&d).map_err(cuda("reading D"))?;
+    first.synchronize().map_err(cuda("the GEMM"))?;
+    all_equal(&got, LONG.k as f32, "D read on the second stream")
+}
+
+fn c_overwritten_on_another_stream_waits_for_run(
+    ctx: &Arc<CudaContext>,
+    gemm: &Gemm,
+) -> Result<(), String> {
+    let first = ctx.new_stream().map_err(cuda("a stream"))?;
+    let second = ctx.new_stream().map_err(cuda("a stream"))?;
+    let (a, b) = long_operands(&first)?;
+    let elems = (LONG.m * LONG.n) as usize;
+    let mut c = filled(&first, elems, bf16(2.0))?;
+    let mut d = filled(&first, elems, POISON)?;
+    first.synchronize().map_err(cuda("filling C and D"))?;
+    // alpha * K = 1, so D = 1 + C = 3.
+    let alpha = 1.0 / LONG.k as f32;
+    gemm.run(&first, LONG, alpha, &a, &b, 1.0, Some(&c), &mut d)
+        .map_err(|e| e.to_string())?;
+    // cudarc orders this write after the GEMM's reads of C only if the GEMM recorded them.
+    second.memset_zeros(&mut c).map_err(cuda("overwriting C"))?;
+    second.synchronize().map_err(cuda("overwriting C"))?;
+    first.synchronize().map_err(cuda("the GEMM"))?;
+    let got = first.clone_dtoh(&d).map_err(cuda("reading D"))?;
+    all_equal(&got, 3.0, "D after C was overwritten on the second stream")
+}
+
+/// Small operands for the context tests: 256 x 256 x 64, on `stream`.
+fn small(
+    stream: &Arc<CudaStream>,
+) -> Result<(Shape, CudaSlice<u16>, CudaSlice<u16>, CudaSlice<u16>), String> {
+    let shape = Shape {
+        m: 256,
+        n: 256,
+        k: 64,
+    };
+    let a = filled(stream, 256 * 64, bf16(1.0))?;
+    let b = filled(stream, 256 * 64, bf16(1.0))?;
+    let d = filled(stream, 256 * 256, POISON)?;
+    stream.synchronize().map_err(cuda("small operands"))?;
+    Ok((shape, a, b, d))
+}
+
+/// Requires an error that says another context was involved.
+fn context_error(result: Result<(), gpu_gemm_host::GemmError>, what: &str) -> Result<(), String> {
+    match result {
+        Ok(()) => Err(format!("{what} was accepted")),
+        Err(e) if e.to_string().contains("another CUDA context") => Ok(()),
+        Err(e) => Err(format!(
+            "{what} failed, but the error does not say that another CUDA context was involved: {e}"
+        )),
+    }
+}
+
+fn prepared_launch_on_another_contexts_stream_is_an_error(
+    ctx: &Arc<CudaContext>,
+    gemm: &Gemm,
+) -> Result<(), String> {
+    let stream = ctx.default_stream();
+    let (shape, a, b, d) = small(&stream)?;
+    let other = CudaContext::new_non_primary(0, 0).map_err(cuda("a second context"))?;
+    let pointers = (
+        a.device_ptr(&stream).0,
+        b.device_ptr(&stream).0,
+        d.device_ptr(&stream).0,
+    );
+    // SAFETY: the buffers hold the shape's matrices and outlive the launch (synchronised below).
+    let prepared = unsafe {
+        gemm.prepare(
+            &stream,
+            Kernel::Persistent,
+            shape,
+            pointers.0,
+            pointers.1,
+            0,
+            pointers.2,
+        )
+    }
+    .map_err(|e| e.to_string())?;
+    // Both default streams are the legacy stream (handle 0) of their own context.
+    let result = gemm.launch(&other.default_stream(), &prepared, 1.0, 0.0);
+    stream.synchronize().map_err(cuda("the GEMM"))?;
+    context_error(
+        result,
+        "launching a prepared problem on another context's default stream",
+    )
+}
+
+fn run_on_another_contexts_stream_is_an_error(
+    ctx: &Arc<CudaContext>,
+    gemm: &Gemm,
+) -> Result<(), String> {
+    let stream = ctx.default_stream();
+    let (shape, a, b, mut d) = small(&stream)?;
+    let other = CudaContext::new_non_primary(0, 0).map_err(cuda("a second context"))?;
+    let foreign = other
+        .new_stream()
+        .map_err(cuda("a stream of the second context"))?;
+    let result = gemm.run(&foreign, shape, 1.0, &a, &b, 0.0, None, &mut d);
+    let _ = foreign.synchronize();
+    context_error(result, "running on a stream of another context")
+}
+
+/// Prints, per entry of the module at `path` and of its copy without `.maxntid`, the driver's
+/// maximum threads per block and each parameter's offset and size (`cuFuncGetParamInfo`): what
+/// `Gemm::load` checks.
+pub fn describe(ctx: &Arc<CudaContext>, path: &str) -> Result<(), String> {
+    let text = std::fs::read_to_string(path).map_err(|e| format!("reading {path}: {e}"))?;
+    let raw: String = text
+        .lines()
+        .filter(|line| !line.starts_with(".maxntid"))
+        .map(|line| format!("{line}\n"))
+        .collect();
+    for (what, source) in [("built", text), ("without .maxntid", raw)] {
+        let module = ctx
+            .load_module(cudarc::nvrtc::Ptx::from_src(source))
+            .map_err(cuda("loading"))?;
+        for kernel in Kernel::ALL {
+            let function = module
+                .load_function(kernel.entry())
+                .map_err(cuda("entry"))?;
+            let threads = function
+                .get_attribute(sys::CUfunction_attribute::CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK)
+                .map_err(cuda("attribute"))?;
+            let regs = function.num_regs().map_err(cuda("regs"))?;
+            let mut params = Vec::new();
+            let status = loop {
+                let (mut offset, mut size) = (0usize, 0usize);
+                // SAFETY: a live function; the driver writes both or fails past the last one.
+                let status = unsafe {
+                    sys::cuFuncGetParamInfo(
+                        function.cu_function(),
+                        params.len(),
+                        &mut offset,
+                        &mut size,
+                    )
+                };
+                if status != sys::CUresult::CUDA_SUCCESS || params.len() > 64 {
+                    break status;
+                }
+                params.push((offset, size));
+            };
+            println!(
+                "info {what}: {} max threads {threads}, {regs} registers, {} parameters (then {status:?}): {params:?}",
+                kernel.entry(),
+                params.len()
+            );
+        }
+    }
+    Ok(())
+}
