@@ -8,7 +8,12 @@
 //! - no `asm!` is `nomem`, `readonly` or `pure`, except the pure register reads of
 //!   [`NOMEM_ALLOWED`];
 //! - no two modules of the library import each other (no cycle in the file-level graph of
-//!   `crate::` and `super::` paths).
+//!   `crate::` and `super::` paths);
+//! - no tracked path (`git ls-files`) is in a `target` folder, no tracked file is over 256 KiB
+//!   (but the generated files of [`LARGE_FILES_ALLOWED`]), and `tests/results` holds at most 60
+//!   files and 1.5 MB;
+//! - every relative link of the project's markdown ([`LINKED_DOCUMENTS`], `tests/results/*.md`)
+//!   points to a tracked file or folder.
 //!
 //! The text is read simply: comments, string and character literals are blanked first
 //! ([`strip`], which keeps every line where it was, for the messages), then the checks look at
@@ -595,7 +600,268 @@ fn describe(cycle: &[String], graph: &BTreeMap<String, BTreeMap<String, usize>>)
     text
 }
 
+// ---------------------------------------------------------------- (e) the tracked files
+
+/// The most a tracked file may weigh, unless [`LARGE_FILES_ALLOWED`] names it.
+const MAX_TRACKED_FILE_BYTES: u64 = 256 * 1024;
+
+/// Generated files that may be over [`MAX_TRACKED_FILE_BYTES`], by path from the repository
+/// root. None is needed today: build outputs are not tracked, and raw device logs stay in git
+/// history (tests/results/README.md).
+const LARGE_FILES_ALLOWED: [&str; 0] = [];
+
+/// The device results folder: one summary, its CSV and its plot per milestone.
+const RESULTS: &str = "tests/results";
+
+/// The most files and bytes [`RESULTS`] may hold in all.
+const RESULTS_MAX_FILES: usize = 60;
+const RESULTS_MAX_BYTES: u64 = 1_500_000;
+
+/// Every path git tracks (`git ls-files`), from the repository root, with `/` separators.
+fn tracked_files() -> Vec<String> {
+    let output = std::process::Command::new("git")
+        .args(["ls-files", "-z"])
+        .current_dir(crate::root())
+        .output()
+        .unwrap_or_else(|e| panic!("cannot run `git ls-files` (the tidy checks need git): {e}"));
+    assert!(
+        output.status.success(),
+        "`git ls-files` failed: {}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    String::from_utf8(output.stdout)
+        .expect("tracked paths are UTF-8")
+        .split('\0')
+        .filter(|path| !path.is_empty())
+        .map(str::to_string)
+        .collect()
+}
+
+/// The paths of `paths` with a `target` component (a Cargo build folder at any depth).
+fn under_a_target_folder<'a>(paths: &'a [String]) -> Vec<&'a str> {
+    paths
+        .iter()
+        .filter(|path| path.split('/').any(|part| part == "target"))
+        .map(String::as_str)
+        .collect()
+}
+
+/// The size of a tracked file in the work tree (0 if it was deleted there).
+fn size_of(path: &str) -> u64 {
+    fs::metadata(crate::root().join(path)).map_or(0, |m| m.len())
+}
+
+// ---------------------------------------------------------------- (f) markdown links
+
+/// The documents whose relative links must point to tracked files, besides every tracked
+/// `tests/results/*.md`.
+const LINKED_DOCUMENTS: [&str; 2] = ["README.md", "ARCHITECTURE.md"];
+
+/// The link targets of a markdown text, each with its line: inline links and images
+/// (`[text](target "title")`, `![alt](<target>)`) and reference definitions (`[name]: target`).
+/// Fenced code blocks and inline code spans are skipped.
+fn markdown_links(text: &str) -> Vec<(String, usize)> {
+    let mut found = Vec::new();
+    let mut fence: Option<&str> = None;
+    for (index, line) in text.lines().enumerate() {
+        let trimmed = line.trim_start();
+        if let Some(open) = fence {
+            if trimmed.starts_with(open) {
+                fence = None;
+            }
+            continue;
+        }
+        if trimmed.starts_with("```") || trimmed.starts_with("~~~") {
+            fence = Some(&trimmed[..3]);
+            continue;
+        }
+        // Inline code spans (one or more backticks, closed by as many) become blanks.
+        let mut plain = String::with_capacity(line.len());
+        let mut rest = line;
+        while let Some(start) = rest.find('`') {
+            plain.push_str(&rest[..start]);
+            let ticks = rest[start..].chars().take_while(|&c| c == '`').count();
+            let after = &rest[start + ticks..];
+            match after.find(&"`".repeat(ticks)) {
+                Some(end) => rest = &after[end + ticks..],
+                None => {
+                    rest = after;
+                    plain.push(' ');
+                }
+            }
+            plain.push(' ');
+        }
+        plain.push_str(rest);
+        let line_number = index + 1;
+        // `[name]: target` at the start of a line.
+        if let Some(definition) = plain.trim_start().strip_prefix('[')
+            && let Some((_, after)) = definition.split_once("]:")
+            && let Some(target) = after.split_whitespace().next()
+        {
+            found.push((target.trim_matches(['<', '>']).to_string(), line_number));
+            continue;
+        }
+        // `](target ...)`, parentheses inside the target balanced.
+        let mut from = 0;
+        while let Some(at) = plain[from..].find("](") {
+            let start = from + at + 2;
+            let mut depth = 1;
+            let mut end = plain.len();
+            for (offset, c) in plain[start..].char_indices() {
+                match c {
+                    '(' => depth += 1,
+                    ')' => {
+                        depth -= 1;
+                        if depth == 0 {
+                            end = start + offset;
+                            break;
+                        }
+                    }
+                    _ => {}
+                }
+            }
+            let inside = plain[start..end].trim();
+            let target = if let Some(angled) = inside.strip_prefix('<') {
+                angled.split('>').next().unwrap_or_default()
+            } else {
+                inside.split_whitespace().next().unwrap_or_default()
+            };
+            found.push((target.to_string(), line_number));
+            from = end.min(plain.len());
+        }
+    }
+    found
+}
+
+/// The repository path a link of document `document` names, or None for a link that leaves the
+/// repository's files (a URL, `mailto:`, an anchor in the same document). The `#fragment` is
+/// dropped, `.` and `..` are resolved; a path that climbs above the root stays with its `..`.
+fn link_path(document: &str, target: &str) -> Option<String> {
+    if target.is_empty() || target.starts_with('#') || target.contains("://") {
+        return None;
+    }
+    if target.starts_with("mailto:") {
+        return None;
+    }
+    let target = target.split('#').next().unwrap_or_default();
+    let mut parts: Vec<&str> = if target.starts_with('/') {
+        Vec::new()
+    } else {
+        document.split('/').collect()
+    };
+    parts.pop(); // the document's own name (or nothing, for a path from the root)
+    for part in target.split('/') {
+        match part {
+            "" | "." => {}
+            ".." => {
+                if parts.last().is_none_or(|&p| p == "..") {
+                    parts.push("..");
+                } else {
+                    parts.pop();
+                }
+            }
+            name => parts.push(name),
+        }
+    }
+    Some(parts.join("/"))
+}
+
+/// Whether `path` is a tracked file, or a folder that holds one.
+fn is_tracked(path: &str, tracked: &BTreeSet<&str>) -> bool {
+    if tracked.contains(path) {
+        return true;
+    }
+    let folder = format!("{}/", path.trim_end_matches('/'));
+    tracked
+        .range(folder.as_str()..)
+        .next()
+        .is_some_and(|p| p.starts_with(&folder))
+}
+
 // ---------------------------------------------------------------- the checks
+
+#[test]
+fn no_tracked_path_is_in_a_target_folder() {
+    let tracked = tracked_files();
+    let found = under_a_target_folder(&tracked);
+    assert!(
+        found.is_empty(),
+        "{} tracked paths are in a `target` folder (build outputs: `git rm -r --cached` them; \
+         .gitignore ignores `target/` at any depth): {:?}",
+        found.len(),
+        &found[..found.len().min(10)]
+    );
+}
+
+#[test]
+fn no_tracked_file_is_over_256_kib() {
+    let large: Vec<String> = tracked_files()
+        .into_iter()
+        .filter(|path| !LARGE_FILES_ALLOWED.contains(&path.as_str()))
+        .filter_map(|path| {
+            let size = size_of(&path);
+            (size > MAX_TRACKED_FILE_BYTES).then(|| format!("{path} ({} KiB)", size / 1024))
+        })
+        .collect();
+    assert!(
+        large.is_empty(),
+        "tracked files over {} KiB (raw logs and dumps stay in git history; a generated file that \
+         must be tracked goes into LARGE_FILES_ALLOWED by name): {large:?}",
+        MAX_TRACKED_FILE_BYTES / 1024
+    );
+}
+
+#[test]
+fn results_folder_stays_small() {
+    let prefix = format!("{RESULTS}/");
+    let files: Vec<String> = tracked_files()
+        .into_iter()
+        .filter(|path| path.starts_with(&prefix))
+        .collect();
+    let bytes: u64 = files.iter().map(|path| size_of(path)).sum();
+    assert!(
+        files.len() <= RESULTS_MAX_FILES && bytes <= RESULTS_MAX_BYTES,
+        "{RESULTS} holds {} tracked files, {bytes} bytes; at most {RESULTS_MAX_FILES} files and \
+         {RESULTS_MAX_BYTES} bytes: per milestone one summary, its CSV and its plot (raw logs \
+         stay in git history, named by each summary with `git show`)",
+        files.len()
+    );
+}
+
+#[test]
+fn markdown_links_point_to_tracked_files() {
+    let tracked_list = tracked_files();
+    let tracked: BTreeSet<&str> = tracked_list.iter().map(String::as_str).collect();
+    let results = format!("{RESULTS}/");
+    let mut documents: Vec<&str> = LINKED_DOCUMENTS.to_vec();
+    documents.extend(tracked_list.iter().map(String::as_str).filter(|path| {
+        path.strip_prefix(results.as_str())
+            .is_some_and(|name| name.ends_with(".md") && !name.contains('/'))
+    }));
+    let mut problems = Vec::new();
+    for document in documents {
+        if !tracked.contains(document) {
+            problems.push(format!("{document}: not a tracked file"));
+            continue;
+        }
+        let text = fs::read_to_string(crate::root().join(document))
+            .unwrap_or_else(|e| panic!("{document}: {e}"));
+        for (target, line) in markdown_links(&text) {
+            if let Some(path) = link_path(document, &target)
+                && !is_tracked(&path, &tracked)
+            {
+                problems.push(format!("{document}:{line}: `{target}`"));
+            }
+        }
+    }
+    assert!(
+        problems.is_empty(),
+        "{} relative markdown links point to no tracked file (a raw log that left the tree is \
+         named as `git show <commit>:<path>`):\n  {}",
+        problems.len(),
+        problems.join("\n  ")
+    );
+}
 
 #[test]
 fn asm_only_in_arch() {
@@ -778,4 +1044,72 @@ fn module_graph_finds_a_cycle_and_names_it() {
     );
     let acyclic = module_graph(&files[..2]);
     assert!(cycles(&acyclic).is_empty());
+}
+
+#[test]
+fn target_folders_are_found_at_any_depth() {
+    let paths: Vec<String> = [
+        "target/debug/x",
+        "crates/gpu-gemm/target/CACHEDIR.TAG",
+        "src/targets.rs",
+        "docs/target.md",
+        "a/target",
+    ]
+    .map(str::to_string)
+    .to_vec();
+    assert_eq!(
+        under_a_target_folder(&paths),
+        vec![
+            "target/debug/x",
+            "crates/gpu-gemm/target/CACHEDIR.TAG",
+            "a/target"
+        ]
+    );
+}
+
+#[test]
+fn markdown_links_skip_code_and_read_every_form() {
+    let text = "See [a](a.md) and ![p](img/p.svg \"title\"), [b](<b c.md>), [w](https://x.y/z).\n\
+                `[not](code.md)` and ``[nor](this.md)`` [c](f(1).md#part)\n\
+                ```\n[fenced](no.md)\n```\n\
+                [ref]: ../up.md\n\
+                [anchor](#here)\n";
+    let links: Vec<(String, usize)> = markdown_links(text);
+    let shown: Vec<(&str, usize)> = links.iter().map(|(t, l)| (t.as_str(), *l)).collect();
+    assert_eq!(
+        shown,
+        vec![
+            ("a.md", 1),
+            ("img/p.svg", 1),
+            ("b c.md", 1),
+            ("https://x.y/z", 1),
+            ("f(1).md#part", 2),
+            ("../up.md", 6),
+            ("#here", 7),
+        ]
+    );
+}
+
+#[test]
+fn link_paths_resolve_from_the_document() {
+    assert_eq!(
+        link_path("tests/results/README.md", "2026-12-01-issue13.md#final").as_deref(),
+        Some("tests/results/2026-12-01-issue13.md")
+    );
+    assert_eq!(
+        link_path("tests/results/a.md", "../../README.md").as_deref(),
+        Some("README.md")
+    );
+    assert_eq!(
+        link_path("README.md", "./tests/results/").as_deref(),
+        Some("tests/results")
+    );
+    assert_eq!(link_path("README.md", "../x").as_deref(), Some("../x"));
+    assert_eq!(link_path("README.md", "#section"), None);
+    assert_eq!(link_path("README.md", "https://example.org/a.md"), None);
+    let tracked: BTreeSet<&str> = ["README.md", "tests/results/a.md"].into_iter().collect();
+    assert!(is_tracked("tests/results", &tracked));
+    assert!(is_tracked("tests/results/a.md", &tracked));
+    assert!(!is_tracked("tests/result", &tracked));
+    assert!(!is_tracked("tests/results/b.md", &tracked));
 }
