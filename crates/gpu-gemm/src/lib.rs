@@ -23,8 +23,14 @@
 #![allow(internal_features, unsafe_op_in_unsafe_fn)]
 #![allow(clippy::missing_safety_doc, clippy::undocumented_unsafe_blocks)]
 
+mod abi;
 #[rustfmt::skip]
 mod wgmma;
+
+/// The module's launch ABI version ([`abi::ABI_VERSION`]): the host crate reads this global when
+/// it loads the module and refuses a module whose version differs from its own.
+#[unsafe(no_mangle)]
+pub static GPU_GEMM_ABI: u32 = abi::ABI_VERSION;
 
 use gpu_pipeline::arch::nvptx as arch;
 use gpu_pipeline::{
@@ -544,11 +550,10 @@ unsafe fn gemm<W: Width, const ST: usize, const C: u32, S: MbarScope>(
                 let (m0, n0) = ((tm * cluster_rows + rank * BM) as i32, (tn * W::BN) as i32);
                 let (kb0, kb1) = Schedule::k_range(split, parts, k_blocks);
                 for kb in kb0..kb1 {
-                    producer.with_stage_explicit(|stage| {
+                    // Both CTAs of a pair receive the whole stage: their own A, their half of
+                    // B and the peer's half.
+                    producer.produce_tma(layout.stage_bytes(), |stage| {
                         let bar = stage.barrier();
-                        // Both CTAs of a pair receive the whole stage: their own A, their half of
-                        // B and the peer's half.
-                        bar.arrive_expect_tx(layout.stage_bytes());
                         let base =
                             unsafe { smem.add((stage.index() * layout.stage_bytes()) as usize) };
                         let kc = (kb * BK) as i32;
@@ -1503,9 +1508,8 @@ pub unsafe extern "gpu-kernel" fn gemm_bf16_single(
     let k_blocks = k.div_ceil(BK);
     // Thread 0 loads k-block `kb` into the next free stage.
     let load = |kb: u32| {
-        producer.with_stage_explicit(|stage| {
+        producer.produce_tma(A_BYTES / 2 + WIDE.b_bytes(), |stage| {
             let bar = stage.barrier();
-            bar.arrive_expect_tx(A_BYTES / 2 + WIDE.b_bytes());
             let base = unsafe { smem.add((stage.index() * WIDE.stage_bytes()) as usize) };
             let kc = (kb * BK) as i32;
             // SAFETY: the stage is free; 1024-aligned boxes of the maps' sizes (A: 64 rows).

@@ -165,6 +165,10 @@ impl<const STAGES: usize, const CONSUMER_ARRIVALS: u32>
     /// on `stage.barrier()`), then steps. The stage becomes full when all `tx_bytes` have landed.
     ///
     /// Call it from the one load thread (the producer arrive count is 1).
+    ///
+    /// # Panics
+    ///
+    /// If `tx_bytes > MAX_TX_BYTES` (2^20 - 1).
     #[cfg_attr(feature = "checked", track_caller)]
     #[inline(always)]
     pub fn produce_tma<R>(
@@ -172,9 +176,6 @@ impl<const STAGES: usize, const CONSUMER_ARRIVALS: u32>
         tx_bytes: u32,
         f: impl FnOnce(StageView<'_, NvidiaMbarBackend<1, CONSUMER_ARRIVALS>>) -> R,
     ) -> R {
-        self.pipeline.produce_explicit(|stage| {
-            stage.barrier().arrive_expect_tx(tx_bytes);
-            f(stage.view())
-        })
+        self.pipeline.produce_tma(tx_bytes, f)
     }
 }

@@ -12,7 +12,9 @@
 
 use core::cell::Cell;
 
-use crate::backend::{PipelineBackend, barrier_bytes, barrier_elems};
+use crate::backend::{
+    MAX_TX_BYTES, MbarScope, NvidiaMbarBackend, PipelineBackend, barrier_bytes, barrier_elems,
+};
 use crate::checked::{Call, Diagnostics};
 use crate::cursor::{Consumer, Cursor, Producer, Side, StageCount};
 #[cfg(feature = "checked")]
@@ -347,8 +349,8 @@ impl<const STAGES: usize, B: PipelineBackend, S: Side> PipelineHalf<STAGES, B, S
     }
 
     /// Waits for the current slot and runs `f` with its handle, *without* signalling after:
-    /// `f` makes the side's arrivals itself (one lane's `arrive_expect_tx` followed by bulk
-    /// copies completing on the barrier; lane-guarded `arrive`).
+    /// `f` makes the side's arrivals itself (lane-guarded `arrive`; a TMA producer's announced
+    /// bytes and arrival: [`produce_tma`](ProducerHalf::produce_tma)).
     #[cfg_attr(feature = "checked", track_caller)]
     #[inline(always)]
     pub fn with_stage_explicit<R>(&self, f: impl FnOnce(&Stage<'_, STAGES, B, S>) -> R) -> R {
@@ -393,6 +395,45 @@ impl<const STAGES: usize, B: PipelineBackend> ProducerHalf<STAGES, B> {
     #[inline(always)]
     pub fn produce<R>(&self, f: impl FnOnce(StageView<'_, B>) -> R) -> R {
         self.with_stage(f)
+    }
+}
+
+impl<const STAGES: usize, const C: u32, Sc: MbarScope>
+    ProducerHalf<STAGES, NvidiaMbarBackend<1, C, Sc>>
+{
+    /// TMA producer (mbarriers, producer arrive count 1): waits for a free slot, announces
+    /// `tx_bytes` on its `full` barrier and arrives (`mbarrier.arrive.expect_tx`), runs `f` with
+    /// the slot to issue the copies that complete on that barrier (for example
+    /// [`MbarrierRef::tensor_load`](crate::MbarrierRef::tensor_load) on `stage.barrier()`), then
+    /// moves on. The slot becomes full when all `tx_bytes` have landed.
+    ///
+    /// The safe form of [`MbarrierRef::arrive_expect_tx`]: with one producer arrival per phase
+    /// the library knows the phase's announced bytes are this call's alone.
+    ///
+    /// # Panics
+    ///
+    /// If `tx_bytes > MAX_TX_BYTES` (2^20 - 1; no CTA's shared memory holds more). A constant
+    /// `tx_bytes` costs no check.
+    #[cfg_attr(feature = "checked", track_caller)]
+    #[inline(always)]
+    pub fn produce_tma<R>(
+        &self,
+        tx_bytes: u32,
+        f: impl FnOnce(StageView<'_, NvidiaMbarBackend<1, C, Sc>>) -> R,
+    ) -> R {
+        assert!(
+            tx_bytes <= MAX_TX_BYTES,
+            "gpu-pipeline: produce_tma of more than 2^20 - 1 bytes"
+        );
+        self.with_stage_explicit(|stage| {
+            // SAFETY: the producer arrive count is 1, and by `new`'s contract the one producing
+            // thread arrives once per stage: after the wait for a free slot, the full barrier's
+            // current phase has its one arrival pending and no bytes announced (only the unsafe
+            // `expect_tx` and `arrive_expect_tx` announce any), so the phase's transaction count
+            // is `tx_bytes`, in range (asserted above).
+            unsafe { stage.barrier().arrive_expect_tx(tx_bytes) };
+            f(stage.view())
+        })
     }
 }
 

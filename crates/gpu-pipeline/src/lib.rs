@@ -185,7 +185,7 @@ pub use cursor::{Consumer, Cursor, Producer, Side};
 pub use epilogue::EpiLoadPipeline;
 pub use half::{ConsumerHalf, PipelineHalf, ProducerHalf};
 pub use pipeline::ProducerConsumerPipeline;
-pub use role::{ConsumerRole, ProducerRole, RolePipeline};
+pub use role::{ConsumerRole, PairCtas, ProducerRole, RolePipeline};
 pub use stage::{ConsumerStage, ProducerStage, Stage, StageView};
 
 /// Type-level facts of the API, checked when the crate's tests compile.

@@ -1,7 +1,7 @@
 //! [`ProducerConsumerPipeline`]: both halves of a pipeline in one value, under the reference's
 //! method names.
 
-use crate::backend::{PipelineBackend, barrier_bytes, barrier_elems};
+use crate::backend::{MbarScope, NvidiaMbarBackend, PipelineBackend, barrier_bytes, barrier_elems};
 use crate::checked::{Call, Diagnostics};
 use crate::cursor::{Consumer, Cursor, Producer, Side};
 use crate::half::{ConsumerHalf, PipelineHalf, ProducerHalf};
@@ -349,6 +349,28 @@ impl<const STAGES: usize, B: PipelineBackend> ProducerConsumerPipeline<STAGES, B
             producer: PipelineHalf::at(backend, producer),
             consumer: PipelineHalf::at(backend, consumer),
         }
+    }
+}
+
+impl<const STAGES: usize, const C: u32, Sc: MbarScope>
+    ProducerConsumerPipeline<STAGES, NvidiaMbarBackend<1, C, Sc>>
+{
+    /// Producer: [`ProducerHalf::produce_tma`] (waits for a free slot, announces `tx_bytes` and
+    /// arrives on its `full` barrier, runs `f` to issue the copies, moves on), after the checked
+    /// build's role check.
+    ///
+    /// # Panics
+    ///
+    /// If `tx_bytes > MAX_TX_BYTES` (2^20 - 1).
+    #[cfg_attr(feature = "checked", track_caller)]
+    #[inline(always)]
+    pub fn produce_tma<R>(
+        &self,
+        tx_bytes: u32,
+        f: impl FnOnce(StageView<'_, NvidiaMbarBackend<1, C, Sc>>) -> R,
+    ) -> R {
+        self.producer(Call::ProduceExplicit)
+            .produce_tma(tx_bytes, f)
     }
 }
 

@@ -18,11 +18,26 @@
 //! compile time.
 //!
 //! With `CTA_GROUP = 2` a stage is shared by a pair of CTAs of a cluster (ranks `2k`, `2k + 1`,
-//! the even one the *leader*): every arrival, the producer's `commit` and the consumers'
-//! `release`, goes to the barrier at the same offset in *both* CTAs, and every wait acquires at
-//! cluster scope. So each barrier counts the arrivals of the whole pair per phase, and a producer
-//! or consumer of either CTA waits on its own CTA's copy. (Before, consumers released only the
-//! leader's consumer barrier, and a producer on the odd CTA hung from its second lap.)
+//! the even one the *leader*), and every wait acquires at cluster scope. Each role runs on the
+//! CTAs of the pair that [`new_pair`](RolePipeline::new_pair) names ([`PairCtas`]; [`new`] is
+//! both CTAs for both roles): the producer's `commit` arrives on the producer barrier at the same
+//! offset in every CTA whose consumers wait, and the consumers' `release` on the consumer barrier
+//! in every CTA whose producer waits. So each barrier counts the arrivals of the whole pair per
+//! phase, a producer or consumer of a CTA of its role waits on its own CTA's copy, and no barrier
+//! receives arrivals that nobody waits for. (A one-sided pair whose releases reached both CTAs
+//! left the other CTA's consumer barriers completing phase after phase with no wait:
+//! compute-sanitizer's synccheck stops such a kernel with "Missing wait"; the outside review of
+//! bf6166c.)
+//!
+//! [`new`]: RolePipeline::new
+//!
+//! # Sub-stage indices
+//!
+//! The `_sub::<SUB>` forms take the index as a constant, checked at compile time and free at run
+//! time; the `_sub_at(sub)` forms take it at run time, for code generic over the sub-stage count
+//! (where `release_sub::<1>()` would not compile for one sub-stage, even in a branch that is never
+//! taken). An index out of range there stops the kernel (a panic, which traps on the GPU): one
+//! comparison, folded away when the index is known.
 //!
 //! # Differences from the reference
 //!
@@ -80,6 +95,45 @@ pub struct RolePipeline<
     producer_base: u32,
     consumer_base: u32,
     cursor: Cursor<STAGES, R>,
+    /// `CTA_GROUP = 2`: the CTAs of the pair whose producers acquire (where releases go), as a
+    /// mask of the pair (bit 0 the even CTA, bit 1 the odd one).
+    producer_ctas: u8,
+    /// `CTA_GROUP = 2`: the CTAs of the pair whose consumers wait (where commits go).
+    consumer_ctas: u8,
+}
+
+/// The CTAs of a pair (`CTA_GROUP = 2`) on which a role runs: see
+/// [`RolePipeline::new_pair`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum PairCtas {
+    /// The even CTA of the pair (cluster rank `2k`, the leader) only.
+    Even,
+    /// The odd CTA of the pair (cluster rank `2k + 1`) only.
+    Odd,
+    /// Both CTAs of the pair.
+    Both,
+}
+
+impl PairCtas {
+    /// The CTAs as a mask of the pair: bit 0 the even CTA, bit 1 the odd one.
+    #[inline(always)]
+    const fn mask(self) -> u8 {
+        match self {
+            PairCtas::Even => 0b01,
+            PairCtas::Odd => 0b10,
+            PairCtas::Both => 0b11,
+        }
+    }
+
+    /// How many CTAs: the factor of a role's per-CTA arrivals in the arrive counts of the
+    /// barriers it arrives on.
+    #[must_use]
+    pub const fn count(self) -> u32 {
+        match self {
+            PairCtas::Even | PairCtas::Odd => 1,
+            PairCtas::Both => 2,
+        }
+    }
 }
 
 /// A producer-role pipeline (see [`RolePipeline`]).
@@ -179,6 +233,8 @@ impl<const STAGES: usize, R: Side, const PS: usize, const CS: usize, const G: u3
 
     /// A pipeline of role `R` over `PRODUCER_BARRIERS` mbarriers at `producer_barriers` and
     /// `CONSUMER_BARRIERS` at `consumer_barriers`; the cursor starts on the role's start lap.
+    /// With `CTA_GROUP = 2`, both CTAs of the pair run both roles
+    /// ([`new_pair`](Self::new_pair) with [`PairCtas::Both`] twice).
     ///
     /// # Safety
     ///
@@ -203,14 +259,17 @@ impl<const STAGES: usize, R: Side, const PS: usize, const CS: usize, const G: u3
             producer_base,
             consumer_base,
             cursor: Cursor::start(),
+            producer_ctas: PairCtas::Both.mask(),
+            consumer_ctas: PairCtas::Both.mask(),
         }
     }
 
     /// Initialises every barrier: producer barriers expect `PRODUCER_ARRIVALS` arrivals per
-    /// phase, consumer barriers `CONSUMER_ARRIVALS`. With `CTA_GROUP = 2` every barrier receives
-    /// the arrivals of both CTAs of the pair: count them all (two producer warps, one per CTA,
-    /// committing with all lanes: `PRODUCER_ARRIVALS = 64`). Counts of 0 or above 2^20 - 1 do
-    /// not compile.
+    /// phase, consumer barriers `CONSUMER_ARRIVALS`. With `CTA_GROUP = 2` a producer barrier
+    /// receives the commits of every producing CTA of the pair, and a consumer barrier the
+    /// releases of every consuming CTA: count them all (two producer warps, one per CTA,
+    /// committing with all lanes: `PRODUCER_ARRIVALS = 64`; one producing CTA's warp: 32;
+    /// [`PairCtas::count`]). Counts of 0 or above 2^20 - 1 do not compile.
     ///
     /// # Safety
     ///
@@ -267,6 +326,30 @@ impl<const STAGES: usize, R: Side, const PS: usize, const CS: usize, const G: u3
         self.consumer_at(SUB as u32)
     }
 
+    /// The producer barrier of sub-stage `sub` of the current stage, the index given at run time.
+    ///
+    /// # Panics
+    ///
+    /// If `sub >= PRODUCER_SUB_STAGES`.
+    #[cfg_attr(feature = "checked", track_caller)]
+    #[inline(always)]
+    #[must_use]
+    pub fn producer_mbar_at(&self, sub: usize) -> MbarrierRef<'_> {
+        self.producer_at(checked_producer_sub::<PS>(sub))
+    }
+
+    /// The consumer barrier of sub-stage `sub` of the current stage, the index given at run time.
+    ///
+    /// # Panics
+    ///
+    /// If `sub >= CONSUMER_SUB_STAGES`.
+    #[cfg_attr(feature = "checked", track_caller)]
+    #[inline(always)]
+    #[must_use]
+    pub fn consumer_mbar_at(&self, sub: usize) -> MbarrierRef<'_> {
+        self.consumer_at(checked_consumer_sub::<CS>(sub))
+    }
+
     /// Moves to the next stage (and lap, past the last).
     #[inline(always)]
     pub fn step(&mut self) {
@@ -287,17 +370,47 @@ impl<const STAGES: usize, R: Side, const PS: usize, const CS: usize, const G: u3
         unsafe { MbarrierRef::from_shared_addr(self.consumer_base + index * MBARRIER_BYTES) }
     }
 
-    /// Waits for the phase of this side's lap, at cluster scope for CTA pairs.
+    /// Whether this CTA runs this value's role in its pair: always with `CTA_GROUP = 1`.
+    #[cfg(feature = "checked")]
+    #[inline(always)]
+    fn in_role_ctas(&self) -> bool {
+        let ctas = R::awaited(self.consumer_ctas, self.producer_ctas);
+        G == 1 || (ctas >> (cluster_cta_rank() & 1)) & 1 != 0
+    }
+
+    /// One probe of `bar` for the phase of this side's lap (at cluster scope for CTA pairs),
+    /// with a suspend-time hint of `ticks` ns if given.
+    #[inline(always)]
+    fn try_on(&self, bar: MbarrierRef<'_>, ticks: Option<u32>) -> bool {
+        let lap = self.cursor.lap();
+        match (G == 2, ticks) {
+            (true, None) => bar.try_wait_parity_cluster(lap),
+            (true, Some(ticks)) => bar.try_wait_parity_cluster_ticks(lap, ticks),
+            (false, None) => bar.try_wait_parity(lap),
+            (false, Some(ticks)) => bar.try_wait_parity_ticks(lap, ticks),
+        }
+    }
+
+    /// Waits for the phase of this side's lap on `bar` (sub-stage `sub`), at cluster scope for
+    /// CTA pairs, with a suspend-time hint of `ticks` ns per try if given.
     #[cfg_attr(feature = "checked", track_caller)]
     #[inline(always)]
-    fn wait_on(&self, bar: MbarrierRef<'_>, sub: u32, call: crate::checked::Call) {
+    fn wait_on(
+        &self,
+        bar: MbarrierRef<'_>,
+        sub: u32,
+        ticks: Option<u32>,
+        call: crate::checked::Call,
+    ) {
         #[cfg(not(feature = "checked"))]
         {
             let _ = (sub, call);
-            if G == 2 {
-                bar.wait_parity_cluster(self.cursor.lap());
-            } else {
-                bar.wait_parity(self.cursor.lap());
+            let lap = self.cursor.lap();
+            match (G == 2, ticks) {
+                (true, None) => bar.wait_parity_cluster(lap),
+                (true, Some(ticks)) => bar.wait_parity_cluster_ticks(lap, ticks),
+                (false, None) => bar.wait_parity(lap),
+                (false, Some(ticks)) => bar.wait_parity_ticks(lap, ticks),
             }
         }
         // Checked builds: bounded, not shadowed (tcgen05 commits arrive in hardware, and the
@@ -305,60 +418,122 @@ impl<const STAGES: usize, R: Side, const PS: usize, const CS: usize, const G: u3
         #[cfg(feature = "checked")]
         {
             use crate::checked;
-            let lap = self.cursor.lap();
+            self.check_in_pair(sub, call);
             let location = core::panic::Location::caller();
             let word = checked::Diagnostics::DEFAULT.word();
             checked::bounded_wait(
-                || {
-                    if G == 2 {
-                        bar.try_wait_parity_cluster(lap)
-                    } else {
-                        bar.try_wait_parity(lap)
-                    }
-                },
+                || self.try_on(bar, ticks),
                 || {},
                 || word,
                 |elapsed_ns| {
-                    checked::fail(&checked::Report {
-                        fault: checked::Fault::Timeout,
+                    checked::fail(&self.report(
+                        checked::Fault::Timeout,
+                        sub,
                         call,
-                        role: if call == checked::Call::RoleAcquire {
-                            checked::Role::Producer
-                        } else {
-                            checked::Role::Consumer
-                        },
-                        diagnostics: word,
-                        storage: self.producer_base,
-                        stages: STAGES as u32,
-                        stage: self.cursor.stage(),
-                        sub_stage: sub,
-                        lap,
-                        per_phase: 0,
-                        expected: 0,
-                        observed: 0,
-                        tracked: false,
                         elapsed_ns,
                         location,
-                    })
+                    ))
                 },
             );
         }
     }
 
-    /// One arrival of the calling thread on `bar`; for a CTA pair, on the barrier at the same
-    /// offset in *both* CTAs of the pair. Every signal of a pair reaches both CTAs, so both CTAs'
-    /// waits see every phase: a producer of either CTA may acquire, a consumer of either CTA may
-    /// wait. (Releasing only the leader's consumer barrier left the odd CTA's producer waiting on
-    /// a barrier nobody signalled, from its second lap on.)
+    /// One probe of sub-stage `sub` of the barriers this role awaits.
+    #[cfg_attr(feature = "checked", track_caller)]
     #[inline(always)]
-    fn arrive_pair(bar: MbarrierRef<'_>) {
+    fn try_one(&self, sub: u32) -> bool {
+        #[cfg(feature = "checked")]
+        self.check_in_pair(
+            sub,
+            R::awaited(
+                crate::checked::Call::RoleWait,
+                crate::checked::Call::RoleAcquire,
+            ),
+        );
+        self.try_on(
+            R::awaited(self.producer_at(sub), self.consumer_at(sub)),
+            None,
+        )
+    }
+
+    /// One probe of every sub-stage of the barriers this role awaits: whether all completed.
+    #[cfg_attr(feature = "checked", track_caller)]
+    #[inline(always)]
+    fn try_all(&self) -> bool {
+        let mut all = true;
+        for sub in 0..R::awaited(PS, CS) as u32 {
+            all &= self.try_one(sub);
+        }
+        all
+    }
+
+    /// Checked builds: the record of a fault of this value's wait on sub-stage `sub`.
+    #[cfg(feature = "checked")]
+    #[inline(always)]
+    fn report(
+        &self,
+        fault: crate::checked::Fault,
+        sub: u32,
+        call: crate::checked::Call,
+        elapsed_ns: u64,
+        location: &'static core::panic::Location<'static>,
+    ) -> crate::checked::Report {
+        use crate::checked;
+        checked::Report {
+            fault,
+            call,
+            role: R::awaited(checked::Role::Consumer, checked::Role::Producer),
+            diagnostics: checked::Diagnostics::DEFAULT.word(),
+            storage: self.producer_base,
+            stages: STAGES as u32,
+            stage: self.cursor.stage(),
+            sub_stage: sub,
+            lap: self.cursor.lap(),
+            per_phase: 0,
+            expected: 0,
+            observed: 0,
+            tracked: false,
+            elapsed_ns,
+            location,
+        }
+    }
+
+    /// Checked builds: stops the kernel when this CTA does not run this value's role in its
+    /// pair: no arrival reaches the barriers it would wait on.
+    #[cfg(feature = "checked")]
+    #[track_caller]
+    #[inline(always)]
+    fn check_in_pair(&self, sub: u32, call: crate::checked::Call) {
+        if !self.in_role_ctas() {
+            crate::checked::fail(&self.report(
+                crate::checked::Fault::NotInPair,
+                sub,
+                call,
+                0,
+                core::panic::Location::caller(),
+            ));
+        }
+    }
+
+    /// One arrival of the calling thread on `bar`; for a CTA pair, on the barrier at the same
+    /// offset in each CTA of `ctas` (a mask of the pair: the CTAs whose other role waits on it).
+    /// No barrier gets arrivals that nobody waits for. (Releasing only the leader's consumer
+    /// barrier left an odd CTA's producer waiting on a barrier nobody signalled, from its second
+    /// lap on; releasing to both CTAs in a pair where one produces left the other's consumer
+    /// barriers completing with no wait.)
+    #[inline(always)]
+    fn arrive_pair(bar: MbarrierRef<'_>, ctas: u8) {
         if G == 2 {
             let leader = Self::leader_rank();
             // SAFETY: `new`'s contract: a live pair with the same barrier layout, initialised
             // before a cluster barrier, neither CTA exiting while the other may arrive.
             unsafe {
-                bar.arrive_remote(leader);
-                bar.arrive_remote(leader + 1);
+                if ctas & 0b01 != 0 {
+                    bar.arrive_remote(leader);
+                }
+                if ctas & 0b10 != 0 {
+                    bar.arrive_remote(leader + 1);
+                }
             }
         } else {
             bar.arrive();
@@ -369,21 +544,21 @@ impl<const STAGES: usize, R: Side, const PS: usize, const CS: usize, const G: u3
     /// barriers, a consumer the producer barriers); `sub` is checked by the caller.
     #[cfg_attr(feature = "checked", track_caller)]
     #[inline(always)]
-    fn wait_one(&self, sub: u32) {
+    fn wait_one(&self, sub: u32, ticks: Option<u32>) {
         let bar = R::awaited(self.producer_at(sub), self.consumer_at(sub));
         let call = R::awaited(
             crate::checked::Call::RoleWait,
             crate::checked::Call::RoleAcquire,
         );
-        self.wait_on(bar, sub, call);
+        self.wait_on(bar, sub, ticks, call);
     }
 
     /// Waits on every sub-stage of the barriers this role awaits.
     #[cfg_attr(feature = "checked", track_caller)]
     #[inline(always)]
-    fn wait_all(&self) {
+    fn wait_all(&self, ticks: Option<u32>) {
         for sub in 0..R::awaited(PS, CS) as u32 {
-            self.wait_one(sub);
+            self.wait_one(sub, ticks);
         }
     }
 
@@ -394,6 +569,74 @@ impl<const STAGES: usize, R: Side, const PS: usize, const CS: usize, const G: u3
     }
 }
 
+/// `sub` as a producer sub-stage index of a pipeline with `PS` of them.
+///
+/// # Panics
+///
+/// If `sub >= PS`.
+#[cfg_attr(feature = "checked", track_caller)]
+#[inline(always)]
+fn checked_producer_sub<const PS: usize>(sub: usize) -> u32 {
+    assert!(
+        sub < PS,
+        "gpu-pipeline: producer sub-stage index out of range (it must be below PRODUCER_SUB_STAGES)"
+    );
+    sub as u32
+}
+
+/// `sub` as a consumer sub-stage index of a pipeline with `CS` of them.
+///
+/// # Panics
+///
+/// If `sub >= CS`.
+#[cfg_attr(feature = "checked", track_caller)]
+#[inline(always)]
+fn checked_consumer_sub<const CS: usize>(sub: usize) -> u32 {
+    assert!(
+        sub < CS,
+        "gpu-pipeline: consumer sub-stage index out of range (it must be below CONSUMER_SUB_STAGES)"
+    );
+    sub as u32
+}
+
+impl<const STAGES: usize, R: Side, const PS: usize, const CS: usize>
+    RolePipeline<STAGES, R, PS, CS, 2>
+{
+    /// As [`new`](Self::new), for a CTA pair whose producers run on the CTAs `producers` and
+    /// whose consumers on the CTAs `consumers` (one CTA of each pair, or both): commits arrive
+    /// only on the producer barriers of the consuming CTAs, releases only on the consumer
+    /// barriers of the producing CTAs, so that every barrier that receives arrivals has a
+    /// waiter each phase (compute-sanitizer's synccheck reports one that completes phases
+    /// unwaited). Every thread of both CTAs makes its values with the same `producers` and
+    /// `consumers`. A producer of a CTA outside `producers` (or a consumer outside `consumers`)
+    /// would wait on barriers nobody arrives on: in checked builds its first wait stops the kernel
+    /// with a record saying so.
+    ///
+    /// The arrive counts given to [`init`](Self::init): a producer barrier counts the commits of
+    /// every CTA of `producers` (`producers.count()` times one CTA's committing threads), a
+    /// consumer barrier the releases of every CTA of `consumers`.
+    ///
+    /// # Safety
+    ///
+    /// As [`new`](Self::new).
+    #[inline(always)]
+    #[must_use]
+    pub unsafe fn new_pair(
+        producer_barriers: *mut Mbarrier,
+        consumer_barriers: *mut Mbarrier,
+        producers: PairCtas,
+        consumers: PairCtas,
+    ) -> Self {
+        // SAFETY: forwarded from this function's contract.
+        let pipe = unsafe { Self::new(producer_barriers, consumer_barriers) };
+        Self {
+            producer_ctas: producers.mask(),
+            consumer_ctas: consumers.mask(),
+            ..pipe
+        }
+    }
+}
+
 impl<const STAGES: usize, const PS: usize, const CS: usize, const G: u32>
     RolePipeline<STAGES, Producer, PS, CS, G>
 {
@@ -401,7 +644,25 @@ impl<const STAGES: usize, const PS: usize, const CS: usize, const G: u32>
     #[cfg_attr(feature = "checked", track_caller)]
     #[inline(always)]
     pub fn acquire(&self) {
-        self.wait_all();
+        self.wait_all(None);
+    }
+
+    /// As [`acquire`](Self::acquire), letting the hardware suspend the thread for up to `ticks`
+    /// ns per try while a sub-stage is still held.
+    #[cfg_attr(feature = "checked", track_caller)]
+    #[inline(always)]
+    pub fn acquire_ticks(&self, ticks: u32) {
+        self.wait_all(Some(ticks));
+    }
+
+    /// Whether the consumers have released every consumer sub-stage of the current stage, tried
+    /// once each (`mbarrier.try_wait`, which may wait a short hardware-defined time before
+    /// answering false); `true` acquires as [`acquire`](Self::acquire) does. Does not step.
+    #[cfg_attr(feature = "checked", track_caller)]
+    #[inline(always)]
+    #[must_use]
+    pub fn try_acquire(&self) -> bool {
+        self.try_all()
     }
 
     /// Waits until consumer sub-stage `SUB` of the current stage was released.
@@ -409,11 +670,43 @@ impl<const STAGES: usize, const PS: usize, const CS: usize, const G: u32>
     #[inline(always)]
     pub fn acquire_sub<const SUB: usize>(&self) {
         let () = SubStage::<SUB, CS>::CONSUMER;
-        self.wait_one(SUB as u32);
+        self.wait_one(SUB as u32, None);
+    }
+
+    /// [`acquire_sub`](Self::acquire_sub) with the index given at run time.
+    ///
+    /// # Panics
+    ///
+    /// If `sub >= CONSUMER_SUB_STAGES`.
+    #[cfg_attr(feature = "checked", track_caller)]
+    #[inline(always)]
+    pub fn acquire_sub_at(&self, sub: usize) {
+        self.wait_one(checked_consumer_sub::<CS>(sub), None);
+    }
+
+    /// Whether consumer sub-stage `SUB` of the current stage was released, tried once.
+    #[cfg_attr(feature = "checked", track_caller)]
+    #[inline(always)]
+    #[must_use]
+    pub fn try_acquire_sub<const SUB: usize>(&self) -> bool {
+        let () = SubStage::<SUB, CS>::CONSUMER;
+        self.try_one(SUB as u32)
+    }
+
+    /// [`try_acquire_sub`](Self::try_acquire_sub) with the index given at run time.
+    ///
+    /// # Panics
+    ///
+    /// If `sub >= CONSUMER_SUB_STAGES`.
+    #[cfg_attr(feature = "checked", track_caller)]
+    #[inline(always)]
+    #[must_use]
+    pub fn try_acquire_sub_at(&self, sub: usize) -> bool {
+        self.try_one(checked_consumer_sub::<CS>(sub))
     }
 
     /// The calling thread arrives on every producer sub-stage barrier of the current stage (for a
-    /// CTA pair, on those of both CTAs), then steps.
+    /// CTA pair, on those of the consuming CTAs), then steps.
     #[inline(always)]
     pub fn commit(&mut self) {
         for sub in 0..PS as u32 {
@@ -422,22 +715,33 @@ impl<const STAGES: usize, const PS: usize, const CS: usize, const G: u32>
         self.step();
     }
 
-    /// The calling thread arrives on producer sub-stage `SUB` of the current stage (both CTAs of
-    /// a pair). Does not step.
+    /// The calling thread arrives on producer sub-stage `SUB` of the current stage (for a CTA
+    /// pair, in the consuming CTAs). Does not step.
     #[inline(always)]
     pub fn commit_sub<const SUB: usize>(&self) {
         let () = SubStage::<SUB, PS>::PRODUCER;
         self.arrive_producer(SUB as u32);
     }
 
+    /// [`commit_sub`](Self::commit_sub) with the index given at run time.
+    ///
+    /// # Panics
+    ///
+    /// If `sub >= PRODUCER_SUB_STAGES`.
+    #[cfg_attr(feature = "checked", track_caller)]
+    #[inline(always)]
+    pub fn commit_sub_at(&self, sub: usize) {
+        self.arrive_producer(checked_producer_sub::<PS>(sub));
+    }
+
     #[inline(always)]
     fn arrive_producer(&self, sub: u32) {
-        Self::arrive_pair(self.producer_at(sub));
+        Self::arrive_pair(self.producer_at(sub), self.consumer_ctas);
     }
 
     /// Commits the MMAs issued so far by one elected lane of the calling warp (`elect.sync`): each
     /// producer sub-stage barrier of the current stage receives one arrival when they complete
-    /// (`tcgen05.commit`; for a CTA pair, multicast to both CTAs). Does not step.
+    /// (`tcgen05.commit`; for a CTA pair, multicast to the consuming CTAs). Does not step.
     ///
     /// Only on sm_100a: elsewhere this does not compile, with a message saying so.
     ///
@@ -469,7 +773,9 @@ impl<const STAGES: usize, const PS: usize, const CS: usize, const G: u32>
                 // by `new`'s contract).
                 unsafe {
                     if G == 2 {
-                        bar.tcgen05_commit_multicast(0b11 << Self::leader_rank());
+                        bar.tcgen05_commit_multicast(
+                            u32::from(self.consumer_ctas) << Self::leader_rank(),
+                        );
                     } else {
                         bar.tcgen05_commit();
                     }
@@ -486,7 +792,25 @@ impl<const STAGES: usize, const PS: usize, const CS: usize, const G: u32>
     #[cfg_attr(feature = "checked", track_caller)]
     #[inline(always)]
     pub fn wait(&self) {
-        self.wait_all();
+        self.wait_all(None);
+    }
+
+    /// As [`wait`](Self::wait), letting the hardware suspend the thread for up to `ticks` ns
+    /// per try while a sub-stage is still uncommitted.
+    #[cfg_attr(feature = "checked", track_caller)]
+    #[inline(always)]
+    pub fn wait_ticks(&self, ticks: u32) {
+        self.wait_all(Some(ticks));
+    }
+
+    /// Whether the producer committed every producer sub-stage of the current stage, tried once
+    /// each (`mbarrier.try_wait`, which may wait a short hardware-defined time before answering
+    /// false); `true` acquires as [`wait`](Self::wait) does. Does not step.
+    #[cfg_attr(feature = "checked", track_caller)]
+    #[inline(always)]
+    #[must_use]
+    pub fn try_wait(&self) -> bool {
+        self.try_all()
     }
 
     /// Waits until the producer committed producer sub-stage `SUB` of the current stage.
@@ -494,7 +818,39 @@ impl<const STAGES: usize, const PS: usize, const CS: usize, const G: u32>
     #[inline(always)]
     pub fn wait_sub<const SUB: usize>(&self) {
         let () = SubStage::<SUB, PS>::PRODUCER;
-        self.wait_one(SUB as u32);
+        self.wait_one(SUB as u32, None);
+    }
+
+    /// [`wait_sub`](Self::wait_sub) with the index given at run time.
+    ///
+    /// # Panics
+    ///
+    /// If `sub >= PRODUCER_SUB_STAGES`.
+    #[cfg_attr(feature = "checked", track_caller)]
+    #[inline(always)]
+    pub fn wait_sub_at(&self, sub: usize) {
+        self.wait_one(checked_producer_sub::<PS>(sub), None);
+    }
+
+    /// Whether the producer committed producer sub-stage `SUB` of the current stage, tried once.
+    #[cfg_attr(feature = "checked", track_caller)]
+    #[inline(always)]
+    #[must_use]
+    pub fn try_wait_sub<const SUB: usize>(&self) -> bool {
+        let () = SubStage::<SUB, PS>::PRODUCER;
+        self.try_one(SUB as u32)
+    }
+
+    /// [`try_wait_sub`](Self::try_wait_sub) with the index given at run time.
+    ///
+    /// # Panics
+    ///
+    /// If `sub >= PRODUCER_SUB_STAGES`.
+    #[cfg_attr(feature = "checked", track_caller)]
+    #[inline(always)]
+    #[must_use]
+    pub fn try_wait_sub_at(&self, sub: usize) -> bool {
+        self.try_one(checked_producer_sub::<PS>(sub))
     }
 
     /// Releases consumer sub-stage 0 of the current stage and steps.
@@ -504,10 +860,22 @@ impl<const STAGES: usize, const PS: usize, const CS: usize, const G: u32>
     }
 
     /// Releases consumer sub-stage `SUB` of the current stage (the calling thread arrives; for a
-    /// CTA pair, on the barriers of both CTAs) and steps.
+    /// CTA pair, on the barriers of the producing CTAs) and steps.
     #[inline(always)]
     pub fn release_sub<const SUB: usize>(&mut self) {
         self.release_no_step::<SUB>();
+        self.step();
+    }
+
+    /// [`release_sub`](Self::release_sub) with the index given at run time.
+    ///
+    /// # Panics
+    ///
+    /// If `sub >= CONSUMER_SUB_STAGES`.
+    #[cfg_attr(feature = "checked", track_caller)]
+    #[inline(always)]
+    pub fn release_sub_at(&mut self, sub: usize) {
+        self.release_no_step_at(sub);
         self.step();
     }
 
@@ -516,6 +884,22 @@ impl<const STAGES: usize, const PS: usize, const CS: usize, const G: u32>
     #[inline(always)]
     pub fn release_no_step<const SUB: usize>(&self) {
         let () = SubStage::<SUB, CS>::CONSUMER;
-        Self::arrive_pair(self.consumer_at(SUB as u32));
+        self.arrive_consumer(SUB as u32);
+    }
+
+    /// [`release_no_step`](Self::release_no_step) with the index given at run time.
+    ///
+    /// # Panics
+    ///
+    /// If `sub >= CONSUMER_SUB_STAGES`.
+    #[cfg_attr(feature = "checked", track_caller)]
+    #[inline(always)]
+    pub fn release_no_step_at(&self, sub: usize) {
+        self.arrive_consumer(checked_consumer_sub::<CS>(sub));
+    }
+
+    #[inline(always)]
+    fn arrive_consumer(&self, sub: u32) {
+        Self::arrive_pair(self.consumer_at(sub), self.producer_ctas);
     }
 }

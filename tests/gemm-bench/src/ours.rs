@@ -44,9 +44,10 @@ impl Gemm for Ours {
     ) -> Result<(), String> {
         let shape = shape_of(problem)?;
         // SAFETY: the `Operands` contract: device buffers of the problem's sizes, alive while the
-        // implementation runs on them (the benchmark prepares again for other buffers).
+        // implementation runs on them (the benchmark prepares again for other buffers); every
+        // launch and every other use of them is on the benchmark's one stream.
         let prepared = unsafe {
-            self.gemm.prepare(
+            self.gemm.prepare_raw(
                 &self.stream,
                 self.kernel
                     .unwrap_or(Kernel::default_for(shape, self.gemm.sms())),
@@ -79,9 +80,13 @@ impl Gemm for Ours {
             ));
         }
         let (prepared, _, _) = self.prepared.as_ref().expect("checked above");
-        self.gemm
-            .launch(stream, prepared, problem.alpha, problem.beta)
-            .map_err(|e| e.to_string())
+        // SAFETY: the buffers it was prepared for are these (checked above), alive while the
+        // benchmark runs on them, and used on this one stream only.
+        unsafe {
+            self.gemm
+                .launch_raw(stream, prepared, problem.alpha, problem.beta)
+        }
+        .map_err(|e| e.to_string())
     }
 }
 

@@ -350,9 +350,11 @@ unsafe fn stream<
                     // SAFETY: as above.
                     unsafe { tag(stage.index()).write(idx) };
                 }
-                bar.arrive_expect_tx(chunk as u32);
-                // SAFETY: the slot is free; source and slot are 128-byte aligned; `chunk` bytes.
+                // SAFETY: the producer arrive count is 1 and this is the stage's one arrival
+                // (the slot is free); `chunk` is the phase's only announcement, below 2^20. The
+                // slot is free; source and slot are 128-byte aligned; `chunk` bytes.
                 unsafe {
+                    bar.arrive_expect_tx(chunk as u32);
                     bar.bulk_copy_from_global(
                         slot(stage.index()),
                         src.add(idx as usize * chunk),

@@ -9,8 +9,8 @@
 //! way users write them: with the safe API, passing every compile-time check.
 
 use gpu_pipeline::{
-    AmdCounterBackend, Cluster, ConsumerRole, Diagnostics, NvidiaMbarBackend, PipelineBackend,
-    ProducerConsumerPipeline, ProducerRole,
+    AmdCounterBackend, Cluster, ConsumerRole, Diagnostics, NvidiaMbarBackend, PairCtas,
+    PipelineBackend, ProducerConsumerPipeline, ProducerRole,
 };
 
 use pipeline_suite::Misuse;
@@ -266,4 +266,39 @@ pub extern "gpu-kernel" fn broken_role_never_release() {
             consumer.step();
         }
     }
+}
+
+/// A one-sided `RolePipeline` CTA pair (cluster of 2): `new_pair` names only the even CTA for
+/// producers, so releases reach only the even CTA's consumer barriers; the odd CTA's producer
+/// acquires anyway. Its first `acquire` (stage 0, lap 1) stops the kernel with a not-in-pair
+/// record, before the wait that could never end (from its second lap).
+#[unsafe(no_mangle)]
+pub extern "gpu-kernel" fn broken_role_not_in_pair() {
+    let tid = thread_idx();
+    let rank = gpu_pipeline::arch::nvptx::cluster_ctarank();
+    let base = dynamic_smem().cast::<gpu_pipeline::Mbarrier>();
+    let consumer_barriers = base.wrapping_add(STAGES);
+    let pair = |producers| {
+        // SAFETY: the harness launches clusters of 2 with `BROKEN_SMEM_BYTES`; both CTAs lay the
+        // barriers out alike; thread 0 of each initialises before the cluster barrier.
+        unsafe {
+            ProducerRole::<STAGES, 1, 1, 2>::new_pair(
+                base,
+                consumer_barriers,
+                producers,
+                PairCtas::Both,
+            )
+        }
+    };
+    if tid == 0 {
+        // SAFETY: one thread per CTA, then the cluster barrier.
+        unsafe { pair(PairCtas::Even).init::<1, 2>() };
+    }
+    sync_cluster();
+    if tid == 0 && rank == 1 {
+        // The mistake: the odd CTA's producer, which the pair does not name.
+        let producer = pair(PairCtas::Even);
+        producer.acquire();
+    }
+    sync_cluster();
 }

@@ -70,9 +70,8 @@ unsafe fn tma<const STAGES: usize>(
 
     if tid == 0 {
         for item in 0..items {
-            pipe.produce_explicit(|stage| {
+            pipe.produce_tma(TMA_BYTES as u32, |stage| {
                 let bar = stage.barrier();
-                bar.arrive_expect_tx(TMA_BYTES as u32);
                 // SAFETY: the slot is free (the wait returned), 128-byte aligned, TMA_BYTES long;
                 // the source is this block's item, 16-byte aligned (4096-byte items).
                 unsafe {
@@ -255,9 +254,8 @@ unsafe fn tma_tensor<const STAGES: usize>(
         // SAFETY: a valid map in global memory.
         unsafe { prefetch_tensor_map(in_map) };
         for item in 0..items {
-            producer.with_stage_explicit(|stage| {
+            producer.produce_tma(TMA_BYTES as u32, |stage| {
                 let bar = stage.barrier();
-                bar.arrive_expect_tx(TMA_BYTES as u32);
                 // SAFETY: the slot is free (the wait returned), 128-byte aligned (no swizzle),
                 // `TMA_BYTES` long: the box's size.
                 unsafe { bar.tensor_load::<2>(tma_slot(stage.index()), in_map, [0, row(item)]) };

@@ -75,9 +75,9 @@ mod nvidia {
     probe!(probe_mbar_arrive_count, |out, x| unsafe {
         pipe::<Mbar>().full_barrier(0).arrive_count_unchecked(x)
     });
-    probe!(probe_mbar_arrive_expect_tx, |out, x| pipe::<Mbar>()
-        .full_barrier(0)
-        .arrive_expect_tx(x));
+    probe!(probe_mbar_arrive_expect_tx, |out, x| unsafe {
+        pipe::<Mbar>().full_barrier(0).arrive_expect_tx(x)
+    });
     probe!(probe_mbar_expect_tx, |out, x| unsafe {
         pipe::<Mbar>().full_barrier(0).expect_tx(x)
     });

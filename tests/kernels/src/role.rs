@@ -5,7 +5,7 @@
 //! `output`, checks the header, and releases consumer sub-stage `k`.
 
 use gpu_pipeline::arch::nvptx::{cluster_ctarank, cvta_to_shared, mapa_shared_cluster};
-use gpu_pipeline::{ConsumerRole, ProducerRole};
+use gpu_pipeline::{ConsumerRole, PairCtas, ProducerRole};
 use pipeline_suite::{HEADER_WORDS, PAYLOAD_WORDS, SLOT_WORDS, role_barrier_region};
 
 use crate::Report;
@@ -586,9 +586,20 @@ unsafe fn one_sided<
     producer_barriers: *mut gpu_pipeline::Mbarrier,
     consumer_barriers: *mut gpu_pipeline::Mbarrier,
 ) -> gpu_pipeline::RolePipeline<S, R, PS, CS, 2> {
-    let _ = PRODUCER_RANK;
+    let producers = if PRODUCER_RANK == 0 {
+        PairCtas::Even
+    } else {
+        PairCtas::Odd
+    };
     // SAFETY: forwarded from this function's contract.
-    unsafe { gpu_pipeline::RolePipeline::new(producer_barriers, consumer_barriers) }
+    unsafe {
+        gpu_pipeline::RolePipeline::new_pair(
+            producer_barriers,
+            consumer_barriers,
+            producers,
+            PairCtas::Both,
+        )
+    }
 }
 
 /// A one-sided pair's producer and consumer steps per `(PS, CS)`.
@@ -606,17 +617,14 @@ macro_rules! pair_shape {
         PairShape {
             publish: |p: &mut ProducerRole<_, 2, 2, 2>, fill: &dyn Fn(usize)| {
                 fill(0);
-                p.commit_sub::<0>();
+                p.commit_sub_at(0);
                 fill(1);
-                p.commit_sub::<1>();
+                p.commit_sub_at(1);
                 p.step();
             },
+            // The run-time index form: one call for every consumer warp.
             release: |c: &mut ConsumerRole<_, 2, 2, 2>, group: u32| {
-                match group {
-                    0 => c.release_no_step::<0>(),
-                    _ => c.release_no_step::<1>(),
-                }
-                c.step();
+                c.release_sub_at(group as usize)
             },
         }
     };

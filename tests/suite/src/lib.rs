@@ -807,6 +807,23 @@ pub mod misuse {
         at_call: true,
     };
 
+    /// Device only (as [`ROLE_NEVER_RELEASE`]): a one-sided `RolePipeline` CTA pair whose
+    /// `new_pair` names only the even CTA for producers, and the odd CTA's producer acquires.
+    pub const ROLE_NOT_IN_PAIR: Misuse = Misuse {
+        name: "role_not_in_pair",
+        mistake: "RolePipeline CTA pair: a producer acquires in a CTA new_pair does not name for producers",
+        sides: Sides::Device,
+        label: 0,
+        budget_us: 0,
+        role: "producer",
+        call: "RolePipeline::acquire",
+        fault: Some(Fault::NotInPair),
+        verdict: Verdict::NotInPair,
+        stage_lap: Some((0, 1)),
+        says: &["(cluster rank 1) does not run the producer role of its CTA pair"],
+        at_call: true,
+    };
+
     /// Host only: the half reports a forgotten stage when it goes out of scope, which a device
     /// kernel of this suite does not do yet (no broken kernel is written for it).
     pub const FORGOTTEN_STAGE: Misuse = Misuse {
@@ -835,6 +852,7 @@ pub const MISUSES: &[Misuse] = &[
     misuse::CLUSTER_PEER_EXITS,
     misuse::WRONG_ROLE,
     misuse::ROLE_NEVER_RELEASE,
+    misuse::ROLE_NOT_IN_PAIR,
     misuse::FORGOTTEN_STAGE,
 ];
 
@@ -938,6 +956,7 @@ pub const BROKEN: &[Broken] = &[
         64,
         1,
     ),
+    broken("broken_role_not_in_pair", &misuse::ROLE_NOT_IN_PAIR, 64, 2),
 ];
 
 const fn broken(name: &'static str, misuse: &'static Misuse, threads: u32, cluster: u32) -> Broken {

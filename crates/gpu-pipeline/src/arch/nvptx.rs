@@ -301,6 +301,37 @@ leaf! {
 }
 
 leaf! {
+    /// `mbarrier.try_wait.parity.acquire.cluster.shared::cta.b64 p, [addr], parity, ticks;`: as
+    /// [`mbarrier_try_wait_parity_cluster`], with a suspend-time hint of up to `ticks`
+    /// nanoseconds.
+    ///
+    /// PTX ISA 8.0 (`.acquire.cluster`), sm_90 (`try_wait`, `.cluster` scope). PTX ISA,
+    /// "mbarrier.test_wait / mbarrier.try_wait" (`suspendTimeHint`).
+    ///
+    /// # Safety
+    ///
+    /// `addr` is an initialised mbarrier of this CTA.
+    #[gpu_only("mbarrier.try_wait.parity.acquire.cluster.shared::cta.b64 (ticks)")]
+    #[inline(always)]
+    pub unsafe fn mbarrier_try_wait_parity_cluster_ticks(addr: u32, parity: u32, ticks: u32) -> bool {
+        let done: u32;
+        // SAFETY: the caller guarantees an initialised mbarrier; try_wait only reads its phase.
+        unsafe {
+            asm!(
+                "{{",
+                ".reg .pred p;",
+                "mbarrier.try_wait.parity.acquire.cluster.shared::cta.b64 p, [{a}], {ph}, {t};",
+                "selp.u32 {d}, 1, 0, p;",
+                "}}",
+                d = out(reg32) done, a = in(reg32) addr, ph = in(reg32) parity, t = in(reg32) ticks,
+                options(nostack, preserves_flags),
+            );
+        }
+        done != 0
+    }
+}
+
+leaf! {
     /// `mbarrier.test_wait.parity.shared.b64 p, [addr], parity;`: whether the phase of the given
     /// parity has completed, without waiting (acquire at CTA scope: the default semantics of a form
     /// without `.sem.scope`, which would need PTX ISA 8.0).

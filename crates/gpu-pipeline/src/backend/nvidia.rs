@@ -195,16 +195,28 @@ impl<'a, S: MbarScope> MbarrierRef<'a, S> {
 
     /// `COUNT` arrivals at once by the calling thread (release, CTA scope). sm_90.
     ///
-    /// This is how one lane arrives for a whole warp: with an arrive count of 32 per warp,
-    /// `if lane == 0 { bar.arrive_count::<32>() }` completes the warp's share. `COUNT` of 0 or
-    /// above 2^20 - 1 does not compile (`mbarrier.arrive` takes a count in `1..=2^20 - 1`, PTX
-    /// ISA "mbarrier.arrive"); a count known only at run time goes through
+    /// For code that counts a warp's arrivals in lanes while one lane arrives: with an arrive
+    /// count of 32 per warp, `if lane == 0 { bar.arrive_count::<32>() }` completes the warp's
+    /// share. (The library's own way is to count one arrival per arriving thread: an elected
+    /// lane's plain [`arrive`](Self::arrive), with arrive count 1 per warp.) `COUNT` of 0 or above
+    /// 2^20 - 1 does not compile (`mbarrier.arrive` takes a count in `1..=2^20 - 1`, PTX ISA
+    /// "mbarrier.arrive"); a count known only at run time goes through
     /// [`arrive_count_unchecked`](Self::arrive_count_unchecked).
+    ///
+    /// # Safety
+    ///
+    /// The barrier's current phase has at least `COUNT` arrivals pending: the arrivals made in
+    /// it so far, plus `COUNT`, do not exceed its expected count. Taking the pending arrival count
+    /// below zero leaves it outside the range the PTX ISA defines ("Contents of the mbarrier
+    /// object": 0 to 2^20 - 1); on the H200 the kernel faults (the outside review of bf6166c:
+    /// `arrive_count::<3>()` on a barrier expecting 2). The library cannot see the pending count,
+    /// so the caller keeps it (for example: every arrival on this barrier is `COUNT` at once, and
+    /// `COUNT` divides the expected count).
     #[inline(always)]
-    pub fn arrive_count<const COUNT: u32>(self) {
+    pub unsafe fn arrive_count<const COUNT: u32>(self) {
         let () = ArriveCountInRange::<COUNT>::CHECK;
         // SAFETY: the handle's constructor guarantees an initialised mbarrier of this CTA; the
-        // count is in range (checked at compile time just above).
+        // count is in range (checked at compile time just above) and pending (the caller).
         unsafe { ptx::mbarrier_arrive_count(self.addr, COUNT) };
         self.count_arrivals(COUNT);
     }
@@ -214,30 +226,44 @@ impl<'a, S: MbarScope> MbarrierRef<'a, S> {
     /// # Safety
     ///
     /// `1 <= count <= 2^20 - 1` ([`MAX_MBARRIER_ARRIVALS`](crate::backend::MAX_MBARRIER_ARRIVALS)):
-    /// `mbarrier.arrive` with a count outside that range is undefined (PTX ISA, "mbarrier.arrive").
+    /// `mbarrier.arrive` with a count outside that range is undefined (PTX ISA, "mbarrier.arrive");
+    /// and, as for [`arrive_count`](Self::arrive_count), at least `count` arrivals are pending in
+    /// the current phase.
     #[inline(always)]
     pub unsafe fn arrive_count_unchecked(self, count: u32) {
         // SAFETY: the handle's constructor guarantees an initialised mbarrier of this CTA; the
-        // caller guarantees the count's range.
+        // caller guarantees the count's range and that it is pending.
         unsafe { ptx::mbarrier_arrive_count(self.addr, count) };
         self.count_arrivals(count);
     }
 
     /// Expects `tx_bytes` more bytes of asynchronous copies in the current phase, then arrives
-    /// once (release, CTA scope). The producer side of a TMA stage with arrive count 1. sm_90.
+    /// once (release, CTA scope): the producer side of a TMA stage with arrive count 1. sm_90.
+    ///
+    /// The safe form is a pipeline's `produce_tma` (a producer arrive count of 1, so the
+    /// library knows the phase's announced bytes are this call's alone).
     ///
     /// # Panics
     ///
-    /// If `tx_bytes > MAX_TX_BYTES` (2^20 - 1): no CTA's shared memory holds more, and the
-    /// instruction's transaction count is undefined past it. A constant `tx_bytes` costs no check.
+    /// If `tx_bytes > MAX_TX_BYTES` (2^20 - 1). A constant `tx_bytes` costs no check.
+    ///
+    /// # Safety
+    ///
+    /// This arrival is one the current phase still expects (at least one arrival pending: one
+    /// past the expected count, made while the phase waits for its bytes, takes the pending count
+    /// below zero), and the bytes announced in the phase, this call's included, stay within
+    /// `MAX_TX_BYTES` (PTX ISA, "Contents of the mbarrier object": the tx-count lies in
+    /// `-(2^20 - 1) ..= 2^20 - 1`). Two calls of 600,000 bytes in one phase, each in range, fault
+    /// the kernel on the H200 (the outside review of bf6166c).
     #[inline(always)]
-    pub fn arrive_expect_tx(self, tx_bytes: u32) {
+    pub unsafe fn arrive_expect_tx(self, tx_bytes: u32) {
         assert!(
             tx_bytes <= MAX_TX_BYTES,
             "gpu-pipeline: arrive_expect_tx of more than 2^20 - 1 bytes"
         );
         // SAFETY: the handle's constructor guarantees an initialised mbarrier of this CTA; the
-        // transaction count is in range (asserted above).
+        // arrival is pending and the phase's transaction count stays in range (the caller; this
+        // call's own bytes are asserted above).
         unsafe { ptx::mbarrier_arrive_expect_tx(self.addr, tx_bytes) };
         self.count_arrivals(1);
     }
@@ -339,6 +365,22 @@ impl<'a, S: MbarScope> MbarrierRef<'a, S> {
     #[inline(always)]
     pub fn wait_parity_cluster(self, parity: u32) {
         while !self.try_wait_parity_cluster(parity) {}
+    }
+
+    /// As [`try_wait_parity_cluster`](Self::try_wait_parity_cluster), letting the hardware
+    /// suspend the thread for up to `ticks` ns while the phase is incomplete. sm_90.
+    #[inline(always)]
+    #[must_use]
+    pub fn try_wait_parity_cluster_ticks(self, parity: u32, ticks: u32) -> bool {
+        // SAFETY: the handle's constructor guarantees an initialised mbarrier of this CTA.
+        unsafe { ptx::mbarrier_try_wait_parity_cluster_ticks(self.addr, parity & 1, ticks) }
+    }
+
+    /// Blocks until the phase of parity `parity & 1` has completed, suspending for up to
+    /// `ticks` ns per try (acquire, cluster scope). sm_90.
+    #[inline(always)]
+    pub fn wait_parity_cluster_ticks(self, parity: u32, ticks: u32) {
+        while !self.try_wait_parity_cluster_ticks(parity, ticks) {}
     }
 
     /// One arrival on the barrier at the same shared-memory offset in CTA `cta_rank` of this
@@ -735,7 +777,7 @@ pub fn fence_proxy_async() {
 ///
 /// `PRODUCER_ARRIVALS` and `CONSUMER_ARRIVALS` are the threads that arrive per phase on a
 /// full and on an empty barrier (1..=2^20 - 1, checked at compile time). A TMA producer that
-/// signals with [`MbarrierRef::arrive_expect_tx`] from one lane has `PRODUCER_ARRIVALS = 1`.
+/// signals from one lane (a pipeline's `produce_tma`) has `PRODUCER_ARRIVALS = 1`.
 ///
 /// # Memory ordering
 ///

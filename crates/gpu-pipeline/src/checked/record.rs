@@ -22,6 +22,9 @@ pub enum Fault {
     /// A pipeline half went away while holding a stage: a handle was forgotten
     /// (`core::mem::forget`), so its release never came.
     StageNotReleased = 4,
+    /// A `RolePipeline` CTA pair's producer (or consumer) waited in a CTA that the pair's
+    /// `new_pair` does not name for its role: no arrival reaches the barriers it waits on.
+    NotInPair = 5,
 }
 
 /// The library call that waited (or, for [`Fault::WrongCount`], that saw the completion).
@@ -77,6 +80,7 @@ impl Fault {
             2 => Some(Self::WrongCount),
             3 => Some(Self::WrongRole),
             4 => Some(Self::StageNotReleased),
+            5 => Some(Self::NotInPair),
             _ => None,
         }
     }
@@ -275,6 +279,9 @@ impl HangRecord {
         if self.fault == Fault::StageNotReleased as u32 {
             return Verdict::StageNotReleased;
         }
+        if self.fault == Fault::NotInPair as u32 {
+            return Verdict::NotInPair;
+        }
         if self.tracked == 0 {
             return Verdict::NotTracked;
         }
@@ -319,6 +326,8 @@ pub enum Verdict {
     WrongRole,
     /// A stage handle was never released (forgotten).
     StageNotReleased,
+    /// A CTA pair's role waited in a CTA the pair does not run it on.
+    NotInPair,
 }
 
 impl fmt::Display for HangRecord {
@@ -330,6 +339,7 @@ impl fmt::Display for HangRecord {
             Some(Fault::WrongCount) => "WRONG ARRIVAL COUNT",
             Some(Fault::WrongRole) => "WRONG ROLE",
             Some(Fault::StageNotReleased) => "STAGE NOT RELEASED",
+            Some(Fault::NotInPair) => "ROLE NOT IN THIS CTA OF THE PAIR",
             None => "unknown fault",
         };
         write!(
@@ -374,6 +384,11 @@ impl fmt::Display for HangRecord {
             Verdict::StageNotReleased => write!(
                 f,
                 "  the {role} half went out of scope holding a stage it acquired and never released (a handle passed to `core::mem::forget`, or leaked): the {other} side will wait for that stage's arrivals forever"
+            )?,
+            Verdict::NotInPair => write!(
+                f,
+                "  this CTA (cluster rank {}) does not run the {role} role of its CTA pair: `RolePipeline::new_pair` names the CTAs of each role, and the {other}s' arrivals go only to those CTAs' barriers, so this wait would never end. Give this CTA the role in `new_pair` (PairCtas::Both), or do not wait here",
+                self.cluster_rank
             )?,
             Verdict::NotTracked => write!(
                 f,

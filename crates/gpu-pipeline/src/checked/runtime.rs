@@ -222,11 +222,13 @@ fn print_line(record: &HangRecord) {
         Verdict::NotTracked => b"not tracked\0",
         Verdict::WrongRole => b"a value used for both sides\0",
         Verdict::StageNotReleased => b"a stage never released\0",
+        Verdict::NotInPair => b"this CTA does not run this role of its pair\0",
     };
     let fault: &'static [u8] = match Fault::from_raw(record.fault) {
         Some(Fault::Timeout) => b"HANG\0",
         Some(Fault::WrongCount) => b"WRONG ARRIVAL COUNT\0",
         Some(Fault::StageNotReleased) => b"STAGE NOT RELEASED\0",
+        Some(Fault::NotInPair) => b"ROLE NOT IN THIS CTA OF THE PAIR\0",
         _ => b"WRONG ROLE\0",
     };
     let role: &'static [u8] = if record.role == ROLE_PRODUCER {

@@ -17,8 +17,8 @@
 
 use std::sync::Arc;
 
-use cudarc::driver::{CudaContext, CudaSlice, CudaStream, DevicePtr, DevicePtrMut, sys};
-use gpu_gemm_host::{Gemm, Kernel, Shape, bf16};
+use cudarc::driver::{CudaContext, CudaSlice, CudaStream, DevicePtrMut, sys};
+use gpu_gemm_host::{ABI_SYMBOL, ABI_VERSION, Addend, Gemm, Kernel, Shape, bf16};
 
 /// A named test and its outcome.
 pub type Outcome = (&'static str, Result<(), String>);
@@ -42,6 +42,10 @@ pub fn run(ctx: &Arc<CudaContext>, gemm: &Gemm, ptx: &str) -> Vec<Outcome> {
             "load_rejects_a_module_without_its_abi_version",
             load_rejects_a_module_without_its_abi_version,
         ),
+        module(
+            "load_rejects_a_module_of_another_abi_version",
+            load_rejects_a_module_of_another_abi_version,
+        ),
         (
             "d_read_on_another_stream_waits_for_run",
             d_read_on_another_stream_waits_for_run(ctx, gemm),
@@ -49,6 +53,14 @@ pub fn run(ctx: &Arc<CudaContext>, gemm: &Gemm, ptx: &str) -> Vec<Outcome> {
         (
             "c_overwritten_on_another_stream_waits_for_run",
             c_overwritten_on_another_stream_waits_for_run(ctx, gemm),
+        ),
+        (
+            "prepared_launches_are_ordered_with_other_streams",
+            prepared_launches_are_ordered_with_other_streams(ctx, gemm),
+        ),
+        (
+            "prepared_launch_with_other_buffers_is_an_error",
+            prepared_launch_with_other_buffers_is_an_error(ctx, gemm),
         ),
         (
             "prepared_launch_on_another_contexts_stream_is_an_error",
@@ -174,6 +186,31 @@ fn load_rejects_a_module_without_its_abi_version(
     refused(loaded, &[ABI_SYMBOL, "rebuild"])
 }
 
+fn load_rejects_a_module_of_another_abi_version(
+    ctx: &Arc<CudaContext>,
+    ptx: &str,
+) -> Result<(), String> {
+    let loaded = load_edited(ctx, ptx, "other-abi-version", |text| {
+        text.lines()
+            .map(|line| {
+                if line.contains(ABI_SYMBOL) {
+                    line.replace(
+                        &format!("{{{ABI_VERSION}}}"),
+                        &format!("{{{}}}", ABI_VERSION + 1),
+                    )
+                } else {
+                    line.to_string()
+                }
+            })
+            .map(|line| format!("{line}\n"))
+            .collect()
+    })?;
+    refused(
+        loaded,
+        &[&format!("version {}", ABI_VERSION + 1), "rebuild"],
+    )
+}
+
 /// A buffer of `n` bf16 elements, every one `bits`, written on `stream`.
 fn filled(stream: &Arc<CudaStream>, n: usize, bits: u16) -> Result<CudaSlice<u16>, String> {
     let mut buffer = stream
@@ -226,9 +263,6 @@ fn all_equal(got: &[u16], want: f32, what: &str) -> Result<(), String> {
 }
 
 const POISON: u16 = 0xFFC1;
-
-/// The module's ABI version global.
-const ABI_SYMBOL: &str = "GPU_GEMM_ABI";
 
 fn d_read_on_another_stream_waits_for_run(
     ctx: &Arc<CudaContext>,
@@ -297,33 +331,123 @@ fn context_error(result: Result<(), gpu_gemm_host::GemmError>, what: &str) -> Re
     }
 }
 
+fn prepared_launches_are_ordered_with_other_streams(
+    ctx: &Arc<CudaContext>,
+    gemm: &Gemm,
+) -> Result<(), String> {
+    let first = ctx.new_stream().map_err(cuda("a stream"))?;
+    let second = ctx.new_stream().map_err(cuda("a stream"))?;
+    let (a, b) = long_operands(&first)?;
+    let elems = (LONG.m * LONG.n) as usize;
+    let mut c = filled(&first, elems, bf16(2.0))?;
+    let mut d = filled(&first, elems, POISON)?;
+    first.synchronize().map_err(cuda("filling C and D"))?;
+    let alpha = 1.0 / LONG.k as f32;
+    let kernel = Kernel::default_for(LONG, gemm.sms());
+    let prepared = gemm
+        .prepare(&first, kernel, LONG, &a, &b, Some(&c), &d)
+        .map_err(|e| e.to_string())?;
+    // First launch: D read on the second stream must see the GEMM's result.
+    gemm.launch(&first, &prepared, alpha, 1.0, &a, &b, Some(&c), &mut d)
+        .map_err(|e| e.to_string())?;
+    let got = second.clone_dtoh(&d).map_err(cuda("reading D"))?;
+    all_equal(
+        &got,
+        3.0,
+        "D read on the second stream after the first launch",
+    )?;
+    // Second launch over a poisoned D: C zeroed on the second stream must wait for its reads.
+    {
+        let (pointer, _write) = d.device_ptr_mut(&first);
+        // SAFETY: D's `elems` elements, written on `first` (the guard records it).
+        let status = unsafe { sys::cuMemsetD16Async(pointer, POISON, elems, first.cu_stream()) };
+        if status != sys::CUresult::CUDA_SUCCESS {
+            return Err(format!("cuMemsetD16Async: {status:?}"));
+        }
+    }
+    gemm.launch(&first, &prepared, alpha, 1.0, &a, &b, Some(&c), &mut d)
+        .map_err(|e| e.to_string())?;
+    second.memset_zeros(&mut c).map_err(cuda("overwriting C"))?;
+    second.synchronize().map_err(cuda("overwriting C"))?;
+    let got = first.clone_dtoh(&d).map_err(cuda("reading D"))?;
+    all_equal(
+        &got,
+        3.0,
+        "D of the second launch, C overwritten on the second stream right after it",
+    )
+}
+
+fn prepared_launch_with_other_buffers_is_an_error(
+    ctx: &Arc<CudaContext>,
+    gemm: &Gemm,
+) -> Result<(), String> {
+    let stream = ctx.default_stream();
+    let (shape, a, b, mut d) = small(&stream)?;
+    let mut other = filled(&stream, d.len(), POISON)?;
+    let c = filled(&stream, d.len(), bf16(1.0))?;
+    let prepared = gemm
+        .prepare(&stream, Kernel::Persistent, shape, &a, &b, Some(&c), &d)
+        .map_err(|e| e.to_string())?;
+    let mut problems = Vec::new();
+    if gemm
+        .launch(&stream, &prepared, 1.0, 1.0, &a, &b, Some(&c), &mut other)
+        .is_ok()
+    {
+        problems.push("a launch into another D was accepted");
+    }
+    if gemm
+        .launch(
+            &stream,
+            &prepared,
+            1.0,
+            1.0,
+            &a,
+            &b,
+            Addend::InPlace,
+            &mut d,
+        )
+        .is_ok()
+    {
+        problems.push("an in-place launch of a problem prepared with its own C was accepted");
+    }
+    if gemm
+        .launch(&stream, &prepared, 1.0, 1.0, &a, &b, None, &mut d)
+        .is_ok()
+    {
+        problems.push("beta 1 without C was accepted");
+    }
+    gemm.launch(&stream, &prepared, 1.0, 1.0, &a, &b, Some(&c), &mut d)
+        .map_err(|e| format!("the launch it was prepared for failed: {e}"))?;
+    let got = stream.clone_dtoh(&d).map_err(cuda("reading D"))?;
+    all_equal(&got, 65.0, "D of the prepared launch (K + C)")?;
+    if problems.is_empty() {
+        Ok(())
+    } else {
+        Err(problems.join("; "))
+    }
+}
+
 fn prepared_launch_on_another_contexts_stream_is_an_error(
     ctx: &Arc<CudaContext>,
     gemm: &Gemm,
 ) -> Result<(), String> {
     let stream = ctx.default_stream();
-    let (shape, a, b, d) = small(&stream)?;
+    let (shape, a, b, mut d) = small(&stream)?;
     let other = CudaContext::new_non_primary(0, 0).map_err(cuda("a second context"))?;
-    let pointers = (
-        a.device_ptr(&stream).0,
-        b.device_ptr(&stream).0,
-        d.device_ptr(&stream).0,
-    );
-    // SAFETY: the buffers hold the shape's matrices and outlive the launch (synchronised below).
-    let prepared = unsafe {
-        gemm.prepare(
-            &stream,
-            Kernel::Persistent,
-            shape,
-            pointers.0,
-            pointers.1,
-            0,
-            pointers.2,
-        )
-    }
-    .map_err(|e| e.to_string())?;
+    let prepared = gemm
+        .prepare(&stream, Kernel::Persistent, shape, &a, &b, None, &d)
+        .map_err(|e| e.to_string())?;
     // Both default streams are the legacy stream (handle 0) of their own context.
-    let result = gemm.launch(&other.default_stream(), &prepared, 1.0, 0.0);
+    let result = gemm.launch(
+        &other.default_stream(),
+        &prepared,
+        1.0,
+        0.0,
+        &a,
+        &b,
+        None,
+        &mut d,
+    );
     stream.synchronize().map_err(cuda("the GEMM"))?;
     context_error(
         result,

@@ -17,8 +17,8 @@ use std::process::ExitCode;
 use std::sync::Arc;
 use std::time::Instant;
 
-use cudarc::driver::{CudaContext, CudaSlice, CudaStream, DevicePtr, sys};
-use gpu_gemm_host::{Gemm, Kernel, Prepared, Shape, bf16, f32_of};
+use cudarc::driver::{CudaSlice, CudaStream};
+use gpu_gemm_host::{Addend, Gemm, GemmError, Kernel, Prepared, Shape, bf16, f32_of};
 
 /// Every kernel of the module, checked on every case and timed.
 const KERNELS: &[Kernel] = &Kernel::ALL;
@@ -92,15 +92,20 @@ fn reference(case: Case, a: &[u16], b: &[u16], c: &[u16]) -> Vec<u16> {
     d
 }
 
-/// Launches a prepared problem with `(alpha, beta)`, waits for it, and reads D back from `d`.
-fn launch_and_read(
+/// Launches a prepared problem with `(alpha, beta)` over its buffers (C as `c`), waits for it,
+/// and reads D back.
+#[allow(clippy::too_many_arguments)]
+fn launch_and_read<'a>(
     gemm: &Gemm,
     stream: &Arc<CudaStream>,
     prepared: &Prepared,
     (alpha, beta): (f32, f32),
-    d: &CudaSlice<u16>,
+    a: &CudaSlice<u16>,
+    b: &CudaSlice<u16>,
+    c: impl Into<Addend<'a>>,
+    d: &mut CudaSlice<u16>,
 ) -> Result<Vec<u16>, String> {
-    gemm.launch(stream, prepared, alpha, beta)
+    gemm.launch(stream, prepared, alpha, beta, a, b, c, d)
         .map_err(|e| e.to_string())?;
     stream
         .synchronize()
@@ -153,20 +158,9 @@ fn run_case(
         // Split-K reuses its workspace (the partials, and the split counters each launch must
         // leave at zero): two more launches of one prepared problem, D poisoned before each, must
         // both be exact.
-        let pointers = (
-            da.device_ptr(stream).0,
-            db.device_ptr(stream).0,
-            dc.device_ptr(stream).0,
-            dd.device_ptr(stream).0,
-        );
-        // SAFETY: the four buffers hold the shape's matrices and outlive the launches (the
-        // stream is synchronised below, before they are dropped).
-        let prepared = unsafe {
-            gemm.prepare(
-                stream, kernel, shape, pointers.0, pointers.1, pointers.2, pointers.3,
-            )
-        }
-        .map_err(|e| e.to_string())?;
+        let prepared = gemm
+            .prepare(stream, kernel, shape, &da, &db, Some(&dc), &dd)
+            .map_err(|e| e.to_string())?;
         for _ in 0..2 {
             stream
                 .memcpy_htod(&poison, &mut dd)
@@ -176,21 +170,18 @@ fn run_case(
                 stream,
                 &prepared,
                 (alpha, beta),
-                &dd,
+                &da,
+                &db,
+                Some(&dc),
+                &mut dd,
             )?);
         }
     }
     if beta != 0.0 {
         // In place (C is D): D starts as C, and every element of C must be read before its
         // element of D is written (by the CTA that adds a split tile's splits up, too).
-        let (pa, pb, pd) = (
-            da.device_ptr(stream).0,
-            db.device_ptr(stream).0,
-            dd.device_ptr(stream).0,
-        );
-        // SAFETY: the buffers hold the shape's matrices and outlive the launches (the stream is
-        // synchronised below); C and D are one buffer, which the kernels allow.
-        let prepared = unsafe { gemm.prepare(stream, kernel, shape, pa, pb, pd, pd) }
+        let prepared = gemm
+            .prepare(stream, kernel, shape, &da, &db, Addend::InPlace, &dd)
             .map_err(|e| e.to_string())?;
         stream
             .memcpy_htod(&c, &mut dd)
@@ -200,7 +191,10 @@ fn run_case(
             stream,
             &prepared,
             (alpha, beta),
-            &dd,
+            &da,
+            &db,
+            Addend::InPlace,
+            &mut dd,
         )?);
     }
     let name = format!(
@@ -242,9 +236,13 @@ fn run_case(
 fn time_8192(gemm: &Gemm, kernel: Kernel, stream: &Arc<CudaStream>) -> Result<(), String> {
     let (m, n, k) = (8192u32, 8192u32, 8192u32);
     let elems = (m * n) as usize;
-    let alloc = |len: usize| stream.alloc_zeros::<u16>(len).map_err(|e| format!("{e:?}"));
-    let (a, b) = (alloc(elems)?, alloc(elems)?);
-    let mut d = alloc(elems)?;
+    // Random small integers, not zeros (zeros draw less power and time faster).
+    let mut seed = 0x2545_F491_4F6C_DD1Du64;
+    let up = |h: &[u16]| stream.clone_htod(h).map_err(|e| format!("{e:?}"));
+    let (a, b) = (up(&fill(&mut seed, elems))?, up(&fill(&mut seed, elems))?);
+    let mut d = stream
+        .alloc_zeros::<u16>(elems)
+        .map_err(|e| format!("{e:?}"))?;
     let shape = Shape { m, n, k };
     let mut run = || {
         gemm.run_with(kernel, stream, shape, 1.0, &a, &b, 0.0, None, &mut d)
@@ -262,7 +260,7 @@ fn time_8192(gemm: &Gemm, kernel: Kernel, stream: &Arc<CudaStream>) -> Result<()
     stream.synchronize().map_err(|e| format!("{e:?}"))?;
     let s = start.elapsed().as_secs_f64() / f64::from(reps);
     println!(
-        "time {} 8192x8192x8192: {:.3} ms, {:.1} TFLOP/s (information only)",
+        "time {} 8192x8192x8192: {:.3} ms, {:.1} TFLOP/s (random data; information only)",
         kernel.entry(),
         s * 1e3,
         2.0 * 8192f64.powi(3) / s / 1e12
@@ -278,16 +276,10 @@ fn main() -> ExitCode {
     let [ptx] = paths.as_slice() else {
         return fail(exit::USAGE, "usage: gemm-test PTX [--quick] [--boundary]");
     };
-    // SAFETY: loads and unloads the driver library, as any CUDA program does.
-    if !unsafe { sys::is_culib_present() } {
-        return fail(
-            exit::NO_DRIVER,
-            "no CUDA driver (libcuda.so cannot be loaded): run this on a machine with an NVIDIA GPU (sm_90 or newer) and its driver",
-        );
-    }
-    let ctx = match CudaContext::new(0) {
+    let ctx = match gpu_gemm_host::context(0) {
         Ok(ctx) => ctx,
-        Err(e) => return fail(exit::SETUP, &format!("no usable CUDA GPU: {e:?}")),
+        Err(e @ GemmError::NoDriver(_)) => return fail(exit::NO_DRIVER, &e.to_string()),
+        Err(e) => return fail(exit::SETUP, &format!("no usable CUDA GPU: {e}")),
     };
     let stream = ctx.default_stream();
     let gemm = match Gemm::load(&ctx, ptx) {

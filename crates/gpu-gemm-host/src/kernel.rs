@@ -1,0 +1,674 @@
+//! The kernels of the module and their arithmetic: tiles, split-K, grids, workspace, and the
+//! shape contract. Pure: no CUDA call, so every rule here is tested on the host.
+//!
+//! Tile counts are computed in `u64`: `check_shape` accepts M and N up to 2^31 - 1, whose tile
+//! count is far beyond `u32`. What a kernel can run is checked by [`Kernel::check_launch`]: its
+//! grid and its schedule (which counts work units in 32 bits on the device).
+
+use crate::GemmError;
+
+/// The kernels' CTA tile: rows of A (and D), rows of B (columns of D), and K per stage
+/// ([`Kernel::PersistentNarrow`]'s tiles are 128 columns wide, [`Kernel::PersistentSlim`]'s 64:
+/// [`Kernel::tile_cols`]).
+pub const TILE: (u32, u32, u32) = (128, 256, 64);
+/// Stages of the kernels' ring (the narrower tiles' kernels have more: [`Kernel::stages`]).
+pub const STAGES: u32 = 4;
+/// Threads per block: one producer warpgroup, two consumer warpgroups (all kernels but
+/// [`Kernel::SingleWarpgroup`], which has one warpgroup: [`Kernel::threads`]).
+pub const THREADS: u32 = 384;
+/// Dynamic shared memory: the stages (A and B boxes), the epilogue's staging buffers (two
+/// consumer warpgroups x two 64 x 64 bf16 boxes) and one KiB for the barriers. The same for every
+/// kernel ([`Kernel::smem_bytes`]): 4 stages of 128 x 256 tiles, 6 of 128 x 128, or 8 of
+/// 128 x 64.
+pub const SMEM_BYTES: u32 = smem_bytes(STAGES, TILE.1);
+
+/// The largest grid y dimension (CUDA's limit): the tile rows of the per-tile kernels.
+const MAX_GRID_Y: u64 = 65_535;
+
+/// The work units a kernel's schedule may hold: its device code counts them in
+/// `u32` and steps past the last by up to a grid's width, so they stay below 2^31.
+const MAX_UNITS: u64 = 1 << 31;
+
+/// The dynamic shared memory of a kernel with `stages` stages of tiles `cols` wide.
+const fn smem_bytes(stages: u32, cols: u32) -> u32 {
+    stages * (TILE.0 * TILE.2 * 2 + cols * TILE.2 * 2) + 2 * (2 * 64 * 64 * 2) + 1024
+}
+
+/// The kernels of the module.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Kernel {
+    /// One CTA per 128 x 256 tile (`gemm_bf16_ws`).
+    PerTile,
+    /// One CTA per SM, each walking its tiles in bands of 8 tile rows (`gemm_bf16_persistent`).
+    Persistent,
+    /// The persistent kernel on 128 x 128 tiles (`wgmma.m64n128k16`) in a ring of 6 stages
+    /// (`gemm_bf16_persistent_n128`): twice the tiles, for shapes with too few 128 x 256 tiles
+    /// to fill the GPU (skinny M), which then need less split-K or none.
+    PersistentNarrow,
+    /// The persistent kernel on 128 x 64 tiles (`wgmma.m64n64k16`) in a ring of 8 stages
+    /// (`gemm_bf16_persistent_n64`): four times the tiles, for the smallest problems.
+    PersistentSlim,
+    /// The persistent kernel in CTA pairs (clusters of 2): the two CTAs of a pair compute
+    /// vertically adjacent tiles and share B's box through TMA multicast (`gemm_bf16_cluster`).
+    Cluster,
+    /// The persistent kernel as first built, every consumer thread releasing each stage and no
+    /// `setmaxnreg` (`gemm_bf16_persistent_first`): kept to measure those steps.
+    PersistentFirst,
+    /// The step before warp specialization: one warpgroup (128 threads) per 64 x 256 tile, whose
+    /// thread 0 issues the tensor loads between its MMAs (`gemm_bf16_single`): kept to measure
+    /// what warp specialization gives. Never split.
+    SingleWarpgroup,
+}
+
+impl Kernel {
+    /// Every kernel of the module.
+    pub const ALL: [Kernel; 7] = [
+        Kernel::Cluster,
+        Kernel::Persistent,
+        Kernel::PersistentNarrow,
+        Kernel::PersistentSlim,
+        Kernel::PerTile,
+        Kernel::PersistentFirst,
+        Kernel::SingleWarpgroup,
+    ];
+
+    /// The entry point's name.
+    pub const fn entry(self) -> &'static str {
+        match self {
+            Self::PerTile => "gemm_bf16_ws",
+            Self::Persistent => "gemm_bf16_persistent",
+            Self::PersistentNarrow => "gemm_bf16_persistent_n128",
+            Self::PersistentSlim => "gemm_bf16_persistent_n64",
+            Self::Cluster => "gemm_bf16_cluster",
+            Self::PersistentFirst => "gemm_bf16_persistent_first",
+            Self::SingleWarpgroup => "gemm_bf16_single",
+        }
+    }
+
+    /// A short name for reports.
+    pub const fn name(self) -> &'static str {
+        match self {
+            Self::PerTile => "per-tile",
+            Self::Persistent => "persistent",
+            Self::PersistentNarrow => "persistent-128",
+            Self::PersistentSlim => "persistent-64",
+            Self::Cluster => "cluster",
+            Self::PersistentFirst => "persistent-first",
+            Self::SingleWarpgroup => "single-warpgroup",
+        }
+    }
+
+    /// Threads per block.
+    pub const fn threads(self) -> u32 {
+        match self {
+            Self::SingleWarpgroup => 128,
+            _ => THREADS,
+        }
+    }
+
+    /// Rows of D per CTA tile: 64 for the single warpgroup, 128 (two consumer warpgroups)
+    /// otherwise; also the rows of A's tensor-map box.
+    pub(crate) const fn tile_rows(self) -> u32 {
+        match self {
+            Self::SingleWarpgroup => 64,
+            _ => TILE.0,
+        }
+    }
+
+    /// Columns of D per CTA tile (rows of B's box, alone): 128 for
+    /// [`Kernel::PersistentNarrow`], 64 for [`Kernel::PersistentSlim`], 256 otherwise.
+    pub const fn tile_cols(self) -> u32 {
+        match self {
+            Self::PersistentNarrow => 128,
+            Self::PersistentSlim => 64,
+            _ => TILE.1,
+        }
+    }
+
+    /// Stages of the kernel's ring: as many as fit the same shared memory.
+    pub const fn stages(self) -> u32 {
+        match self {
+            Self::PersistentNarrow => 6,
+            Self::PersistentSlim => 8,
+            _ => STAGES,
+        }
+    }
+
+    /// The kernel's dynamic shared memory (its launch's `sharedMemBytes`).
+    pub const fn smem_bytes(self) -> u32 {
+        smem_bytes(self.stages(), self.tile_cols())
+    }
+
+    /// CTAs per cluster: 2 for the CTA pairs, 1 otherwise.
+    pub const fn cluster(self) -> u32 {
+        match self {
+            Self::Cluster => 2,
+            _ => 1,
+        }
+    }
+
+    /// Rows of B's tensor-map box: a CTA of a pair loads half of the 256-row tile.
+    pub(crate) const fn b_box_rows(self) -> u32 {
+        self.tile_cols() / self.cluster()
+    }
+
+    /// Whether the kernel launches one CTA per tile (a 2D grid) rather than a persistent grid.
+    const fn per_tile(self) -> bool {
+        matches!(self, Kernel::PerTile | Kernel::SingleWarpgroup)
+    }
+
+    /// The kernel [`Gemm::run`](crate::Gemm::run) uses for `shape` on a GPU of `sms` SMs. Where
+    /// there are fewer 128 x 256 tiles than half the SMs (which would split every tile), a
+    /// persistent kernel on narrower tiles: 128 x 128 if there are at least half as many of those
+    /// as SMs, 128 x 64 otherwise. Else the single-CTA persistent kernel when there is only one
+    /// row of tiles (a pair's second CTA would compute only padding), and CTA pairs otherwise.
+    pub fn default_for(shape: Shape, sms: u32) -> Kernel {
+        // CTA tiles, as the single-CTA kernels count them.
+        let few = |kernel: Kernel| kernel.cluster_tiles(shape) < u64::from(sms / 2);
+        if few(Kernel::Persistent) && few(Kernel::PersistentNarrow) {
+            Kernel::PersistentSlim
+        } else if few(Kernel::Persistent) {
+            Kernel::PersistentNarrow
+        } else if shape.m <= TILE.0 {
+            Kernel::Persistent
+        } else {
+            Kernel::Cluster
+        }
+    }
+
+    /// Into how many parts the persistent kernels split the K range of the tiles they split, for
+    /// `shape`, when `capacity` clusters fit on the GPU at once (split-K). The split tiles are
+    /// every tile when they fill less than half of the grid, or else those of the last, partial
+    /// wave ([`Kernel::full_tiles`]); they are split into as many parts as keep every cluster
+    /// busy, at most 16, each at least 4 k-blocks of 64. 1 (no split) when the tiles fill at least
+    /// half of the grid and the last wave is full or at least half full. The per-tile, first
+    /// persistent and single-warpgroup kernels do not split.
+    pub fn splits(self, shape: Shape, capacity: u32) -> u32 {
+        if matches!(
+            self,
+            Kernel::PerTile | Kernel::PersistentFirst | Kernel::SingleWarpgroup
+        ) {
+            return 1;
+        }
+        let (tiles, capacity) = (self.cluster_tiles(shape), u64::from(capacity));
+        let split = if tiles >= capacity {
+            tiles % capacity
+        } else if tiles < capacity / 2 {
+            tiles
+        } else {
+            0
+        };
+        if split == 0 {
+            return 1;
+        }
+        let k_blocks = u64::from(shape.k.div_ceil(TILE.2));
+        // At most 16: the conversion cannot fail.
+        (capacity / split).min(k_blocks / 4).clamp(1, 16) as u32
+    }
+
+    /// How many tiles (cluster tiles for pairs) of `shape` the kernel computes whole, first, when
+    /// launched in `splits` parts with `capacity` clusters: all without split-K; the whole waves
+    /// when there is more than one; none otherwise. The kernels' `Schedule::new` makes the same
+    /// choice from their grid.
+    pub fn full_tiles(self, shape: Shape, splits: u32, capacity: u32) -> u64 {
+        let (tiles, capacity) = (self.cluster_tiles(shape), u64::from(capacity));
+        if splits <= 1 {
+            tiles
+        } else if tiles >= capacity {
+            tiles - tiles % capacity
+        } else {
+            0
+        }
+    }
+
+    /// The split-K workspace's bytes for `shape` in `splits` parts with `capacity` clusters: a
+    /// CTA tile's f32 block (128 x [`Kernel::tile_cols`]) per CTA tile of the split tiles and
+    /// split, then a 4-byte counter per CTA tile of the split tiles (none without split-K).
+    pub fn workspace_bytes(self, shape: Shape, splits: u32, capacity: u32) -> u64 {
+        if splits <= 1 {
+            return 0;
+        }
+        let slots = self.slots(shape, splits, capacity);
+        let block = u64::from(TILE.0 * self.tile_cols() * 4);
+        slots * u64::from(splits) * block + slots * 4
+    }
+
+    /// CTA tiles of the split tiles of `shape` (a cluster tile counts its CTAs): the split-K
+    /// workspace's slots.
+    fn slots(self, shape: Shape, splits: u32, capacity: u32) -> u64 {
+        (self.cluster_tiles(shape) - self.full_tiles(shape, splits, capacity))
+            * u64::from(self.cluster())
+    }
+
+    /// Tiles of `shape` as the kernel's schedule counts them: 128 x [`Kernel::tile_cols`] CTA
+    /// tiles, or for CTA pairs 256 x 256 cluster tiles.
+    fn cluster_tiles(self, shape: Shape) -> u64 {
+        u64::from(shape.m.div_ceil(TILE.0 * self.cluster()))
+            * u64::from(shape.n.div_ceil(self.tile_cols()))
+    }
+
+    /// The work units of the persistent schedule: the whole tiles, then `splits` per split tile.
+    fn units(self, shape: Shape, splits: u32, capacity: u32) -> u64 {
+        let full = self.full_tiles(shape, splits, capacity);
+        full + (self.cluster_tiles(shape) - full) * u64::from(splits)
+    }
+
+    /// Whether this kernel can run `shape` in `splits` parts with `capacity` clusters: every
+    /// kernel's schedule counts its work units (tiles, and the splits of split tiles) in 32 bits
+    /// on the device, which holds below 2^31 units; the per-tile kernels also take at most 65535
+    /// tile rows (the grid's y dimension: M up to 8,388,480, or 4,194,240 for the single
+    /// warpgroup's 64-row tiles).
+    pub fn check_launch(self, shape: Shape, splits: u32, capacity: u32) -> Result<(), GemmError> {
+        if self.per_tile() {
+            let rows = u64::from(shape.m.div_ceil(self.tile_rows()));
+            if rows > MAX_GRID_Y {
+                return Err(GemmError::Shape(format!(
+                    "M = {} needs {rows} tile rows of {} for {}, above the grid's 65535; a persistent kernel (Kernel::default_for) takes it",
+                    shape.m,
+                    self.tile_rows(),
+                    self.name()
+                )));
+            }
+        }
+        let units = if self.per_tile() {
+            u64::from(shape.m.div_ceil(self.tile_rows()))
+                * u64::from(shape.n.div_ceil(self.tile_cols()))
+        } else {
+            self.units(shape, splits, capacity)
+        };
+        if units >= MAX_UNITS {
+            return Err(GemmError::Shape(format!(
+                "{} x {} needs {units} work units (tiles of {} x {}) for {}, whose schedule counts them in 32 bits (below 2^31)",
+                shape.m,
+                shape.n,
+                self.tile_rows() * self.cluster(),
+                self.tile_cols(),
+                self.name()
+            )));
+        }
+        Ok(())
+    }
+
+    /// The launch grid for `shape` in `splits` parts when `capacity` clusters fit at once: one CTA
+    /// per tile (x: tile columns, y: tile rows) for the per-tile kernel; otherwise one CTA (or
+    /// pair) per work unit, at most `capacity` of them. For a launch that
+    /// [`check_launch`](Self::check_launch) accepts.
+    pub(crate) fn grid(self, shape: Shape, splits: u32, capacity: u32) -> (u32, u32) {
+        if self.per_tile() {
+            (
+                shape.n.div_ceil(self.tile_cols()),
+                shape.m.div_ceil(self.tile_rows()),
+            )
+        } else {
+            let units = self.units(shape, splits, capacity).min(u64::from(capacity));
+            // At most `capacity`, a u32.
+            (self.cluster() * units as u32, 1)
+        }
+    }
+}
+
+/// A problem size.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Shape {
+    /// Rows of A, C and D.
+    pub m: u32,
+    /// Rows of B; columns of C and D.
+    pub n: u32,
+    /// Columns of A and B.
+    pub k: u32,
+}
+
+/// Checks a shape and the buffers' lengths (in bf16 elements) against the kernels' contract:
+/// M, N and K at least 1 and below 2^31 (the tensor copies' coordinates are signed 32-bit), K a
+/// multiple of 8 (a row of A or B is a multiple of 16 bytes), each buffer at least the shape's
+/// size. A kernel may take less: [`Kernel::check_launch`].
+pub fn check_shape(
+    shape: Shape,
+    a_len: usize,
+    b_len: usize,
+    c_len: Option<usize>,
+    d_len: usize,
+) -> Result<(), GemmError> {
+    let Shape { m, n, k } = shape;
+    if m == 0 || n == 0 || k == 0 {
+        return Err(GemmError::Shape(format!(
+            "M, N and K must be >= 1 (got {m} x {n} x {k})"
+        )));
+    }
+    if k % 8 != 0 {
+        return Err(GemmError::Shape(format!(
+            "K must be a multiple of 8 (got {k}): a row of A or B must be a multiple of 16 bytes for the tensor copies"
+        )));
+    }
+    // The tensor copies' coordinates are signed 32-bit (PTX ISA, "cp.async.bulk.tensor": the
+    // tensor coordinates are `.s32`): a row of A, C or D, a column of B, D or C, or a k-block at
+    // 2^31 or beyond would wrap.
+    if m > i32::MAX as u32 || n > i32::MAX as u32 || k > i32::MAX as u32 {
+        return Err(GemmError::Shape(format!(
+            "M, N and K must be below 2^31 (got {m} x {n} x {k}): the tensor copies' coordinates are signed 32-bit"
+        )));
+    }
+    let (mu, nu, ku) = (m as usize, n as usize, k as usize);
+    let want = [
+        ("A", a_len, mu * ku),
+        ("B", b_len, nu * ku),
+        ("D", d_len, mu * nu),
+    ];
+    for (name, have, need) in want {
+        if have < need {
+            return Err(GemmError::Shape(format!(
+                "{name} has {have} elements, the shape needs {need}"
+            )));
+        }
+    }
+    if let Some(c_len) = c_len
+        && c_len < mu * nu
+    {
+        return Err(GemmError::Shape(format!(
+            "C has {c_len} elements, the shape needs {}",
+            mu * nu
+        )));
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn shapes_outside_the_contract_are_errors() {
+        let ok = Shape {
+            m: 7,
+            n: 1000,
+            k: 136,
+        };
+        assert!(check_shape(ok, 7 * 136, 1000 * 136, None, 7000).is_ok());
+        assert!(check_shape(Shape { m: 0, ..ok }, 0, 1000 * 136, None, 0).is_err());
+        assert!(check_shape(Shape { k: 100, ..ok }, 700, 100_000, None, 7000).is_err());
+        assert!(check_shape(ok, 7 * 136 - 1, 1000 * 136, None, 7000).is_err());
+        assert!(check_shape(ok, 7 * 136, 1000 * 136, Some(10), 7000).is_err());
+        assert!(check_shape(ok, 7 * 136, 1000 * 136, None, 6999).is_err());
+        // The tensor copies' coordinates are signed 32-bit: N or K of 2^31 would wrap to a
+        // negative coordinate (zeros loaded, nothing stored: a wrong result), so they are
+        // errors even with buffers large enough; 2^31 - 8 is the largest K, 2^31 - 1 the largest N.
+        let big = 1u32 << 31;
+        let (bu, b8) = (big as usize, 8 * big as usize);
+        let wide = Shape { m: 1, n: big, k: 8 };
+        let e = check_shape(wide, 8, b8, None, bu).unwrap_err().to_string();
+        assert!(e.contains("2^31"), "{e}");
+        let long = Shape { m: 1, n: 1, k: big };
+        assert!(check_shape(long, bu, bu, None, 1).is_err());
+        let largest = Shape {
+            m: 1,
+            n: big - 1,
+            k: big - 8,
+        };
+        let (n, k) = ((big - 1) as usize, (big - 8) as usize);
+        assert!(check_shape(largest, k, n * k, None, n).is_ok());
+    }
+
+    #[test]
+    fn split_k_only_where_tiles_leave_the_gpu_idle() {
+        let shape = |m, n, k| Shape { m, n, k };
+        let sms = 132;
+        // The issue's small shapes: 16, 56 and 32 tiles of 128 x 256 for 132 SMs.
+        assert_eq!(Kernel::Persistent.splits(shape(128, 4096, 4096), sms), 8);
+        assert_eq!(Kernel::Persistent.splits(shape(128, 4096, 14336), sms), 8);
+        assert_eq!(Kernel::Persistent.splits(shape(128, 14336, 4096), sms), 2);
+        assert_eq!(Kernel::Persistent.splits(shape(1024, 1024, 1024), sms), 4);
+        // Enough tiles: no split.
+        assert_eq!(Kernel::Persistent.splits(shape(128, 28672, 8192), sms), 1);
+        assert_eq!(Kernel::Persistent.splits(shape(8192, 8192, 8192), sms), 1);
+        assert_eq!(Kernel::Cluster.splits(shape(8192, 8192, 8192), 66), 1);
+        // Each split keeps at least 4 k-blocks, at most 16 splits, never 0.
+        assert_eq!(Kernel::Persistent.splits(shape(64, 128, 65536), sms), 16);
+        assert_eq!(Kernel::Persistent.splits(shape(1, 1, 8), sms), 1);
+        assert_eq!(Kernel::Persistent.splits(shape(128, 256, 1024), sms), 4);
+        // The kernels that do not split.
+        assert_eq!(Kernel::PerTile.splits(shape(128, 4096, 4096), sms), 1);
+        assert_eq!(
+            Kernel::PersistentFirst.splits(shape(128, 4096, 4096), sms),
+            1
+        );
+    }
+
+    #[test]
+    fn only_the_last_partial_wave_is_split_when_the_tiles_fill_the_gpu() {
+        let shape = |m, n, k| Shape { m, n, k };
+        let (sms, pairs) = (132, 66);
+        // 1024 x 14336 x 4096: 448 tiles on 132 SMs are 3 waves and 52 tiles (run 35: 0.86 of
+        // cuBLAS); the 52 are split in 2, so the last wave takes half a tile's time.
+        let llm = shape(1024, 14336, 4096);
+        assert_eq!(Kernel::Persistent.splits(llm, sms), 2);
+        assert_eq!(Kernel::Persistent.full_tiles(llm, 2, sms), 396);
+        assert_eq!(Kernel::Persistent.grid(llm, 2, sms), (132, 1));
+        assert_eq!(
+            Kernel::Persistent.workspace_bytes(llm, 2, sms),
+            52 * 2 * 131_072 + 52 * 4
+        );
+        // In pairs: 224 cluster tiles on 66 pairs, 26 of them split, 2 CTA tiles each.
+        assert_eq!(Kernel::Cluster.splits(llm, pairs), 2);
+        assert_eq!(Kernel::Cluster.full_tiles(llm, 2, pairs), 198);
+        assert_eq!(Kernel::Cluster.grid(llm, 2, pairs), (132, 1));
+        assert_eq!(
+            Kernel::Cluster.workspace_bytes(llm, 2, pairs),
+            52 * 2 * 131_072 + 52 * 4
+        );
+        // A last wave half full or more, or none, is not split: 8192^3 in pairs is 15 waves and
+        // 34 of 66; 8448 x 8192 single is 33 x 32 = 1056 tiles, 8 waves exactly.
+        assert_eq!(Kernel::Cluster.splits(shape(8192, 8192, 8192), pairs), 1);
+        assert_eq!(Kernel::Persistent.splits(shape(8448, 8192, 4096), sms), 1);
+        // At most 16 parts, each at least 4 k-blocks: 133 tiles leave one over.
+        let one_over = shape(7 * 128, 19 * 256, 4096);
+        assert_eq!(Kernel::Persistent.splits(one_over, sms), 16);
+        assert_eq!(Kernel::Persistent.full_tiles(one_over, 16, sms), 132);
+        assert_eq!(
+            Kernel::Persistent.splits(shape(7 * 128, 19 * 256, 512), sms),
+            2
+        );
+        // No split: every tile whole.
+        assert_eq!(Kernel::Persistent.full_tiles(llm, 1, sms), 448);
+        // Fewer tiles than half the SMs: every tile split.
+        assert_eq!(
+            Kernel::Persistent.full_tiles(shape(128, 4096, 4096), 8, sms),
+            0
+        );
+    }
+
+    #[test]
+    fn grids_cover_every_unit_up_to_the_capacity() {
+        let (sms, pairs) = (132, 66);
+        for (m, n) in [
+            (1, 1),
+            (128, 256),
+            (129, 257),
+            (1000, 7),
+            (4097, 300),
+            (8192, 8192),
+        ] {
+            let shape = Shape { m, n, k: 4096 };
+            let (rows, cols) = (m.div_ceil(128), n.div_ceil(256));
+            assert_eq!(Kernel::PerTile.grid(shape, 1, sms), (cols, rows));
+            assert_eq!(
+                Kernel::SingleWarpgroup.grid(shape, 1, sms),
+                (cols, m.div_ceil(64))
+            );
+            for splits in [1, 2, 8] {
+                let single = (rows * cols * splits).min(sms);
+                assert_eq!(Kernel::Persistent.grid(shape, splits, sms), (single, 1));
+                let narrow = (rows * n.div_ceil(128) * splits).min(sms);
+                assert_eq!(
+                    Kernel::PersistentNarrow.grid(shape, splits, sms),
+                    (narrow, 1)
+                );
+                assert_eq!(
+                    Kernel::PersistentFirst.grid(shape, splits, sms),
+                    (single, 1)
+                );
+                let pair_units = m.div_ceil(256) * cols * splits;
+                assert_eq!(
+                    Kernel::Cluster.grid(shape, splits, pairs),
+                    (2 * pair_units.min(pairs), 1)
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn the_default_kernel_pairs_ctas_only_with_enough_tile_rows() {
+        let shape = |m, n, k| Shape { m, n, k };
+        assert_eq!(
+            Kernel::default_for(shape(8192, 8192, 8192), 132),
+            Kernel::Cluster
+        );
+        assert_eq!(
+            Kernel::default_for(shape(2048, 2048, 2048), 132),
+            Kernel::Cluster
+        );
+        assert_eq!(
+            Kernel::default_for(shape(128, 28672, 8192), 132),
+            Kernel::Persistent
+        );
+    }
+
+    #[test]
+    fn the_default_kernel_narrows_the_tiles_where_wide_ones_leave_sms_idle() {
+        let shape = |m, n, k| Shape { m, n, k };
+        let sms = 132;
+        // The language-model shapes with M = 128 and 16 or 56 tiles of 128 x 256 (run 37: 0.79,
+        // 0.78, 0.86 of cuBLAS, split 8 or 2 ways), and 1024^3 (32 tiles, 0.46): the widest
+        // tiles of which there are at least half as many as SMs, or else 128 x 64 ones.
+        for (s, kernel) in [
+            (shape(128, 4096, 4096), Kernel::PersistentSlim),
+            (shape(128, 14336, 4096), Kernel::PersistentNarrow),
+            (shape(128, 4096, 14336), Kernel::PersistentSlim),
+            (shape(1024, 1024, 1024), Kernel::PersistentSlim),
+            (shape(1024, 2048, 1024), Kernel::PersistentNarrow),
+        ] {
+            assert_eq!(Kernel::default_for(s, sms), kernel, "{s:?}");
+        }
+        // 128 x 64 tiles: 1024^3 has 128, one wave without split-K (run 41, Nsight Compute:
+        // 11.9 us, against 14.5 us for 128 x 128 tiles in 2 splits).
+        let slim = Kernel::PersistentSlim;
+        assert_eq!(slim.splits(shape(1024, 1024, 1024), sms), 1);
+        assert_eq!(slim.splits(shape(128, 4096, 4096), sms), 2);
+        assert_eq!(slim.grid(shape(1024, 1024, 1024), 1, sms), (128, 1));
+        // 128 x 128 tiles: 32, 112 and 64 of them; 112 fill the GPU enough without split-K.
+        let narrow = Kernel::PersistentNarrow;
+        assert_eq!(narrow.splits(shape(128, 4096, 4096), sms), 4);
+        assert_eq!(narrow.splits(shape(128, 14336, 4096), sms), 1);
+        assert_eq!(narrow.splits(shape(128, 4096, 14336), sms), 4);
+        assert_eq!(narrow.splits(shape(1024, 1024, 1024), sms), 2);
+        assert_eq!(narrow.grid(shape(128, 4096, 4096), 4, sms), (128, 1));
+        assert_eq!(
+            narrow.workspace_bytes(shape(128, 4096, 4096), 4, sms),
+            32 * 4 * 128 * 128 * 4 + 32 * 4
+        );
+        // 128 x 28672 x 8192 has 112 wide tiles, one wave without split-K: it stays wide.
+        assert_eq!(
+            Kernel::default_for(shape(128, 28672, 8192), sms),
+            Kernel::Persistent
+        );
+        // Six stages of 128 x 128, or eight of 128 x 64, take the shared memory of four of
+        // 128 x 256.
+        assert_eq!(narrow.smem_bytes(), SMEM_BYTES);
+        assert_eq!(Kernel::PersistentSlim.smem_bytes(), SMEM_BYTES);
+        assert_eq!(narrow.b_box_rows(), 128);
+        assert_eq!(Kernel::PersistentSlim.b_box_rows(), 64);
+    }
+
+    #[test]
+    fn the_workspace_holds_a_block_per_cta_tile_and_split_and_a_counter_per_cta_tile() {
+        let shape = Shape {
+            m: 1000,
+            n: 300,
+            k: 4096,
+        };
+        assert_eq!(Kernel::Persistent.workspace_bytes(shape, 1, 132), 0);
+        // 8 x 2 tiles, 3 blocks of 128 KiB each, and a counter each.
+        assert_eq!(
+            Kernel::Persistent.workspace_bytes(shape, 3, 132),
+            16 * 3 * 131_072 + 16 * 4
+        );
+        // Pairs: 4 x 2 cluster tiles of 2 CTA tiles each (the padding CTA tiles included).
+        assert_eq!(
+            Kernel::Cluster.workspace_bytes(shape, 2, 66),
+            16 * 2 * 131_072 + 16 * 4
+        );
+        let one_row = Shape {
+            m: 100,
+            n: 700,
+            k: 4096,
+        };
+        assert_eq!(
+            Kernel::Persistent.workspace_bytes(one_row, 2, 132),
+            3 * 2 * 131_072 + 3 * 4
+        );
+        assert_eq!(
+            Kernel::Cluster.workspace_bytes(one_row, 2, 66),
+            6 * 2 * 131_072 + 6 * 4
+        );
+    }
+
+    #[test]
+    fn shape_arithmetic_holds_on_every_shape_check_shape_accepts() {
+        // `check_shape` accepts N up to 2^31 - 1 with M of 65535 tile rows: 65535 x 2^25 tiles of
+        // 128 x 64, far beyond u32 (the outside review of bf6166c: a debug build panicked with an
+        // overflow, a release build wrapped).
+        let big = Shape {
+            m: 65_535 * 128,
+            n: (1 << 31) - 1,
+            k: 1 << 30,
+        };
+        let (m, n, k) = (big.m as usize, big.n as usize, big.k as usize);
+        assert!(check_shape(big, m * k, n * k, None, m * n).is_ok());
+        let _ = Kernel::default_for(big, 132);
+        for kernel in Kernel::ALL {
+            for capacity in [1, 66, 132] {
+                let splits = kernel.splits(big, capacity);
+                assert!((1..=16).contains(&splits), "{kernel:?}: {splits}");
+                let _ = kernel.full_tiles(big, splits, capacity);
+                let _ = kernel.workspace_bytes(big, splits, capacity);
+                // Too many tiles for any kernel's grid or schedule: an error, not a launch.
+                let e = kernel.check_launch(big, splits, capacity).unwrap_err();
+                assert!(matches!(e, GemmError::Shape(_)), "{kernel:?}: {e}");
+            }
+        }
+    }
+
+    #[test]
+    fn m_is_limited_by_the_grid_only_for_the_per_tile_kernels() {
+        // 65535 tile rows of 128 (of 64 for the single warpgroup) is the per-tile grid's limit;
+        // the persistent kernels take any M below 2^31 whose work units fit their schedule.
+        let tall = |m| Shape { m, n: 64, k: 64 };
+        let limit = 65_535 * 128;
+        assert!(Kernel::PerTile.check_launch(tall(limit), 1, 132).is_ok());
+        assert!(
+            Kernel::PerTile
+                .check_launch(tall(limit + 1), 1, 132)
+                .is_err()
+        );
+        assert!(
+            Kernel::SingleWarpgroup
+                .check_launch(tall(65_535 * 64 + 1), 1, 132)
+                .is_err()
+        );
+        let huge = tall(i32::MAX as u32);
+        assert!(
+            check_shape(
+                huge,
+                i32::MAX as usize * 64,
+                64 * 64,
+                None,
+                i32::MAX as usize * 64
+            )
+            .is_ok()
+        );
+        for kernel in [Kernel::Persistent, Kernel::PersistentSlim, Kernel::Cluster] {
+            let splits = kernel.splits(huge, 132);
+            assert!(kernel.check_launch(huge, splits, 132).is_ok(), "{kernel:?}");
+        }
+        assert_eq!(Kernel::default_for(huge, 132), Kernel::Cluster);
+    }
+}

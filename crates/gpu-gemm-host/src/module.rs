@@ -1,0 +1,324 @@
+//! Loading the kernels' module, and refusing one this host API cannot launch.
+//!
+//! A module built from another version of `gpu-gemm` (a stale `target/gpu/sm_90a/gpu_gemm.ptx`)
+//! can have the same entry names and other parameters: launched with this crate's parameters, the
+//! kernel reads garbage, and the host process was seen to crash (the outside review of bf6166c:
+//! a module with 11 parameters, launched with 10, exit 139). So `Gemm::load` checks, before any
+//! launch, in this order:
+//!
+//! 1. the module's ABI version global ([`ABI_SYMBOL`], a `u32` the kernel crate exports) equals
+//!    [`ABI_VERSION`]: a module of another launch ABI, or one built before the global existed, is
+//!    refused;
+//! 2. every entry point exists;
+//! 3. every entry takes exactly the parameters `launch` passes, at the same offsets and sizes
+//!    (`cuFuncGetParamInfo`, CUDA 12.4; [`Params::LAYOUT`]);
+//! 4. every entry allows exactly the threads it is launched with, and in a PTX text every entry
+//!    carries `.maxntid` (rustc has no launch bounds: `cargo xtask build` adds them to rustc's
+//!    PTX, and without them ptxas ignores `setmaxnreg` and some kernels cannot run 384 threads).
+//!
+//! Each refusal is a [`GemmError::Module`] that names the entry and says to rebuild.
+
+use std::ffi::c_void;
+use std::mem::{offset_of, size_of};
+use std::sync::Arc;
+
+use cudarc::driver::{CudaContext, CudaFunction, CudaModule, sys};
+use cudarc::nvrtc::Ptx;
+
+use crate::{GemmError, Kernel};
+
+pub use crate::abi::ABI_VERSION;
+
+/// The name of the module's global that holds its launch ABI version.
+pub const ABI_SYMBOL: &str = "GPU_GEMM_ABI";
+
+/// What to do about a module this host API refuses.
+const REBUILD: &str = "rebuild it with `cargo xtask build` (it writes target/gpu/sm_90a/gpu_gemm.ptx) from the same checkout as this program";
+
+/// The parameters of every entry point, in order (`entry!` in `crates/gpu-gemm`): `#[repr(C)]`
+/// lays each field out at the offset the driver gives the kernel's parameter of the same index,
+/// which `load` checks ([`Params::LAYOUT`]) and `launch` passes ([`Params::pointers`]).
+#[repr(C)]
+pub(crate) struct Params {
+    /// The tensor maps (A, B, D, C), 128 bytes each, in global memory.
+    pub maps: u64,
+    /// C (0 without C).
+    pub c: u64,
+    /// D.
+    pub d: u64,
+    pub m: u32,
+    pub n: u32,
+    pub k: u32,
+    pub alpha: f32,
+    pub beta: f32,
+    /// Split-K parts (1: none).
+    pub splits: u32,
+    /// The split-K workspace (0 without split-K).
+    pub work: u64,
+}
+
+/// `(offset, size)` of a field of [`Params`].
+macro_rules! layout {
+    ($($field:ident),*) => {
+        [$((offset_of!(Params, $field), size_of_field(|p: &Params| &p.$field))),*]
+    };
+}
+
+/// The size of the field `field` selects.
+const fn size_of_field<T>(_: fn(&Params) -> &T) -> usize {
+    size_of::<T>()
+}
+
+impl Params {
+    /// How many parameters an entry takes.
+    pub(crate) const COUNT: usize = 10;
+
+    /// `(offset, size)` of each parameter, in order.
+    pub(crate) const LAYOUT: [(usize, usize); Self::COUNT] =
+        layout!(maps, c, d, m, n, k, alpha, beta, splits, work);
+
+    /// The kernel-parameter array of `cuLaunchKernelEx`: a pointer to each field, in order.
+    pub(crate) fn pointers(&mut self) -> [*mut c_void; Self::COUNT] {
+        [
+            (&raw mut self.maps).cast(),
+            (&raw mut self.c).cast(),
+            (&raw mut self.d).cast(),
+            (&raw mut self.m).cast(),
+            (&raw mut self.n).cast(),
+            (&raw mut self.k).cast(),
+            (&raw mut self.alpha).cast(),
+            (&raw mut self.beta).cast(),
+            (&raw mut self.splits).cast(),
+            (&raw mut self.work).cast(),
+        ]
+    }
+}
+
+/// A loaded module: its handle and an entry point per kernel, in the order of [`Kernel::ALL`].
+pub(crate) struct Loaded {
+    pub module: Arc<CudaModule>,
+    pub functions: Vec<CudaFunction>,
+}
+
+/// Loads the module at `path` (PTX text or a cubin) into `ctx`, and checks it as the module
+/// docs say.
+pub(crate) fn load(ctx: &Arc<CudaContext>, path: &str) -> Result<Loaded, GemmError> {
+    let bytes = std::fs::read(path)
+        .map_err(|e| GemmError::Module(format!("cannot read the GEMM module {path}: {e}")))?;
+    // PTX is text; anything else goes to the driver as an image (a cubin or a fatbin).
+    let text = std::str::from_utf8(&bytes)
+        .ok()
+        .filter(|t| t.contains(".entry"));
+    if let Some(text) = text {
+        check_launch_bounds_in_text(text, path)?;
+    }
+    let image = match text {
+        Some(text) => Ptx::from_src(text),
+        None => Ptx::from_binary(bytes),
+    };
+    let module = ctx
+        .load_module(image)
+        .map_err(|e| GemmError::Cuda(format!("loading the GEMM module {path}: {e:?}")))?;
+    check_abi_version(ctx, &module, path)?;
+    let functions = Kernel::ALL
+        .iter()
+        .map(|&kernel| entry(&module, kernel, path))
+        .collect::<Result<Vec<_>, _>>()?;
+    Ok(Loaded { module, functions })
+}
+
+/// Step 1: the module's [`ABI_SYMBOL`] holds [`ABI_VERSION`].
+fn check_abi_version(
+    ctx: &Arc<CudaContext>,
+    module: &Arc<CudaModule>,
+    path: &str,
+) -> Result<(), GemmError> {
+    let stream = ctx.default_stream();
+    let global = module.get_global(ABI_SYMBOL, &stream).map_err(|_| {
+        GemmError::Module(format!(
+            "the GEMM module {path} has no {ABI_SYMBOL} (the launch ABI version this host API checks, {ABI_VERSION}): it was built from an older gpu-gemm; {REBUILD}"
+        ))
+    })?;
+    if global.len() != 4 {
+        return Err(GemmError::Module(format!(
+            "the GEMM module {path}'s {ABI_SYMBOL} is {} bytes, not a u32; {REBUILD}",
+            global.len()
+        )));
+    }
+    let bytes = stream
+        .clone_dtoh(&global)
+        .map_err(|e| GemmError::Cuda(format!("reading {ABI_SYMBOL}: {e:?}")))?;
+    let version = u32::from_le_bytes([bytes[0], bytes[1], bytes[2], bytes[3]]);
+    if version != ABI_VERSION {
+        return Err(GemmError::Module(format!(
+            "the GEMM module {path} has launch ABI version {version}, this host API launches version {ABI_VERSION}: the module was built from another gpu-gemm; {REBUILD}"
+        )));
+    }
+    Ok(())
+}
+
+/// Steps 2 to 4 for `kernel`'s entry, and its dynamic shared memory raised to the kernel's.
+fn entry(module: &Arc<CudaModule>, kernel: Kernel, path: &str) -> Result<CudaFunction, GemmError> {
+    let name = kernel.entry();
+    let function = module.load_function(name).map_err(|_| {
+        GemmError::Module(format!(
+            "the GEMM module {path} has no entry point {name}: it was built from another gpu-gemm; {REBUILD}"
+        ))
+    })?;
+    check_parameters(&function, name, path)?;
+    let threads = function
+        .get_attribute(sys::CUfunction_attribute::CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK)
+        .map_err(|e| GemmError::Cuda(format!("{name}: its thread limit: {e:?}")))?;
+    if u32::try_from(threads) != Ok(kernel.threads()) {
+        return Err(GemmError::Module(format!(
+            "the GEMM module {path}'s entry {name} allows {threads} threads per block, not the {} it is launched with: the module lacks the launch bounds (.maxntid {}, 1, 1) that `cargo xtask build` adds to rustc's PTX; load target/gpu/sm_90a/gpu_gemm.ptx, not rustc's own output",
+            kernel.threads(),
+            kernel.threads()
+        )));
+    }
+    function
+        .set_attribute(
+            sys::CUfunction_attribute::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
+            kernel.smem_bytes() as i32,
+        )
+        .map_err(|e| GemmError::Cuda(format!("{name}: dynamic shared memory: {e:?}")))?;
+    Ok(function)
+}
+
+/// Step 3: the entry's parameters, as the driver lays them out, are [`Params::LAYOUT`], and
+/// there are no more.
+fn check_parameters(function: &CudaFunction, name: &str, path: &str) -> Result<(), GemmError> {
+    let mut found = Vec::new();
+    // One past the expected count: a module with more parameters answers for that index too.
+    for index in 0..=Params::COUNT {
+        let (mut offset, mut size) = (0usize, 0usize);
+        // SAFETY: a live function handle; the driver writes both values or fails for an index
+        // past the last parameter (CUDA_ERROR_INVALID_VALUE).
+        let status = unsafe {
+            sys::cuFuncGetParamInfo(function.cu_function(), index, &mut offset, &mut size)
+        };
+        if status != sys::CUresult::CUDA_SUCCESS {
+            break;
+        }
+        found.push((offset, size));
+    }
+    if found != Params::LAYOUT {
+        return Err(GemmError::Module(format!(
+            "the GEMM module {path}'s entry {name} takes {} parameters (offset, bytes) {found:?}{}, but this host API launches it with {} parameters {:?}: the module was built from another gpu-gemm; {REBUILD}",
+            found.len(),
+            if found.len() > Params::COUNT {
+                " or more"
+            } else {
+                ""
+            },
+            Params::COUNT,
+            Params::LAYOUT
+        )));
+    }
+    Ok(())
+}
+
+/// Step 4 in a PTX text: each entry's parameter list is followed by `.maxntid`.
+fn check_launch_bounds_in_text(text: &str, path: &str) -> Result<(), GemmError> {
+    for kernel in Kernel::ALL {
+        let name = kernel.entry();
+        let Some(at) = text.find(&format!(".entry {name}(")) else {
+            // A missing entry is reported by name when the module is loaded.
+            continue;
+        };
+        let after = &text[at..];
+        let header_end = after.find("\n)").map_or(after.len(), |i| i + 2);
+        let bounds = after[header_end..]
+            .lines()
+            .map(str::trim)
+            .find(|line| !line.is_empty());
+        let want = format!(".maxntid {}, 1, 1", kernel.threads());
+        if !bounds.is_some_and(|line| line.starts_with(&want)) {
+            return Err(GemmError::Module(format!(
+                "the GEMM module {path}'s entry {name} lacks the launch bounds ({want}) that `cargo xtask build` adds to rustc's PTX (rustc has none; without them ptxas ignores setmaxnreg): load target/gpu/sm_90a/gpu_gemm.ptx, not rustc's own output"
+            )));
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_parameters_are_laid_out_as_the_driver_reports_them() {
+        // What `cuFuncGetParamInfo` reported for every entry of the module on the H200 (run 44,
+        // `gemm-test --boundary`): three pointers, six 32-bit values, one pointer.
+        assert_eq!(
+            Params::LAYOUT,
+            [
+                (0, 8),
+                (8, 8),
+                (16, 8),
+                (24, 4),
+                (28, 4),
+                (32, 4),
+                (36, 4),
+                (40, 4),
+                (44, 4),
+                (48, 8)
+            ]
+        );
+    }
+
+    #[test]
+    fn launch_passes_a_pointer_to_each_parameter_in_order() {
+        let mut params = Params {
+            maps: 1,
+            c: 2,
+            d: 3,
+            m: 4,
+            n: 5,
+            k: 6,
+            alpha: 7.0,
+            beta: 8.0,
+            splits: 9,
+            work: 10,
+        };
+        let base = (&raw const params) as usize;
+        let pointers = params.pointers();
+        for (i, (pointer, (offset, _))) in pointers.iter().zip(Params::LAYOUT).enumerate() {
+            assert_eq!(*pointer as usize - base, offset, "parameter {i}");
+        }
+    }
+
+    const ENTRY: &str = ".visible .entry gemm_bf16_ws(\n\t.param .u64 gemm_bf16_ws_param_0\n)\n";
+
+    fn module(bounds: &str) -> String {
+        Kernel::ALL
+            .iter()
+            .map(|k| {
+                let threads = k.threads();
+                ENTRY.replace("gemm_bf16_ws", k.entry())
+                    + &bounds.replace("THREADS", &threads.to_string())
+                    + "{\n\tret;\n}\n"
+            })
+            .collect()
+    }
+
+    #[test]
+    fn a_ptx_text_without_launch_bounds_is_refused_by_name() {
+        let built = module(".maxntid THREADS, 1, 1 // @entry\n");
+        assert!(check_launch_bounds_in_text(&built, "m.ptx").is_ok());
+        let raw = module("");
+        let e = check_launch_bounds_in_text(&raw, "m.ptx")
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains(Kernel::ALL[0].entry()) && e.contains(".maxntid 384, 1, 1"),
+            "{e}"
+        );
+        // The single warpgroup's bounds are its own 128 threads.
+        let wrong = module(".maxntid 384, 1, 1\n");
+        let e = check_launch_bounds_in_text(&wrong, "m.ptx")
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("gemm_bf16_single"), "{e}");
+    }
+}
