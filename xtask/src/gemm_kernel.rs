@@ -42,10 +42,12 @@ const CLUSTER_SCOPED_MBARRIER: [&str; 3] = [
 /// `wgmma.mma_async` instructions per kernel: 4 k16 steps for a tile's first stage, 4 in the loop.
 pub const WGMMAS: usize = 8;
 
-/// The suite bundle's GEMM section: the exact-check device test of the GEMM (`gemm-test`), then
-/// the correctness pass against cuBLAS (`gemm-bench --check`, every kernel of the module, random
-/// and integer data, beta 0 and not 0), in a subshell that finds cuBLAS as `run_gemm.sh` does
-/// (`@CUBLAS_PATH@`, filled in by [`run_sh_section`]). Each step is bounded and fails the run.
+/// The suite bundle's GEMM section: the exact-check device test of the GEMM (`gemm-test`, its
+/// boundary tests included), then the correctness pass against cuBLAS (`gemm-bench --check`,
+/// every kernel of the module, random and integer data, beta 0 and not 0), in a subshell that
+/// finds cuBLAS as `run_gemm.sh` does (`@CUBLAS_PATH@`, filled in by [`run_sh_section`]), then
+/// `gemm-test --sanitize` under compute-sanitizer's memcheck, synccheck and racecheck. Each step
+/// is bounded and fails the run.
 const RUN_SH_SECTION: &str = r#"echo "== gpu-gemm: the bf16 GEMM, checked exactly against a host reference on small integers"
 timeout -k 10 300 "$here/gemm-test" "$here/gpu_gemm.ptx" 2>&1 | tee "$out/gemm.log"
 [ "${PIPESTATUS[0]}" -eq 0 ] || { echo "FAIL: the GEMM test did not pass"; status=1; }
@@ -55,7 +57,19 @@ echo "== gpu-gemm: every kernel against cublasGemmEx (random data, K-scaled boun
 @CUBLAS_PATH@
 timeout -k 10 300 "$here/gemm-bench" --check --ours-module "$here/gpu_gemm.ptx"
 ) 2>&1 | tee "$out/gemm-check.log"
-[ "${PIPESTATUS[0]}" -eq 0 ] || { echo "FAIL: the GEMM check against cuBLAS did not pass"; status=1; }"#;
+[ "${PIPESTATUS[0]}" -eq 0 ] || { echo "FAIL: the GEMM check against cuBLAS did not pass"; status=1; }
+
+echo "== gpu-gemm under compute-sanitizer: memcheck, synccheck, racecheck (every kernel, three small shapes)"
+if command -v compute-sanitizer >/dev/null; then
+  for tool in memcheck synccheck racecheck; do
+    timeout -k 10 600 compute-sanitizer --tool "$tool" --error-exitcode 9 "$here/gemm-test" "$here/gpu_gemm.ptx" --sanitize >"$out/gemm-$tool.log" 2>&1
+    rc=$?
+    grep -E "passed|ERROR SUMMARY|RACECHECK SUMMARY" "$out/gemm-$tool.log" | tail -n 3
+    [ $rc -eq 0 ] || { echo "FAIL: the GEMM under $tool (exit $rc)"; status=1; }
+  done
+else
+  echo "SKIPPED: compute-sanitizer not found"
+fi"#;
 
 /// The suite bundle's GEMM section ([`RUN_SH_SECTION`] with the cuBLAS folders filled in).
 pub fn run_sh_section() -> String {
@@ -500,12 +514,17 @@ mod tests {
         for (_, name) in bundle_files() {
             assert!(section.contains(&format!("$here/{name}")), "{name}");
         }
-        // Two steps, each bounded, each logged, each failing the run.
-        assert_eq!(section.matches("timeout -k 10 ").count(), 2);
-        assert_eq!(section.matches("status=1").count(), 2);
+        // Three steps (the sanitizers in one loop), each bounded, each logged, each failing the
+        // run.
+        assert_eq!(section.matches("timeout -k 10 ").count(), 3);
+        assert_eq!(section.matches("status=1").count(), 3);
         assert_eq!(section.matches("[ \"${PIPESTATUS[0]}\" -eq 0 ]").count(), 2);
         assert!(section.contains(r#"tee "$out/gemm.log""#));
         assert!(section.contains(r#"tee "$out/gemm-check.log""#));
+        for tool in ["memcheck", "synccheck", "racecheck"] {
+            assert!(section.contains(tool), "{tool}");
+        }
+        assert!(section.contains(r#"--error-exitcode 9 "$here/gemm-test" "$here/gpu_gemm.ptx" --sanitize"#));
     }
 
     #[test]

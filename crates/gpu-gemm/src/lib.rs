@@ -518,7 +518,11 @@ unsafe fn gemm<W: Width, const ST: usize, const C: u32, S: MbarScope>(
     }
     let paired = config.cluster == 2;
     // The CTA's rank in its pair (0 alone).
-    let rank = if paired { arch::cluster_ctarank() } else { 0 };
+    let rank = if paired {
+        gpu_pipeline::cluster_cta_rank()
+    } else {
+        0
+    };
     if paired {
         // SAFETY: every thread of both CTAs arrives once, then waits: the peer's barriers are
         // initialised (`init` ends with `fence.mbarrier_init.release.cluster`) before any remote

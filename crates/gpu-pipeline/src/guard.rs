@@ -72,6 +72,7 @@ fn fail<const STAGES: usize, B: PipelineBackend, S: Side>(
     lap: u32,
     fault: Fault,
     call: Call,
+    held: u32,
     elapsed_ns: u64,
     location: &'static Location<'static>,
 ) -> ! {
@@ -90,6 +91,7 @@ fn fail<const STAGES: usize, B: PipelineBackend, S: Side>(
         expected,
         observed,
         tracked: true,
+        held,
         elapsed_ns,
         location,
     })
@@ -155,6 +157,7 @@ impl Guard {
         // The slow path gets copies, never `&self`: a pipeline whose address escapes to a
         // non-inlined function loses LLVM's address-space inference (flat atomics on AMD).
         let diagnostics = self.diagnostics;
+        let held = self.held.get();
         checked::bounded_wait(
             move || {
                 // SAFETY: a cursor's stage is always below STAGES.
@@ -171,6 +174,7 @@ impl Guard {
                     lap,
                     Fault::Timeout,
                     call,
+                    held,
                     elapsed,
                     location,
                 )
@@ -237,6 +241,7 @@ impl Guard {
                     check.lap,
                     Fault::WrongCount,
                     check.call,
+                    self.held.get(),
                     0,
                     check.location,
                 );
@@ -260,6 +265,7 @@ impl Guard {
             cursor.lap(),
             Fault::WrongRole,
             call,
+            self.held.get(),
             0,
             Location::caller(),
         )
@@ -286,6 +292,7 @@ impl Guard {
                 cursor.lap(),
                 Fault::StageNotReleased,
                 Call::PipelineDropped,
+                self.held.get(),
                 0,
                 Location::caller(),
             );

@@ -314,7 +314,9 @@ impl<const STAGES: usize, B: PipelineBackend, S: Side> PipelineHalf<STAGES, B, S
     /// must be released ([`Stage::release`] or [`Stage::release_without_signal`]).
     ///
     /// Takes `&self`: several stages may be held at once, each released once (a consumer that
-    /// keeps one stage in flight releases stage `k - 1` after issuing the work of stage `k`).
+    /// keeps one stage in flight releases stage `k - 1` after issuing the work of stage `k`). A
+    /// producer holding `P` stages at once and consumers holding `C` need `STAGES >= P + C - 1`,
+    /// or each side can end up waiting for a stage the other holds ([`crate::stage`] docs).
     #[cfg_attr(feature = "checked", track_caller)]
     #[inline(always)]
     pub fn acquire(&self) -> Stage<'_, STAGES, B, S> {
@@ -407,7 +409,7 @@ impl<const STAGES: usize, const C: u32, Sc: MbarScope>
     /// [`MbarrierRef::tensor_load`](crate::MbarrierRef::tensor_load) on `stage.barrier()`), then
     /// moves on. The slot becomes full when all `tx_bytes` have landed.
     ///
-    /// The safe form of [`MbarrierRef::arrive_expect_tx`]: with one producer arrival per phase
+    /// The safe form of [`MbarrierRef::arrive_expect_tx`](crate::MbarrierRef::arrive_expect_tx): with one producer arrival per phase
     /// the library knows the phase's announced bytes are this call's alone.
     ///
     /// # Panics

@@ -176,7 +176,8 @@ pub use backend::{
     AmdCounterBackend, Cluster, CounterBackend, CounterRef, Cta, MbarScope, Mbarrier, MbarrierRef,
     NvidiaMbarBackend, PipelineBackend, Signal, TensorMap, barrier_bytes, barrier_bytes_any_build,
     barrier_elems, bulk_commit_group, bulk_copy_to_global, bulk_wait_group, bulk_wait_group_read,
-    fence_proxy_async, lds_data_fence, prefetch_tensor_map, tensor_store,
+    cluster_cta_rank, elect_one, fence_mbarrier_init, fence_proxy_async, lds_data_fence,
+    prefetch_tensor_map, tensor_store,
 };
 #[cfg(any(feature = "std", test))]
 pub use backend::{HostCounterBackend, HostCounterSignal, HostMbarBackend, HostMbarrier};

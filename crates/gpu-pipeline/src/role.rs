@@ -493,6 +493,7 @@ impl<const STAGES: usize, R: Side, const PS: usize, const CS: usize, const G: u3
             expected: 0,
             observed: 0,
             tracked: false,
+            held: 0,
             elapsed_ns,
             location,
         }

@@ -26,8 +26,20 @@
 //!
 //! Several handles of one side may be held at once (a consumer that keeps one stage in flight
 //! releases stage `k - 1` after it issued the work of stage `k`); each is released once, in any
-//! order. A side that holds all `STAGES` slots and acquires another waits for itself: in a
-//! `checked` build that wait is reported like any hang.
+//! order.
+//!
+//! # How many stages the sides may hold
+//!
+//! A producer that holds `P` stages at once (it acquires its `P`-th before it releases the
+//! oldest, so `P - 1` held while it waits) and consumers that hold `C` need
+//! `STAGES >= P + C - 1`. With fewer, the ring can reach a state where the producer holds
+//! `P - 1` stages and waits for a free one, the consumers hold `C - 1` and wait for a full one,
+//! and every other slot is in neither state: each side waits for a stage the other holds, a hang
+//! by protocol with no wrong arrival anywhere. The common shapes: a consumer that keeps one stage
+//! in flight (`C = 2`) with a producer that releases each stage before the next (`P = 1`) needs 2
+//! stages; both sides keeping one in flight need 3. A side that holds all `STAGES` slots and
+//! acquires another waits for itself. In a `checked` build such a wait is reported like any hang,
+//! and the record says how many stages the waiting side held and states this rule.
 
 use core::marker::PhantomData;
 use core::mem::ManuallyDrop;

@@ -20,7 +20,8 @@ use std::sync::Arc;
 
 use gpu_pipeline::{Diagnostics, HostCounterBackend, HostMbarBackend, ProducerConsumerPipeline};
 use pipeline_suite::misuse::{
-    DOUBLE_ARRIVE, FORGOTTEN_STAGE, HALF_RELEASE, NEVER_RELEASE, TRIP_COUNTS, WRONG_LAP, WRONG_ROLE,
+    DOUBLE_ARRIVE, FORGOTTEN_STAGE, HALF_RELEASE, HOLD_TOO_MANY, NEVER_RELEASE, TRIP_COUNTS,
+    WRONG_LAP, WRONG_ROLE,
 };
 use pipeline_suite::{MISUSES, Misuse, Sides};
 use protocol_tests::{HostBackend, Ring, STALL, Worker, run_with_watchdog, signal_state};
@@ -289,6 +290,30 @@ fn trip_counts<B: HostBackend>() {
     expect(&TRIP_COUNTS, result);
 }
 
+fn hold_too_many<B: HostBackend>() {
+    let result = run::<B>(
+        HOLD_TOO_MANY.label,
+        BUDGET_US,
+        1,
+        |p| {
+            for _ in 0..2 {
+                p.produce(|_| {});
+            }
+            std::thread::sleep(std::time::Duration::from_micros(u64::from(BUDGET_US)));
+            p.produce(|_| {});
+        },
+        |_, p, _| {
+            let first = p.acquire_consumer();
+            let second = p.acquire_consumer();
+            let third = p.acquire_consumer();
+            first.release();
+            second.release();
+            third.release();
+        },
+    );
+    expect(&HOLD_TOO_MANY, result);
+}
+
 fn wrong_role<B: HostBackend>() {
     let result = run::<B>(
         WRONG_ROLE.label,
@@ -397,6 +422,7 @@ on_both_backends! {
     consumer_restarts_at_lap_0: wrong_lap, 1;
     half_the_consumers_release: half_release, 4;
     trip_counts_differ: trip_counts, 1;
+    consumer_holds_every_stage_and_acquires_one_more: hold_too_many, 1;
     consumer_calls_a_producer_method: wrong_role, 1;
     correct_ring_one_consumer: correct_ring, 1;
     correct_ring_four_consumers: correct_ring, 4;
@@ -411,6 +437,7 @@ const HOST_SCENARIOS: &[&Misuse] = &[
     &WRONG_LAP,
     &HALF_RELEASE,
     &TRIP_COUNTS,
+    &HOLD_TOO_MANY,
     &WRONG_ROLE,
     &FORGOTTEN_STAGE,
 ];

@@ -8,12 +8,10 @@
 //! `out[block]`. Streaming kernels take `(src, dst, bytes_per_block, work)`. The counter-ring
 //! variants are in [`variants`].
 
-use gpu_pipeline::arch::nvptx::{
-    clock64, cp_async_bulk_commit_group, cp_async_bulk_shared_to_global,
-    cp_async_bulk_wait_group_read, cvta_to_shared,
-};
+use gpu_pipeline::arch::nvptx::{clock64, cp_async_bulk_shared_to_global, cvta_to_shared};
 use gpu_pipeline::{
     AmdCounterBackend, Cluster, NvidiaMbarBackend, PipelineBackend, ProducerConsumerPipeline,
+    bulk_commit_group, bulk_wait_group_read, cluster_cta_rank,
 };
 
 use crate::arch::bench::{grid_dim, opaque, ticket};
@@ -232,7 +230,7 @@ unsafe fn elect_ring<
 unsafe fn cluster_roundtrip<const U: u32>(iters: u32, out: *mut u64) {
     type B = NvidiaMbarBackend<1, 1, Cluster>;
     let tid = thread_idx();
-    let rank = gpu_pipeline::arch::nvptx::cluster_ctarank();
+    let rank = cluster_cta_rank();
     // SAFETY: barriers at the dynamic shared memory base of each CTA; init then cluster barrier.
     let mut pipe = unsafe { ProducerConsumerPipeline::<1, B>::new(dynamic_smem().cast()) };
     if tid == 0 {
@@ -413,11 +411,11 @@ unsafe fn stream<
                     chunk as u32,
                 )
             };
-            cp_async_bulk_commit_group();
+            bulk_commit_group();
             stored += 1;
             if stored > PENDING {
                 // The store PENDING positions back has read its stage: release it.
-                cp_async_bulk_wait_group_read::<PENDING>();
+                bulk_wait_group_read::<PENDING>();
                 pipe.empty_barrier((pos - PENDING * W) % S as u32).arrive();
             }
             pos += W;
@@ -425,7 +423,7 @@ unsafe fn stream<
                 pipe.consumer_step();
             }
         }
-        cp_async_bulk_wait_group_read::<0>();
+        bulk_wait_group_read::<0>();
         for j in 1..=stored.min(PENDING) {
             pipe.empty_barrier((pos - j * W) % S as u32).arrive();
         }

@@ -15,8 +15,8 @@ use gpu_pipeline::{
 
 use pipeline_suite::Misuse;
 use pipeline_suite::misuse::{
-    CLUSTER_PEER_EXITS, DOUBLE_ARRIVE, HALF_RELEASE, NEVER_RELEASE, TRIP_COUNTS, WRONG_LAP,
-    WRONG_ROLE,
+    CLUSTER_PEER_EXITS, DOUBLE_ARRIVE, HALF_RELEASE, HOLD_TOO_MANY, NEVER_RELEASE, TRIP_COUNTS,
+    WRONG_LAP, WRONG_ROLE,
 };
 
 use crate::arch::{WARP, dynamic_smem, sync_cluster, sync_threads, thread_idx};
@@ -144,6 +144,32 @@ fn trip_counts<B: PipelineBackend>(misuse: &Misuse) {
     }
 }
 
+/// The consumer holds both stages and acquires a third; the producer blocks on `empty[0]` at
+/// lap 2 one budget later (see `HOLD_TOO_MANY`).
+#[inline(always)]
+fn hold_too_many<B: PipelineBackend>(misuse: &Misuse) {
+    let tid = thread_idx();
+    let pipe = pipeline::<B>(misuse);
+    if tid == 0 {
+        for _ in 0..2 {
+            pipe.produce(|_| {});
+        }
+        // One budget before the blocking acquire: the consumer's record comes first.
+        let clock = gpu_pipeline::arch::nvptx::globaltimer;
+        let start = clock();
+        while clock() - start < u64::from(misuse.budget_us) * 1000 {}
+        pipe.produce(|_| {});
+    } else if tid == WARP {
+        let first = pipe.acquire_consumer();
+        let second = pipe.acquire_consumer();
+        // The mistake: a third stage while holding both of a 2-stage ring.
+        let third = pipe.acquire_consumer();
+        first.release();
+        second.release();
+        third.release();
+    }
+}
+
 /// The consumer signals with `producer_signal` where `consumer_signal` was meant.
 #[inline(always)]
 fn wrong_role<B: PipelineBackend>(misuse: &Misuse) {
@@ -188,6 +214,8 @@ broken_kernels! {
     broken_half_release_counter: half_release, Counter<4>, HALF_RELEASE;
     broken_trip_counts_mbar: trip_counts, Mbar<1>, TRIP_COUNTS;
     broken_trip_counts_counter: trip_counts, Counter<1>, TRIP_COUNTS;
+    broken_hold_too_many_mbar: hold_too_many, Mbar<1>, HOLD_TOO_MANY;
+    broken_hold_too_many_counter: hold_too_many, Counter<1>, HOLD_TOO_MANY;
     broken_wrong_role_mbar: wrong_role, Mbar<1>, WRONG_ROLE;
 }
 
@@ -201,7 +229,7 @@ broken_kernels! {
 pub extern "gpu-kernel" fn broken_cluster_peer_exits() {
     type B = NvidiaMbarBackend<1, 2, Cluster>;
     let tid = thread_idx();
-    let rank = gpu_pipeline::arch::nvptx::cluster_ctarank();
+    let rank = gpu_pipeline::cluster_cta_rank();
     // SAFETY: the harness launches with `BROKEN_SMEM_BYTES`.
     let pipe = unsafe { ProducerConsumerPipeline::<1, B>::new(dynamic_smem().cast()) };
     if tid == 0 {
@@ -275,7 +303,7 @@ pub extern "gpu-kernel" fn broken_role_never_release() {
 #[unsafe(no_mangle)]
 pub extern "gpu-kernel" fn broken_role_not_in_pair() {
     let tid = thread_idx();
-    let rank = gpu_pipeline::arch::nvptx::cluster_ctarank();
+    let rank = gpu_pipeline::cluster_cta_rank();
     let base = dynamic_smem().cast::<gpu_pipeline::Mbarrier>();
     let consumer_barriers = base.wrapping_add(STAGES);
     let pair = |producers| {

@@ -1,7 +1,8 @@
 //! NVIDIA-only test kernels: TMA (bulk copies completing on the full barrier) and a cluster of
 //! two CTAs whose consumers release the leader CTA's slots remotely.
 
-use gpu_pipeline::arch::nvptx::{cluster_ctarank, cvta_to_shared, mapa_shared_cluster};
+use gpu_pipeline::arch::nvptx::{cvta_to_shared, mapa_shared_cluster};
+use gpu_pipeline::cluster_cta_rank;
 use gpu_pipeline::{
     Cluster, NvidiaMbarBackend, ProducerConsumerPipeline, TensorMap, bulk_commit_group,
     bulk_wait_group, bulk_wait_group_read, prefetch_tensor_map, tensor_store,
@@ -123,7 +124,7 @@ unsafe fn cluster<const STAGES: usize>(
     type B = NvidiaMbarBackend<32, 64, Cluster>;
     let tid = thread_idx();
     let block = block_idx();
-    let rank = cluster_ctarank();
+    let rank = cluster_cta_rank();
     let cluster_id = block / 2;
     // SAFETY: the harness sizes `input` per cluster and `output` per CTA.
     let (input, output) = unsafe {

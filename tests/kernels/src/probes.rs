@@ -133,6 +133,9 @@ mod nvidia {
     });
     probe!(probe_mbar_wait_cluster, |out, x| pipe::<MbarCluster>()
         .wait_consumer());
+    probe!(probe_mbar_wait_cluster_ticks, |out, x| pipe::<MbarCluster>(
+    )
+    .wait_consumer_ticks(x));
     probe!(probe_fence_proxy_async, |out, x| fence_proxy_async());
     probe!(probe_bulk_copy, |out, x| unsafe {
         pipe::<Mbar>().full_barrier(0).bulk_copy_from_global(

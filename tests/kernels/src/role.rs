@@ -4,8 +4,8 @@
 //! barrier); consumer warp `k` (one per consumer sub-stage) waits, copies its share of every part to
 //! `output`, checks the header, and releases consumer sub-stage `k`.
 
-use gpu_pipeline::arch::nvptx::{cluster_ctarank, cvta_to_shared, mapa_shared_cluster};
-use gpu_pipeline::{ConsumerRole, PairCtas, ProducerRole};
+use gpu_pipeline::arch::nvptx::{cvta_to_shared, mapa_shared_cluster};
+use gpu_pipeline::{ConsumerRole, PairCtas, ProducerRole, cluster_cta_rank};
 use pipeline_suite::{HEADER_WORDS, PAYLOAD_WORDS, SLOT_WORDS, role_barrier_region};
 
 use crate::Report;
@@ -247,7 +247,7 @@ unsafe fn role_pair<const S: usize, const BOTH: bool>(
 ) {
     let tid = thread_idx();
     let block = block_idx();
-    let rank = cluster_ctarank();
+    let rank = cluster_cta_rank();
     // SAFETY: the harness sizes `input` per cluster and `output` per CTA.
     let (input, output) = unsafe {
         (
@@ -468,7 +468,7 @@ unsafe fn role_pair_one_sided<
 {
     let tid = thread_idx();
     let block = block_idx();
-    let rank = cluster_ctarank();
+    let rank = cluster_cta_rank();
     // SAFETY: the harness sizes `input` per cluster and `output` per CTA.
     let (input, output) = unsafe {
         (

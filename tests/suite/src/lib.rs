@@ -759,6 +759,28 @@ pub mod misuse {
         at_call: true,
     };
 
+    /// The consumer holds both stages of the 2-stage ring and acquires a third (three at once:
+    /// C = 3 with P = 1 needs STAGES >= 3); the producer, which needs one of them back, blocks
+    /// later (it waits one budget first, so that the consumer's record comes first on the
+    /// device, where the first record ends the kernel).
+    pub const HOLD_TOO_MANY: Misuse = Misuse {
+        name: "hold_too_many",
+        mistake: "the consumer holds all the ring's stages and acquires one more",
+        sides: Sides::Both,
+        label: 91,
+        budget_us: 20_000,
+        role: "consumer",
+        call: "acquire_consumer",
+        fault: Some(Fault::Timeout),
+        verdict: Verdict::NoArrivals,
+        stage_lap: Some((0, 1)),
+        says: &[
+            "holds 2 of the ring's 2 stages while it waits for another",
+            "STAGES >= P + C - 1",
+        ],
+        at_call: true,
+    };
+
     /// Device only: the host models have no clusters.
     pub const CLUSTER_PEER_EXITS: Misuse = Misuse {
         name: "cluster_peer_exits",
@@ -849,6 +871,7 @@ pub const MISUSES: &[Misuse] = &[
     misuse::WRONG_LAP,
     misuse::HALF_RELEASE,
     misuse::TRIP_COUNTS,
+    misuse::HOLD_TOO_MANY,
     misuse::CLUSTER_PEER_EXITS,
     misuse::WRONG_ROLE,
     misuse::ROLE_NEVER_RELEASE,
@@ -943,6 +966,13 @@ pub const BROKEN: &[Broken] = &[
     broken("broken_half_release_counter", &misuse::HALF_RELEASE, 160, 1),
     broken("broken_trip_counts_mbar", &misuse::TRIP_COUNTS, 64, 1),
     broken("broken_trip_counts_counter", &misuse::TRIP_COUNTS, 64, 1),
+    broken("broken_hold_too_many_mbar", &misuse::HOLD_TOO_MANY, 64, 1),
+    broken(
+        "broken_hold_too_many_counter",
+        &misuse::HOLD_TOO_MANY,
+        64,
+        1,
+    ),
     broken(
         "broken_cluster_peer_exits",
         &misuse::CLUSTER_PEER_EXITS,

@@ -436,7 +436,7 @@ leaf! {
     /// ISA, "Parallel Synchronization and Communication Instructions: membar / fence".
     #[gpu_only("fence.mbarrier_init.release.cluster")]
     #[inline(always)]
-    pub fn fence_mbarrier_init_release_cluster() {
+    pub(crate) fn fence_mbarrier_init_release_cluster() {
         // SAFETY: a fence has no operands and no preconditions.
         unsafe {
             asm!(
@@ -456,7 +456,7 @@ leaf! {
     /// Consistency Model: Proxies".
     #[gpu_only("fence.proxy.async.shared::cta")]
     #[inline(always)]
-    pub fn fence_proxy_async_shared_cta() {
+    pub(crate) fn fence_proxy_async_shared_cta() {
         // SAFETY: a fence has no operands and no preconditions.
         unsafe {
             asm!(
@@ -772,7 +772,7 @@ leaf! {
     #[gpu_only("mov.u32 %cluster_ctarank")]
     #[inline(always)]
     #[must_use]
-    pub fn cluster_ctarank() -> u32 {
+    pub(crate) fn cluster_ctarank() -> u32 {
         let rank: u32;
         // SAFETY: reads a special register.
         unsafe {
@@ -850,7 +850,7 @@ leaf! {
     #[gpu_only("elect.sync")]
     #[inline(always)]
     #[must_use]
-    pub unsafe fn elect_one_sync() -> bool {
+    pub(crate) unsafe fn elect_one_sync() -> bool {
         let elected: u32;
         // SAFETY: a warp-collective election; the caller guarantees a converged, full warp.
         unsafe {
@@ -1028,8 +1028,8 @@ leaf! {
     /// `1 <= D <= 5` and the map has `D` dimensions; `map` is as for
     /// [`cp_async_bulk_tensor_load`]; `src` is a `.shared::cta` address of this CTA, aligned as the
     /// map's swizzle mode needs, holding the box; it is not written until a
-    /// [`cp_async_bulk_wait_group_read`] covers the copy, and the destination is not read until a
-    /// [`cp_async_bulk_wait_group`] does. Writes made to `src` by ordinary stores need
+    /// [`bulk_wait_group_read`](crate::bulk_wait_group_read) covers the copy, and the destination is not read until a
+    /// [`bulk_wait_group`](crate::bulk_wait_group) does. Writes made to `src` by ordinary stores need
     /// `fence.proxy.async.shared::cta` before the copy.
     #[gpu_only("cp.async.bulk.tensor.global.shared::cta.bulk_group")]
     #[inline(always)]
@@ -1077,7 +1077,7 @@ leaf! {
     /// `map` is the generic address of a tensor map in global, constant or param memory.
     #[gpu_only("prefetch.tensormap")]
     #[inline(always)]
-    pub unsafe fn prefetch_tensormap(map: *const u8) {
+    pub(crate) unsafe fn prefetch_tensormap(map: *const u8) {
         // SAFETY: guaranteed by the caller; a prefetch has no other effect.
         unsafe {
             asm!("prefetch.tensormap [{m}];", m = in(reg64) map, options(nostack, preserves_flags));
@@ -1095,7 +1095,7 @@ leaf! {
     ///
     /// `src` (a `.shared::cta` address) and `dst` (global) are 16-byte aligned, `size` is a
     /// non-zero multiple of 16, both ranges are valid, and `src` is not written until a
-    /// [`cp_async_bulk_wait_group_read`] after a [`cp_async_bulk_commit_group`] covers the copy.
+    /// [`bulk_wait_group_read`](crate::bulk_wait_group_read) after a [`bulk_commit_group`](crate::bulk_commit_group) covers the copy.
     #[gpu_only("cp.async.bulk.global.shared::cta.bulk_group")]
     #[inline(always)]
     pub unsafe fn cp_async_bulk_shared_to_global(dst: *mut u8, src: u32, size: u32) {
@@ -1117,7 +1117,7 @@ leaf! {
     /// cp.async.bulk.commit_group".
     #[gpu_only("cp.async.bulk.commit_group")]
     #[inline(always)]
-    pub fn cp_async_bulk_commit_group() {
+    pub(crate) fn cp_async_bulk_commit_group() {
         // SAFETY: groups only the thread's own earlier bulk copies.
         unsafe {
             asm!(
@@ -1137,7 +1137,7 @@ leaf! {
     /// cp.async.bulk.wait_group".
     #[gpu_only("cp.async.bulk.wait_group.read")]
     #[inline(always)]
-    pub fn cp_async_bulk_wait_group_read<const N: u32>() {
+    pub(crate) fn cp_async_bulk_wait_group_read<const N: u32>() {
         // SAFETY: a wait on the thread's own copies.
         unsafe {
             asm!("cp.async.bulk.wait_group.read {n};", n = const N, options(nostack, preserves_flags));
@@ -1148,13 +1148,13 @@ leaf! {
 leaf! {
     /// `cp.async.bulk.wait_group N;`: waits until at most `N` of the thread's committed bulk
     /// async-groups are pending: their copies are *complete* (the writes to global memory are
-    /// performed), not only done reading their source as with [`cp_async_bulk_wait_group_read`].
+    /// performed), not only done reading their source as with [`bulk_wait_group_read`](crate::bulk_wait_group_read).
     ///
     /// PTX ISA 8.0, sm_90. PTX ISA, "Data Movement and Conversion Instructions:
     /// cp.async.bulk.wait_group".
     #[gpu_only("cp.async.bulk.wait_group")]
     #[inline(always)]
-    pub fn cp_async_bulk_wait_group<const N: u32>() {
+    pub(crate) fn cp_async_bulk_wait_group<const N: u32>() {
         // SAFETY: a wait on the thread's own copies.
         unsafe {
             asm!("cp.async.bulk.wait_group {n};", n = const N, options(nostack, preserves_flags));

@@ -598,17 +598,14 @@ unsafe impl<S: MbarScope> Signal for MbarrierRef<'_, S> {
         }
     }
 
-    /// At cluster scope the ticks hint is not used.
     #[inline(always)]
     fn wait_completed(self, completions: u32, ticks: Option<u32>) {
         let parity = completions.wrapping_add(1);
-        if S::CLUSTER {
-            self.wait_parity_cluster(parity);
-        } else {
-            match ticks {
-                Some(t) => self.wait_parity_ticks(parity, t),
-                None => self.wait_parity(parity),
-            }
+        match (S::CLUSTER, ticks) {
+            (true, Some(t)) => self.wait_parity_cluster_ticks(parity, t),
+            (true, None) => self.wait_parity_cluster(parity),
+            (false, Some(t)) => self.wait_parity_ticks(parity, t),
+            (false, None) => self.wait_parity(parity),
         }
     }
 

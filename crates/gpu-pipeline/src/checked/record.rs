@@ -207,8 +207,9 @@ pub struct HangRecord {
     pub line: u32,
     /// The source column of the call.
     pub column: u32,
-    /// Padding (0).
-    pub reserved: u32,
+    /// The stages the reporting thread's pipeline half held (acquired, not yet released) when it
+    /// reported (0 for a `RolePipeline`, which has no stage handles).
+    pub held: u32,
     /// How long the wait had blocked, in nanoseconds (0 for [`Fault::WrongCount`]).
     pub elapsed_ns: u64,
     /// The wait budget, in nanoseconds.
@@ -240,7 +241,7 @@ impl HangRecord {
         lanes: 0,
         line: 0,
         column: 0,
-        reserved: 0,
+        held: 0,
         elapsed_ns: 0,
         budget_ns: 0,
         file: [0; 64],
@@ -428,6 +429,14 @@ impl fmt::Display for HangRecord {
                 "  all {} {other} arrivals of this lap were counted, but the barrier did not complete: it was re-initialised or overwritten, arrivals went to it by other means, or a transaction count (TMA bytes of `expect_tx`) was never completed",
                 self.per_phase
             )?,
+        }
+        if self.fault == Fault::Timeout as u32 && self.held > 0 {
+            writeln!(f)?;
+            write!(
+                f,
+                "  this {role} holds {} of the ring's {} stages while it waits for another: if the {other}s hold stages as they wait too, each side waits for a stage the other holds. A producer that holds P stages at once (the one it waits for included) and consumers that hold C need STAGES >= P + C - 1 (the `stage` module docs)",
+                self.held, self.stages
+            )?;
         }
         if self.fault == Fault::Timeout as u32 {
             writeln!(f)?;

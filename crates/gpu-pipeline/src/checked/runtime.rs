@@ -38,6 +38,8 @@ pub(crate) struct Report {
     pub expected: u32,
     pub observed: u32,
     pub tracked: bool,
+    /// The stages the reporting half held (acquired, not released).
+    pub held: u32,
     pub elapsed_ns: u64,
     pub location: &'static Location<'static>,
 }
@@ -123,6 +125,7 @@ fn record(report: &Report, lanes: u32) -> HangRecord {
     record.expected = report.expected;
     record.observed = report.observed;
     record.tracked = u32::from(report.tracked);
+    record.held = report.held;
     record.elapsed_ns = report.elapsed_ns;
     record.budget_ns = budget_ns(report.diagnostics);
     record.line = report.location.line();

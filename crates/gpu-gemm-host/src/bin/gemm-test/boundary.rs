@@ -23,12 +23,13 @@ use gpu_gemm_host::{ABI_SYMBOL, ABI_VERSION, Addend, Gemm, Kernel, Shape, bf16};
 /// A named test and its outcome.
 pub type Outcome = (&'static str, Result<(), String>);
 
-/// Runs every boundary test on `ctx` with the module at `ptx`.
-pub fn run(ctx: &Arc<CudaContext>, gemm: &Gemm, ptx: &str) -> Vec<Outcome> {
+/// Runs the boundary tests on `ctx` with the module at `ptx`: all of them, or without the long
+/// two-stream problems unless `long`.
+pub fn run(ctx: &Arc<CudaContext>, gemm: &Gemm, ptx: &str, long: bool) -> Vec<Outcome> {
     let module = |name, test: fn(&Arc<CudaContext>, &str) -> Result<(), String>| -> Outcome {
         (name, test(ctx, ptx))
     };
-    vec![
+    let mut outcomes = vec![
         module(
             "load_rejects_an_entry_with_an_extra_parameter",
             load_rejects_an_entry_with_an_extra_parameter,
@@ -46,18 +47,24 @@ pub fn run(ctx: &Arc<CudaContext>, gemm: &Gemm, ptx: &str) -> Vec<Outcome> {
             "load_rejects_a_module_of_another_abi_version",
             load_rejects_a_module_of_another_abi_version,
         ),
-        (
-            "d_read_on_another_stream_waits_for_run",
-            d_read_on_another_stream_waits_for_run(ctx, gemm),
-        ),
-        (
-            "c_overwritten_on_another_stream_waits_for_run",
-            c_overwritten_on_another_stream_waits_for_run(ctx, gemm),
-        ),
-        (
-            "prepared_launches_are_ordered_with_other_streams",
-            prepared_launches_are_ordered_with_other_streams(ctx, gemm),
-        ),
+    ];
+    if long {
+        outcomes.extend([
+            (
+                "d_read_on_another_stream_waits_for_run",
+                d_read_on_another_stream_waits_for_run(ctx, gemm),
+            ),
+            (
+                "c_overwritten_on_another_stream_waits_for_run",
+                c_overwritten_on_another_stream_waits_for_run(ctx, gemm),
+            ),
+            (
+                "prepared_launches_are_ordered_with_other_streams",
+                prepared_launches_are_ordered_with_other_streams(ctx, gemm),
+            ),
+        ]);
+    }
+    outcomes.extend([
         (
             "prepared_launch_with_other_buffers_is_an_error",
             prepared_launch_with_other_buffers_is_an_error(ctx, gemm),
@@ -71,7 +78,8 @@ pub fn run(ctx: &Arc<CudaContext>, gemm: &Gemm, ptx: &str) -> Vec<Outcome> {
             "run_on_another_contexts_stream_is_an_error",
             run_on_another_contexts_stream_is_an_error(ctx, gemm),
         ),
-    ]
+    ]);
+    outcomes
 }
 
 fn cuda(what: &'static str) -> impl Fn(cudarc::driver::DriverError) -> String {
