@@ -101,8 +101,11 @@
 //!
 //! # Features
 //!
-//! - `std`: the host backends [`HostMbarBackend`] and [`HostCounterBackend`] (std atomics; under
-//!   `--cfg loom`, loom's), and a run-time drop check that stays quiet while already panicking.
+//! - `std`: the host backends [`HostMbarBackend`] and [`HostCounterBackend`] (std atomics), and
+//!   a run-time drop check that stays quiet while already panicking.
+//! - `loom`: model checking of the host backends: built with `--cfg loom` too, they use loom's
+//!   atomics and yield to loom in their wait loops. Host only; without it the `loom` crate is
+//!   not a dependency at all.
 //! - `checked`: hang diagnostics. Every wait is bounded by a time budget and every arrival is
 //!   counted in a shadow; a hang or a wrong arrival count stops the kernel with a record that names
 //!   the pipeline, role, stage, lap and source line (see [`checked`]). Off by default, and without
