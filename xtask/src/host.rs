@@ -1,4 +1,4 @@
-//! Host-side tasks: lints, the host test suite, the loom models.
+//! Host-side tasks: lints, the host test suite, the loom models, the packaged library.
 
 use xshell::{Shell, cmd};
 
@@ -100,4 +100,45 @@ pub fn loom(sh: &Shell) -> Result {
     .env("RUSTFLAGS", "--cfg loom")
     .run()
     .map_err(|_| "loom models failed (above)".to_string())
+}
+
+/// The library as a user gets it from a registry: `cargo package -p gpu-pipeline` (which builds
+/// the packaged crate on its own), then the packaged crate's doc tests outside the workspace,
+/// among them the README example that the package carries (`crates/gpu-pipeline/README.md`).
+/// A clean clone packages as it is; where the package's files have uncommitted changes (a
+/// working tree), they are packaged with `--allow-dirty`, and the step says so.
+pub fn package(sh: &Shell) -> Result {
+    println!("packaging gpu-pipeline and running the packaged crate's doc tests:");
+    let dirty = cmd!(sh, "git status --porcelain -- crates/gpu-pipeline")
+        .quiet()
+        .read()
+        .map_err(crate::err("`git status` of crates/gpu-pipeline"))?;
+    let allow_dirty = if dirty.trim().is_empty() {
+        None
+    } else {
+        println!("  crates/gpu-pipeline has uncommitted changes: packaged with --allow-dirty");
+        Some("--allow-dirty")
+    };
+    cmd!(sh, "cargo package -p gpu-pipeline {allow_dirty...}")
+        .run()
+        .map_err(|_| "`cargo package -p gpu-pipeline` failed (above)".to_string())?;
+    let manifest = sh
+        .read_file("crates/gpu-pipeline/Cargo.toml")
+        .map_err(crate::err("read crates/gpu-pipeline/Cargo.toml"))?;
+    let version = manifest
+        .lines()
+        .find_map(|line| line.strip_prefix("version = \""))
+        .and_then(|rest| rest.strip_suffix('"'))
+        .ok_or("crates/gpu-pipeline/Cargo.toml has no `version = \"...\"` line")?;
+    let target = std::env::var("CARGO_TARGET_DIR").unwrap_or_else(|_| "target".to_string());
+    let packaged = format!("{target}/package/gpu-pipeline-{version}/Cargo.toml");
+    let doctest_dir = format!("{target}/package-doctest");
+    cmd!(
+        sh,
+        "cargo test --doc --features std --manifest-path {packaged} --target-dir {doctest_dir}"
+    )
+    .run()
+    .map_err(|_| "the packaged crate's doc tests failed (above)".to_string())?;
+    println!("  packaged; its doc tests passed");
+    Ok(())
 }

@@ -32,6 +32,8 @@ tasks:
                              compile-fail tests, PTX snapshots
                              (--bless rewrites the snapshots instead of comparing)
   compile-fail               only the compile-fail tests (part of `test`)
+  package                    `cargo package -p gpu-pipeline` and the packaged crate's doc tests,
+                             built outside the workspace as a registry user's would be
   snapshots [--bless]        only the PTX snapshots of the barrier operations (part of `test`)
   example                    check and build examples/kernel-crate from its own folders, as its
                              user would (fmt, clippy, the launcher's tests, the PTX, the launcher)
@@ -51,7 +53,7 @@ tasks:
   test-amd [--bless]         build for gfx90a/gfx942/gfx1100, check the disassembly and its snapshots,
                              run the counter protocol's host model tests, and the AMD device suite if a
                              ROCm runtime is present (otherwise SKIPPED)
-  ci                         what .ci/run runs: fmt, clippy, test, test-amd, example, test-nvidia (SKIPPED only
+  ci                         what .ci/run runs: fmt, clippy, test, package, test-amd, example, test-nvidia (SKIPPED only
                              where no CUDA driver can be loaded; any other harness error fails)";
 
 /// A task's failure: a one-line message for the user.
@@ -147,6 +149,10 @@ fn run(args: &[String]) -> Result {
             toolchain::check(&sh)?;
             compile_fail::run(&sh)
         }
+        "package" => {
+            toolchain::check(&sh)?;
+            host::package(&sh)
+        }
         "snapshots" => {
             toolchain::check(&sh)?;
             gpu::build(&sh, &gpu::NVPTX)?;
@@ -183,6 +189,7 @@ fn run(args: &[String]) -> Result {
             gpu::build_all(&sh)?;
             compile_fail::run(&sh)?;
             snapshots::check_nvptx(&sh, false)?;
+            host::package(&sh)?;
             amd::test(&sh, false)?;
             example::check(&sh)?;
             nvidia::test(&sh, None, false, None, true)?;

@@ -13,7 +13,9 @@
 //!   (but the generated files of [`LARGE_FILES_ALLOWED`]), and `tests/results` holds at most 60
 //!   files and 1.5 MB;
 //! - every relative link of the project's markdown ([`LINKED_DOCUMENTS`], `tests/results/*.md`)
-//!   points to a tracked file or folder.
+//!   points to a tracked file or folder;
+//! - the library's own README ([`CRATE_README`], packaged with it) has the repository README's
+//!   example, unchanged.
 //!
 //! The text is read simply: comments, string and character literals are blanked first
 //! ([`strip`], which keeps every line where it was, for the messages), then the checks look at
@@ -638,7 +640,7 @@ fn tracked_files() -> Vec<String> {
 }
 
 /// The paths of `paths` with a `target` component (a Cargo build folder at any depth).
-fn under_a_target_folder<'a>(paths: &'a [String]) -> Vec<&'a str> {
+fn under_a_target_folder(paths: &[String]) -> Vec<&str> {
     paths
         .iter()
         .filter(|path| path.split('/').any(|part| part == "target"))
@@ -655,7 +657,23 @@ fn size_of(path: &str) -> u64 {
 
 /// The documents whose relative links must point to tracked files, besides every tracked
 /// `tests/results/*.md`.
-const LINKED_DOCUMENTS: [&str; 2] = ["README.md", "ARCHITECTURE.md"];
+const LINKED_DOCUMENTS: [&str; 3] = [
+    "README.md",
+    "ARCHITECTURE.md",
+    "crates/gpu-pipeline/README.md",
+];
+
+/// The library's own README: the package carries it, its doc tests compile its example, and
+/// that example is the repository README's, character for character.
+const CRATE_README: &str = "crates/gpu-pipeline/README.md";
+
+/// The first fenced block of `text` whose info string starts with `rust`, without its fences.
+fn first_rust_block(text: &str) -> Option<String> {
+    let mut lines = text.lines();
+    lines.find(|line| line.starts_with("```rust"))?;
+    let block: Vec<&str> = lines.take_while(|line| !line.starts_with("```")).collect();
+    Some(block.join("\n"))
+}
 
 /// The link targets of a markdown text, each with its line: inline links and images
 /// (`[text](target "title")`, `![alt](<target>)`) and reference definitions (`[name]: target`).
@@ -825,6 +843,21 @@ fn results_folder_stays_small() {
          {RESULTS_MAX_BYTES} bytes: per milestone one summary, its CSV and its plot (raw logs \
          stay in git history, named by each summary with `git show`)",
         files.len()
+    );
+}
+
+#[test]
+fn crate_readme_example_is_the_repository_readmes() {
+    let read = |path: &str| {
+        fs::read_to_string(crate::root().join(path)).unwrap_or_else(|e| panic!("{path}: {e}"))
+    };
+    let root = first_rust_block(&read("README.md")).expect("README.md has a ```rust example");
+    let own = first_rust_block(&read(CRATE_README))
+        .unwrap_or_else(|| panic!("{CRATE_README} has no ```rust example"));
+    assert!(
+        root == own,
+        "the first ```rust block of {CRATE_README} (the packaged crate's README and doc test) \
+         must be README.md's example, unchanged: copy it over"
     );
 }
 
@@ -1112,4 +1145,15 @@ fn link_paths_resolve_from_the_document() {
     assert!(is_tracked("tests/results/a.md", &tracked));
     assert!(!is_tracked("tests/result", &tracked));
     assert!(!is_tracked("tests/results/b.md", &tracked));
+}
+
+#[test]
+fn first_rust_block_skips_other_blocks() {
+    let text =
+        "# t\n```sh\nls\n```\n```rust,ignore\nlet a = 1;\n\nlet b = 2;\n```\n```rust\nx\n```\n";
+    assert_eq!(
+        first_rust_block(text).as_deref(),
+        Some("let a = 1;\n\nlet b = 2;")
+    );
+    assert_eq!(first_rust_block("```text\nx\n```\n"), None);
 }

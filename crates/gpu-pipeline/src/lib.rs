@@ -230,7 +230,9 @@ mod type_facts {
     );
 }
 
-/// The README's Rust example, compiled as a doc test so that it cannot drift from the API.
+/// The crate README's Rust example (the repository README's, kept identical by a tidy test of
+/// `xtask`), compiled as a doc test so that it cannot drift from the API. The README is inside
+/// the package, so the packaged crate's doc tests build too.
 #[cfg(doctest)]
-#[doc = include_str!("../../../README.md")]
+#[doc = include_str!("../README.md")]
 struct ReadmeExample;
