@@ -524,7 +524,11 @@ mod tests {
         for tool in ["memcheck", "synccheck", "racecheck"] {
             assert!(section.contains(tool), "{tool}");
         }
-        assert!(section.contains(r#"--error-exitcode 9 "$here/gemm-test" "$here/gpu_gemm.ptx" --sanitize"#));
+        assert!(
+            section.contains(
+                r#"--error-exitcode 9 "$here/gemm-test" "$here/gpu_gemm.ptx" --sanitize"#
+            )
+        );
     }
 
     #[test]

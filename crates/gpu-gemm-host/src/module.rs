@@ -11,7 +11,10 @@
 //!    refused;
 //! 2. every entry point exists;
 //! 3. every entry takes exactly the parameters `launch` passes, at the same offsets and sizes
-//!    (`cuFuncGetParamInfo`, CUDA 12.4; [`Params::LAYOUT`]);
+//!    (`cuFuncGetParamInfo`, CUDA 12.4; [`Params::LAYOUT`]), and no more: counted in the text of
+//!    a PTX module, or for a binary image by asking for one parameter past the last (which the
+//!    driver answers with an error, and compute-sanitizer reports as an API error; the driver
+//!    of CUDA 13.0 has no `cuFuncGetParamCount`, which came with 13.2);
 //! 4. every entry allows exactly the threads it is launched with, and in a PTX text every entry
 //!    carries `.maxntid` (rustc has no launch bounds: `cargo xtask build` adds them to rustc's
 //!    PTX, and without them ptxas ignores `setmaxnreg` and some kernels cannot run 384 threads).
@@ -106,23 +109,33 @@ pub(crate) fn load(ctx: &Arc<CudaContext>, path: &str) -> Result<Loaded, GemmErr
     let bytes = std::fs::read(path)
         .map_err(|e| GemmError::Module(format!("cannot read the GEMM module {path}: {e}")))?;
     // PTX is text; anything else goes to the driver as an image (a cubin or a fatbin).
-    let text = std::str::from_utf8(&bytes)
-        .ok()
-        .filter(|t| t.contains(".entry"));
-    if let Some(text) = text {
-        check_launch_bounds_in_text(text, path)?;
-    }
-    let image = match text {
-        Some(text) => Ptx::from_src(text),
-        None => Ptx::from_binary(bytes),
+    let text = String::from_utf8(bytes)
+        .map_err(|e| e.into_bytes())
+        .and_then(|t| {
+            if t.contains(".entry") {
+                Ok(t)
+            } else {
+                Err(t.into_bytes())
+            }
+        });
+    let (image, text) = match text {
+        Ok(text) => {
+            check_launch_bounds_in_text(&text, path)?;
+            (Ptx::from_src(text.clone()), Some(text))
+        }
+        Err(bytes) => (Ptx::from_binary(bytes), None),
     };
+    let text = text.as_deref();
     let module = ctx
         .load_module(image)
         .map_err(|e| GemmError::Cuda(format!("loading the GEMM module {path}: {e:?}")))?;
     check_abi_version(ctx, &module, path)?;
     let functions = Kernel::ALL
         .iter()
-        .map(|&kernel| entry(&module, kernel, path))
+        .map(|&kernel| {
+            let count = text.and_then(|text| parameters_in_text(text, kernel.entry()));
+            entry(&module, kernel, count, path)
+        })
         .collect::<Result<Vec<_>, _>>()?;
     Ok(Loaded { module, functions })
 }
@@ -158,14 +171,20 @@ fn check_abi_version(
 }
 
 /// Steps 2 to 4 for `kernel`'s entry, and its dynamic shared memory raised to the kernel's.
-fn entry(module: &Arc<CudaModule>, kernel: Kernel, path: &str) -> Result<CudaFunction, GemmError> {
+/// `count` is the entry's parameter count where the module's text gives it.
+fn entry(
+    module: &Arc<CudaModule>,
+    kernel: Kernel,
+    count: Option<usize>,
+    path: &str,
+) -> Result<CudaFunction, GemmError> {
     let name = kernel.entry();
     let function = module.load_function(name).map_err(|_| {
         GemmError::Module(format!(
             "the GEMM module {path} has no entry point {name}: it was built from another gpu-gemm; {REBUILD}"
         ))
     })?;
-    check_parameters(&function, name, path)?;
+    check_parameters(&function, count, name, path)?;
     let threads = function
         .get_attribute(sys::CUfunction_attribute::CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK)
         .map_err(|e| GemmError::Cuda(format!("{name}: its thread limit: {e:?}")))?;
@@ -186,11 +205,21 @@ fn entry(module: &Arc<CudaModule>, kernel: Kernel, path: &str) -> Result<CudaFun
 }
 
 /// Step 3: the entry's parameters, as the driver lays them out, are [`Params::LAYOUT`], and
-/// there are no more.
-fn check_parameters(function: &CudaFunction, name: &str, path: &str) -> Result<(), GemmError> {
+/// there are no more (`count`, from the module's text, or else one more index asked for).
+fn check_parameters(
+    function: &CudaFunction,
+    count: Option<usize>,
+    name: &str,
+    path: &str,
+) -> Result<(), GemmError> {
     let mut found = Vec::new();
-    // One past the expected count: a module with more parameters answers for that index too.
-    for index in 0..=Params::COUNT {
+    // Without the text's count, one index past the expected count: a module with more
+    // parameters answers for it too.
+    let asked = match count {
+        Some(count) => count.min(Params::COUNT + 1),
+        None => Params::COUNT + 1,
+    };
+    for index in 0..asked {
         let (mut offset, mut size) = (0usize, 0usize);
         // SAFETY: a live function handle; the driver writes both values or fails for an index
         // past the last parameter (CUDA_ERROR_INVALID_VALUE).
@@ -202,11 +231,11 @@ fn check_parameters(function: &CudaFunction, name: &str, path: &str) -> Result<(
         }
         found.push((offset, size));
     }
-    if found != Params::LAYOUT {
+    if found != Params::LAYOUT || count.is_some_and(|count| count != Params::COUNT) {
         return Err(GemmError::Module(format!(
             "the GEMM module {path}'s entry {name} takes {} parameters (offset, bytes) {found:?}{}, but this host API launches it with {} parameters {:?}: the module was built from another gpu-gemm; {REBUILD}",
-            found.len(),
-            if found.len() > Params::COUNT {
+            count.unwrap_or(found.len()),
+            if count.is_none() && found.len() > Params::COUNT {
                 " or more"
             } else {
                 ""
@@ -216,6 +245,20 @@ fn check_parameters(function: &CudaFunction, name: &str, path: &str) -> Result<(
         )));
     }
     Ok(())
+}
+
+/// The parameters of `entry` in a PTX text: the `.param` lines of its parameter list; `None`
+/// without the entry.
+fn parameters_in_text(text: &str, entry: &str) -> Option<usize> {
+    let at = text.find(&format!(".entry {entry}("))?;
+    let list = &text[at..];
+    let end = list.find("\n)").unwrap_or(list.len());
+    Some(
+        list[..end]
+            .lines()
+            .filter(|line| line.trim_start().starts_with(".param"))
+            .count(),
+    )
 }
 
 /// Step 4 in a PTX text: each entry's parameter list is followed by `.maxntid`.
@@ -300,6 +343,18 @@ mod tests {
                     + "{\n\tret;\n}\n"
             })
             .collect()
+    }
+
+    #[test]
+    fn the_parameters_of_an_entry_are_counted_in_its_text() {
+        let text = module(".maxntid THREADS, 1, 1\n");
+        assert_eq!(parameters_in_text(&text, "gemm_bf16_ws"), Some(1));
+        let two = text.replace(
+            "gemm_bf16_single_param_0\n)",
+            "gemm_bf16_single_param_0,\n\t.param .u32 extra\n)",
+        );
+        assert_eq!(parameters_in_text(&two, "gemm_bf16_single"), Some(2));
+        assert_eq!(parameters_in_text(&two, "gemm_bf16_missing"), None);
     }
 
     #[test]
