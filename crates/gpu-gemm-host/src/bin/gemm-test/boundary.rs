@@ -312,10 +312,11 @@ fn c_overwritten_on_another_stream_waits_for_run(
     all_equal(&got, 3.0, "D after C was overwritten on the second stream")
 }
 
+/// A shape and its A, B and D.
+type Problem = (Shape, CudaSlice<u16>, CudaSlice<u16>, CudaSlice<u16>);
+
 /// Small operands for the context tests: 256 x 256 x 64, on `stream`.
-fn small(
-    stream: &Arc<CudaStream>,
-) -> Result<(Shape, CudaSlice<u16>, CudaSlice<u16>, CudaSlice<u16>), String> {
+fn small(stream: &Arc<CudaStream>) -> Result<Problem, String> {
     let shape = Shape {
         m: 256,
         n: 256,
