@@ -897,6 +897,158 @@ fn markdown_links_point_to_tracked_files() {
     );
 }
 
+// ---------------------------------------------------------------- one name per thing
+
+/// The public functions of `stripped` (`pub fn` / `pub unsafe fn`, not `pub(crate)`), with their
+/// bodies: `(name, body)`, the body without its outer braces.
+fn public_functions(stripped: &str) -> Vec<(String, String)> {
+    let mut found = Vec::new();
+    for head in [
+        "pub fn ",
+        "pub unsafe fn ",
+        "pub const fn ",
+        "pub const unsafe fn ",
+    ] {
+        let mut from = 0;
+        while let Some(at) = stripped[from..].find(head) {
+            let start = from + at + head.len();
+            from = start;
+            let name: String = stripped[start..]
+                .chars()
+                .take_while(|c| c.is_alphanumeric() || *c == '_')
+                .collect();
+            let Some(open) = stripped[start..].find(['{', ';']).map(|i| start + i) else {
+                continue;
+            };
+            if stripped.as_bytes()[open] == b';' {
+                continue;
+            }
+            let mut depth = 0usize;
+            let mut close = open;
+            for (i, c) in stripped[open..].char_indices() {
+                match c {
+                    '{' => depth += 1,
+                    '}' => {
+                        depth -= 1;
+                        if depth == 0 {
+                            close = open + i;
+                            break;
+                        }
+                    }
+                    _ => {}
+                }
+            }
+            found.push((name, stripped[open + 1..close].to_string()));
+        }
+    }
+    found
+}
+
+/// The arch leaf a free function's body only forwards to: `ptx::leaf(..)` (optionally with const
+/// generics, in an `unsafe` block, with or without a `;`), or `None` for a body that does
+/// anything else. A method forwarding its handle's address (`ptx::leaf(self.addr, ..)`) is not a
+/// second name: the leaf takes a raw address, the method a barrier.
+fn forwarded_leaf(body: &str) -> Option<String> {
+    if body.contains("self") {
+        return None;
+    }
+    let compact: String = body.chars().filter(|c| !c.is_whitespace()).collect();
+    let mut call = compact.as_str();
+    if let Some(inner) = call
+        .strip_prefix("unsafe{")
+        .and_then(|c| c.strip_suffix('}'))
+    {
+        call = inner;
+    }
+    let call = call.strip_suffix(';').unwrap_or(call);
+    let rest = call.strip_prefix("ptx::")?;
+    let name: String = rest
+        .chars()
+        .take_while(|c| c.is_alphanumeric() || *c == '_')
+        .collect();
+    let args = rest[name.len()..].trim_start_matches(|c| c != '(');
+    // One call: the argument list opens at once (after any `::<..>`) and closes at the end.
+    let mut depth = 0i32;
+    for (i, c) in args.char_indices() {
+        match c {
+            '(' => depth += 1,
+            ')' => {
+                depth -= 1;
+                if depth == 0 && i != args.len() - 1 {
+                    return None;
+                }
+            }
+            _ => {}
+        }
+    }
+    (!name.is_empty() && args.starts_with('(') && args.ends_with(')')).then_some(name)
+}
+
+#[test]
+fn one_public_name_per_barrier_helper() {
+    let files = library();
+    let leaves: BTreeSet<String> = files
+        .iter()
+        .filter(|(file, _)| file == "arch/nvptx.rs")
+        .flat_map(|(_, text)| public_functions(text))
+        .map(|(name, _)| name)
+        .collect();
+    assert!(
+        leaves.contains("mbarrier_arrive"),
+        "the leaves were not found: {leaves:?}"
+    );
+    let leaves = &leaves;
+    let problems: Vec<String> = files
+        .iter()
+        .filter(|(file, _)| !file.starts_with("arch/"))
+        .flat_map(|(file, text)| {
+            public_functions(text).into_iter().filter_map(move |(name, body)| {
+                let leaf = forwarded_leaf(&body)?;
+                leaves
+                    .contains(&leaf)
+                    .then(|| format!("{file}: `{name}` only forwards to the public leaf `arch::nvptx::{leaf}`"))
+            })
+        })
+        .collect();
+    assert!(
+        problems.is_empty(),
+        "two public names for one instruction (make the leaf `pub(crate)`, or drop the wrapper):\n  {}",
+        problems.join("\n  ")
+    );
+}
+
+#[test]
+fn a_forwarding_body_is_told_from_one_that_does_more() {
+    assert_eq!(
+        forwarded_leaf("\n    ptx::fence_proxy_async_shared_cta();\n"),
+        Some("fence_proxy_async_shared_cta".into())
+    );
+    assert_eq!(
+        forwarded_leaf(" unsafe { ptx::prefetch_tensormap(map.cast()) } "),
+        Some("prefetch_tensormap".into())
+    );
+    assert_eq!(
+        forwarded_leaf("ptx::cp_async_bulk_wait_group_read::<PENDING>();"),
+        Some("cp_async_bulk_wait_group_read".into())
+    );
+    assert_eq!(forwarded_leaf("let a = 1; ptx::x(a)"), None);
+    assert_eq!(
+        forwarded_leaf("unsafe { ptx::mbarrier_init(self.addr, count) }"),
+        None
+    );
+    assert_eq!(forwarded_leaf("ptx::x(a); ptx::y(b)"), None);
+    let funcs = public_functions(
+        "pub fn a() { ptx::b() }\npub(crate) fn c() { ptx::d() }\npub unsafe fn e(x: u32) -> u32 { if x { 1 } else { 2 } }\n",
+    );
+    assert_eq!(
+        funcs,
+        vec![
+            ("a".to_string(), " ptx::b() ".to_string()),
+            ("e".to_string(), " if x { 1 } else { 2 } ".to_string())
+        ]
+    );
+}
+
 #[test]
 fn asm_only_in_arch() {
     let outside: Vec<String> = library()
