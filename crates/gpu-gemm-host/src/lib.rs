@@ -794,6 +794,25 @@ mod tests {
     use super::*;
 
     #[test]
+    fn beta_needs_a_c_and_in_place_is_one() {
+        assert!(needs_c(0.0, Addend::None).is_ok());
+        assert!(needs_c(1.0, Addend::InPlace).is_ok());
+        let e = needs_c(0.5, Addend::None).unwrap_err().to_string();
+        assert!(e.contains("beta != 0 needs C"), "{e}");
+        // `None` converts to no C, as `run(.., None, ..)` reads.
+        assert!(matches!(Addend::from(None), Addend::None));
+        assert!(needs_c(-1.0, Addend::from(None)).is_err());
+    }
+
+    #[test]
+    fn the_launch_reads_c_where_it_was_prepared() {
+        let d = 0x7000;
+        assert_eq!(CSource::None.address(d), 0);
+        assert_eq!(CSource::Buffer(0x5000).address(d), 0x5000);
+        assert_eq!(CSource::InPlace.address(d), d);
+    }
+
+    #[test]
     fn bf16_rounds_to_nearest_even() {
         assert_eq!(bf16(1.0), 0x3F80);
         assert_eq!(f32_of(bf16(3.0)), 3.0);

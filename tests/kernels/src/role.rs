@@ -161,16 +161,17 @@ macro_rules! shape {
             release: |c: &mut ConsumerRole<_, 1, 1>, _group: u32| c.release(),
         }
     };
-    // Two consumer groups, each releasing its own sub-stage with `release_sub` (arrive + step).
+    // Two consumer groups, each releasing its own sub-stage with `release_sub` (arrive + step);
+    // the producer polls with `try_acquire`, the consumers wait with a suspend-time hint.
     (1, 2) => {
         Shape {
-            acquire: |p: &ProducerRole<_, 1, 2>| p.acquire(),
+            acquire: |p: &ProducerRole<_, 1, 2>| while !p.try_acquire() {},
             publish: |p: &mut ProducerRole<_, 1, 2>, fill: &dyn Fn(usize)| {
                 fill(0);
                 p.commit();
             },
             take: |c: &ConsumerRole<_, 1, 2>, drain: &mut dyn FnMut(usize)| {
-                c.wait();
+                c.wait_ticks(1000);
                 drain(0);
             },
             release: |c: &mut ConsumerRole<_, 1, 2>, group: u32| match group {
@@ -180,14 +181,15 @@ macro_rules! shape {
         }
     };
     // The producer publishes two parts on two barriers and waits for each of four consumer
-    // sub-stages by index; consumers wait part by part and release with `release_no_step` + `step`.
+    // sub-stages by index (constant and run-time, waiting and polling); consumers wait part by
+    // part (polling the first) and release with `release_no_step` + `step`.
     (2, 4) => {
         Shape {
             acquire: |p: &ProducerRole<_, 2, 4>| {
-                p.acquire_sub::<0>();
+                while !p.try_acquire_sub::<0>() {}
                 p.acquire_sub::<1>();
-                p.acquire_sub::<2>();
-                p.acquire_sub::<3>();
+                p.acquire_sub_at(2);
+                while !p.try_acquire_sub_at(3) {}
             },
             publish: |p: &mut ProducerRole<_, 2, 4>, fill: &dyn Fn(usize)| {
                 fill(0);
@@ -197,9 +199,9 @@ macro_rules! shape {
                 p.step();
             },
             take: |c: &ConsumerRole<_, 2, 4>, drain: &mut dyn FnMut(usize)| {
-                c.wait_sub::<0>();
+                while !c.try_wait_sub::<0>() {}
                 drain(0);
-                c.wait_sub::<1>();
+                c.wait_sub_at(1);
                 drain(1);
             },
             release: |c: &mut ConsumerRole<_, 2, 4>, group: u32| {
@@ -353,7 +355,9 @@ unsafe fn role_pair<const S: usize, const BOTH: bool>(
         let ctid = tid - WARP;
         let mut errors = 0;
         for item in 0..items {
-            pipe.wait();
+            // The cluster-scope wait with a suspend-time hint (the one-sided kernels poll with
+            // `try_wait` instead).
+            pipe.wait_ticks(1000);
             // SAFETY: the stage was committed; the slot belongs to this CTA.
             errors += unsafe {
                 drain_range(
@@ -507,7 +511,7 @@ unsafe fn role_pair_one_sided<
             };
             let peer = rank ^ 1;
             for item in 0..items {
-                pipe.acquire();
+                pipe.acquire_ticks(1000);
                 let slot = role_slot(region, pipe.stage());
                 let fill_part = |p: usize| {
                     let mut j = p * part_words + lane as usize;
@@ -543,7 +547,7 @@ unsafe fn role_pair_one_sided<
         let ctid = tid - WARP;
         let mut errors = 0;
         for item in 0..items {
-            pipe.wait();
+            while !pipe.try_wait() {}
             // SAFETY: the stage was committed; the slot belongs to this CTA.
             errors += unsafe {
                 drain_range(
