@@ -46,7 +46,8 @@ use std::ffi::c_void;
 use std::sync::Arc;
 
 use cudarc::driver::{
-    CudaContext, CudaFunction, CudaModule, CudaSlice, CudaStream, DevicePtr, DevicePtrMut, sys,
+    CudaContext, CudaFunction, CudaModule, CudaSlice, CudaStream, DevicePtr, DevicePtrMut,
+    SyncOnDrop, sys,
 };
 
 #[path = "../../gpu-gemm/src/abi.rs"]
@@ -203,6 +204,46 @@ struct Addresses {
     d: u64,
 }
 
+/// The addresses of one problem's buffers, taken through cudarc's tracking on a stream: A, B and
+/// C with read intent, D with write intent. Dropping it records the stream's work so far as their
+/// last read (A, B, C) and write (D), so it must live until the launch is enqueued; in a context
+/// with several streams, taking it makes the stream wait for their earlier writes (and D's reads).
+struct Tracked<'a> {
+    addresses: Addresses,
+    _guards: [Option<SyncOnDrop<'a>>; 4],
+}
+
+impl<'a> Tracked<'a> {
+    fn new(
+        stream: &'a CudaStream,
+        a: &'a CudaSlice<u16>,
+        b: &'a CudaSlice<u16>,
+        c: Addend<'a>,
+        d: &'a mut CudaSlice<u16>,
+    ) -> Self {
+        let (pa, ga) = a.device_ptr(stream);
+        let (pb, gb) = b.device_ptr(stream);
+        let (pc, gc) = match c {
+            Addend::Buffer(c) => {
+                let (p, g) = c.device_ptr(stream);
+                (CSource::Buffer(p), Some(g))
+            }
+            Addend::InPlace => (CSource::InPlace, None),
+            Addend::None => (CSource::None, None),
+        };
+        let (pd, gd) = d.device_ptr_mut(stream);
+        Self {
+            addresses: Addresses {
+                a: pa,
+                b: pb,
+                c: pc,
+                d: pd,
+            },
+            _guards: [Some(ga), Some(gb), gc, Some(gd)],
+        }
+    }
+}
+
 impl Gemm {
     /// Loads the kernels' module (the PTX `cargo xtask build` writes, or a cubin of it) into
     /// `ctx`, and refuses one this host API cannot launch ([`GemmError::Module`]: a module of
@@ -297,24 +338,8 @@ impl Gemm {
         self.check_operands(stream, shape, a, b, c, d)?;
         needs_c(beta, c)?;
         // The guards record the GEMM's reads and its write when they drop, after the launch.
-        let (pa, _ga) = a.device_ptr(stream);
-        let (pb, _gb) = b.device_ptr(stream);
-        let (pc, _gc) = match c {
-            Addend::Buffer(c) => {
-                let (p, g) = c.device_ptr(stream);
-                (CSource::Buffer(p), Some(g))
-            }
-            Addend::InPlace => (CSource::InPlace, None),
-            Addend::None => (CSource::None, None),
-        };
-        let (pd, _gd) = d.device_ptr_mut(stream);
-        let addresses = Addresses {
-            a: pa,
-            b: pb,
-            c: pc,
-            d: pd,
-        };
-        let prepared = self.encode(stream, kernel, shape, addresses)?;
+        let tracked = Tracked::new(stream, a, b, c, d);
+        let prepared = self.encode(stream, kernel, shape, tracked.addresses)?;
         // SAFETY: the addresses are those of the slices, checked above for the shape and for
         // this context, borrowed (D mutably) until the guards drop after the launch; the launch
         // is on `prepared`'s stream.
@@ -382,23 +407,8 @@ impl Gemm {
         self.check_prepared_stream(stream, prepared)?;
         self.check_operands(stream, prepared.shape, a, b, c, d)?;
         needs_c(beta, c)?;
-        let (pa, _ga) = a.device_ptr(stream);
-        let (pb, _gb) = b.device_ptr(stream);
-        let (pc, _gc) = match c {
-            Addend::Buffer(c) => {
-                let (p, g) = c.device_ptr(stream);
-                (CSource::Buffer(p), Some(g))
-            }
-            Addend::InPlace => (CSource::InPlace, None),
-            Addend::None => (CSource::None, None),
-        };
-        let (pd, _gd) = d.device_ptr_mut(stream);
-        let given = Addresses {
-            a: pa,
-            b: pb,
-            c: pc,
-            d: pd,
-        };
+        let tracked = Tracked::new(stream, a, b, c, d);
+        let given = tracked.addresses;
         if given != prepared.addresses {
             return Err(GemmError::Shape(format!(
                 "launch: the buffers are not those the problem was prepared for (prepared {:x?}, given {given:x?}): prepare it again for these",

@@ -219,23 +219,28 @@ fn load_rejects_a_module_of_another_abi_version(
     )
 }
 
+/// Sets every element of `buffer` to `bits` on `stream` (a write cudarc tracks).
+fn fill(stream: &Arc<CudaStream>, buffer: &mut CudaSlice<u16>, bits: u16) -> Result<(), String> {
+    let n = buffer.len();
+    let (pointer, _write) = buffer.device_ptr_mut(stream);
+    stream
+        .context()
+        .bind_to_thread()
+        .map_err(cuda("binding the context"))?;
+    // SAFETY: `pointer` holds `n` u16 elements, written on `stream` (the guard records it).
+    let status = unsafe { sys::cuMemsetD16Async(pointer, bits, n, stream.cu_stream()) };
+    if status != sys::CUresult::CUDA_SUCCESS {
+        return Err(format!("cuMemsetD16Async: {status:?}"));
+    }
+    Ok(())
+}
+
 /// A buffer of `n` bf16 elements, every one `bits`, written on `stream`.
 fn filled(stream: &Arc<CudaStream>, n: usize, bits: u16) -> Result<CudaSlice<u16>, String> {
     let mut buffer = stream
         .alloc_zeros::<u16>(n)
         .map_err(cuda("allocating a test buffer"))?;
-    {
-        let (pointer, _write) = buffer.device_ptr_mut(stream);
-        stream
-            .context()
-            .bind_to_thread()
-            .map_err(cuda("binding the context"))?;
-        // SAFETY: `pointer` holds `n` u16 elements, written on `stream` (the guard records it).
-        let status = unsafe { sys::cuMemsetD16Async(pointer, bits, n, stream.cu_stream()) };
-        if status != sys::CUresult::CUDA_SUCCESS {
-            return Err(format!("cuMemsetD16Async: {status:?}"));
-        }
-    }
+    fill(stream, &mut buffer, bits)?;
     Ok(buffer)
 }
 
@@ -366,14 +371,7 @@ fn prepared_launches_are_ordered_with_other_streams(
         "D read on the second stream after the first launch",
     )?;
     // Second launch over a poisoned D: C zeroed on the second stream must wait for its reads.
-    {
-        let (pointer, _write) = d.device_ptr_mut(&first);
-        // SAFETY: D's `elems` elements, written on `first` (the guard records it).
-        let status = unsafe { sys::cuMemsetD16Async(pointer, POISON, elems, first.cu_stream()) };
-        if status != sys::CUresult::CUDA_SUCCESS {
-            return Err(format!("cuMemsetD16Async: {status:?}"));
-        }
-    }
+    fill(&first, &mut d, POISON)?;
     gemm.launch(&first, &prepared, alpha, 1.0, &a, &b, Some(&c), &mut d)
         .map_err(|e| e.to_string())?;
     second.memset_zeros(&mut c).map_err(cuda("overwriting C"))?;
