@@ -251,13 +251,39 @@ const LONG: Shape = Shape {
     k: 524_288,
 };
 
-/// A and B of [`LONG`], all ones, on `stream` (synchronised).
-fn long_operands(stream: &Arc<CudaStream>) -> Result<(CudaSlice<u16>, CudaSlice<u16>), String> {
-    let (m, n, k) = (LONG.m as usize, LONG.n as usize, LONG.k as usize);
-    let a = filled(stream, m * k, bf16(1.0))?;
-    let b = filled(stream, n * k, bf16(1.0))?;
-    stream.synchronize().map_err(cuda("filling A and B"))?;
-    Ok((a, b))
+/// [`LONG`] on two streams of one context: A = B = 1, C = 2 and D poisoned, written on `first`
+/// and synchronised. With `alpha = 1 / K` and beta 1, D comes out as 3 everywhere.
+struct LongProblem {
+    first: Arc<CudaStream>,
+    second: Arc<CudaStream>,
+    a: CudaSlice<u16>,
+    b: CudaSlice<u16>,
+    c: CudaSlice<u16>,
+    d: CudaSlice<u16>,
+}
+
+impl LongProblem {
+    fn new(ctx: &Arc<CudaContext>) -> Result<Self, String> {
+        let first = ctx.new_stream().map_err(cuda("a stream"))?;
+        let second = ctx.new_stream().map_err(cuda("a stream"))?;
+        let (m, n, k) = (LONG.m as usize, LONG.n as usize, LONG.k as usize);
+        let a = filled(&first, m * k, bf16(1.0))?;
+        let b = filled(&first, n * k, bf16(1.0))?;
+        let c = filled(&first, m * n, bf16(2.0))?;
+        let d = filled(&first, m * n, POISON)?;
+        first.synchronize().map_err(cuda("filling A, B, C and D"))?;
+        Ok(Self {
+            first,
+            second,
+            a,
+            b,
+            c,
+            d,
+        })
+    }
+
+    /// The alpha of `D = 1 + C`.
+    const ALPHA: f32 = 1.0 / LONG.k as f32;
 }
 
 /// `got` must be `want` everywhere.
@@ -281,11 +307,14 @@ fn d_read_on_another_stream_waits_for_run(
     ctx: &Arc<CudaContext>,
     gemm: &Gemm,
 ) -> Result<(), String> {
-    let first = ctx.new_stream().map_err(cuda("a stream"))?;
-    let second = ctx.new_stream().map_err(cuda("a stream"))?;
-    let (a, b) = long_operands(&first)?;
-    let mut d = filled(&first, (LONG.m * LONG.n) as usize, POISON)?;
-    first.synchronize().map_err(cuda("poisoning D"))?;
+    let LongProblem {
+        first,
+        second,
+        a,
+        b,
+        mut d,
+        ..
+    } = LongProblem::new(ctx)?;
     gemm.run(&first, LONG, 1.0, &a, &b, 0.0, None, &mut d)
         .map_err(|e| e.to_string())?;
     // cudarc orders this read after the GEMM only if the GEMM recorded its write of D.
@@ -298,17 +327,25 @@ fn c_overwritten_on_another_stream_waits_for_run(
     ctx: &Arc<CudaContext>,
     gemm: &Gemm,
 ) -> Result<(), String> {
-    let first = ctx.new_stream().map_err(cuda("a stream"))?;
-    let second = ctx.new_stream().map_err(cuda("a stream"))?;
-    let (a, b) = long_operands(&first)?;
-    let elems = (LONG.m * LONG.n) as usize;
-    let mut c = filled(&first, elems, bf16(2.0))?;
-    let mut d = filled(&first, elems, POISON)?;
-    first.synchronize().map_err(cuda("filling C and D"))?;
-    // alpha * K = 1, so D = 1 + C = 3.
-    let alpha = 1.0 / LONG.k as f32;
-    gemm.run(&first, LONG, alpha, &a, &b, 1.0, Some(&c), &mut d)
-        .map_err(|e| e.to_string())?;
+    let LongProblem {
+        first,
+        second,
+        a,
+        b,
+        mut c,
+        mut d,
+    } = LongProblem::new(ctx)?;
+    gemm.run(
+        &first,
+        LONG,
+        LongProblem::ALPHA,
+        &a,
+        &b,
+        1.0,
+        Some(&c),
+        &mut d,
+    )
+    .map_err(|e| e.to_string())?;
     // cudarc orders this write after the GEMM's reads of C only if the GEMM recorded them.
     second.memset_zeros(&mut c).map_err(cuda("overwriting C"))?;
     second.synchronize().map_err(cuda("overwriting C"))?;
@@ -349,14 +386,15 @@ fn prepared_launches_are_ordered_with_other_streams(
     ctx: &Arc<CudaContext>,
     gemm: &Gemm,
 ) -> Result<(), String> {
-    let first = ctx.new_stream().map_err(cuda("a stream"))?;
-    let second = ctx.new_stream().map_err(cuda("a stream"))?;
-    let (a, b) = long_operands(&first)?;
-    let elems = (LONG.m * LONG.n) as usize;
-    let mut c = filled(&first, elems, bf16(2.0))?;
-    let mut d = filled(&first, elems, POISON)?;
-    first.synchronize().map_err(cuda("filling C and D"))?;
-    let alpha = 1.0 / LONG.k as f32;
+    let LongProblem {
+        first,
+        second,
+        a,
+        b,
+        mut c,
+        mut d,
+    } = LongProblem::new(ctx)?;
+    let alpha = LongProblem::ALPHA;
     let kernel = Kernel::default_for(LONG, gemm.sms());
     let prepared = gemm
         .prepare(&first, kernel, LONG, &a, &b, Some(&c), &d)
