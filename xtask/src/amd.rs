@@ -5,9 +5,9 @@ use std::path::Path;
 
 use xshell::{Shell, cmd};
 
-use crate::Result;
 use crate::gpu::{AMD, GpuTarget};
 use crate::snapshots;
+use crate::util::Result;
 
 /// Cache-maintenance instructions that must never appear in pipeline paths: LDS needs none, and
 /// these act at agent or system scope (CDNA3 ISA / RDNA3 ISA, "Memory" chapters). The one

@@ -5,8 +5,8 @@ use std::path::Path;
 
 use xshell::{Shell, cmd};
 
-use crate::Result;
 use crate::gpu;
+use crate::util::Result;
 
 /// The bundle's run script: compile the C++ twins with nvcc and assemble the Rust PTX with the same
 /// toolkit's ptxas (or take the cubins the build machine made with the same compiler version, in
@@ -72,7 +72,7 @@ exit $status
 fn bundle(sh: &Shell, dir: &Path) -> Result {
     let ptx = gpu::build_bench(sh, false)?;
     let checked = gpu::build_bench(sh, true)?;
-    let commit = crate::nvidia::commit(sh);
+    let commit = crate::device::commit(sh);
     cmd!(
         sh,
         "cargo build --release -p pipeline-harness --bin pipeline-bench"
@@ -80,13 +80,13 @@ fn bundle(sh: &Shell, dir: &Path) -> Result {
     .env("GPU_PIPELINE_COMMIT", &commit)
     .run()
     .map_err(|_| "building the bench binary failed (above)".to_string())?;
-    let root = crate::root();
+    let root = crate::util::root();
     let bench = root.join("target/release/pipeline-bench");
     let needed = cmd!(sh, "{bench} --list-kernels")
         .quiet()
         .read()
         .map_err(|_| "pipeline-bench --list-kernels failed".to_string())?;
-    let text = std::fs::read_to_string(&ptx).map_err(crate::err("cannot read the PTX"))?;
+    let text = std::fs::read_to_string(&ptx).map_err(crate::util::err("cannot read the PTX"))?;
     let missing: Vec<&str> = needed
         .lines()
         .filter(|k| !text.contains(&format!(".entry {k}(")))
@@ -110,7 +110,7 @@ fn bundle(sh: &Shell, dir: &Path) -> Result {
         files.push((ptx.clone(), "pipeline_kernels.ptx"));
         files.push((checked.clone(), "pipeline_kernels_checked.ptx"));
     }
-    crate::nvidia::write_bundle(sh, dir, &files, "run_bench.sh", RUN_BENCH_SH)?;
+    crate::device::write_bundle(sh, dir, &files, "run_bench.sh", RUN_BENCH_SH)?;
     if prebuilt {
         prebuild(sh, dir, &ptx, &checked)?;
     }
@@ -132,8 +132,8 @@ fn has_nvcc(sh: &Shell) -> bool {
 fn prebuild(sh: &Shell, dir: &Path, ptx: &Path, checked: &Path) -> Result {
     let pre = dir.join("prebuilt");
     sh.create_dir(&pre)
-        .map_err(crate::err("create prebuilt/"))?;
-    let bench_cu = crate::root().join("tests/bench/bench.cu");
+        .map_err(crate::util::err("create prebuilt/"))?;
+    let bench_cu = crate::util::root().join("tests/bench/bench.cu");
     let (cpp, rust, rust_checked) = (
         pre.join("bench_cpp.cubin"),
         pre.join("bench_rust.cubin"),
@@ -152,13 +152,13 @@ fn prebuild(sh: &Shell, dir: &Path, ptx: &Path, checked: &Path) -> Result {
         .map_err(|_| "ptxas of the checked Rust PTX failed (above)".to_string())?;
     let version = cmd!(sh, "nvcc --version")
         .read()
-        .map_err(crate::err("nvcc --version"))?;
+        .map_err(crate::util::err("nvcc --version"))?;
     let last = version.lines().last().unwrap_or_default().to_string();
     sh.write_file(
         pre.join("TOOLKIT"),
         format!("nvcc -arch=sm_90a -O3 -cubin, ptxas -arch=sm_90a -O3: {last}\n"),
     )
-    .map_err(crate::err("write prebuilt/TOOLKIT"))?;
+    .map_err(crate::util::err("write prebuilt/TOOLKIT"))?;
     Ok(())
 }
 
@@ -177,7 +177,7 @@ pub fn run(sh: &Shell, bundle_dir: Option<&Path>, quick: bool) -> Result {
     if !has_nvcc(sh) {
         return Err("nvcc not found: the C++ baseline is compiled with `nvcc -arch=sm_90a`; install the CUDA toolkit here, or use `cargo xtask bench-nvidia --bundle DIR` and run DIR/run_bench.sh on a GPU machine".into());
     }
-    let dir = crate::root().join("target/bench-bundle");
+    let dir = crate::util::root().join("target/bench-bundle");
     bundle(sh, &dir)?;
     let script = dir.join("run_bench.sh");
     let quick = if quick { vec!["--quick"] } else { vec![] };

@@ -15,8 +15,8 @@ use std::path::PathBuf;
 
 use xshell::Shell;
 
-use crate::Result;
 use crate::gpu::NVPTX;
+use crate::util::Result;
 
 const DIR: &str = "tests/compile-fail";
 
@@ -72,7 +72,7 @@ fn flags_target_dir(flags: &[String]) -> PathBuf {
             .collect::<Vec<_>>()
             .join("_")
     };
-    crate::root()
+    crate::util::root()
         .join("target/gpu")
         .join(format!("compile-fail-{name}"))
 }
@@ -82,7 +82,7 @@ pub fn run(sh: &Shell) -> Result {
     println!("compile-fail tests (nvptx64-nvidia-cuda, panic = abort):");
     let mut names: Vec<String> = sh
         .read_dir(format!("{DIR}/examples"))
-        .map_err(crate::err("cannot list the compile-fail examples"))?
+        .map_err(crate::util::err("cannot list the compile-fail examples"))?
         .into_iter()
         .filter(|p| p.extension().is_some_and(|e| e == "rs"))
         .filter_map(|p| p.file_stem().map(|s| s.to_string_lossy().into_owned()))
@@ -92,7 +92,7 @@ pub fn run(sh: &Shell) -> Result {
     for name in &names {
         let source = sh
             .read_file(format!("{DIR}/examples/{name}.rs"))
-            .map_err(crate::err("read"))?;
+            .map_err(crate::util::err("read"))?;
         let Header { expect, rustflags } = header(&source, name)?;
         let output = match &rustflags {
             None => NVPTX.cargo_build_output(sh, DIR, &["--example", name])?,

@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 
 use xshell::{Shell, cmd};
 
-use crate::Result;
+use crate::util::Result;
 
 /// The example's folder, relative to the repository root.
 pub const DIR: &str = "examples/kernel-crate";
@@ -58,18 +58,18 @@ pub fn bundle_files() -> [(PathBuf, &'static str); 2] {
 
 /// The kernel crate's PTX after [`build`].
 pub fn ptx() -> PathBuf {
-    crate::root().join(KERNEL).join(PTX)
+    crate::util::root().join(KERNEL).join(PTX)
 }
 
 /// The launcher after [`build`].
 pub fn launcher() -> PathBuf {
-    crate::root().join(HOST).join(LAUNCHER)
+    crate::util::root().join(HOST).join(LAUNCHER)
 }
 
 /// Runs `cargo {args}` in `dir` (relative to the root) as a user would: from that folder, with
 /// the committed `Cargo.lock` (`--locked` where cargo resolves), and none of [`OVERRIDES`].
 fn user_cargo(sh: &Shell, dir: &str, args: &[&str]) -> Result {
-    let _folder = sh.push_dir(crate::root().join(dir));
+    let _folder = sh.push_dir(crate::util::root().join(dir));
     let mut command = cmd!(sh, "cargo {args...}");
     for name in OVERRIDES {
         command = command.env_remove(name);
@@ -120,11 +120,11 @@ pub fn check(sh: &Shell) -> Result<(PathBuf, PathBuf)> {
 }
 
 /// Runs the launcher on the example's PTX here and judges its exit status like the harness's
-/// ([`verdict`](crate::nvidia::verdict): the launcher uses the same statuses). `ci`: a missing
+/// ([`verdict`](crate::device::verdict): the launcher uses the same statuses). `ci`: a missing
 /// driver is a SKIPPED line.
 pub fn run(sh: &Shell, ci: bool) -> Result {
     println!("== {DIR}: the README's standalone kernel crate, run by its cudarc launcher");
-    crate::nvidia::run_device_program(sh, DIR, &launcher(), &[&ptx()], ci)
+    crate::device::run_device_program(sh, DIR, &launcher(), &[&ptx()], ci)
 }
 
 /// The `pub const NAME: u8 = N;` lines of `source`: the launcher's copy of the exit statuses.
@@ -150,13 +150,13 @@ fn channel(toolchain_file: &str) -> Option<&str> {
 
 /// Reads a file of the repository.
 fn read(path: impl AsRef<Path>) -> Result<String> {
-    let path = crate::root().join(path);
+    let path = crate::util::root().join(path);
     std::fs::read_to_string(&path).map_err(|e| format!("{}: {e}", path.display()))
 }
 
 /// The two things the example copies instead of depending on the repository: the toolchain
 /// channel (its own `rust-toolchain.toml`) and the exit statuses (`pipeline_suite::exit`, which
-/// [`verdict`](crate::nvidia::verdict) and the bundle's `run.sh` read). Fails with one line when
+/// [`verdict`](crate::device::verdict) and the bundle's `run.sh` read). Fails with one line when
 /// either drifted.
 fn check_copies() -> Result {
     let root = read("rust-toolchain.toml")?;
@@ -240,7 +240,7 @@ mod tests {
                 .find_map(|l| l.strip_prefix("gpu-pipeline = { path = \""))
                 .and_then(|l| l.split('"').next())
                 .unwrap_or_else(|| panic!("{dir}/Cargo.toml has no gpu-pipeline path dependency"));
-            let library = crate::root().join(dir).join(path).join("Cargo.toml");
+            let library = crate::util::root().join(dir).join(path).join("Cargo.toml");
             assert!(
                 read(&library).unwrap().contains("name = \"gpu-pipeline\""),
                 "{}",

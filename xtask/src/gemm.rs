@@ -5,8 +5,8 @@ use std::path::Path;
 
 use xshell::{Shell, cmd};
 
-use crate::Result;
-use crate::nvidia::{Verdict, verdict};
+use crate::device::{Verdict, verdict};
+use crate::util::Result;
 
 /// The bundle's run script: the benchmark (its arguments passed on), its log and CSV under
 /// `$OUT` (or `out/` beside the script). cuBLAS is looked for in the usual CUDA folders too.
@@ -51,44 +51,6 @@ echo "gemm-bench exit status: $status (@MEANINGS@)" | tee -a "$out/gemm.log"
 exit $status
 "#;
 
-/// The CUDA toolkit's usual library folders: where the bundles' scripts, and this task and
-/// `test-nvidia` on this machine, look for cuBLAS (`libcublas.so.13`, `libcublasLt.so.13`)
-/// besides the loader's own path.
-pub const CUBLAS_DIRS: [&str; 2] = [
-    "/usr/local/cuda/lib64",
-    "/usr/local/cuda/targets/x86_64-linux/lib",
-];
-
-/// The shell lines that put each existing folder of [`CUBLAS_DIRS`] in front of
-/// `LD_LIBRARY_PATH` (for `set -u` scripts).
-pub fn cublas_path_sh() -> String {
-    format!(
-        "for dir in {}; do\n  [ -d \"$dir\" ] && export LD_LIBRARY_PATH=\"$dir${{LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}}\"\ndone",
-        CUBLAS_DIRS.join(" ")
-    )
-}
-
-/// `LD_LIBRARY_PATH` as [`cublas_path_sh`] leaves it, from its value `current` and which folders
-/// exist: the existing folders of [`CUBLAS_DIRS`], the last first, then `current`.
-pub fn cublas_library_path(current: Option<&str>, exists: impl Fn(&str) -> bool) -> String {
-    let mut path = current.filter(|p| !p.is_empty()).map(String::from);
-    for dir in CUBLAS_DIRS.iter().filter(|d| exists(d)) {
-        path = Some(match path {
-            Some(rest) => format!("{dir}:{rest}"),
-            None => (*dir).to_string(),
-        });
-    }
-    path.unwrap_or_default()
-}
-
-/// Sets `LD_LIBRARY_PATH` on `sh` for the commands run while the guard lives, as the scripts do,
-/// so that a run here finds cuBLAS where a bundle's run would.
-pub fn push_cublas_path(sh: &Shell) -> xshell::PushEnv<'_> {
-    let current = std::env::var("LD_LIBRARY_PATH").ok();
-    let path = cublas_library_path(current.as_deref(), |d| Path::new(d).is_dir());
-    sh.push_env("LD_LIBRARY_PATH", path)
-}
-
 /// [`RUN_GEMM_SH`] with the cuBLAS folders, and the exit statuses' meanings filled in from
 /// `pipeline_suite::exit`.
 fn run_gemm_sh() -> String {
@@ -104,30 +66,14 @@ fn run_gemm_sh() -> String {
     .map(|&s| format!("{s} {}", exit::meaning(i32::from(s)).unwrap_or("?")))
     .collect();
     RUN_GEMM_SH
-        .replace("@CUBLAS_PATH@", &cublas_path_sh())
+        .replace("@CUBLAS_PATH@", &crate::cublas::cublas_path_sh())
         .replace("@MEANINGS@", &meanings.join(", "))
 }
 
 /// Builds the GEMM kernels and `gemm-bench` and returns the benchmark's path.
 fn build(sh: &Shell) -> Result<std::path::PathBuf> {
     crate::gemm_kernel::build(sh)?;
-    build_bench(sh)
-}
-
-/// Builds `gemm-bench` (release, with the commit baked in) and returns its path; `test-nvidia`
-/// builds it too, for its correctness pass (`gemm-bench --check`).
-pub fn build_bench(sh: &Shell) -> Result<std::path::PathBuf> {
-    let commit = crate::nvidia::commit(sh);
-    cmd!(sh, "cargo build --release -p gemm-bench")
-        .env("GPU_PIPELINE_COMMIT", &commit)
-        .run()
-        .map_err(|_| "building gemm-bench failed (above)".to_string())?;
-    Ok(bench_path())
-}
-
-/// Where [`build_bench`] leaves the binary.
-pub fn bench_path() -> std::path::PathBuf {
-    crate::root().join("target/release/gemm-bench")
+    crate::gemm_kernel::build_bench(sh)
 }
 
 /// The task: with `bundle_dir`, write the bundle (the binary, `run_gemm.sh`, `COMMIT`); otherwise
@@ -135,7 +81,7 @@ pub fn bench_path() -> std::path::PathBuf {
 pub fn run(sh: &Shell, bundle_dir: Option<&Path>, quick: bool) -> Result {
     let bench = build(sh)?;
     if let Some(dir) = bundle_dir {
-        crate::nvidia::write_bundle(
+        crate::device::write_bundle(
             sh,
             dir,
             &[
@@ -154,12 +100,12 @@ pub fn run(sh: &Shell, bundle_dir: Option<&Path>, quick: bool) -> Result {
     }
     let quick = if quick { vec!["--quick"] } else { vec![] };
     let module = crate::gemm_kernel::artifact();
-    let _cublas = push_cublas_path(sh);
+    let _cublas = crate::cublas::push_cublas_path(sh);
     let output = cmd!(sh, "{bench} --ours-module {module} {quick...}")
         .ignore_status()
         .quiet()
         .output()
-        .map_err(crate::err("cannot run gemm-bench"))?;
+        .map_err(crate::util::err("cannot run gemm-bench"))?;
     print!("{}", String::from_utf8_lossy(&output.stdout));
     let stderr = String::from_utf8_lossy(&output.stderr);
     outcome(output.status.code(), &stderr)
@@ -178,7 +124,8 @@ fn outcome(code: Option<i32>, stderr: &str) -> Result {
 
 #[cfg(test)]
 mod tests {
-    use super::{CUBLAS_DIRS, cublas_library_path, cublas_path_sh, outcome, run_gemm_sh};
+    use super::{outcome, run_gemm_sh};
+    use crate::cublas::cublas_path_sh;
     use pipeline_suite::exit;
 
     #[test]
@@ -228,25 +175,6 @@ mod tests {
         assert!(script.contains("/usr/local/cuda/lib64"));
         assert!(script.contains(&cublas_path_sh()));
         assert!(!script.contains("@CUBLAS_PATH@"));
-    }
-
-    #[test]
-    fn the_cublas_path_here_matches_the_script() {
-        let sh = cublas_path_sh();
-        assert!(sh.starts_with(&format!("for dir in {}; do\n", CUBLAS_DIRS.join(" "))));
-        assert!(
-            sh.contains(r#"export LD_LIBRARY_PATH="$dir${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}""#)
-        );
-        assert!(sh.ends_with("\ndone"));
-        let (first, second) = (CUBLAS_DIRS[0], CUBLAS_DIRS[1]);
-        // The loop prepends each existing folder in turn: the last one ends up first.
-        assert_eq!(
-            cublas_library_path(Some("/x:/y"), |_| true),
-            format!("{second}:{first}:/x:/y")
-        );
-        assert_eq!(cublas_library_path(None, |d| d == first), first);
-        assert_eq!(cublas_library_path(Some(""), |_| false), "");
-        assert_eq!(cublas_library_path(Some("/x"), |_| false), "/x");
     }
 
     #[test]

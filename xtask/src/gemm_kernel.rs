@@ -4,10 +4,10 @@
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
-use xshell::Shell;
+use xshell::{Shell, cmd};
 
-use crate::Result;
 use crate::gpu::GpuTarget;
+use crate::util::Result;
 
 /// The GEMM crate.
 pub const CRATE: &str = "crates/gpu-gemm";
@@ -73,16 +73,35 @@ fi"#;
 
 /// The suite bundle's GEMM section ([`RUN_SH_SECTION`] with the cuBLAS folders filled in).
 pub fn run_sh_section() -> String {
-    RUN_SH_SECTION.replace("@CUBLAS_PATH@", &crate::gemm::cublas_path_sh())
+    RUN_SH_SECTION.replace("@CUBLAS_PATH@", &crate::cublas::cublas_path_sh())
 }
 
 /// The GEMM's files in the suite bundle: (built file, name in the bundle).
 pub fn bundle_files() -> [(PathBuf, &'static str); 3] {
     [
         (artifact(), "gpu_gemm.ptx"),
-        (crate::root().join("target/release/gemm-test"), "gemm-test"),
-        (crate::gemm::bench_path(), "gemm-bench"),
+        (
+            crate::util::root().join("target/release/gemm-test"),
+            "gemm-test",
+        ),
+        (bench_path(), "gemm-bench"),
     ]
+}
+
+/// Builds `gemm-bench` (release, with the commit baked in) and returns its path; `test-nvidia`
+/// builds it too, for its correctness pass (`gemm-bench --check`).
+pub fn build_bench(sh: &Shell) -> Result<std::path::PathBuf> {
+    let commit = crate::device::commit(sh);
+    cmd!(sh, "cargo build --release -p gemm-bench")
+        .env("GPU_PIPELINE_COMMIT", &commit)
+        .run()
+        .map_err(|_| "building gemm-bench failed (above)".to_string())?;
+    Ok(bench_path())
+}
+
+/// Where [`build_bench`] leaves the binary.
+pub fn bench_path() -> std::path::PathBuf {
+    crate::util::root().join("target/release/gemm-bench")
 }
 
 /// Builds the GEMM kernels for sm_90a, adds the launch bound, checks the PTX, and returns the
@@ -127,19 +146,19 @@ pub fn build(sh: &Shell) -> Result<PathBuf> {
 /// when the test failed; the task then fails with both messages.
 pub fn run(sh: &Shell, ci: bool) -> Result {
     println!("== gpu-gemm: the bf16 GEMM, checked exactly against a host reference");
-    let test = crate::root().join("target/release/gemm-test");
+    let test = crate::util::root().join("target/release/gemm-test");
     let module = artifact();
-    let tested = crate::nvidia::run_device_program(sh, "gpu-gemm", &test, &[&module], ci);
+    let tested = crate::device::run_device_program(sh, "gpu-gemm", &test, &[&module], ci);
     println!(
         "== gpu-gemm: every kernel against cublasGemmEx (random data, K-scaled bound) and a host reference (integers), beta 0 and not 0"
     );
     let checked = {
-        let _cublas = crate::gemm::push_cublas_path(sh);
+        let _cublas = crate::cublas::push_cublas_path(sh);
         let args: [&Path; 3] = [Path::new("--check"), Path::new("--ours-module"), &module];
-        crate::nvidia::run_device_program(
+        crate::device::run_device_program(
             sh,
             "gpu-gemm check against cuBLAS",
-            &crate::gemm::bench_path(),
+            &bench_path(),
             &args,
             ci,
         )
@@ -381,7 +400,7 @@ fn wgmma_visits_source(len: usize) -> String {
 /// The committed `wgmma.rs`.
 #[cfg(test)]
 fn wgmma_path() -> PathBuf {
-    crate::root().join(CRATE).join("src/wgmma.rs")
+    crate::util::root().join(CRATE).join("src/wgmma.rs")
 }
 
 #[cfg(test)]
@@ -543,7 +562,7 @@ mod tests {
         );
         // cuBLAS found as run_gemm.sh finds it, without changing LD_LIBRARY_PATH for the rest of
         // run.sh: the export is inside the parentheses.
-        let path = section.find(&crate::gemm::cublas_path_sh()).unwrap();
+        let path = section.find(&crate::cublas::cublas_path_sh()).unwrap();
         let (open, close) = (
             section.find("(\n").unwrap(),
             section.find("\n) 2>&1").unwrap(),
@@ -554,5 +573,37 @@ mod tests {
     #[test]
     fn the_module_path_is_under_the_sm90a_target() {
         assert!(artifact().ends_with(Path::new("target/gpu/sm_90a/gpu_gemm.ptx")));
+    }
+
+    /// The built GEMM passes the convergence check, where it exists (`cargo xtask build`; `build` runs this check
+    /// on every build, this test shows the numbers).
+    #[test]
+    fn the_built_gemm_passes() {
+        let Ok(ptx) = std::fs::read_to_string(super::artifact()) else {
+            return;
+        };
+        let reports = crate::ptx_uniform::check(&ptx).unwrap();
+        for r in &reports {
+            println!("{r:?}");
+        }
+        // The kernels, each an entry.
+        assert_eq!(reports.len(), super::ENTRIES.len());
+        // The consumers' test of the thread, moved inside the first warpgroup: every wgmma is
+        // then only warp-uniform.
+        let moved: Vec<String> = ptx
+            .lines()
+            .map(|l| {
+                if l.contains("setp.lt.u32") && l.trim_end().ends_with(", 128;") {
+                    l.replace(", 128;", ", 64;")
+                } else {
+                    l.to_string()
+                }
+            })
+            .collect();
+        let moved = moved.join("\n");
+        if moved != ptx {
+            let e = crate::ptx_uniform::check(&moved).unwrap_err();
+            assert!(e.contains("wgmma.mma_async"), "{e}");
+        }
     }
 }

@@ -5,7 +5,7 @@ use std::time::Instant;
 
 use xshell::{Shell, cmd};
 
-use crate::Result;
+use crate::util::Result;
 
 /// One GPU build: a target triple and a processor.
 pub struct GpuTarget {
@@ -109,9 +109,11 @@ pub fn build_bench(sh: &Shell, checked: bool) -> Result<PathBuf> {
 
 /// The target directory of `target`'s build with `features`.
 fn features_dir(target: &GpuTarget, features: &str) -> PathBuf {
-    crate::root()
-        .join("target/gpu")
-        .join(format!("{}-{}", target.cpu, features.replace(',', "-")))
+    crate::util::root().join("target/gpu").join(format!(
+        "{}-{}",
+        target.cpu,
+        features.replace(',', "-")
+    ))
 }
 
 /// The PTX of [`build_checked`].
@@ -122,7 +124,7 @@ pub fn checked_artifact() -> PathBuf {
 impl GpuTarget {
     /// The target directory of this build.
     pub fn target_dir(&self) -> PathBuf {
-        crate::root().join("target/gpu").join(self.cpu)
+        crate::util::root().join("target/gpu").join(self.cpu)
     }
 
     /// The `CARGO_ENCODED_RUSTFLAGS` of this build.
@@ -175,7 +177,7 @@ impl GpuTarget {
             .quiet()
             .ignore_status()
             .output()
-            .map_err(crate::err("cannot run cargo"))
+            .map_err(crate::util::err("cannot run cargo"))
     }
 
     /// Builds `manifest_dir` for this target; on failure, shows cargo's output.
@@ -225,20 +227,4 @@ pub fn build(sh: &Shell, target: &GpuTarget) -> Result<PathBuf> {
         artifact.display()
     );
     Ok(artifact)
-}
-
-/// Builds the kernels for every GPU target.
-pub fn build_all(sh: &Shell) -> Result<Vec<String>> {
-    println!("building the device kernels (and the library) for every GPU target:");
-    let mut artifacts = vec![
-        build(sh, &NVPTX)?.display().to_string(),
-        build(sh, &NVPTX_SM100A)?.display().to_string(),
-        build_checked(sh)?.display().to_string(),
-        build_bench(sh, false)?.display().to_string(),
-    ];
-    artifacts.push(crate::gemm_kernel::build(sh)?.display().to_string());
-    for target in &AMD {
-        artifacts.push(build(sh, target)?.display().to_string());
-    }
-    Ok(artifacts)
 }

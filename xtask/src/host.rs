@@ -2,7 +2,7 @@
 
 use xshell::{Shell, cmd};
 
-use crate::Result;
+use crate::util::Result;
 
 /// `cargo fmt --check` and `cargo clippy -D warnings` over the host workspace and the device crates.
 pub fn lint(sh: &Shell) -> Result {
@@ -112,7 +112,7 @@ pub fn package(sh: &Shell) -> Result {
     let dirty = cmd!(sh, "git status --porcelain -- crates/gpu-pipeline")
         .quiet()
         .read()
-        .map_err(crate::err("`git status` of crates/gpu-pipeline"))?;
+        .map_err(crate::util::err("`git status` of crates/gpu-pipeline"))?;
     let allow_dirty = if dirty.trim().is_empty() {
         None
     } else {
@@ -124,7 +124,7 @@ pub fn package(sh: &Shell) -> Result {
         .map_err(|_| "`cargo package -p gpu-pipeline` failed (above)".to_string())?;
     let manifest = sh
         .read_file("crates/gpu-pipeline/Cargo.toml")
-        .map_err(crate::err("read crates/gpu-pipeline/Cargo.toml"))?;
+        .map_err(crate::util::err("read crates/gpu-pipeline/Cargo.toml"))?;
     let version = manifest
         .lines()
         .find_map(|line| line.strip_prefix("version = \""))

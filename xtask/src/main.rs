@@ -3,8 +3,11 @@
 //! This file holds the flags and the dispatch only; each task is a module.
 
 mod amd;
+mod artifacts;
 mod bench;
 mod compile_fail;
+mod cublas;
+mod device;
 mod example;
 mod gemm;
 mod gemm_kernel;
@@ -16,11 +19,14 @@ mod snapshots;
 #[cfg(test)]
 mod tidy;
 mod toolchain;
+mod util;
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::ExitCode;
 
 use xshell::Shell;
+
+use util::{Result, err, root};
 
 const USAGE: &str = "\
 usage: cargo xtask <task> [options]
@@ -55,22 +61,6 @@ tasks:
                              ROCm runtime is present (otherwise SKIPPED)
   ci                         what .ci/run runs: fmt, clippy, test, package, test-amd, example, test-nvidia (SKIPPED only
                              where no CUDA driver can be loaded; any other harness error fails)";
-
-/// A task's failure: a one-line message for the user.
-pub type Result<T = ()> = std::result::Result<T, String>;
-
-/// Converts any error into the task error type.
-pub fn err<E: std::fmt::Display>(context: &str) -> impl FnOnce(E) -> String + '_ {
-    move |e| format!("{context}: {e}")
-}
-
-/// The repository root.
-pub fn root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .parent()
-        .expect("xtask lives in the repository root")
-        .to_path_buf()
-}
 
 /// The task's flags, parsed.
 struct Flags {
@@ -125,7 +115,7 @@ fn run(args: &[String]) -> Result {
     match task.as_str() {
         "build" => {
             toolchain::check(&sh)?;
-            for artifact in gpu::build_all(&sh)? {
+            for artifact in artifacts::build_all(&sh)? {
                 println!("built {artifact}");
             }
             Ok(())
@@ -135,7 +125,7 @@ fn run(args: &[String]) -> Result {
             host::test(&sh)?;
             host::asan(&sh)?;
             host::loom(&sh)?;
-            gpu::build_all(&sh)?;
+            artifacts::build_all(&sh)?;
             compile_fail::run(&sh)?;
             snapshots::check_nvptx(&sh, flags.bless)?;
             println!("xtask test: all passed");
@@ -186,7 +176,7 @@ fn run(args: &[String]) -> Result {
             host::test(&sh)?;
             host::asan(&sh)?;
             host::loom(&sh)?;
-            gpu::build_all(&sh)?;
+            artifacts::build_all(&sh)?;
             compile_fail::run(&sh)?;
             snapshots::check_nvptx(&sh, false)?;
             host::package(&sh)?;

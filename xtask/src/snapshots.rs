@@ -9,11 +9,11 @@ use std::path::PathBuf;
 
 use xshell::{Shell, cmd};
 
-use crate::Result;
 use crate::gpu::{GpuTarget, NVPTX};
+use crate::util::Result;
 
 fn snapshot_dir(target: &str) -> PathBuf {
-    crate::root().join("tests/snapshots").join(target)
+    crate::util::root().join("tests/snapshots").join(target)
 }
 
 /// Replaces every run of decimal digits that follows `prefix` with `N`.
@@ -92,7 +92,7 @@ pub fn amd_disassembly(sh: &Shell, target: &GpuTarget, elf: &std::path::Path) ->
     )
     .quiet()
     .read()
-    .map_err(crate::err("llvm-objdump failed"))
+    .map_err(crate::util::err("llvm-objdump failed"))
 }
 
 /// Splits an AMD disassembly (from [`amd_disassembly`]) into its `probe_*` functions, normalised.
@@ -139,10 +139,10 @@ pub fn compare(
     if bless {
         let _ = sh.remove_path(&dir);
         sh.create_dir(&dir)
-            .map_err(crate::err("create snapshot dir"))?;
+            .map_err(crate::util::err("create snapshot dir"))?;
         for (name, body) in probes {
             sh.write_file(dir.join(format!("{name}.{extension}")), body)
-                .map_err(crate::err("write snapshot"))?;
+                .map_err(crate::util::err("write snapshot"))?;
         }
         println!("  blessed {} snapshots in {}", probes.len(), dir.display());
         return Ok(());
@@ -215,9 +215,11 @@ fn check_no_aligned_asm_collectives(ptx: &str) -> Result {
 /// Checks the PTX snapshots of the nvptx build (which must exist).
 pub fn check_nvptx(sh: &Shell, bless: bool) -> Result {
     println!("PTX snapshots of the barrier operations:");
-    let ptx = sh.read_file(NVPTX.kernels_artifact()).map_err(crate::err(
-        "read the kernels' PTX (run `cargo xtask build`)",
-    ))?;
+    let ptx = sh
+        .read_file(NVPTX.kernels_artifact())
+        .map_err(crate::util::err(
+            "read the kernels' PTX (run `cargo xtask build`)",
+        ))?;
     check_no_aligned_asm_collectives(&ptx)?;
     compare(sh, NVPTX.cpu, "ptx", &ptx_probes(&ptx), bless)
 }

@@ -249,7 +249,7 @@ fn rust_files(dir: &Path) -> Vec<PathBuf> {
 
 /// The library's files as (path relative to [`LIBRARY`], stripped text).
 fn library() -> Vec<(String, String)> {
-    let dir = crate::root().join(LIBRARY);
+    let dir = crate::util::root().join(LIBRARY);
     rust_files(&dir)
         .into_iter()
         .map(|path| {
@@ -623,7 +623,7 @@ const RESULTS_MAX_BYTES: u64 = 1_500_000;
 fn tracked_files() -> Vec<String> {
     let output = std::process::Command::new("git")
         .args(["ls-files", "-z"])
-        .current_dir(crate::root())
+        .current_dir(crate::util::root())
         .output()
         .unwrap_or_else(|e| panic!("cannot run `git ls-files` (the tidy checks need git): {e}"));
     assert!(
@@ -650,7 +650,7 @@ fn under_a_target_folder(paths: &[String]) -> Vec<&str> {
 
 /// The size of a tracked file in the work tree (0 if it was deleted there).
 fn size_of(path: &str) -> u64 {
-    fs::metadata(crate::root().join(path)).map_or(0, |m| m.len())
+    fs::metadata(crate::util::root().join(path)).map_or(0, |m| m.len())
 }
 
 // ---------------------------------------------------------------- (f) markdown links
@@ -850,7 +850,7 @@ fn results_folder_stays_small() {
 #[test]
 fn crate_readme_example_is_the_repository_readmes() {
     let read = |path: &str| {
-        fs::read_to_string(crate::root().join(path)).unwrap_or_else(|e| panic!("{path}: {e}"))
+        fs::read_to_string(crate::util::root().join(path)).unwrap_or_else(|e| panic!("{path}: {e}"))
     };
     let root = first_rust_block(&read("README.md")).expect("README.md has a ```rust example");
     let own = first_rust_block(&read(CRATE_README))
@@ -878,7 +878,7 @@ fn markdown_links_point_to_tracked_files() {
             problems.push(format!("{document}: not a tracked file"));
             continue;
         }
-        let text = fs::read_to_string(crate::root().join(document))
+        let text = fs::read_to_string(crate::util::root().join(document))
             .unwrap_or_else(|e| panic!("{document}: {e}"));
         for (target, line) in markdown_links(&text) {
             if let Some(path) = link_path(document, &target)
@@ -1068,7 +1068,7 @@ fn asm_only_in_arch() {
 
 #[test]
 fn pure_modules_have_no_unsafe_and_no_cfg() {
-    let dir = crate::root().join(LIBRARY);
+    let dir = crate::util::root().join(LIBRARY);
     let mut problems = Vec::new();
     for file in PURE_MODULES {
         match fs::read_to_string(dir.join(file)) {
@@ -1113,6 +1113,38 @@ fn no_memory_free_asm_outside_the_allow_list() {
     assert!(
         stale.is_empty(),
         "NOMEM_ALLOWED names functions with no memory-free asm (remove them): {stale:?}"
+    );
+}
+
+/// The xtask's own files as (path relative to `xtask/src`, stripped text).
+fn xtask_files() -> Vec<(String, String)> {
+    let dir = crate::util::root().join("xtask/src");
+    rust_files(&dir)
+        .into_iter()
+        .map(|path| {
+            let text = fs::read_to_string(&path).expect("a readable source file");
+            let name = path
+                .strip_prefix(&dir)
+                .expect("under xtask/src")
+                .to_string_lossy()
+                .replace('\\', "/");
+            (name, strip(&text))
+        })
+        .collect()
+}
+
+#[test]
+fn no_import_cycles_between_xtask_modules() {
+    let graph = module_graph(&xtask_files());
+    assert!(graph.len() > 10, "the xtask's modules were not found");
+    let found: Vec<String> = cycles(&graph)
+        .iter()
+        .map(|cycle| describe(cycle, &graph))
+        .collect();
+    assert!(
+        found.is_empty(),
+        "modules of the xtask import each other (a cycle of `crate::`/`super::` paths):\n  {}",
+        found.join("\n  ")
     );
 }
 

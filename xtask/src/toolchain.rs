@@ -4,7 +4,7 @@ use std::path::PathBuf;
 
 use xshell::{Shell, cmd};
 
-use crate::Result;
+use crate::util::Result;
 
 const SETUP: &str =
     "run `rustup toolchain install` in the repository root (it reads rust-toolchain.toml)";
@@ -48,8 +48,8 @@ pub fn check(sh: &Shell) -> Result {
         .ignore_stderr()
         .read()
         .map_err(|_| format!("rustc is not available; {SETUP}"))?;
-    let pinned = std::fs::read_to_string(crate::root().join("rust-toolchain.toml"))
-        .map_err(crate::err("rust-toolchain.toml"))?;
+    let pinned = std::fs::read_to_string(crate::util::root().join("rust-toolchain.toml"))
+        .map_err(crate::util::err("rust-toolchain.toml"))?;
     let channel = pinned
         .lines()
         .find_map(|l| l.trim().strip_prefix("channel = "))
