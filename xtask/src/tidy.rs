@@ -247,21 +247,27 @@ fn rust_files(dir: &Path) -> Vec<PathBuf> {
     files
 }
 
-/// The library's files as (path relative to [`LIBRARY`], stripped text).
-fn library() -> Vec<(String, String)> {
-    let dir = crate::util::root().join(LIBRARY);
+/// The Rust files under `dir` (relative to the repository root) as (path relative to `dir`,
+/// stripped text).
+fn stripped_files(dir: &str) -> Vec<(String, String)> {
+    let dir = crate::util::root().join(dir);
     rust_files(&dir)
         .into_iter()
         .map(|path| {
             let text = fs::read_to_string(&path).expect("a readable source file");
             let name = path
                 .strip_prefix(&dir)
-                .expect("under the library")
+                .expect("under the folder listed")
                 .to_string_lossy()
                 .replace('\\', "/");
             (name, strip(&text))
         })
         .collect()
+}
+
+/// The library's files as (path relative to [`LIBRARY`], stripped text).
+fn library() -> Vec<(String, String)> {
+    stripped_files(LIBRARY)
 }
 
 // ---------------------------------------------------------------- (a) asm! only in arch/
@@ -1116,26 +1122,9 @@ fn no_memory_free_asm_outside_the_allow_list() {
     );
 }
 
-/// The xtask's own files as (path relative to `xtask/src`, stripped text).
-fn xtask_files() -> Vec<(String, String)> {
-    let dir = crate::util::root().join("xtask/src");
-    rust_files(&dir)
-        .into_iter()
-        .map(|path| {
-            let text = fs::read_to_string(&path).expect("a readable source file");
-            let name = path
-                .strip_prefix(&dir)
-                .expect("under xtask/src")
-                .to_string_lossy()
-                .replace('\\', "/");
-            (name, strip(&text))
-        })
-        .collect()
-}
-
 #[test]
 fn no_import_cycles_between_xtask_modules() {
-    let graph = module_graph(&xtask_files());
+    let graph = module_graph(&stripped_files("xtask/src"));
     assert!(graph.len() > 10, "the xtask's modules were not found");
     let found: Vec<String> = cycles(&graph)
         .iter()

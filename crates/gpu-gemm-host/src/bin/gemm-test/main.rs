@@ -309,9 +309,6 @@ fn main() -> ExitCode {
             }
         }
     }
-    if only_boundary && let Err(e) = boundary::describe(&ctx, ptx) {
-        println!("info: {e}");
-    }
     for (name, outcome) in boundary::run(&ctx, &gemm, ptx, !sanitize) {
         match outcome {
             Ok(()) => {
