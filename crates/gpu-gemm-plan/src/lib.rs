@@ -1,0 +1,3 @@
+//! The plan of the gpu-gemm kernels.
+#![no_std]
+#![forbid(unsafe_code)]

@@ -1,0 +1,1 @@
+//! Host side of gpu-hopper: TMA tensor maps.

@@ -1,0 +1,1 @@
+//! A convergence check of PTX.
