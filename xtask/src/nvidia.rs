@@ -124,7 +124,7 @@ fn build(sh: &Shell) -> Result<std::path::PathBuf> {
     gpu::build(sh, &gpu::NVPTX_SM100A)?;
     crate::gemm_kernel::build(sh)?;
     let commit = device::commit(sh);
-    cmd!(sh, "cargo build --release -p gpu-gemm-host")
+    cmd!(sh, "cargo build --release -p gemm-test")
         .run()
         .map_err(|_| "building the GEMM test failed (above)".to_string())?;
     cmd!(sh, "cargo build --release -p pipeline-harness")
