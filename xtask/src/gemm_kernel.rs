@@ -215,8 +215,8 @@ fn maxntid_of(ptx: &str, entry: &str) -> Option<String> {
 /// wgmmas), the expected number of `wgmma.mma_async` in each entry, the launch bound, no
 /// cluster-scope mbarrier arrival or wait, and that no
 /// `wgmma` (nor other `.aligned` instruction) sits on a path only part of its warpgroup (warp)
-/// takes ([`crate::ptx_uniform`]). Returns what the last check found in each entry.
-pub fn check_ptx(ptx: &str) -> Result<Vec<crate::ptx_uniform::EntryReport>> {
+/// takes ([`ptx_uniform`]). Returns what the last check found in each entry.
+pub fn check_ptx(ptx: &str) -> Result<Vec<ptx_uniform::EntryReport>> {
     if ptx.contains("__local_depot") || ptx.contains(".local") {
         return Err(
             "the GEMM PTX uses local memory (an accumulator array indexed with a variable?)".into(),
@@ -247,7 +247,7 @@ pub fn check_ptx(ptx: &str) -> Result<Vec<crate::ptx_uniform::EntryReport>> {
             ));
         }
     }
-    let reports = crate::ptx_uniform::check(ptx)
+    let reports = ptx_uniform::check(ptx)
         .map_err(|e| format!("the GEMM PTX fails its convergence check:\n{e}"))?;
     for (entry, _) in ENTRIES {
         let report = reports
@@ -582,7 +582,7 @@ mod tests {
         let Ok(ptx) = std::fs::read_to_string(super::artifact()) else {
             return;
         };
-        let reports = crate::ptx_uniform::check(&ptx).unwrap();
+        let reports = ptx_uniform::check(&ptx).unwrap();
         for r in &reports {
             println!("{r:?}");
         }
@@ -602,7 +602,7 @@ mod tests {
             .collect();
         let moved = moved.join("\n");
         if moved != ptx {
-            let e = crate::ptx_uniform::check(&moved).unwrap_err();
+            let e = ptx_uniform::check(&moved).unwrap_err().to_string();
             assert!(e.contains("wgmma.mma_async"), "{e}");
         }
     }

@@ -14,7 +14,6 @@ mod gemm_kernel;
 mod gpu;
 mod host;
 mod nvidia;
-mod ptx_uniform;
 mod snapshots;
 #[cfg(test)]
 mod tidy;

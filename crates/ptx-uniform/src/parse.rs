@@ -1,0 +1,453 @@
+//! PTX `.entry` bodies into instructions, with every register resolved in its `{ }` scope.
+
+use std::collections::HashMap;
+
+use crate::lex::{int_literal, label_len, split_operands, strip_comments};
+use crate::report::ParseError;
+use crate::value::{Abs, special};
+
+/// Results of parsing.
+pub(crate) type Result<T = (), E = ParseError> = std::result::Result<T, E>;
+
+#[derive(Clone, Debug, PartialEq)]
+pub(crate) enum Atom {
+    Reg(usize),
+    Special(Abs),
+    Imm(i64),
+}
+
+#[derive(Clone, Debug)]
+pub(crate) struct Operand {
+    pub(crate) atoms: Vec<Atom>,
+    /// The operand is one integer literal.
+    pub(crate) imm: Option<i64>,
+    /// The operand is one register or special register.
+    pub(crate) single: Option<Atom>,
+    pub(crate) text: String,
+}
+
+#[derive(Clone, Debug)]
+pub(crate) struct Inst {
+    pub(crate) line: usize,
+    pub(crate) text: String,
+    pub(crate) guard: Option<usize>,
+    pub(crate) op: String,
+    pub(crate) operands: Vec<Operand>,
+    pub(crate) dests: Vec<usize>,
+    pub(crate) block: usize,
+}
+
+impl Inst {
+    pub(crate) fn base(&self) -> &str {
+        self.op.split('.').next().unwrap_or("")
+    }
+
+    pub(crate) fn parts(&self) -> Vec<&str> {
+        self.op.split('.').collect()
+    }
+
+    pub(crate) fn is_terminator(&self) -> bool {
+        matches!(self.base(), "bra" | "ret" | "exit" | "trap" | "brx")
+    }
+
+    /// The operands read (all but a register destination; a wgmma's accumulators are both).
+    pub(crate) fn sources(&self) -> impl Iterator<Item = &Atom> {
+        let skip = usize::from(!self.dests.is_empty() && self.base() != "wgmma");
+        self.operands.iter().skip(skip).flat_map(|o| o.atoms.iter())
+    }
+}
+
+#[derive(Debug)]
+pub(crate) struct Block {
+    pub(crate) label: Option<String>,
+    pub(crate) insts: Vec<usize>,
+    pub(crate) succs: Vec<usize>,
+}
+
+/// One parsed `.entry`.
+pub(crate) struct Function {
+    pub(crate) name: String,
+    pub(crate) params: Vec<String>,
+    pub(crate) regs: Vec<String>,
+    pub(crate) insts: Vec<Inst>,
+    pub(crate) blocks: Vec<Block>,
+}
+
+/// The `.entry` functions of a module.
+pub(crate) fn parse(ptx: &str) -> Result<Vec<Function>> {
+    let lines: Vec<String> = strip_comments(ptx);
+    let mut out = Vec::new();
+    let mut i = 0;
+    while i < lines.len() {
+        let Some(at) = find_entry(&lines[i]) else {
+            i += 1;
+            continue;
+        };
+        let name: String = lines[i][at..]
+            .chars()
+            .take_while(|c| c.is_ascii_alphanumeric() || *c == '_' || *c == '$')
+            .collect();
+        // The parameter list, up to its `)`.
+        let mut params = String::new();
+        let mut j = i;
+        let mut rest = lines[i][at + name.len()..].to_string();
+        loop {
+            if let Some(close) = rest.find(')') {
+                params.push_str(&rest[..close]);
+                rest = rest[close + 1..].to_string();
+                break;
+            }
+            params.push_str(&rest);
+            params.push(',');
+            j += 1;
+            if j >= lines.len() {
+                return Err(ParseError(format!(
+                    "PTX entry `{name}`: the parameter list does not end"
+                )));
+            }
+            rest.clone_from(&lines[j]);
+        }
+        let params: Vec<String> = params
+            .split(',')
+            .filter_map(|p| {
+                let p = p.trim().trim_start_matches('(');
+                let p = p.split('[').next().unwrap_or("");
+                p.split_whitespace().last().map(str::to_string)
+            })
+            .filter(|p| !p.starts_with('.'))
+            .collect();
+        // The body: from the first `{` (a `;` first is a declaration without a body).
+        let (body_line, body_col) = loop {
+            if let Some(b) = rest.find(['{', ';']) {
+                if rest.as_bytes()[b] == b';' {
+                    break (usize::MAX, 0);
+                }
+                break (j, lines[j].len() - rest.len() + b + 1);
+            }
+            j += 1;
+            if j >= lines.len() {
+                return Err(ParseError(format!("PTX entry `{name}` has no body")));
+            }
+            rest.clone_from(&lines[j]);
+        };
+        if body_line == usize::MAX {
+            i = j + 1;
+            continue;
+        }
+        let (f, end) = parse_body(&name, &params, &lines, body_line, body_col)?;
+        out.push(f);
+        i = end + 1;
+    }
+    Ok(out)
+}
+
+/// Where the name of an `.entry` on this line starts.
+fn find_entry(line: &str) -> Option<usize> {
+    let at = line.find(".entry")?;
+    let before = &line[..at];
+    if !before.trim().is_empty() && !before.split_whitespace().all(|w| w.starts_with('.')) {
+        return None;
+    }
+    let after = &line[at + ".entry".len()..];
+    let name_at = after.len() - after.trim_start().len();
+    if name_at == 0 {
+        return None;
+    }
+    Some(at + ".entry".len() + name_at)
+}
+
+/// Declared registers of one `{ }` scope: plain names and `%r<N>` ranges.
+#[derive(Default)]
+struct Scope {
+    id: usize,
+    names: Vec<String>,
+    ranges: Vec<(String, u64)>,
+}
+
+impl Scope {
+    fn has(&self, name: &str) -> bool {
+        self.names.iter().any(|n| n == name)
+            || self.ranges.iter().any(|(prefix, n)| {
+                name.strip_prefix(prefix.as_str()).is_some_and(|d| {
+                    !d.is_empty()
+                        && d.bytes().all(|b| b.is_ascii_digit())
+                        && d.parse::<u64>().is_ok_and(|v| v < *n)
+                })
+            })
+    }
+}
+
+pub(crate) struct Parser<'a> {
+    pub(crate) name: &'a str,
+    pub(crate) params: &'a [String],
+    scopes: Vec<Scope>,
+    next_scope: usize,
+    pub(crate) regs: Vec<String>,
+    reg_ids: HashMap<(usize, String), usize>,
+    pub(crate) insts: Vec<Inst>,
+    /// Labels, by the index of the instruction they precede.
+    pub(crate) labels: Vec<(usize, String)>,
+}
+
+fn parse_body(
+    name: &str,
+    params: &[String],
+    lines: &[String],
+    first: usize,
+    col: usize,
+) -> Result<(Function, usize)> {
+    let mut p = Parser {
+        name,
+        params,
+        scopes: vec![Scope::default()],
+        next_scope: 1,
+        regs: Vec::new(),
+        reg_ids: HashMap::new(),
+        insts: Vec::new(),
+        labels: Vec::new(),
+    };
+    let mut pending = String::new();
+    let mut pending_line = 0;
+    for (n, full) in lines.iter().enumerate().skip(first) {
+        let mut rest: &str = if n == first { &full[col..] } else { full };
+        loop {
+            if !pending.is_empty() {
+                match rest.find(';') {
+                    Some(e) => {
+                        pending.push(' ');
+                        pending.push_str(&rest[..e]);
+                        let stmt = std::mem::take(&mut pending);
+                        p.statement(&stmt, pending_line + 1)?;
+                        rest = &rest[e + 1..];
+                    }
+                    None => {
+                        pending.push(' ');
+                        pending.push_str(rest);
+                        break;
+                    }
+                }
+            }
+            rest = rest.trim_start();
+            if rest.is_empty() {
+                break;
+            }
+            if let Some(r) = rest.strip_prefix('{') {
+                p.scopes.push(Scope {
+                    id: p.next_scope,
+                    ..Scope::default()
+                });
+                p.next_scope += 1;
+                rest = r;
+                continue;
+            }
+            if let Some(r) = rest.strip_prefix('}') {
+                p.scopes.pop();
+                if p.scopes.is_empty() {
+                    return Ok((p.finish()?, n));
+                }
+                rest = r;
+                continue;
+            }
+            if let Some(len) = label_len(rest) {
+                p.labels
+                    .push((p.insts.len(), rest[..len].trim().to_string()));
+                rest = &rest[len + 1..];
+                continue;
+            }
+            match rest.find(';') {
+                Some(e) => {
+                    p.statement(&rest[..e], n + 1)?;
+                    rest = &rest[e + 1..];
+                }
+                None => {
+                    pending.push_str(rest);
+                    pending_line = n;
+                    break;
+                }
+            }
+        }
+    }
+    Err(ParseError(format!(
+        "PTX entry `{name}`: the body does not end"
+    )))
+}
+
+/// Instructions whose first operand holds no register destination though it is not in brackets
+/// (a bracketed first operand is a memory destination: `st`, `cp.async`, `mbarrier.init`, ...).
+/// Taking a source for a destination would only make values more varying.
+fn has_no_dest(base: &str, op: &str) -> bool {
+    matches!(
+        base,
+        "bra"
+            | "brx"
+            | "ret"
+            | "exit"
+            | "trap"
+            | "brkpt"
+            | "bar"
+            | "barrier"
+            | "membar"
+            | "fence"
+            | "setmaxnreg"
+            | "nanosleep"
+            | "griddepcontrol"
+            | "pmevent"
+            | "st"
+            | "red"
+            | "prefetch"
+            | "prefetchu"
+            | "stmatrix"
+    ) || (op.starts_with("wgmma.") && !op.starts_with("wgmma.mma_async"))
+}
+
+impl Parser<'_> {
+    fn statement(&mut self, stmt: &str, line: usize) -> Result {
+        let stmt = stmt.trim();
+        if stmt.is_empty() {
+            return Ok(());
+        }
+        if let Some(decl) = stmt.strip_prefix(".reg") {
+            self.declare(decl);
+            return Ok(());
+        }
+        if stmt.starts_with('.') {
+            return Ok(());
+        }
+        let (guard, rest) = if let Some(g) = stmt.strip_prefix('@') {
+            let end = g.find(char::is_whitespace).unwrap_or(g.len());
+            let name = g[..end].trim_start_matches('!');
+            let reg = self.lookup(name).ok_or_else(|| {
+                format!(
+                    "PTX entry `{}` line {line}: unknown guard `{name}`",
+                    self.name
+                )
+            })?;
+            (Some(reg), g[end..].trim_start())
+        } else {
+            (None, stmt)
+        };
+        let op_end = rest.find(char::is_whitespace).unwrap_or(rest.len());
+        let op = rest[..op_end].to_string();
+        let base = op.split('.').next().unwrap_or("").to_string();
+        let texts = split_operands(&rest[op_end..]);
+        let mut operands = Vec::new();
+        for t in &texts {
+            operands.push(self.operand(t));
+        }
+        let mut dests = Vec::new();
+        if let Some(first) = operands.first() {
+            let call_with_result = base == "call" && first.text.starts_with('(');
+            if call_with_result
+                || (base != "call" && !first.text.starts_with('[') && !has_no_dest(&base, &op))
+            {
+                for a in &first.atoms {
+                    if let Atom::Reg(r) = a {
+                        dests.push(*r);
+                    }
+                }
+            }
+        }
+        self.insts.push(Inst {
+            line,
+            text: stmt.split_whitespace().collect::<Vec<_>>().join(" "),
+            guard,
+            op,
+            operands,
+            dests,
+            block: 0,
+        });
+        Ok(())
+    }
+
+    fn declare(&mut self, decl: &str) {
+        let scope = self.scopes.last_mut().expect("a scope");
+        for name in decl.split([',', ' ', '\t']).map(str::trim) {
+            if name.is_empty() || name.starts_with('.') {
+                continue;
+            }
+            if let Some((prefix, n)) = name.split_once('<') {
+                let n = n
+                    .trim_end_matches('>')
+                    .trim()
+                    .parse::<u64>()
+                    .unwrap_or(u64::MAX);
+                scope.ranges.push((prefix.to_string(), n));
+            } else {
+                scope.names.push(name.to_string());
+            }
+        }
+    }
+
+    /// The register a name denotes in the current scopes.
+    fn lookup(&mut self, name: &str) -> Option<usize> {
+        let scope = self.scopes.iter().rev().find(|s| s.has(name))?.id;
+        let key = (scope, name.to_string());
+        if let Some(&r) = self.reg_ids.get(&key) {
+            return Some(r);
+        }
+        let r = self.regs.len();
+        self.regs.push(if scope == 0 {
+            name.to_string()
+        } else {
+            format!("{name} (scope {scope})")
+        });
+        self.reg_ids.insert(key, r);
+        Some(r)
+    }
+
+    fn operand(&mut self, text: &str) -> Operand {
+        let mut atoms = Vec::new();
+        let b = text.as_bytes();
+        let mut i = 0;
+        let ident = |c: u8| c.is_ascii_alphanumeric() || c == b'_' || c == b'$';
+        while i < b.len() {
+            let c = b[i];
+            if c.is_ascii_digit() {
+                while i < b.len() && ident(b[i]) {
+                    i += 1;
+                }
+                continue;
+            }
+            if !(c.is_ascii_alphabetic() || matches!(c, b'_' | b'$' | b'%')) {
+                i += 1;
+                continue;
+            }
+            let start = i;
+            i += 1;
+            while i < b.len() && ident(b[i]) {
+                i += 1;
+            }
+            let name = &text[start..i];
+            if let Some(r) = self.lookup(name) {
+                atoms.push(Atom::Reg(r));
+            } else if name.starts_with('%') {
+                // A special register, with its `.x`/`.y`/`.z`.
+                let mut full = name.to_string();
+                if i + 1 < b.len()
+                    && b[i] == b'.'
+                    && (b'x'..=b'z').contains(&b[i + 1])
+                    && b.get(i + 2).is_none_or(|c| !ident(*c))
+                {
+                    full.push('.');
+                    full.push(b[i + 1] as char);
+                    i += 2;
+                }
+                atoms.push(Atom::Special(special(&full)));
+            }
+            // Anything else is a symbol (a parameter, a variable's address, a label): uniform.
+        }
+        let imm = int_literal(text);
+        if let Some(v) = imm {
+            atoms = vec![Atom::Imm(v)];
+        }
+        let single = (atoms.len() == 1 && !text.contains(['[', '{', '|']))
+            .then(|| atoms[0].clone())
+            .filter(|a| !matches!(a, Atom::Imm(_)));
+        Operand {
+            atoms,
+            imm,
+            single,
+            text: text.to_string(),
+        }
+    }
+}
