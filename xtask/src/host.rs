@@ -102,43 +102,139 @@ pub fn loom(sh: &Shell) -> Result {
     .map_err(|_| "loom models failed (above)".to_string())
 }
 
-/// The library as a user gets it from a registry: `cargo package -p gpu-pipeline` (which builds
-/// the packaged crate on its own), then the packaged crate's doc tests outside the workspace,
-/// among them the README example that the package carries (`crates/gpu-pipeline/README.md`).
-/// A clean clone packages as it is; where the package's files have uncommitted changes (a
+/// The crates a user can take from a registry, in `cargo publish` order (each after the crates
+/// it depends on). `gpu-gemm-host` is not among them yet: it is `publish = false` until it embeds
+/// its GEMM module (today a user builds the module with `cargo xtask build` and passes its path).
+const PUBLISHABLE: [&str; 5] = [
+    "gpu-pipeline",
+    "gpu-hopper",
+    "gpu-gemm-plan",
+    "gpu-hopper-host",
+    "ptx-uniform",
+];
+
+/// The host-side crates whose `rust-version` (the workspace's) is checked with that stable
+/// toolchain: the publishable ones and `gpu-gemm-host`, which is host-only.
+const STABLE_CHECKED: [&str; 6] = [
+    "gpu-pipeline",
+    "gpu-hopper",
+    "gpu-gemm-plan",
+    "gpu-hopper-host",
+    "ptx-uniform",
+    "gpu-gemm-host",
+];
+
+/// The crates as a user gets them from a registry:
+///
+/// - `cargo publish --dry-run` of every crate of [`PUBLISHABLE`] at once: each is packaged and
+///   built on its own from its package, the path dependencies between them resolved through a
+///   local registry of the packages just made (cargo's multi-package publish), and nothing is
+///   uploaded;
+/// - the packaged library's doc tests outside the workspace, among them the README example that
+///   the package carries (`crates/gpu-pipeline/README.md`);
+/// - the host builds of [`STABLE_CHECKED`] with the stable toolchain of the workspace's
+///   `rust-version` (installed with rustup if missing), so that the version the manifests state
+///   is one that builds them (`cargo check`, the repository's lock file).
+///
+/// A clean clone packages as it is; where the packages' files have uncommitted changes (a
 /// working tree), they are packaged with `--allow-dirty`, and the step says so.
 pub fn package(sh: &Shell) -> Result {
-    println!("packaging gpu-pipeline and running the packaged crate's doc tests:");
-    let dirty = cmd!(sh, "git status --porcelain -- crates/gpu-pipeline")
+    println!(
+        "packaging {} (cargo publish --dry-run):",
+        PUBLISHABLE.join(", ")
+    );
+    let folders: Vec<String> = PUBLISHABLE
+        .iter()
+        .map(|name| format!("crates/{name}"))
+        .collect();
+    let dirty = cmd!(sh, "git status --porcelain -- {folders...}")
         .quiet()
         .read()
-        .map_err(crate::util::err("`git status` of crates/gpu-pipeline"))?;
+        .map_err(crate::util::err("`git status` of the publishable crates"))?;
     let allow_dirty = if dirty.trim().is_empty() {
         None
     } else {
-        println!("  crates/gpu-pipeline has uncommitted changes: packaged with --allow-dirty");
+        println!("  the packages' folders have uncommitted changes: packaged with --allow-dirty");
         Some("--allow-dirty")
     };
-    cmd!(sh, "cargo package -p gpu-pipeline {allow_dirty...}")
+    let packages: Vec<String> = PUBLISHABLE.iter().map(|name| format!("-p{name}")).collect();
+    cmd!(sh, "cargo publish --dry-run {allow_dirty...} {packages...}")
         .run()
-        .map_err(|_| "`cargo package -p gpu-pipeline` failed (above)".to_string())?;
+        .map_err(|_| "`cargo publish --dry-run` failed (above)".to_string())?;
     let manifest = sh
         .read_file("crates/gpu-pipeline/Cargo.toml")
         .map_err(crate::util::err("read crates/gpu-pipeline/Cargo.toml"))?;
-    let version = manifest
-        .lines()
-        .find_map(|line| line.strip_prefix("version = \""))
-        .and_then(|rest| rest.strip_suffix('"'))
+    let version = manifest_value(&manifest, "version")
         .ok_or("crates/gpu-pipeline/Cargo.toml has no `version = \"...\"` line")?;
     let target = std::env::var("CARGO_TARGET_DIR").unwrap_or_else(|_| "target".to_string());
     let packaged = format!("{target}/package/gpu-pipeline-{version}/Cargo.toml");
     let doctest_dir = format!("{target}/package-doctest");
+    println!("running the packaged gpu-pipeline's doc tests:");
     cmd!(
         sh,
         "cargo test --doc --features std --manifest-path {packaged} --target-dir {doctest_dir}"
     )
     .run()
     .map_err(|_| "the packaged crate's doc tests failed (above)".to_string())?;
-    println!("  packaged; its doc tests passed");
+    stable(sh)?;
+    println!("  packaged; the doc tests passed; the host builds pass on their rust-version");
     Ok(())
+}
+
+/// `cargo check` of [`STABLE_CHECKED`] with the stable toolchain of the workspace's
+/// `rust-version` (`gpu-pipeline` with `std`; its `checked` feature needs a newer compiler, as
+/// its README says), in its own target directory.
+fn stable(sh: &Shell) -> Result {
+    let workspace = sh
+        .read_file("Cargo.toml")
+        .map_err(crate::util::err("read Cargo.toml"))?;
+    let rust_version = manifest_value(&workspace, "rust-version")
+        .ok_or("Cargo.toml's [workspace.package] has no `rust-version = \"...\"` line")?;
+    // rustup names a toolchain by its full version; "1.95" would be a second, separate install.
+    let toolchain = if rust_version.matches('.').count() == 1 {
+        format!("{rust_version}.0")
+    } else {
+        rust_version.to_string()
+    };
+    println!("checking the host builds with Rust {toolchain} (the workspace's rust-version):");
+    let toolchain_arg = format!("+{toolchain}");
+    let installed = cmd!(sh, "rustc {toolchain_arg} --version")
+        .quiet()
+        .ignore_stderr()
+        .read()
+        .is_ok();
+    if !installed {
+        cmd!(sh, "rustup toolchain install {toolchain} --profile minimal")
+            .run()
+            .map_err(|_| format!("`rustup toolchain install {toolchain}` failed (above)"))?;
+    }
+    let packages: Vec<String> = STABLE_CHECKED
+        .iter()
+        .map(|name| format!("-p{name}"))
+        .collect();
+    let toolchain_arg = format!("+{toolchain}");
+    cmd!(
+        sh,
+        "cargo {toolchain_arg} check --locked {packages...} --features gpu-pipeline/std --target-dir target/stable"
+    )
+    .env_remove("RUSTUP_TOOLCHAIN")
+    .env_remove("RUSTFLAGS")
+    .env_remove("CARGO_ENCODED_RUSTFLAGS")
+    .run()
+    .map_err(|_| {
+        format!(
+            "the host crates do not build with Rust {toolchain}, the workspace's rust-version \
+             (above): raise `rust-version` in Cargo.toml and the crates' READMEs, or avoid the newer feature"
+        )
+    })
+}
+
+/// The value of the first `key = "value"` line of a manifest.
+fn manifest_value<'a>(manifest: &'a str, key: &str) -> Option<&'a str> {
+    manifest.lines().find_map(|line| {
+        line.strip_prefix(key)?
+            .trim_start()
+            .strip_prefix("= \"")?
+            .strip_suffix('"')
+    })
 }

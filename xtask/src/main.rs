@@ -37,8 +37,9 @@ tasks:
                              compile-fail tests, PTX snapshots
                              (--bless rewrites the snapshots instead of comparing)
   compile-fail               only the compile-fail tests (part of `test`)
-  package                    `cargo package -p gpu-pipeline` and the packaged crate's doc tests,
-                             built outside the workspace as a registry user's would be
+  package                    `cargo publish --dry-run` of every publishable crate, the packaged
+                             gpu-pipeline's doc tests outside the workspace as a registry user's
+                             would be, and the host crates' build on their rust-version (stable)
   snapshots [--bless]        only the PTX snapshots of the barrier operations (part of `test`)
   example                    check and build examples/kernel-crate from its own folders, as its
                              user would (fmt, clippy, the launcher's tests, the PTX, the launcher)
