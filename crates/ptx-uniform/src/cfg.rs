@@ -46,6 +46,12 @@ impl Parser<'_> {
             let next = if b + 1 < blocks.len() { b + 1 } else { exit };
             let mut succs = Vec::new();
             match blocks[b].insts.last().map(|&i| &self.insts[i]) {
+                // A dead end has no successor: not even the exit (see `ipdoms`).
+                Some(inst) if inst.dead_end => {
+                    if inst.guard.is_some() {
+                        succs.push(next);
+                    }
+                }
                 Some(inst) if inst.is_terminator() => {
                     match inst.base() {
                         "bra" => {
@@ -114,13 +120,23 @@ impl Bits {
 }
 
 /// The immediate post-dominator of every block (`exit` = the virtual exit), on the CFG where a
-/// block that cannot reach the exit (an endless loop) gets an edge to it (more paths: fewer
-/// post-dominators, larger regions, a more conservative check).
+/// block that can reach neither the exit nor a dead end (an endless loop) gets an edge to the exit
+/// (more paths: fewer post-dominators, larger regions, a more conservative check).
+///
+/// A dead end (a block without successors: it ends in `trap`, or in a call of a function that
+/// traps on every path) is post-dominated by every block. So a branch one side of which only
+/// traps is post-dominated by its other side, and nothing after it is conditional on it. Sound
+/// because `trap` ends the kernel, not the thread: "Abort execution and generate an interrupt to
+/// the host CPU" (PTX ISA, "Miscellaneous Instructions: trap"). No thread waits at an `.aligned`
+/// instruction for a lane that trapped; whatever the other lanes do next, they do in a grid that
+/// is being torn down, with the error already raised. An `exit` (or `ret` from the entry) is not a
+/// dead end: the kernel goes on without the thread, so code after a divergent `exit` stays
+/// conditional on it.
 pub(crate) fn ipdoms(succs: &[Vec<usize>]) -> Vec<usize> {
     let n = succs.len();
     let exit = n;
     let mut succs: Vec<Vec<usize>> = succs.to_vec();
-    // Blocks reaching the exit.
+    // Blocks reaching the exit or a dead end.
     let mut preds = vec![Vec::new(); n + 1];
     for (b, s) in succs.iter().enumerate() {
         for &t in s {
@@ -128,8 +144,11 @@ pub(crate) fn ipdoms(succs: &[Vec<usize>]) -> Vec<usize> {
         }
     }
     let mut reaches = vec![false; n + 1];
-    let mut work = vec![exit];
-    reaches[exit] = true;
+    let mut work: Vec<usize> = (0..n).filter(|&b| succs[b].is_empty()).collect();
+    work.push(exit);
+    for &b in &work {
+        reaches[b] = true;
+    }
     while let Some(b) = work.pop() {
         for &p in &preds[b] {
             if !reaches[p] {

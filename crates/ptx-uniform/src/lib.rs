@@ -46,10 +46,18 @@
 //! branches, guards (`@%p wgmma...`), loops whose trip count differs between threads, values
 //! chosen by a divergent branch (phis), and early `exit`/`ret` of part of a warp.
 //!
+//! A path that ends in `trap`, or in a call of a `.func` of the module every path of which ends in
+//! `trap` (a checked build's failure report), is a dead end: it makes nothing after it
+//! conditional, because `trap` aborts the kernel, not the thread ("Abort execution and generate
+//! an interrupt to the host CPU", PTX ISA, "Miscellaneous Instructions: trap"). An `exit` is not:
+//! the kernel goes on without the lane, and code after a divergent `exit` stays conditional.
+//!
 //! # What it does not prove
-//! - Nothing about `.func` bodies: only `.entry` bodies are analysed; a `call` is opaque (its
-//!   results are lane-varying) and an `.aligned` instruction inside a called `.func` is not
-//!   checked.
+//! - Nothing about `.func` bodies: only `.entry` bodies are judged; a `.func` is read only to
+//!   learn whether every path of it traps. Otherwise a `call` is opaque (its results are
+//!   lane-varying) and an `.aligned` instruction inside a called `.func` is not checked. The
+//!   `.noreturn` directive is not trusted (a function that exits or loops forever does not
+//!   return either): only the body counts.
 //! - Nothing about indirect branches: an entry with `brx.idx` is refused with an [`Error::Parse`]
 //!   rather than analysed.
 //! - Nothing about the non-`.aligned` `.sync` forms (`bar.warp.sync`, `shfl.sync`, `vote.sync`,
@@ -64,8 +72,9 @@
 //!
 //! # The analysis, per `.entry`
 //! 1. The body is parsed into instructions and labels (inline-assembly `{ }` scopes get their own
-//!    registers), and cut into basic blocks: a label starts one, `bra`/`ret`/`exit`/`trap` end one;
-//!    a guarded `bra` has two successors. `ret`, `exit` and `trap` go to a virtual exit.
+//!    registers), and cut into basic blocks: a label starts one, `bra`/`ret`/`exit`/`trap` and a
+//!    call of a trapping function end one; a guarded `bra` has two successors. `ret` and `exit` go
+//!    to a virtual exit; a trap has no successor (a dead end, post-dominated by every block).
 //! 2. Every register gets an abstract value at the start of every block (a forward data flow
 //!    over the CFG to a fixed point, joining the values of the incoming edges, so loops and
 //!    LLVM's phi copies are covered): the *granularity* `k` of the value, meaning

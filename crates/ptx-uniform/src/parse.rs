@@ -1,6 +1,6 @@
 //! PTX `.entry` bodies into instructions, with every register resolved in its `{ }` scope.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 
 use crate::lex::{int_literal, label_len, split_operands, strip_comments};
 use crate::report::ParseError;
@@ -35,6 +35,8 @@ pub(crate) struct Inst {
     pub(crate) operands: Vec<Operand>,
     pub(crate) dests: Vec<usize>,
     pub(crate) block: usize,
+    /// A `trap`, or a call of a function every path of which traps: the path ends here.
+    pub(crate) dead_end: bool,
 }
 
 impl Inst {
@@ -47,7 +49,7 @@ impl Inst {
     }
 
     pub(crate) fn is_terminator(&self) -> bool {
-        matches!(self.base(), "bra" | "ret" | "exit" | "trap" | "brx")
+        self.dead_end || matches!(self.base(), "bra" | "ret" | "exit" | "trap" | "brx")
     }
 
     /// The operands read (all but a register destination; a wgmma's accumulators are both).
@@ -73,15 +75,103 @@ pub(crate) struct Function {
     pub(crate) blocks: Vec<Block>,
 }
 
-/// The `.entry` functions of a module.
+impl Function {
+    /// No path from the start reaches the exit (`ret`, `exit`, the end of the body), and every
+    /// block reached can reach a dead end: every path ends in a trap.
+    pub(crate) fn never_returns(&self) -> bool {
+        let n = self.blocks.len();
+        let mut reached = vec![false; n];
+        let mut work = vec![0];
+        while let Some(b) = work.pop() {
+            if b >= n {
+                return false;
+            }
+            if !std::mem::replace(&mut reached[b], true) {
+                work.extend(self.blocks[b].succs.iter().copied());
+            }
+        }
+        // Backwards from the dead ends (the blocks without successors).
+        let mut preds = vec![Vec::new(); n];
+        for (b, block) in self.blocks.iter().enumerate() {
+            for &s in block.succs.iter().filter(|&&s| s < n) {
+                preds[s].push(b);
+            }
+        }
+        let mut ends = vec![false; n];
+        let mut work: Vec<usize> = (0..n).filter(|&b| self.blocks[b].succs.is_empty()).collect();
+        while let Some(b) = work.pop() {
+            if !std::mem::replace(&mut ends[b], true) {
+                work.extend(preds[b].iter().copied());
+            }
+        }
+        (0..n).all(|b| !reached[b] || ends[b])
+    }
+}
+
+/// Whether a function is a kernel or a device function.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Kind {
+    Entry,
+    Func,
+}
+
+/// A function definition: its kind, name, parameters and where its body starts (just after the
+/// `{`).
+struct Header {
+    kind: Kind,
+    name: String,
+    params: Vec<String>,
+    body_line: usize,
+    body_col: usize,
+}
+
+/// The `.entry` functions of a module, their calls of trapping `.func`s resolved (see
+/// [`trapping_funcs`]).
 pub(crate) fn parse(ptx: &str) -> Result<Vec<Function>> {
     let lines: Vec<String> = strip_comments(ptx);
+    let headers = headers(&lines)?;
+    let trapping = trapping_funcs(&lines, &headers);
+    headers
+        .iter()
+        .filter(|h| h.kind == Kind::Entry)
+        .map(|h| parse_body(h, &lines, &trapping))
+        .collect()
+}
+
+/// The `.func`s of the module from which every path ends in `trap` (or in a call of such a
+/// function), with no `ret` or `exit` reachable and no cycle that cannot reach a trap: a call of
+/// one ends the thread's path like a `trap`. A fixed point from the empty set (each round can
+/// only add functions: a dead end more makes fewer paths return). A `.func` that does not parse
+/// is taken to return: its calls stay ordinary calls.
+fn trapping_funcs(lines: &[String], headers: &[Header]) -> HashSet<String> {
+    let mut trapping = HashSet::new();
+    loop {
+        let next: HashSet<String> = headers
+            .iter()
+            .filter(|h| h.kind == Kind::Func)
+            .filter_map(|h| parse_body(h, lines, &trapping).ok())
+            .filter(Function::never_returns)
+            .map(|f| f.name)
+            .collect();
+        if next.len() == trapping.len() {
+            return trapping;
+        }
+        trapping = next;
+    }
+}
+
+/// Every `.entry` and `.func` definition of the module (declarations without a body skipped).
+fn headers(lines: &[String]) -> Result<Vec<Header>> {
     let mut out = Vec::new();
     let mut i = 0;
     while i < lines.len() {
-        let Some(at) = find_entry(&lines[i]) else {
+        let Some((kind, at)) = find_function(&lines[i]) else {
             i += 1;
             continue;
+        };
+        let what = match kind {
+            Kind::Entry => "entry",
+            Kind::Func => "function",
         };
         let name: String = lines[i][at..]
             .chars()
@@ -102,7 +192,7 @@ pub(crate) fn parse(ptx: &str) -> Result<Vec<Function>> {
             j += 1;
             if j >= lines.len() {
                 return Err(ParseError(format!(
-                    "PTX entry `{name}`: the parameter list does not end"
+                    "PTX {what} `{name}`: the parameter list does not end"
                 )));
             }
             rest.clone_from(&lines[j]);
@@ -126,7 +216,7 @@ pub(crate) fn parse(ptx: &str) -> Result<Vec<Function>> {
             }
             j += 1;
             if j >= lines.len() {
-                return Err(ParseError(format!("PTX entry `{name}` has no body")));
+                return Err(ParseError(format!("PTX {what} `{name}` has no body")));
             }
             rest.clone_from(&lines[j]);
         };
@@ -134,26 +224,65 @@ pub(crate) fn parse(ptx: &str) -> Result<Vec<Function>> {
             i = j + 1;
             continue;
         }
-        let (f, end) = parse_body(&name, &params, &lines, body_line, body_col)?;
-        out.push(f);
+        let end = body_end(lines, body_line, body_col)
+            .ok_or_else(|| format!("PTX {what} `{name}`: the body does not end"))?;
+        out.push(Header {
+            kind,
+            name,
+            params,
+            body_line,
+            body_col,
+        });
         i = end + 1;
     }
     Ok(out)
 }
 
-/// Where the name of an `.entry` on this line starts.
-fn find_entry(line: &str) -> Option<usize> {
-    let at = line.find(".entry")?;
+/// The line of the `}` that closes a body opened just before `col` of line `first`.
+fn body_end(lines: &[String], first: usize, col: usize) -> Option<usize> {
+    let mut depth = 1usize;
+    for (n, line) in lines.iter().enumerate().skip(first) {
+        let text = if n == first { &line[col..] } else { line };
+        for b in text.bytes() {
+            match b {
+                b'{' => depth += 1,
+                b'}' => {
+                    depth -= 1;
+                    if depth == 0 {
+                        return Some(n);
+                    }
+                }
+                _ => {}
+            }
+        }
+    }
+    None
+}
+
+/// The kind of the function defined or declared on this line, and where its name starts (after
+/// a `.func`'s return parameters, if any).
+fn find_function(line: &str) -> Option<(Kind, usize)> {
+    let (kind, at, len) = match (line.find(".entry"), line.find(".func")) {
+        (Some(at), _) => (Kind::Entry, at, ".entry".len()),
+        (None, Some(at)) => (Kind::Func, at, ".func".len()),
+        (None, None) => return None,
+    };
     let before = &line[..at];
     if !before.trim().is_empty() && !before.split_whitespace().all(|w| w.starts_with('.')) {
         return None;
     }
-    let after = &line[at + ".entry".len()..];
-    let name_at = after.len() - after.trim_start().len();
+    let after = &line[at + len..];
+    let mut name_at = after.len() - after.trim_start().len();
     if name_at == 0 {
         return None;
     }
-    Some(at + ".entry".len() + name_at)
+    if kind == Kind::Func && after[name_at..].starts_with('(') {
+        // The return parameters: `.func (.param .b32 func_retval0) name(`.
+        let close = name_at + after[name_at..].find(')')?;
+        let rest = &after[close + 1..];
+        name_at = close + 1 + (rest.len() - rest.trim_start().len());
+    }
+    Some((kind, at + len + name_at))
 }
 
 /// Declared registers of one `{ }` scope: plain names and `%r<N>` ranges.
@@ -179,6 +308,8 @@ impl Scope {
 
 pub(crate) struct Parser<'a> {
     pub(crate) name: &'a str,
+    /// The `.func`s a call of which ends the path (see [`trapping_funcs`]).
+    trapping: &'a HashSet<String>,
     pub(crate) params: &'a [String],
     scopes: Vec<Scope>,
     next_scope: usize,
@@ -189,16 +320,13 @@ pub(crate) struct Parser<'a> {
     pub(crate) labels: Vec<(usize, String)>,
 }
 
-fn parse_body(
-    name: &str,
-    params: &[String],
-    lines: &[String],
-    first: usize,
-    col: usize,
-) -> Result<(Function, usize)> {
+/// The function of `h`, with calls of the `trapping` functions as dead ends.
+fn parse_body(h: &Header, lines: &[String], trapping: &HashSet<String>) -> Result<Function> {
+    let (name, first, col) = (h.name.as_str(), h.body_line, h.body_col);
     let mut p = Parser {
         name,
-        params,
+        params: &h.params,
+        trapping,
         scopes: vec![Scope::default()],
         next_scope: 1,
         regs: Vec::new(),
@@ -243,7 +371,7 @@ fn parse_body(
             if let Some(r) = rest.strip_prefix('}') {
                 p.scopes.pop();
                 if p.scopes.is_empty() {
-                    return Ok((p.finish()?, n));
+                    return p.finish();
                 }
                 rest = r;
                 continue;
@@ -347,6 +475,13 @@ impl Parser<'_> {
                 }
             }
         }
+        // A direct call names its callee in the first operand that is not a parenthesised list.
+        let dead_end = base == "trap"
+            || (base == "call"
+                && texts
+                    .iter()
+                    .find(|t| !t.starts_with('('))
+                    .is_some_and(|callee| self.trapping.contains(callee.as_str())));
         self.insts.push(Inst {
             line,
             text: stmt.split_whitespace().collect::<Vec<_>>().join(" "),
@@ -355,6 +490,7 @@ impl Parser<'_> {
             operands,
             dests,
             block: 0,
+            dead_end,
         });
         Ok(())
     }

@@ -299,12 +299,38 @@ fn an_mbarrier_wait_loop_before_a_wgmma_passes() {
 
 #[test]
 fn calls_exits_and_scopes_parse() {
-    // A call's result is lane-varying; `exit` ends a block; `trap; exit;` on one line.
+    // A call's result is lane-varying; `exit` ends a block; `ret; exit;` on one line.
     let ptx = kernel(&format!(
-        "\tsetp.eq.s32 \t%p1, %r2, 0;\n\t@%p1 bra \t$L__BB0_3;\n// %bb.1:\n\t{{ // callseq 0, 0\n\t.param .b32 retval0;\n\tcall.uni (retval0),\n\tf,\n\t(\n\t);\n\tld.param.b32 \t%r6, [retval0];\n\t}} // callseq 0\n\tsetp.eq.s32 \t%p3, %r6, 0;\n\t@%p3 bra \t$L__BB0_3;\n// %bb.2:\n{WGMMA}\texit;\n$L__BB0_3:\n\ttrap; exit;"
+        "\tsetp.eq.s32 \t%p1, %r2, 0;\n\t@%p1 bra \t$L__BB0_3;\n// %bb.1:\n\t{{ // callseq 0, 0\n\t.param .b32 retval0;\n\tcall.uni (retval0),\n\tf,\n\t(\n\t);\n\tld.param.b32 \t%r6, [retval0];\n\t}} // callseq 0\n\tsetp.eq.s32 \t%p3, %r6, 0;\n\t@%p3 bra \t$L__BB0_3;\n// %bb.2:\n{WGMMA}\texit;\n$L__BB0_3:\n\tret; exit;"
     ));
     fails(&ptx, "under a call's result");
     assert!(check(&ptx.replace("%p3, %r6", "%p3, %r2")).is_ok());
+    // Lanes that trap end the kernel: the wgmma after a divergent branch to a trap is not
+    // conditional on it. Lanes that exit do not end it.
+    assert!(check(&ptx.replace("\tret; exit;", "\ttrap; exit;")).is_ok());
+    fails(
+        &ptx.replace("\tret; exit;", "\texit;"),
+        "after a divergent exit",
+    );
+}
+
+#[test]
+fn a_call_of_a_function_that_always_traps_ends_the_path() {
+    // `fail` traps on every path; `report` may return. A divergent branch to a call of `fail`
+    // makes nothing after it conditional; one to a call of `report` does.
+    let funcs = ".func fail()\n.noreturn\n{\n\t.reg .pred \t%p<2>;\n\t.reg .b32 \t%r<2>;\n\tmov.u32 \t%r1, %laneid;\n\tsetp.eq.s32 \t%p1, %r1, 0;\n\t@%p1 bra \t$L__BB1_2;\n\ttrap;\n$L__BB1_2:\n\ttrap;\n}\n.func report()\n{\n\t.reg .pred \t%p<2>;\n\t.reg .b32 \t%r<2>;\n\tmov.u32 \t%r1, %laneid;\n\tsetp.eq.s32 \t%p1, %r1, 0;\n\t@%p1 bra \t$L__BB2_2;\n\ttrap;\n$L__BB2_2:\n\tret;\n}\n";
+    let body = |callee: &str| {
+        let k = kernel(&format!(
+            "\tsetp.eq.s32 \t%p1, %r1, 0;\n\t@%p1 bra \t$L__BB0_2;\n{WGMMA}\tret;\n$L__BB0_2:\n\t{{\n\tcall.uni {callee}, ();\n\t}}\n\texit;"
+        ));
+        k.replace(".visible .entry k(", &format!("{funcs}.visible .entry k("))
+    };
+    let r = passes(&body("fail"), "a call of fail");
+    assert_eq!((r.lane_divergent, r.wgmmas), (1, 1));
+    fails(&body("report"), "a call of report");
+    // A declaration without a body is not known to trap.
+    let declared = body("fail").replacen(".func fail()\n.noreturn\n{", ".func fail()\n.noreturn;\n.func unused()\n{", 1);
+    fails(&declared, "a call of a declared function");
 }
 
 #[test]
