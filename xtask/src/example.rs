@@ -97,6 +97,7 @@ pub fn build(sh: &Shell) -> Result<(PathBuf, PathBuf)> {
         }
     }
     println!("  {}\n  {}", ptx.display(), launcher.display());
+    crate::ptx_check::check_module("example", &ptx)?;
     Ok((ptx, launcher))
 }
 

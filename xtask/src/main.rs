@@ -14,6 +14,7 @@ mod gemm_kernel;
 mod gpu;
 mod host;
 mod nvidia;
+mod ptx_check;
 mod snapshots;
 #[cfg(test)]
 mod tidy;
@@ -35,12 +36,14 @@ tasks:
                              (nvptx64 sm_90; amdgcn gfx90a, gfx942, gfx1100) and print the artifacts
   test [--bless]             host tests (the tidy checks included), loom models, GPU builds,
                              compile-fail tests, PTX snapshots
-                             (--bless rewrites the snapshots instead of comparing)
+                             (--bless rewrites the snapshots and the convergence check's
+                             expected reports instead of comparing)
   compile-fail               only the compile-fail tests (part of `test`)
   package                    `cargo publish --dry-run` of every publishable crate, the packaged
                              gpu-pipeline's doc tests outside the workspace as a registry user's
                              would be, and the host crates' build on their rust-version (stable)
-  snapshots [--bless]        only the PTX snapshots of the barrier operations (part of `test`)
+  snapshots [--bless]        only the PTX snapshots of the barrier operations (part of `test`);
+                             --bless also rewrites crates/ptx-uniform/tests/fixtures/*.expected
   example                    check and build examples/kernel-crate from its own folders, as its
                              user would (fmt, clippy, the launcher's tests, the PTX, the launcher)
   test-nvidia [--bundle DIR] [--quick] [--filter TEXT]
@@ -122,6 +125,9 @@ fn run(args: &[String]) -> Result {
         }
         "test" => {
             toolchain::check(&sh)?;
+            if flags.bless {
+                ptx_check::bless_fixtures()?;
+            }
             host::test(&sh)?;
             host::asan(&sh)?;
             host::loom(&sh)?;
@@ -145,6 +151,9 @@ fn run(args: &[String]) -> Result {
         }
         "snapshots" => {
             toolchain::check(&sh)?;
+            if flags.bless {
+                ptx_check::bless_fixtures()?;
+            }
             gpu::build(&sh, &gpu::NVPTX)?;
             snapshots::check_nvptx(&sh, flags.bless)
         }

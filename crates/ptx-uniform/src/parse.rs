@@ -98,7 +98,9 @@ impl Function {
             }
         }
         let mut ends = vec![false; n];
-        let mut work: Vec<usize> = (0..n).filter(|&b| self.blocks[b].succs.is_empty()).collect();
+        let mut work: Vec<usize> = (0..n)
+            .filter(|&b| self.blocks[b].succs.is_empty())
+            .collect();
         while let Some(b) = work.pop() {
             if !std::mem::replace(&mut ends[b], true) {
                 work.extend(preds[b].iter().copied());

@@ -329,7 +329,11 @@ fn a_call_of_a_function_that_always_traps_ends_the_path() {
     assert_eq!((r.lane_divergent, r.wgmmas), (1, 1));
     fails(&body("report"), "a call of report");
     // A declaration without a body is not known to trap.
-    let declared = body("fail").replacen(".func fail()\n.noreturn\n{", ".func fail()\n.noreturn;\n.func unused()\n{", 1);
+    let declared = body("fail").replacen(
+        ".func fail()\n.noreturn\n{",
+        ".func fail()\n.noreturn;\n.func unused()\n{",
+        1,
+    );
     fails(&declared, "a call of a declared function");
 }
 
