@@ -1,7 +1,7 @@
-//! The example kernel crate (`examples/kernel-crate`, the README's "Using it in your own kernel
-//! crate"), built the way its user builds it: `cargo build --release` run in its own folders, so
-//! that what is tested is its `.cargo/config.toml` and `rust-toolchain.toml`, not the xtask's
-//! flags. `test-nvidia` runs its launcher (and puts both into the bundle).
+//! The example kernel crate (`examples/kernel-crate`, whose README is the guide to a kernel crate
+//! of one's own), built the way its user builds it: `cargo build --release` run in its own
+//! folders, so that what is tested is its `.cargo/config.toml` and `rust-toolchain.toml`, not the
+//! xtask's flags. `test-nvidia` runs its launcher (and puts both into the bundle).
 
 use std::path::{Path, PathBuf};
 
