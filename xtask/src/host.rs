@@ -132,6 +132,8 @@ const STABLE_CHECKED: [&str; 6] = [
 ///   uploaded;
 /// - the packaged library's doc tests outside the workspace, among them the README example that
 ///   the package carries (`crates/gpu-pipeline/README.md`);
+/// - the packages of [`NEWEST_CHECKED`] against the newest dependencies they allow (a user's
+///   graph), where every other build uses the lock file's;
 /// - the host builds of [`STABLE_CHECKED`] with the stable toolchain of the workspace's
 ///   `rust-version` (installed with rustup if missing), so that the version the manifests state
 ///   is one that builds them (`cargo check`, the repository's lock file).
@@ -176,8 +178,55 @@ pub fn package(sh: &Shell) -> Result {
     )
     .run()
     .map_err(|_| "the packaged crate's doc tests failed (above)".to_string())?;
+    for name in NEWEST_CHECKED {
+        newest(sh, &target, name)?;
+    }
     stable(sh)?;
-    println!("  packaged; the doc tests passed; the host builds pass on their rust-version");
+    println!(
+        "  packaged; the doc tests passed; the newest dependencies build; the host builds pass on their rust-version"
+    );
+    Ok(())
+}
+
+/// The packaged crates that are also built against the newest releases their requirements allow
+/// (what a user's graph resolves: cudarc is a caret requirement, `0.19.10`), beside the lock
+/// file's versions, which are the requirements' lowest and which every other build uses. Only
+/// crates whose dependencies are all on the registry: a package's unpublished workspace
+/// dependencies do not resolve outside `cargo publish`.
+const NEWEST_CHECKED: [&str; 1] = ["gpu-hopper-host"];
+
+/// `cargo update`, then `cargo check`, of the package `cargo publish --dry-run` left unpacked in
+/// `{target}/package`, in its own target directory; prints the cudarc it resolved.
+fn newest(sh: &Shell, target: &str, name: &str) -> Result {
+    let manifest = sh
+        .read_file(format!("crates/{name}/Cargo.toml"))
+        .map_err(crate::util::err("read a publishable crate's manifest"))?;
+    let version = manifest_value(&manifest, "version")
+        .ok_or_else(|| format!("crates/{name}/Cargo.toml has no `version = \"...\"` line"))?;
+    let packaged = format!("{target}/package/{name}-{version}/Cargo.toml");
+    let newest_dir = format!("{target}/package-newest");
+    println!("building the packaged {name} against the newest dependencies it allows:");
+    cmd!(sh, "cargo update --manifest-path {packaged}")
+        .run()
+        .map_err(|_| format!("`cargo update` of the packaged {name} failed (above)"))?;
+    cmd!(
+        sh,
+        "cargo check --manifest-path {packaged} --target-dir {newest_dir}"
+    )
+    .run()
+    .map_err(|_| {
+        format!("the packaged {name} does not build with the newest dependencies it allows (above)")
+    })?;
+    let lock = sh
+        .read_file(format!("{target}/package/{name}-{version}/Cargo.lock"))
+        .map_err(crate::util::err("read the packaged crate's Cargo.lock"))?;
+    let cudarc = lock
+        .split("[[package]]")
+        .find(|entry| entry.contains("name = \"cudarc\""))
+        .and_then(|entry| manifest_value(entry.trim_start(), "version"));
+    if let Some(cudarc) = cudarc {
+        println!("  {name} builds with cudarc {cudarc}");
+    }
     Ok(())
 }
 
