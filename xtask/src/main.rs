@@ -5,6 +5,7 @@
 mod amd;
 mod artifacts;
 mod bench;
+mod codegen;
 mod compile_fail;
 mod cublas;
 mod device;
@@ -38,6 +39,9 @@ tasks:
                              compile-fail tests, PTX snapshots
                              (--bless rewrites the snapshots and the convergence check's
                              expected reports instead of comparing)
+  codegen [--check]          write the generated sources (the Hopper toolkit's wgmma forms) from
+                             xtask/src/codegen.rs; --check fails if a committed one differs
+                             (`test` checks it too, through the xtask's tests)
   compile-fail               only the compile-fail tests (part of `test`)
   package                    `cargo publish --dry-run` of every publishable crate, the packaged
                              gpu-pipeline's doc tests outside the workspace as a registry user's
@@ -68,6 +72,7 @@ tasks:
 /// The task's flags, parsed.
 struct Flags {
     bless: bool,
+    check: bool,
     bundle: Option<PathBuf>,
     quick: bool,
     filter: Option<String>,
@@ -76,6 +81,7 @@ struct Flags {
 fn parse_flags(task: &str, args: &[String]) -> Result<Flags> {
     let mut flags = Flags {
         bless: false,
+        check: false,
         bundle: None,
         quick: false,
         filter: None,
@@ -84,6 +90,7 @@ fn parse_flags(task: &str, args: &[String]) -> Result<Flags> {
     while let Some(arg) = args.next() {
         match (task, arg.as_str()) {
             ("test" | "test-amd" | "snapshots", "--bless") => flags.bless = true,
+            ("codegen", "--check") => flags.check = true,
             ("test-nvidia", "--bundle") => {
                 flags.bundle = Some(PathBuf::from(
                     args.next().ok_or("--bundle needs a directory")?,
@@ -141,6 +148,7 @@ fn run(args: &[String]) -> Result {
             toolchain::check(&sh)?;
             example::check(&sh).map(drop)
         }
+        "codegen" => codegen::run(flags.check),
         "compile-fail" => {
             toolchain::check(&sh)?;
             compile_fail::run(&sh)

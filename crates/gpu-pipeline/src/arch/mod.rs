@@ -27,18 +27,23 @@
 /// the instruction, not the function), then the other attributes. The device body is the block
 /// as written, so the generated code is exactly that of a hand-written `#[cfg]` pair; the host
 /// stub consumes the arguments (no unused-variable warnings) and panics.
+///
+/// Exported (hidden) for the crates built on this one that write their own leaves the same way
+/// (`gpu-hopper`): each defines its own `gpu_only` beside its leaves.
+#[macro_export]
+#[doc(hidden)]
 macro_rules! gpu_leaf {
     (
         $arch:literal;
         $(#[doc = $doc:literal])*
         #[gpu_only($instr:expr)]
         $(#[$attr:meta])*
-        $vis:vis unsafe fn $name:ident $(<const $c:ident: $ct:ty>)? ($($arg:ident: $ty:ty),* $(,)?)
+        $vis:vis unsafe fn $name:ident $(<$(const $c:ident: $ct:ty),+>)? ($($arg:ident: $ty:ty),* $(,)?)
             $(-> $ret:ty)? $body:block
     ) => {
         $(#[doc = $doc])*
         $(#[$attr])*
-        $vis unsafe fn $name $(<const $c: $ct>)? ($($arg: $ty),*) $(-> $ret)? {
+        $vis unsafe fn $name $(<$(const $c: $ct),+>)? ($($arg: $ty),*) $(-> $ret)? {
             #[cfg(target_arch = $arch)]
             $body
             #[cfg(not(target_arch = $arch))]
@@ -53,12 +58,12 @@ macro_rules! gpu_leaf {
         $(#[doc = $doc:literal])*
         #[gpu_only($instr:expr)]
         $(#[$attr:meta])*
-        $vis:vis fn $name:ident $(<const $c:ident: $ct:ty>)? ($($arg:ident: $ty:ty),* $(,)?)
+        $vis:vis fn $name:ident $(<$(const $c:ident: $ct:ty),+>)? ($($arg:ident: $ty:ty),* $(,)?)
             $(-> $ret:ty)? $body:block
     ) => {
         $(#[doc = $doc])*
         $(#[$attr])*
-        $vis fn $name $(<const $c: $ct>)? ($($arg: $ty),*) $(-> $ret)? {
+        $vis fn $name $(<$(const $c: $ct),+>)? ($($arg: $ty),*) $(-> $ret)? {
             #[cfg(target_arch = $arch)]
             $body
             #[cfg(not(target_arch = $arch))]

@@ -1,0 +1,383 @@
+//! NVIDIA leaves of the Hopper toolkit: one PTX instruction form (or one LLVM intrinsic) per
+//! function. The forms the GEMM uses are written exactly as it writes them (same template, same
+//! operand classes, same options, or the same intrinsic), so that a kernel moved onto them emits
+//! the same PTX.
+//!
+//! The collectives that LLVM knows (`wgmma.fence/commit_group/wait_group`, `setmaxnreg`,
+//! `barrier.sync.aligned`, `bar.arrive`) are called through their `llvm.nvvm.*` intrinsics, which
+//! LLVM treats as `convergent`; inline assembly never is, so an `.aligned` instruction written as
+//! assembly must not sit under lane-dependent control flow (the `# Safety` sections say so).
+//!
+//! Register-only conversions (`cvt`) are `pure, nomem`; nothing that orders or waits is.
+
+#[cfg(target_arch = "nvptx64")]
+use core::arch::asm;
+
+#[cfg(not(target_arch = "nvptx64"))]
+use super::gpu_only;
+
+#[cfg(target_arch = "nvptx64")]
+unsafe extern "llvm-intrinsic" {
+    #[link_name = "llvm.nvvm.wgmma.fence.sync.aligned"]
+    fn llvm_wgmma_fence();
+    #[link_name = "llvm.nvvm.wgmma.commit_group.sync.aligned"]
+    fn llvm_wgmma_commit_group();
+    #[link_name = "llvm.nvvm.wgmma.wait_group.sync.aligned"]
+    fn llvm_wgmma_wait_group(n: i64);
+    #[link_name = "llvm.nvvm.setmaxnreg.inc.sync.aligned.u32"]
+    fn llvm_setmaxnreg_inc(regs: i32);
+    #[link_name = "llvm.nvvm.setmaxnreg.dec.sync.aligned.u32"]
+    fn llvm_setmaxnreg_dec(regs: i32);
+    #[link_name = "llvm.nvvm.barrier.cta.sync.aligned.count"]
+    fn llvm_barrier_cta_sync_aligned_count(id: u32, count: u32);
+    #[link_name = "llvm.nvvm.barrier.cta.arrive.aligned.count"]
+    fn llvm_barrier_cta_arrive_aligned_count(id: u32, count: u32);
+}
+
+/// `setmaxnreg`'s operand range: 24 to 256, a multiple of 8 (PTX ISA, "setmaxnreg").
+pub(crate) const fn setmaxnreg_in_range(regs: u32) -> bool {
+    regs >= 24 && regs <= 256 && regs % 8 == 0
+}
+
+leaf! {
+    /// `wgmma.fence.sync.aligned;` (intrinsic `llvm.nvvm.wgmma.fence.sync.aligned`): orders the
+    /// warpgroup's earlier register and shared-memory accesses before the `wgmma.mma_async` that
+    /// follow; needed before the first `wgmma` and whenever its accumulator or A registers were
+    /// touched by other instructions.
+    ///
+    /// PTX ISA 8.0, sm_90a. PTX ISA, "Asynchronous Warpgroup Level Matrix Multiply-Accumulate
+    /// Instructions: wgmma.fence".
+    #[gpu_only("wgmma.fence.sync.aligned")]
+    #[inline(always)]
+    pub fn wgmma_fence() {
+        // SAFETY: a fence of the executing warpgroup; a convergent intrinsic without operands.
+        unsafe { llvm_wgmma_fence() }
+    }
+}
+
+leaf! {
+    /// `wgmma.commit_group.sync.aligned;` (intrinsic
+    /// `llvm.nvvm.wgmma.commit_group.sync.aligned`): closes the warpgroup's current group of
+    /// `wgmma.mma_async` operations.
+    ///
+    /// PTX ISA 8.0, sm_90a. PTX ISA, "wgmma.commit_group".
+    #[gpu_only("wgmma.commit_group.sync.aligned")]
+    #[inline(always)]
+    pub fn wgmma_commit_group() {
+        // SAFETY: groups only the warpgroup's own earlier wgmmas.
+        unsafe { llvm_wgmma_commit_group() }
+    }
+}
+
+leaf! {
+    /// `wgmma.wait_group.sync.aligned N;` (intrinsic `llvm.nvvm.wgmma.wait_group.sync.aligned`):
+    /// waits until at most `N` of the warpgroup's committed wgmma groups are pending; the
+    /// accumulators of the completed ones may then be read.
+    ///
+    /// PTX ISA 8.0, sm_90a. PTX ISA, "wgmma.wait_group".
+    #[gpu_only("wgmma.wait_group.sync.aligned")]
+    #[inline(always)]
+    pub fn wgmma_wait_group<const N: u32>() {
+        // SAFETY: a wait on the warpgroup's own wgmmas; `N` is an immediate.
+        unsafe { llvm_wgmma_wait_group(N as i64) }
+    }
+}
+
+leaf! {
+    /// `setmaxnreg.inc.sync.aligned.u32 REGS;` (intrinsic
+    /// `llvm.nvvm.setmaxnreg.inc.sync.aligned.u32`): raises the per-thread register budget of
+    /// the executing warpgroup to `REGS`, waiting until the registers are free in the SM's pool.
+    ///
+    /// PTX ISA 8.0, sm_90a. PTX ISA, "Miscellaneous Instructions: setmaxnreg".
+    ///
+    /// # Safety
+    ///
+    /// The whole warpgroup executes it; `REGS` is in 24..=256, a multiple of 8, and not below the
+    /// warpgroup's current budget; the registers it asks for are released by other warpgroups
+    /// (`setmaxnreg.dec`), or it waits for ever. The kernel needs a launch bound (`.maxntid`), or
+    /// ptxas ignores it.
+    #[gpu_only("setmaxnreg.inc.sync.aligned.u32")]
+    #[inline(always)]
+    pub unsafe fn setmaxnreg_inc<const REGS: u32>() {
+        const { assert!(setmaxnreg_in_range(REGS), "gpu-hopper: setmaxnreg takes 24 to 256 registers, a multiple of 8") };
+        // SAFETY: guaranteed by the caller; `REGS` is an immediate in range.
+        unsafe { llvm_setmaxnreg_inc(REGS as i32) }
+    }
+}
+
+leaf! {
+    /// `setmaxnreg.dec.sync.aligned.u32 REGS;` (intrinsic
+    /// `llvm.nvvm.setmaxnreg.dec.sync.aligned.u32`): lowers the per-thread register budget of
+    /// the executing warpgroup to `REGS`, releasing the rest to the SM's pool.
+    ///
+    /// PTX ISA 8.0, sm_90a. PTX ISA, "Miscellaneous Instructions: setmaxnreg".
+    ///
+    /// # Safety
+    ///
+    /// The whole warpgroup executes it; `REGS` is in 24..=256, a multiple of 8, and not above the
+    /// warpgroup's current budget; the code after it needs no more than `REGS` registers.
+    #[gpu_only("setmaxnreg.dec.sync.aligned.u32")]
+    #[inline(always)]
+    pub unsafe fn setmaxnreg_dec<const REGS: u32>() {
+        const { assert!(setmaxnreg_in_range(REGS), "gpu-hopper: setmaxnreg takes 24 to 256 registers, a multiple of 8") };
+        // SAFETY: guaranteed by the caller; `REGS` is an immediate in range.
+        unsafe { llvm_setmaxnreg_dec(REGS as i32) }
+    }
+}
+
+leaf! {
+    /// `barrier.sync.aligned id, count;` (intrinsic `llvm.nvvm.barrier.cta.sync.aligned.count`):
+    /// the calling warp arrives at named barrier `id` and waits until `count` threads have
+    /// arrived. Memory accesses before it are ordered before those after it, for the threads that
+    /// take part.
+    ///
+    /// PTX ISA 6.0, sm_30 (`barrier` with `.aligned`; the `bar` spelling is older). PTX ISA,
+    /// "Parallel Synchronization and Communication Instructions: bar, barrier".
+    ///
+    /// # Safety
+    ///
+    /// `id` is in 0..=15 and no other use of that barrier is in flight with a different `count`;
+    /// `count` is a non-zero multiple of 32 no larger than the block; every thread of each warp
+    /// taking part executes it (`.aligned`), and exactly `count` threads take part per phase, or
+    /// the barrier hangs.
+    #[gpu_only("barrier.sync.aligned")]
+    #[inline(always)]
+    pub unsafe fn barrier_sync_aligned(id: u32, count: u32) {
+        // SAFETY: guaranteed by the caller; a convergent intrinsic.
+        unsafe { llvm_barrier_cta_sync_aligned_count(id, count) }
+    }
+}
+
+leaf! {
+    /// `barrier.arrive.aligned id, count;` (intrinsic
+    /// `llvm.nvvm.barrier.cta.arrive.aligned.count`): the calling warp arrives at named barrier
+    /// `id` without waiting (a producer's half of a barrier whose consumers `barrier.sync`). Its
+    /// memory accesses before the arrival are visible to the waiters once the barrier completes.
+    ///
+    /// PTX ISA 6.0, sm_30. PTX ISA, "bar, barrier".
+    ///
+    /// # Safety
+    ///
+    /// As [`barrier_sync_aligned`]: the same `id` and `count` as the threads that wait on it.
+    #[gpu_only("barrier.arrive.aligned")]
+    #[inline(always)]
+    pub unsafe fn barrier_arrive_aligned(id: u32, count: u32) {
+        // SAFETY: guaranteed by the caller; a convergent intrinsic.
+        unsafe { llvm_barrier_cta_arrive_aligned_count(id, count) }
+    }
+}
+
+leaf! {
+    /// `griddepcontrol.launch_dependents;`: a grid launched after this one with programmatic
+    /// stream serialization may be scheduled once every CTA of this grid has executed it or
+    /// exited. The dependent's `griddepcontrol.wait` still waits for this grid to complete, so
+    /// where it sits changes only when the dependent's CTAs may start.
+    ///
+    /// PTX ISA 7.8, sm_90. PTX ISA, "Parallel Synchronization and Communication Instructions:
+    /// griddepcontrol".
+    #[gpu_only("griddepcontrol.launch_dependents")]
+    #[inline(always)]
+    pub fn griddepcontrol_launch_dependents() {
+        // SAFETY: a scheduling hint with no operands.
+        unsafe {
+            asm!(
+                "griddepcontrol.launch_dependents;",
+                options(nostack, preserves_flags)
+            )
+        };
+    }
+}
+
+leaf! {
+    /// `griddepcontrol.wait;`: waits until every prerequisite grid of this one (under
+    /// programmatic dependent launch) has completed and its memory operations are visible.
+    /// Without programmatic dependent launch it returns at once.
+    ///
+    /// PTX ISA 7.8, sm_90. PTX ISA, "griddepcontrol".
+    #[gpu_only("griddepcontrol.wait")]
+    #[inline(always)]
+    pub fn griddepcontrol_wait() {
+        // SAFETY: a wait with no operands; it orders memory, so no `nomem`.
+        unsafe { asm!("griddepcontrol.wait;", options(nostack, preserves_flags)) };
+    }
+}
+
+leaf! {
+    /// `cvt.rn.bf16x2.f32 d, hi, lo;`: `lo` and `hi` rounded to the nearest bf16 (ties to even)
+    /// and packed, `lo` in the low half (the first source goes to the upper half).
+    ///
+    /// PTX ISA 7.0, sm_80. PTX ISA, "Data Movement and Conversion Instructions: cvt".
+    #[gpu_only("cvt.rn.bf16x2.f32")]
+    #[inline(always)]
+    #[must_use]
+    pub fn cvt_rn_bf16x2_f32(lo: f32, hi: f32) -> u32 {
+        let packed: u32;
+        // SAFETY: a register-only conversion.
+        unsafe {
+            asm!(
+                "cvt.rn.bf16x2.f32 {d}, {hi}, {lo};",
+                d = out(reg32) packed,
+                hi = in(reg32) hi,
+                lo = in(reg32) lo,
+                options(pure, nomem, nostack, preserves_flags),
+            );
+        }
+        packed
+    }
+}
+
+leaf! {
+    /// `atom.acq_rel.gpu.global.add.u32 old, [counter], 1;`: adds 1 to the counter and returns
+    /// its value before. At GPU scope it is a release of what precedes it in this thread (and
+    /// what precedes that in causality order) and an acquire of what the earlier adders
+    /// released: the last of several CTAs to count sees all the others' writes.
+    ///
+    /// PTX ISA 6.0, sm_70. PTX ISA, "Parallel Synchronization and Communication Instructions:
+    /// atom" and "Memory Consistency Model".
+    ///
+    /// # Safety
+    ///
+    /// `counter` is a 4-byte aligned word of global memory.
+    #[gpu_only("atom.acq_rel.gpu.global.add.u32")]
+    #[inline(always)]
+    pub unsafe fn atom_add_acq_rel_gpu_global_u32(counter: *mut u32) -> u32 {
+        let before: u32;
+        // SAFETY: by the contract; it orders memory, so no `nomem`.
+        unsafe {
+            asm!(
+                "atom.acq_rel.gpu.global.add.u32 {before}, [{counter}], 1;",
+                before = out(reg32) before,
+                counter = in(reg64) counter,
+                options(nostack, preserves_flags),
+            );
+        }
+        before
+    }
+}
+
+leaf! {
+    /// The kernel's dynamic shared memory base as a generic pointer, 1024-byte aligned (the
+    /// alignment a 128-byte-swizzled TMA box or wgmma operand needs): rustc's
+    /// `gpu_launch_sized_workgroup_mem` intrinsic, an `extern .shared .align 1024` array of the
+    /// size given at launch.
+    ///
+    /// PTX ISA 2.0 (`.extern .shared` arrays), all SMs. PTX ISA, "State Spaces: Shared State
+    /// Space".
+    #[gpu_only("dynamic .shared base")]
+    #[inline(always)]
+    #[must_use]
+    pub fn dynamic_smem_1024() -> *mut u8 {
+        #[repr(C, align(1024))]
+        struct Align1024(u8);
+        core::intrinsics::gpu::gpu_launch_sized_workgroup_mem::<Align1024>().cast()
+    }
+}
+
+leaf! {
+    /// `cp.reduce.async.bulk.tensor.Dd.global.shared::cta.add.tile.bulk_group [map, {c0, ..}],
+    /// [src];` for `D` in 1..=5: the tensor-copy engine adds a box from shared memory into the
+    /// tensor map's global tensor at the coordinates `c[..D]`, element-wise and atomically per
+    /// element, tracked by the thread's bulk async-group. The element type is the map's.
+    ///
+    /// PTX ISA 8.0, sm_90. PTX ISA, "Data Movement and Conversion Instructions:
+    /// cp.reduce.async.bulk.tensor".
+    ///
+    /// # Safety
+    ///
+    /// As gpu-pipeline's `cp_async_bulk_tensor_store`: `1 <= D <= 5` and the map has `D`
+    /// dimensions and an element type that `.add` supports; `src` is a `.shared::cta` address of
+    /// this CTA, aligned as the map's swizzle needs, holding the box and not written until a
+    /// `cp.async.bulk.wait_group.read` covers the copy.
+    #[gpu_only("cp.reduce.async.bulk.tensor.global.shared::cta.add.tile.bulk_group")]
+    #[inline(always)]
+    pub unsafe fn cp_reduce_async_bulk_tensor_add<const D: usize>(map: *const u8, c: [i32; 5], src: u32) {
+        // SAFETY: guaranteed by the caller.
+        unsafe {
+            match D {
+                1 => asm!("cp.reduce.async.bulk.tensor.1d.global.shared::cta.add.tile.bulk_group [{m}, {{{c0}}}], [{s}];", m = in(reg64) map, s = in(reg32) src, c0 = in(reg32) c[0], options(nostack, preserves_flags)),
+                2 => asm!("cp.reduce.async.bulk.tensor.2d.global.shared::cta.add.tile.bulk_group [{m}, {{{c0}, {c1}}}], [{s}];", m = in(reg64) map, s = in(reg32) src, c0 = in(reg32) c[0], c1 = in(reg32) c[1], options(nostack, preserves_flags)),
+                3 => asm!("cp.reduce.async.bulk.tensor.3d.global.shared::cta.add.tile.bulk_group [{m}, {{{c0}, {c1}, {c2}}}], [{s}];", m = in(reg64) map, s = in(reg32) src, c0 = in(reg32) c[0], c1 = in(reg32) c[1], c2 = in(reg32) c[2], options(nostack, preserves_flags)),
+                4 => asm!("cp.reduce.async.bulk.tensor.4d.global.shared::cta.add.tile.bulk_group [{m}, {{{c0}, {c1}, {c2}, {c3}}}], [{s}];", m = in(reg64) map, s = in(reg32) src, c0 = in(reg32) c[0], c1 = in(reg32) c[1], c2 = in(reg32) c[2], c3 = in(reg32) c[3], options(nostack, preserves_flags)),
+                _ => asm!("cp.reduce.async.bulk.tensor.5d.global.shared::cta.add.tile.bulk_group [{m}, {{{c0}, {c1}, {c2}, {c3}, {c4}}}], [{s}];", m = in(reg64) map, s = in(reg32) src, c0 = in(reg32) c[0], c1 = in(reg32) c[1], c2 = in(reg32) c[2], c3 = in(reg32) c[3], c4 = in(reg32) c[4], options(nostack, preserves_flags)),
+            }
+        }
+    }
+}
+
+leaf! {
+    /// `cp.reduce.async.bulk.tensor.Dd.global.shared::cta.min.tile.bulk_group [map, {c0, ..}],
+    /// [src];`: as [`cp_reduce_async_bulk_tensor_add`], with the element-wise minimum.
+    ///
+    /// PTX ISA 8.0, sm_90. PTX ISA, "cp.reduce.async.bulk.tensor".
+    ///
+    /// # Safety
+    ///
+    /// As [`cp_reduce_async_bulk_tensor_add`], for an element type that `.min` supports.
+    #[gpu_only("cp.reduce.async.bulk.tensor.global.shared::cta.min.tile.bulk_group")]
+    #[inline(always)]
+    pub unsafe fn cp_reduce_async_bulk_tensor_min<const D: usize>(map: *const u8, c: [i32; 5], src: u32) {
+        // SAFETY: guaranteed by the caller.
+        unsafe {
+            match D {
+                1 => asm!("cp.reduce.async.bulk.tensor.1d.global.shared::cta.min.tile.bulk_group [{m}, {{{c0}}}], [{s}];", m = in(reg64) map, s = in(reg32) src, c0 = in(reg32) c[0], options(nostack, preserves_flags)),
+                2 => asm!("cp.reduce.async.bulk.tensor.2d.global.shared::cta.min.tile.bulk_group [{m}, {{{c0}, {c1}}}], [{s}];", m = in(reg64) map, s = in(reg32) src, c0 = in(reg32) c[0], c1 = in(reg32) c[1], options(nostack, preserves_flags)),
+                3 => asm!("cp.reduce.async.bulk.tensor.3d.global.shared::cta.min.tile.bulk_group [{m}, {{{c0}, {c1}, {c2}}}], [{s}];", m = in(reg64) map, s = in(reg32) src, c0 = in(reg32) c[0], c1 = in(reg32) c[1], c2 = in(reg32) c[2], options(nostack, preserves_flags)),
+                4 => asm!("cp.reduce.async.bulk.tensor.4d.global.shared::cta.min.tile.bulk_group [{m}, {{{c0}, {c1}, {c2}, {c3}}}], [{s}];", m = in(reg64) map, s = in(reg32) src, c0 = in(reg32) c[0], c1 = in(reg32) c[1], c2 = in(reg32) c[2], c3 = in(reg32) c[3], options(nostack, preserves_flags)),
+                _ => asm!("cp.reduce.async.bulk.tensor.5d.global.shared::cta.min.tile.bulk_group [{m}, {{{c0}, {c1}, {c2}, {c3}, {c4}}}], [{s}];", m = in(reg64) map, s = in(reg32) src, c0 = in(reg32) c[0], c1 = in(reg32) c[1], c2 = in(reg32) c[2], c3 = in(reg32) c[3], c4 = in(reg32) c[4], options(nostack, preserves_flags)),
+            }
+        }
+    }
+}
+
+leaf! {
+    /// `cp.reduce.async.bulk.tensor.Dd.global.shared::cta.max.tile.bulk_group [map, {c0, ..}],
+    /// [src];`: as [`cp_reduce_async_bulk_tensor_add`], with the element-wise maximum.
+    ///
+    /// PTX ISA 8.0, sm_90. PTX ISA, "cp.reduce.async.bulk.tensor".
+    ///
+    /// # Safety
+    ///
+    /// As [`cp_reduce_async_bulk_tensor_add`], for an element type that `.max` supports.
+    #[gpu_only("cp.reduce.async.bulk.tensor.global.shared::cta.max.tile.bulk_group")]
+    #[inline(always)]
+    pub unsafe fn cp_reduce_async_bulk_tensor_max<const D: usize>(map: *const u8, c: [i32; 5], src: u32) {
+        // SAFETY: guaranteed by the caller.
+        unsafe {
+            match D {
+                1 => asm!("cp.reduce.async.bulk.tensor.1d.global.shared::cta.max.tile.bulk_group [{m}, {{{c0}}}], [{s}];", m = in(reg64) map, s = in(reg32) src, c0 = in(reg32) c[0], options(nostack, preserves_flags)),
+                2 => asm!("cp.reduce.async.bulk.tensor.2d.global.shared::cta.max.tile.bulk_group [{m}, {{{c0}, {c1}}}], [{s}];", m = in(reg64) map, s = in(reg32) src, c0 = in(reg32) c[0], c1 = in(reg32) c[1], options(nostack, preserves_flags)),
+                3 => asm!("cp.reduce.async.bulk.tensor.3d.global.shared::cta.max.tile.bulk_group [{m}, {{{c0}, {c1}, {c2}}}], [{s}];", m = in(reg64) map, s = in(reg32) src, c0 = in(reg32) c[0], c1 = in(reg32) c[1], c2 = in(reg32) c[2], options(nostack, preserves_flags)),
+                4 => asm!("cp.reduce.async.bulk.tensor.4d.global.shared::cta.max.tile.bulk_group [{m}, {{{c0}, {c1}, {c2}, {c3}}}], [{s}];", m = in(reg64) map, s = in(reg32) src, c0 = in(reg32) c[0], c1 = in(reg32) c[1], c2 = in(reg32) c[2], c3 = in(reg32) c[3], options(nostack, preserves_flags)),
+                _ => asm!("cp.reduce.async.bulk.tensor.5d.global.shared::cta.max.tile.bulk_group [{m}, {{{c0}, {c1}, {c2}, {c3}, {c4}}}], [{s}];", m = in(reg64) map, s = in(reg32) src, c0 = in(reg32) c[0], c1 = in(reg32) c[1], c2 = in(reg32) c[2], c3 = in(reg32) c[3], c4 = in(reg32) c[4], options(nostack, preserves_flags)),
+            }
+        }
+    }
+}
+
+leaf! {
+    /// `cp.async.bulk.prefetch.tensor.Dd.L2.global.tile [map, {c0, ..}];` for `D` in 1..=5: the
+    /// tensor-copy engine brings the box of the tensor map at the coordinates `c[..D]` into the
+    /// L2 cache, ahead of a tensor load of it. Nothing completes on a barrier; it is a hint.
+    ///
+    /// PTX ISA 8.0, sm_90. PTX ISA, "Data Movement and Conversion Instructions:
+    /// cp.async.bulk.prefetch.tensor".
+    ///
+    /// # Safety
+    ///
+    /// `1 <= D <= 5` and the map has `D` dimensions; `map` is the generic address of a valid
+    /// tensor map in global (or constant/param) memory, 64-byte aligned.
+    #[gpu_only("cp.async.bulk.prefetch.tensor.L2.global.tile")]
+    #[inline(always)]
+    pub unsafe fn cp_async_bulk_prefetch_tensor<const D: usize>(map: *const u8, c: [i32; 5]) {
+        // SAFETY: guaranteed by the caller; a prefetch writes nothing the program sees.
+        unsafe {
+            match D {
+                1 => asm!("cp.async.bulk.prefetch.tensor.1d.L2.global.tile [{m}, {{{c0}}}];", m = in(reg64) map, c0 = in(reg32) c[0], options(nostack, preserves_flags)),
+                2 => asm!("cp.async.bulk.prefetch.tensor.2d.L2.global.tile [{m}, {{{c0}, {c1}}}];", m = in(reg64) map, c0 = in(reg32) c[0], c1 = in(reg32) c[1], options(nostack, preserves_flags)),
+                3 => asm!("cp.async.bulk.prefetch.tensor.3d.L2.global.tile [{m}, {{{c0}, {c1}, {c2}}}];", m = in(reg64) map, c0 = in(reg32) c[0], c1 = in(reg32) c[1], c2 = in(reg32) c[2], options(nostack, preserves_flags)),
+                4 => asm!("cp.async.bulk.prefetch.tensor.4d.L2.global.tile [{m}, {{{c0}, {c1}, {c2}, {c3}}}];", m = in(reg64) map, c0 = in(reg32) c[0], c1 = in(reg32) c[1], c2 = in(reg32) c[2], c3 = in(reg32) c[3], options(nostack, preserves_flags)),
+                _ => asm!("cp.async.bulk.prefetch.tensor.5d.L2.global.tile [{m}, {{{c0}, {c1}, {c2}, {c3}, {c4}}}];", m = in(reg64) map, c0 = in(reg32) c[0], c1 = in(reg32) c[1], c2 = in(reg32) c[2], c3 = in(reg32) c[3], c4 = in(reg32) c[4], options(nostack, preserves_flags)),
+            }
+        }
+    }
+}
