@@ -37,7 +37,7 @@ const CASES: &[Case] = &[
     (7, 1000, 136, 1.0, 0.5),
     (1000, 7, 64, 2.0, 0.0),
     // Beta 0, several short tiles per CTA: a tile's D leaves its staging box while the next tile
-    // is staged (run 41: the 128 x 64 kernel staged every tile in one box, and failed here).
+    // is staged (a 128 x 64 kernel that staged every tile in one box failed here).
     (4097, 1000, 136, 1.0, 0.0),
     (4097, 300, 1024, 1.0, 1.0),
     (300, 4097, 512, 0.5, 2.0),
