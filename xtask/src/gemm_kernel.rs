@@ -20,27 +20,38 @@ pub const NVPTX_SM90A: GpuTarget = GpuTarget {
     extension: "ptx",
 };
 
-/// The kernels' entry points and their threads per block: one CTA per tile; persistent;
-/// persistent in CTA pairs; the first persistent kernel, kept to measure the steps after it;
-/// persistent on 128 x 128 and on 128 x 64 tiles (three warpgroups each: one producer, two
-/// consumers); and the single-warpgroup kernel before warp specialization (one warpgroup, last).
-pub const ENTRIES: [(&str, u32); 7] = [
-    ("gemm_bf16_ws", 384),
-    ("gemm_bf16_persistent", 384),
-    ("gemm_bf16_cluster", 384),
-    ("gemm_bf16_persistent_first", 384),
-    ("gemm_bf16_persistent_n128", 384),
-    ("gemm_bf16_persistent_n64", 384),
-    ("gemm_bf16_single", 128),
-];
+/// The kernels' entry points and their threads per block, from the plan's kernel table (the
+/// table the kernel crate builds its entries from): its last row is the single-warpgroup kernel.
+pub const ENTRIES: [(&str, u32); gpu_gemm_plan::KERNELS.len()] = {
+    let mut entries = [("", 0); gpu_gemm_plan::KERNELS.len()];
+    let mut i = 0;
+    while i < entries.len() {
+        let row = gpu_gemm_plan::KERNELS[i];
+        entries[i] = (row.entry, row.threads);
+        i += 1;
+    }
+    entries
+};
 /// The cluster-scope forms of mbarrier arrivals and waits, which the GEMM must not contain.
 const CLUSTER_SCOPED_MBARRIER: [&str; 3] = [
     "mbarrier.arrive.release.cluster",
     "mbarrier.try_wait.parity.acquire.cluster",
     "mbarrier.try_wait.acquire.cluster",
 ];
-/// `wgmma.mma_async` instructions per kernel: 4 k16 steps for a tile's first stage, 4 in the loop.
-pub const WGMMAS: usize = 8;
+/// `wgmma.mma_async` instructions per kernel, from the table (the same in every row: the checks
+/// below count them per entry and in all).
+pub const WGMMAS: usize = {
+    let wgmmas = gpu_gemm_plan::KERNELS[0].wgmmas;
+    let mut i = 0;
+    while i < gpu_gemm_plan::KERNELS.len() {
+        assert!(
+            gpu_gemm_plan::KERNELS[i].wgmmas == wgmmas,
+            "the GEMM PTX check counts one wgmma count for every kernel"
+        );
+        i += 1;
+    }
+    wgmmas as usize
+};
 
 /// The suite bundle's GEMM section: the exact-check device test of the GEMM (`gemm-test`, its
 /// boundary tests included), then the correctness pass against cuBLAS (`gemm-bench --check`,

@@ -1,160 +1,97 @@
-//! The kernels of the module and their arithmetic: tiles, split-K, grids, workspace, and the
-//! shape contract. Pure: no CUDA call, so every rule here is tested on the host.
-//!
-//! Tile counts are computed in `u64`: `check_shape` accepts M and N up to 2^31 - 1, whose tile
-//! count is far beyond `u32`. What a kernel can run is checked by [`Kernel::check_launch`]: its
-//! grid and its schedule (which counts work units in 32 bits on the device).
+//! The kernels of the module and the host's side of their arithmetic: the `Kernel` enum (one
+//! variant per row of the plan's kernel table, `gpu_gemm_plan::KERNELS`), the default choice,
+//! the launch checks and the shape contract. The tiles, split-K, grids and workspace come from
+//! the plan, which the kernels compile too. Pure: no CUDA call, so every rule here is tested on
+//! the host.
+
+use gpu_gemm_plan::{KernelSpec, LaunchLimit};
 
 use crate::GemmError;
 
-/// The kernels' CTA tile: rows of A (and D), rows of B (columns of D), and K per stage
-/// ([`Kernel::PersistentNarrow`]'s tiles are 128 columns wide, [`Kernel::PersistentSlim`]'s 64:
-/// [`Kernel::tile_cols`]).
-pub const TILE: (u32, u32, u32) = (128, 256, 64);
-/// Stages of the kernels' ring (the narrower tiles' kernels have more: [`Kernel::stages`]).
-pub const STAGES: u32 = 4;
-/// Threads per block: one producer warpgroup, two consumer warpgroups (all kernels but
-/// [`Kernel::SingleWarpgroup`], which has one warpgroup: [`Kernel::threads`]).
-pub const THREADS: u32 = 384;
-/// Dynamic shared memory: the stages (A and B boxes), the epilogue's staging buffers (two
-/// consumer warpgroups x two 64 x 64 bf16 boxes) and one KiB for the barriers. The same for every
-/// kernel ([`Kernel::smem_bytes`]): 4 stages of 128 x 256 tiles, 6 of 128 x 128, or 8 of
-/// 128 x 64.
-pub const SMEM_BYTES: u32 = smem_bytes(STAGES, TILE.1);
+pub use gpu_gemm_plan::Shape;
 
-/// The largest grid y dimension (CUDA's limit): the tile rows of the per-tile kernels.
-const MAX_GRID_Y: u64 = 65_535;
+/// The `Kernel` enum and its table lookup, from the plan's list of rows.
+macro_rules! kernels {
+    ($($(#[$doc:meta])* $variant:ident = $row:ident,)*) => {
+        /// The kernels of the module: one per row of the plan's kernel table.
+        #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+        pub enum Kernel {
+            $($(#[$doc])* $variant,)*
+        }
 
-/// The work units a kernel's schedule may hold: its device code counts them in
-/// `u32` and steps past the last by up to a grid's width, so they stay below 2^31.
-const MAX_UNITS: u64 = 1 << 31;
+        impl Kernel {
+            /// Every kernel of the module, in the plan table's order.
+            pub const ALL: [Kernel; gpu_gemm_plan::KERNELS.len()] = [$(Kernel::$variant,)*];
 
-/// The dynamic shared memory of a kernel with `stages` stages of tiles `cols` wide.
-const fn smem_bytes(stages: u32, cols: u32) -> u32 {
-    stages * (TILE.0 * TILE.2 * 2 + cols * TILE.2 * 2) + 2 * (2 * 64 * 64 * 2) + 1024
+            /// The kernel's row of the plan's table.
+            pub const fn spec(self) -> &'static KernelSpec {
+                match self {
+                    $(Kernel::$variant => &gpu_gemm_plan::$row,)*
+                }
+            }
+        }
+    };
 }
+gpu_gemm_plan::with_kernels!(kernels);
 
-/// The kernels of the module.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Kernel {
-    /// One CTA per 128 x 256 tile (`gemm_bf16_ws`).
-    PerTile,
-    /// One CTA per SM, each walking its tiles in bands of 8 tile rows (`gemm_bf16_persistent`).
-    Persistent,
-    /// The persistent kernel on 128 x 128 tiles (`wgmma.m64n128k16`) in a ring of 6 stages
-    /// (`gemm_bf16_persistent_n128`): twice the tiles, for shapes with too few 128 x 256 tiles
-    /// to fill the GPU (skinny M), which then need less split-K or none.
-    PersistentNarrow,
-    /// The persistent kernel on 128 x 64 tiles (`wgmma.m64n64k16`) in a ring of 8 stages
-    /// (`gemm_bf16_persistent_n64`): four times the tiles, for the smallest problems.
-    PersistentSlim,
-    /// The persistent kernel in CTA pairs (clusters of 2): the two CTAs of a pair compute
-    /// vertically adjacent tiles and share B's box through TMA multicast (`gemm_bf16_cluster`).
-    Cluster,
-    /// The persistent kernel as first built, every consumer thread releasing each stage and no
-    /// `setmaxnreg` (`gemm_bf16_persistent_first`): kept to measure those steps.
-    PersistentFirst,
-    /// The step before warp specialization: one warpgroup (128 threads) per 64 x 256 tile, whose
-    /// thread 0 issues the tensor loads between its MMAs (`gemm_bf16_single`): kept to measure
-    /// what warp specialization gives. Never split.
-    SingleWarpgroup,
-}
+// The enum and the table list the same rows, in the same order.
+const _: () = {
+    let mut i = 0;
+    while i < Kernel::ALL.len() {
+        let (a, b) = (Kernel::ALL[i].spec().entry, gpu_gemm_plan::KERNELS[i].entry);
+        assert!(
+            a.len() == b.len(),
+            "Kernel::ALL and the plan's KERNELS differ"
+        );
+        i += 1;
+    }
+};
 
 impl Kernel {
-    /// Every kernel of the module.
-    pub const ALL: [Kernel; 7] = [
-        Kernel::Cluster,
-        Kernel::Persistent,
-        Kernel::PersistentNarrow,
-        Kernel::PersistentSlim,
-        Kernel::PerTile,
-        Kernel::PersistentFirst,
-        Kernel::SingleWarpgroup,
-    ];
-
     /// The entry point's name.
     pub const fn entry(self) -> &'static str {
-        match self {
-            Self::PerTile => "gemm_bf16_ws",
-            Self::Persistent => "gemm_bf16_persistent",
-            Self::PersistentNarrow => "gemm_bf16_persistent_n128",
-            Self::PersistentSlim => "gemm_bf16_persistent_n64",
-            Self::Cluster => "gemm_bf16_cluster",
-            Self::PersistentFirst => "gemm_bf16_persistent_first",
-            Self::SingleWarpgroup => "gemm_bf16_single",
-        }
+        self.spec().entry
     }
 
     /// A short name for reports.
     pub const fn name(self) -> &'static str {
-        match self {
-            Self::PerTile => "per-tile",
-            Self::Persistent => "persistent",
-            Self::PersistentNarrow => "persistent-128",
-            Self::PersistentSlim => "persistent-64",
-            Self::Cluster => "cluster",
-            Self::PersistentFirst => "persistent-first",
-            Self::SingleWarpgroup => "single-warpgroup",
-        }
+        self.spec().name
     }
 
     /// Threads per block.
     pub const fn threads(self) -> u32 {
-        match self {
-            Self::SingleWarpgroup => 128,
-            _ => THREADS,
-        }
+        self.spec().threads
     }
 
     /// Rows of D per CTA tile: 64 for the single warpgroup, 128 (two consumer warpgroups)
     /// otherwise; also the rows of A's tensor-map box.
-    pub(crate) const fn tile_rows(self) -> u32 {
-        match self {
-            Self::SingleWarpgroup => 64,
-            _ => TILE.0,
-        }
+    pub const fn tile_rows(self) -> u32 {
+        self.spec().rows
     }
 
-    /// Columns of D per CTA tile (rows of B's box, alone): 128 for
-    /// [`Kernel::PersistentNarrow`], 64 for [`Kernel::PersistentSlim`], 256 otherwise.
+    /// Columns of D per CTA tile (rows of B's box, alone).
     pub const fn tile_cols(self) -> u32 {
-        match self {
-            Self::PersistentNarrow => 128,
-            Self::PersistentSlim => 64,
-            _ => TILE.1,
-        }
+        self.spec().cols()
     }
 
     /// Stages of the kernel's ring: as many as fit the same shared memory.
     pub const fn stages(self) -> u32 {
-        match self {
-            Self::PersistentNarrow => 6,
-            Self::PersistentSlim => 8,
-            _ => STAGES,
-        }
+        self.spec().layout.stages
     }
 
     /// The kernel's dynamic shared memory (its launch's `sharedMemBytes`).
     pub const fn smem_bytes(self) -> u32 {
-        smem_bytes(self.stages(), self.tile_cols())
+        self.spec().smem_bytes()
     }
 
     /// CTAs per cluster: 2 for the CTA pairs, 1 otherwise.
     pub const fn cluster(self) -> u32 {
-        match self {
-            Self::Cluster => 2,
-            _ => 1,
-        }
+        self.spec().cluster()
     }
 
-    /// Rows of B's tensor-map box: a CTA of a pair loads half of the 256-row tile.
-    pub(crate) const fn b_box_rows(self) -> u32 {
-        self.tile_cols() / self.cluster()
-    }
-
-    /// Whether the kernel launches one CTA per tile (a 2D grid) rather than a persistent grid.
-    const fn per_tile(self) -> bool {
-        matches!(self, Kernel::PerTile | Kernel::SingleWarpgroup)
+    /// Rows of B's tensor-map box: a CTA of a pair loads half of the tile's.
+    pub const fn b_box_rows(self) -> u32 {
+        self.spec().b_box_rows()
     }
 
     /// The kernel [`Gemm::run`](crate::Gemm::run) uses for `shape` on a GPU of `sms` SMs. Where
@@ -163,94 +100,55 @@ impl Kernel {
     /// as SMs, 128 x 64 otherwise. Else the single-CTA persistent kernel when there is only one
     /// row of tiles (a pair's second CTA would compute only padding), and CTA pairs otherwise.
     pub fn default_for(shape: Shape, sms: u32) -> Kernel {
-        // CTA tiles, as the single-CTA kernels count them.
-        let few = |kernel: Kernel| kernel.cluster_tiles(shape) < u64::from(sms / 2);
+        let few = |kernel: Kernel| {
+            let (tm, tn) = kernel.spec().tiles(shape);
+            tm * tn < u64::from(sms / 2)
+        };
         if few(Kernel::Persistent) && few(Kernel::PersistentNarrow) {
             Kernel::PersistentSlim
         } else if few(Kernel::Persistent) {
             Kernel::PersistentNarrow
-        } else if shape.m <= TILE.0 {
+        } else if shape.m <= Kernel::Persistent.tile_rows() {
             Kernel::Persistent
         } else {
             Kernel::Cluster
         }
     }
 
-    /// Into how many parts the persistent kernels split the K range of the tiles they split, for
-    /// `shape`, when `capacity` clusters fit on the GPU at once (split-K). The split tiles are
-    /// every tile when they fill less than half of the grid, or else those of the last, partial
-    /// wave ([`Kernel::full_tiles`]); they are split into as many parts as keep every cluster
-    /// busy, at most 16, each at least 4 k-blocks of 64. 1 (no split) when the tiles fill at least
-    /// half of the grid and the last wave is full or at least half full. The per-tile, first
-    /// persistent and single-warpgroup kernels do not split.
+    /// Into how many parts the kernel splits the K range of the tiles it splits, for `shape`,
+    /// when `capacity` clusters fit on the GPU at once (split-K): the split tiles are every tile
+    /// when they fill less than half of the grid, or else those of the last, partial wave; they
+    /// are split into as many parts as keep every cluster busy, at most 16, each at least 4
+    /// k-blocks of 64. 1 (no split) when the tiles fill at least half of the grid and the last
+    /// wave is full or at least half full, and for the kernels without split-K (per tile, the
+    /// first persistent kernel, the single warpgroup).
     pub fn splits(self, shape: Shape, capacity: u32) -> u32 {
-        if matches!(
-            self,
-            Kernel::PerTile | Kernel::PersistentFirst | Kernel::SingleWarpgroup
-        ) {
-            return 1;
-        }
-        let (tiles, capacity) = (self.cluster_tiles(shape), u64::from(capacity));
-        let split = if tiles >= capacity {
-            tiles % capacity
-        } else if tiles < capacity / 2 {
-            tiles
-        } else {
-            0
-        };
-        if split == 0 {
-            return 1;
-        }
-        let k_blocks = u64::from(shape.k.div_ceil(TILE.2));
-        // At most 16: the conversion cannot fail.
-        (capacity / split).min(k_blocks / 4).clamp(1, 16) as u32
+        self.spec().splits(shape, capacity)
     }
 
     /// How many tiles (cluster tiles for pairs) of `shape` the kernel computes whole, first, when
     /// launched in `splits` parts with `capacity` clusters: all without split-K; the whole waves
-    /// when there is more than one; none otherwise. The kernels' `Schedule::new` makes the same
-    /// choice from their grid.
-    pub fn full_tiles(self, shape: Shape, splits: u32, capacity: u32) -> u64 {
-        let (tiles, capacity) = (self.cluster_tiles(shape), u64::from(capacity));
-        if splits <= 1 {
-            tiles
-        } else if tiles >= capacity {
-            tiles - tiles % capacity
-        } else {
-            0
-        }
+    /// when there is more than one; none otherwise: the `Schedule` the kernels build. An error
+    /// where the kernel cannot run the shape ([`Kernel::check_launch`]).
+    pub fn full_tiles(self, shape: Shape, splits: u32, capacity: u32) -> Result<u64, GemmError> {
+        let schedule = self.spec().schedule(shape, splits, capacity, 0);
+        schedule
+            .map(|s| u64::from(s.full))
+            .map_err(|e| self.limit(shape, e))
     }
 
     /// The split-K workspace's bytes for `shape` in `splits` parts with `capacity` clusters: a
     /// CTA tile's f32 block (128 x [`Kernel::tile_cols`]) per CTA tile of the split tiles and
-    /// split, then a 4-byte counter per CTA tile of the split tiles (none without split-K).
-    pub fn workspace_bytes(self, shape: Shape, splits: u32, capacity: u32) -> u64 {
-        if splits <= 1 {
-            return 0;
-        }
-        let slots = self.slots(shape, splits, capacity);
-        let block = u64::from(TILE.0 * self.tile_cols() * 4);
-        slots * u64::from(splits) * block + slots * 4
-    }
-
-    /// CTA tiles of the split tiles of `shape` (a cluster tile counts its CTAs): the split-K
-    /// workspace's slots.
-    fn slots(self, shape: Shape, splits: u32, capacity: u32) -> u64 {
-        (self.cluster_tiles(shape) - self.full_tiles(shape, splits, capacity))
-            * u64::from(self.cluster())
-    }
-
-    /// Tiles of `shape` as the kernel's schedule counts them: 128 x [`Kernel::tile_cols`] CTA
-    /// tiles, or for CTA pairs 256 x 256 cluster tiles.
-    fn cluster_tiles(self, shape: Shape) -> u64 {
-        u64::from(shape.m.div_ceil(TILE.0 * self.cluster()))
-            * u64::from(shape.n.div_ceil(self.tile_cols()))
-    }
-
-    /// The work units of the persistent schedule: the whole tiles, then `splits` per split tile.
-    fn units(self, shape: Shape, splits: u32, capacity: u32) -> u64 {
-        let full = self.full_tiles(shape, splits, capacity);
-        full + (self.cluster_tiles(shape) - full) * u64::from(splits)
+    /// split, then a 4-byte counter per CTA tile of the split tiles (none without split-K). An
+    /// error where the kernel cannot run the shape ([`Kernel::check_launch`]).
+    pub fn workspace_bytes(
+        self,
+        shape: Shape,
+        splits: u32,
+        capacity: u32,
+    ) -> Result<u64, GemmError> {
+        let bytes = self.spec().workspace_bytes(shape, splits, capacity);
+        bytes.map_err(|e| self.limit(shape, e))
     }
 
     /// Whether this kernel can run `shape` in `splits` parts with `capacity` clusters: every
@@ -259,63 +157,40 @@ impl Kernel {
     /// tile rows (the grid's y dimension: M up to 8,388,480, or 4,194,240 for the single
     /// warpgroup's 64-row tiles).
     pub fn check_launch(self, shape: Shape, splits: u32, capacity: u32) -> Result<(), GemmError> {
-        if self.per_tile() {
-            let rows = u64::from(shape.m.div_ceil(self.tile_rows()));
-            if rows > MAX_GRID_Y {
-                return Err(GemmError::Shape(format!(
-                    "M = {} needs {rows} tile rows of {} for {}, above the grid's 65535; a persistent kernel (Kernel::default_for) takes it",
-                    shape.m,
-                    self.tile_rows(),
-                    self.name()
-                )));
-            }
-        }
-        let units = if self.per_tile() {
-            u64::from(shape.m.div_ceil(self.tile_rows()))
-                * u64::from(shape.n.div_ceil(self.tile_cols()))
-        } else {
-            self.units(shape, splits, capacity)
-        };
-        if units >= MAX_UNITS {
-            return Err(GemmError::Shape(format!(
+        let checked = self.spec().check_launch(shape, splits, capacity);
+        checked.map_err(|e| self.limit(shape, e))
+    }
+
+    /// The error of a launch limit.
+    fn limit(self, shape: Shape, limit: LaunchLimit) -> GemmError {
+        match limit {
+            LaunchLimit::GridRows { rows } => GemmError::Shape(format!(
+                "M = {} needs {rows} tile rows of {} for {}, above the grid's 65535; a persistent kernel (Kernel::default_for) takes it",
+                shape.m,
+                self.tile_rows(),
+                self.name()
+            )),
+            LaunchLimit::Units { units } => GemmError::Shape(format!(
                 "{} x {} needs {units} work units (tiles of {} x {}) for {}, whose schedule counts them in 32 bits (below 2^31)",
                 shape.m,
                 shape.n,
                 self.tile_rows() * self.cluster(),
                 self.tile_cols(),
                 self.name()
-            )));
-        }
-        Ok(())
-    }
-
-    /// The launch grid for `shape` in `splits` parts when `capacity` clusters fit at once: one CTA
-    /// per tile (x: tile columns, y: tile rows) for the per-tile kernel; otherwise one CTA (or
-    /// pair) per work unit, at most `capacity` of them. For a launch that
-    /// [`check_launch`](Self::check_launch) accepts.
-    pub(crate) fn grid(self, shape: Shape, splits: u32, capacity: u32) -> (u32, u32) {
-        if self.per_tile() {
-            (
-                shape.n.div_ceil(self.tile_cols()),
-                shape.m.div_ceil(self.tile_rows()),
-            )
-        } else {
-            let units = self.units(shape, splits, capacity).min(u64::from(capacity));
-            // At most `capacity`, a u32.
-            (self.cluster() * units as u32, 1)
+            )),
         }
     }
-}
 
-/// A problem size.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Shape {
-    /// Rows of A, C and D.
-    pub m: u32,
-    /// Rows of B; columns of C and D.
-    pub n: u32,
-    /// Columns of A and B.
-    pub k: u32,
+    /// The launch's grid `(x, y)` in CTAs; an error where the kernel cannot run the shape.
+    pub(crate) fn grid(
+        self,
+        shape: Shape,
+        splits: u32,
+        capacity: u32,
+    ) -> Result<(u32, u32), GemmError> {
+        let grid = self.spec().grid(shape, splits, capacity);
+        grid.map_err(|e| self.limit(shape, e))
+    }
 }
 
 /// Checks a shape and the buffers' lengths (in bf16 elements) against the kernels' contract:
@@ -441,18 +316,18 @@ mod tests {
         // cuBLAS); the 52 are split in 2, so the last wave takes half a tile's time.
         let llm = shape(1024, 14336, 4096);
         assert_eq!(Kernel::Persistent.splits(llm, sms), 2);
-        assert_eq!(Kernel::Persistent.full_tiles(llm, 2, sms), 396);
-        assert_eq!(Kernel::Persistent.grid(llm, 2, sms), (132, 1));
+        assert_eq!(Kernel::Persistent.full_tiles(llm, 2, sms).unwrap(), 396);
+        assert_eq!(Kernel::Persistent.grid(llm, 2, sms).unwrap(), (132, 1));
         assert_eq!(
-            Kernel::Persistent.workspace_bytes(llm, 2, sms),
+            Kernel::Persistent.workspace_bytes(llm, 2, sms).unwrap(),
             52 * 2 * 131_072 + 52 * 4
         );
         // In pairs: 224 cluster tiles on 66 pairs, 26 of them split, 2 CTA tiles each.
         assert_eq!(Kernel::Cluster.splits(llm, pairs), 2);
-        assert_eq!(Kernel::Cluster.full_tiles(llm, 2, pairs), 198);
-        assert_eq!(Kernel::Cluster.grid(llm, 2, pairs), (132, 1));
+        assert_eq!(Kernel::Cluster.full_tiles(llm, 2, pairs).unwrap(), 198);
+        assert_eq!(Kernel::Cluster.grid(llm, 2, pairs).unwrap(), (132, 1));
         assert_eq!(
-            Kernel::Cluster.workspace_bytes(llm, 2, pairs),
+            Kernel::Cluster.workspace_bytes(llm, 2, pairs).unwrap(),
             52 * 2 * 131_072 + 52 * 4
         );
         // A last wave half full or more, or none, is not split: 8192^3 in pairs is 15 waves and
@@ -462,16 +337,21 @@ mod tests {
         // At most 16 parts, each at least 4 k-blocks: 133 tiles leave one over.
         let one_over = shape(7 * 128, 19 * 256, 4096);
         assert_eq!(Kernel::Persistent.splits(one_over, sms), 16);
-        assert_eq!(Kernel::Persistent.full_tiles(one_over, 16, sms), 132);
+        assert_eq!(
+            Kernel::Persistent.full_tiles(one_over, 16, sms).unwrap(),
+            132
+        );
         assert_eq!(
             Kernel::Persistent.splits(shape(7 * 128, 19 * 256, 512), sms),
             2
         );
         // No split: every tile whole.
-        assert_eq!(Kernel::Persistent.full_tiles(llm, 1, sms), 448);
+        assert_eq!(Kernel::Persistent.full_tiles(llm, 1, sms).unwrap(), 448);
         // Fewer tiles than half the SMs: every tile split.
         assert_eq!(
-            Kernel::Persistent.full_tiles(shape(128, 4096, 4096), 8, sms),
+            Kernel::Persistent
+                .full_tiles(shape(128, 4096, 4096), 8, sms)
+                .unwrap(),
             0
         );
     }
@@ -489,26 +369,30 @@ mod tests {
         ] {
             let shape = Shape { m, n, k: 4096 };
             let (rows, cols) = (m.div_ceil(128), n.div_ceil(256));
-            assert_eq!(Kernel::PerTile.grid(shape, 1, sms), (cols, rows));
+            assert_eq!(Kernel::PerTile.grid(shape, 1, sms).unwrap(), (cols, rows));
             assert_eq!(
-                Kernel::SingleWarpgroup.grid(shape, 1, sms),
+                Kernel::SingleWarpgroup.grid(shape, 1, sms).unwrap(),
                 (cols, m.div_ceil(64))
             );
             for splits in [1, 2, 8] {
                 let single = (rows * cols * splits).min(sms);
-                assert_eq!(Kernel::Persistent.grid(shape, splits, sms), (single, 1));
+                assert_eq!(
+                    Kernel::Persistent.grid(shape, splits, sms).unwrap(),
+                    (single, 1)
+                );
                 let narrow = (rows * n.div_ceil(128) * splits).min(sms);
                 assert_eq!(
-                    Kernel::PersistentNarrow.grid(shape, splits, sms),
+                    Kernel::PersistentNarrow.grid(shape, splits, sms).unwrap(),
                     (narrow, 1)
                 );
+                // The first persistent kernel ignores `splits`: a CTA per tile, up to the SMs.
                 assert_eq!(
-                    Kernel::PersistentFirst.grid(shape, splits, sms),
-                    (single, 1)
+                    Kernel::PersistentFirst.grid(shape, splits, sms).unwrap(),
+                    ((rows * cols).min(sms), 1)
                 );
                 let pair_units = m.div_ceil(256) * cols * splits;
                 assert_eq!(
-                    Kernel::Cluster.grid(shape, splits, pairs),
+                    Kernel::Cluster.grid(shape, splits, pairs).unwrap(),
                     (2 * pair_units.min(pairs), 1)
                 );
             }
@@ -553,16 +437,24 @@ mod tests {
         let slim = Kernel::PersistentSlim;
         assert_eq!(slim.splits(shape(1024, 1024, 1024), sms), 1);
         assert_eq!(slim.splits(shape(128, 4096, 4096), sms), 2);
-        assert_eq!(slim.grid(shape(1024, 1024, 1024), 1, sms), (128, 1));
+        assert_eq!(
+            slim.grid(shape(1024, 1024, 1024), 1, sms).unwrap(),
+            (128, 1)
+        );
         // 128 x 128 tiles: 32, 112 and 64 of them; 112 fill the GPU enough without split-K.
         let narrow = Kernel::PersistentNarrow;
         assert_eq!(narrow.splits(shape(128, 4096, 4096), sms), 4);
         assert_eq!(narrow.splits(shape(128, 14336, 4096), sms), 1);
         assert_eq!(narrow.splits(shape(128, 4096, 14336), sms), 4);
         assert_eq!(narrow.splits(shape(1024, 1024, 1024), sms), 2);
-        assert_eq!(narrow.grid(shape(128, 4096, 4096), 4, sms), (128, 1));
         assert_eq!(
-            narrow.workspace_bytes(shape(128, 4096, 4096), 4, sms),
+            narrow.grid(shape(128, 4096, 4096), 4, sms).unwrap(),
+            (128, 1)
+        );
+        assert_eq!(
+            narrow
+                .workspace_bytes(shape(128, 4096, 4096), 4, sms)
+                .unwrap(),
             32 * 4 * 128 * 128 * 4 + 32 * 4
         );
         // 128 x 28672 x 8192 has 112 wide tiles, one wave without split-K: it stays wide.
@@ -572,8 +464,11 @@ mod tests {
         );
         // Six stages of 128 x 128, or eight of 128 x 64, take the shared memory of four of
         // 128 x 256.
-        assert_eq!(narrow.smem_bytes(), SMEM_BYTES);
-        assert_eq!(Kernel::PersistentSlim.smem_bytes(), SMEM_BYTES);
+        assert_eq!(narrow.smem_bytes(), Kernel::Persistent.smem_bytes());
+        assert_eq!(
+            Kernel::PersistentSlim.smem_bytes(),
+            Kernel::Persistent.smem_bytes()
+        );
         assert_eq!(narrow.b_box_rows(), 128);
         assert_eq!(Kernel::PersistentSlim.b_box_rows(), 64);
     }
@@ -585,15 +480,18 @@ mod tests {
             n: 300,
             k: 4096,
         };
-        assert_eq!(Kernel::Persistent.workspace_bytes(shape, 1, 132), 0);
+        assert_eq!(
+            Kernel::Persistent.workspace_bytes(shape, 1, 132).unwrap(),
+            0
+        );
         // 8 x 2 tiles, 3 blocks of 128 KiB each, and a counter each.
         assert_eq!(
-            Kernel::Persistent.workspace_bytes(shape, 3, 132),
+            Kernel::Persistent.workspace_bytes(shape, 3, 132).unwrap(),
             16 * 3 * 131_072 + 16 * 4
         );
         // Pairs: 4 x 2 cluster tiles of 2 CTA tiles each (the padding CTA tiles included).
         assert_eq!(
-            Kernel::Cluster.workspace_bytes(shape, 2, 66),
+            Kernel::Cluster.workspace_bytes(shape, 2, 66).unwrap(),
             16 * 2 * 131_072 + 16 * 4
         );
         let one_row = Shape {
@@ -602,11 +500,11 @@ mod tests {
             k: 4096,
         };
         assert_eq!(
-            Kernel::Persistent.workspace_bytes(one_row, 2, 132),
+            Kernel::Persistent.workspace_bytes(one_row, 2, 132).unwrap(),
             3 * 2 * 131_072 + 3 * 4
         );
         assert_eq!(
-            Kernel::Cluster.workspace_bytes(one_row, 2, 66),
+            Kernel::Cluster.workspace_bytes(one_row, 2, 66).unwrap(),
             6 * 2 * 131_072 + 6 * 4
         );
     }

@@ -55,7 +55,7 @@ mod abi;
 mod kernel;
 mod module;
 
-pub use kernel::{Kernel, SMEM_BYTES, STAGES, Shape, THREADS, TILE, check_shape};
+pub use kernel::{Kernel, Shape, check_shape};
 pub use module::{ABI_SYMBOL, ABI_VERSION};
 
 use module::Params;
@@ -171,7 +171,7 @@ fn tensor_map(address: u64, k: u32, rows: u32, box_rows: u32) -> Result<[u8; 128
     let mut map = std::mem::MaybeUninit::<sys::CUtensorMap>::zeroed();
     let dims = [u64::from(k), u64::from(rows)];
     let strides = [u64::from(k) * 2];
-    let boxes = [TILE.2, box_rows];
+    let boxes = [gpu_gemm_plan::BK, box_rows];
     let element_strides = [1u32, 1];
     // SAFETY: every pointer refers to a live local of rank 2; the driver writes the map.
     let status = unsafe {
@@ -255,7 +255,7 @@ impl Gemm {
             .attribute(sys::CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT)
             .map_err(cuda("the SM count"))? as u32;
         let cluster = &loaded.functions[Kernel::Cluster.index()];
-        let pairs = max_active_clusters(ctx, cluster, Kernel::Cluster.cluster())?;
+        let pairs = max_active_clusters(ctx, Kernel::Cluster, cluster, Kernel::Cluster.cluster())?;
         Ok(Self {
             functions: loaded.functions,
             _module: loaded.module,
@@ -575,7 +575,7 @@ impl Gemm {
         let maps = stream
             .clone_htod(&maps)
             .map_err(cuda("uploading the tensor maps"))?;
-        let bytes = kernel.workspace_bytes(shape, splits, capacity);
+        let bytes = kernel.workspace_bytes(shape, splits, capacity)?;
         // Zeroed: the split counters start at zero, and each launch leaves them so.
         let work = if bytes == 0 {
             None
@@ -635,7 +635,7 @@ impl Gemm {
             .map_err(cuda("binding the context"))?;
         let kernel = prepared.kernel;
         // The grid of the capacity the workspace was sized for.
-        let grid = kernel.grid(prepared.shape, prepared.splits, prepared.capacity);
+        let grid = kernel.grid(prepared.shape, prepared.splits, prepared.capacity)?;
         let mut attribute = cluster_attribute(kernel.cluster());
         let config = launch_config(
             grid,
@@ -719,11 +719,12 @@ fn cluster_attribute(size: u32) -> sys::CUlaunchAttribute {
     attribute
 }
 
-/// How many clusters of `size` CTAs of `function` (384 threads, [`SMEM_BYTES`]) the GPU holds at
-/// once (`cuOccupancyMaxActiveClusters`): the persistent cluster grid. Some GPCs have an odd
+/// How many clusters of `size` CTAs of `kernel`'s `function` (its threads and shared memory)
+/// the GPU holds at once (`cuOccupancyMaxActiveClusters`): the persistent cluster grid. Some GPCs have an odd
 /// number of SMs, so this can be below half the SM count.
 fn max_active_clusters(
     ctx: &Arc<CudaContext>,
+    kernel: Kernel,
     function: &CudaFunction,
     size: u32,
 ) -> Result<u32, GemmError> {
@@ -731,8 +732,8 @@ fn max_active_clusters(
     let mut attribute = cluster_attribute(size);
     let config = launch_config(
         (size, 1),
-        THREADS,
-        SMEM_BYTES,
+        kernel.threads(),
+        kernel.smem_bytes(),
         std::ptr::null_mut(),
         &mut attribute,
     );

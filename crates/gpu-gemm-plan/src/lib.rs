@@ -1,3 +1,27 @@
-//! The plan of the gpu-gemm kernels.
+//! The plan of the gpu-gemm kernels: what the kernel crate (`gpu-gemm`, on the device) and its
+//! host crate (`gpu-gemm-host`) must agree on, written once and compiled by both.
+//!
+//! - [`KERNELS`]: the kernel table. A row ([`KernelSpec`]) names the entry point and gives its
+//!   threads, tile, ring stages, cluster, configuration ([`Config`]), grid kind ([`Grid`]) and
+//!   `wgmma` count. The device's entries, the host's `Kernel` enum ([`with_kernels!`]) and the
+//!   xtask's PTX checks follow from the rows.
+//! - [`Layout`]: a kernel's dynamic shared memory (ring stages, staging buffers, barriers).
+//! - The schedule: [`KernelSpec::schedule`] builds the very [`Schedule`] (the toolkit's) that a
+//!   kernel's CTAs walk, from which the host takes the grid ([`KernelSpec::grid`]) and the split-K
+//!   workspace ([`KernelSpec::workspace_bytes`]); [`KernelSpec::splits`] is the split count.
+//!
+//! Pure: no `unsafe`, no CUDA call, no target-specific code. The host tests every rule here.
 #![no_std]
 #![forbid(unsafe_code)]
+
+mod config;
+mod layout;
+mod table;
+
+pub use config::{CONSUMER_REGS, CONSUMER_WARPS, Config, PRODUCER_REGS};
+pub use gpu_hopper::schedule::{GROUP, MAX_UNITS, Schedule};
+pub use layout::{A_BYTES, BK, BM, BOX_BYTES, Layout, STAGING_BYTES};
+pub use table::{
+    CLUSTER, Grid, KERNELS, KernelSpec, LaunchLimit, PER_TILE, PERSISTENT, PERSISTENT_FIRST,
+    PERSISTENT_N64, PERSISTENT_N128, SINGLE_WARPGROUP, Shape,
+};

@@ -1,0 +1,80 @@
+//! How a kernel is built: the steps from the first persistent kernel to the production ones, so
+//! that each can be measured against the one before in the same run.
+
+/// Consumer warps: 2 warpgroups of 4.
+pub const CONSUMER_WARPS: u32 = 8;
+/// Registers per thread of the producer warpgroup after `setmaxnreg` (PTX ISA "setmaxnreg": 24 to
+/// 256, a multiple of 8): it gives up registers it does not use.
+pub const PRODUCER_REGS: u32 = 40;
+/// Registers per thread of the consumer warpgroups after `setmaxnreg`, for their accumulators:
+/// 128 x 40 + 256 x 232 = 64512, no more than the launch's 384 x 168 (`.maxntid 384` caps a
+/// thread at 168 of the SM's 65536).
+pub const CONSUMER_REGS: u32 = 232;
+
+/// A kernel's configuration.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Config {
+    /// CTAs per cluster: 1, or 2 (vertically adjacent tiles sharing B through TMA multicast).
+    pub cluster: u32,
+    /// One elected lane per consumer warp releases a stage (`false`: every consumer thread does,
+    /// the first kernel's way).
+    pub warp_arrivals: bool,
+    /// `setmaxnreg` moves registers from the producer warpgroup to the consumers.
+    pub setmaxnreg: bool,
+    /// D leaves through shared memory and TMA tensor stores (when N is a multiple of 8, the
+    /// tensor map's stride rule), which run on while the warpgroup starts its next tile.
+    pub tma_store: bool,
+    /// The persistent schedule splits K as the launch's `splits` says (`false`: it ignores it,
+    /// and the split-K code is not compiled in).
+    pub split_k: bool,
+}
+
+impl Config {
+    /// The first kernel's configuration: every consumer thread releases, no `setmaxnreg`, no
+    /// cluster. It has no split-K either: without `setmaxnreg` a consumer thread has 168
+    /// registers, which its 128 accumulators and the split-K code do not fit (ptxas spills).
+    pub const FIRST: Config = Config {
+        cluster: 1,
+        warp_arrivals: false,
+        setmaxnreg: false,
+        tma_store: false,
+        split_k: false,
+    };
+    /// One CTA, elected warp arrivals, `setmaxnreg`, the TMA-store epilogue and split-K.
+    pub const SINGLE: Config = Config {
+        cluster: 1,
+        warp_arrivals: true,
+        setmaxnreg: true,
+        tma_store: true,
+        split_k: true,
+    };
+    /// [`Config::SINGLE`] without `setmaxnreg`, for 128 x 64 tiles: their 32 accumulators fit the
+    /// 168 registers a thread has at launch (ptxas gives such a kernel fewer, and then ignores
+    /// its `setmaxnreg`: warning C7508).
+    pub const SLIM: Config = Config {
+        setmaxnreg: false,
+        ..Config::SINGLE
+    };
+    /// [`Config::SINGLE`] in CTA pairs with multicast B.
+    pub const PAIR: Config = Config {
+        cluster: 2,
+        ..Config::SINGLE
+    };
+
+    /// Whether D of a whole tile leaves through the staging buffers and tensor stores (and C,
+    /// when read, comes in through them): with this configuration's TMA-store epilogue when
+    /// N % 8 == 0 (the tensor maps' 16-byte row stride).
+    #[inline(always)]
+    pub const fn staged(self, n: u32) -> bool {
+        self.tma_store && n % 8 == 0
+    }
+
+    /// The empty barriers' arrival count of this configuration.
+    pub const fn arrivals(self) -> u32 {
+        if self.warp_arrivals {
+            CONSUMER_WARPS * self.cluster
+        } else {
+            2 * 128
+        }
+    }
+}

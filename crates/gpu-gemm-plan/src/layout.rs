@@ -1,0 +1,98 @@
+//! A kernel's dynamic shared memory.
+
+/// Rows of A (and of D) per CTA tile of the kernels with two consumer warpgroups.
+pub const BM: u32 = 128;
+/// K per ring stage: one 128-byte row of bf16 per tile row (the 128-byte swizzle's span).
+pub const BK: u32 = 64;
+/// A's box in a stage: 128 x 64 bf16, 16 KiB.
+pub const A_BYTES: u32 = BM * BK * 2;
+/// One 64 x 64 bf16 box of D (or C) in the tensor store's 128-byte-swizzled layout.
+pub const BOX_BYTES: u32 = 64 * 64 * 2;
+/// The epilogue's staging buffer of one consumer warpgroup: two boxes, which its 64 x BN block of
+/// D passes through a quarter (64 columns) at a time, alternately.
+pub const STAGING_BYTES: u32 = 2 * BOX_BYTES;
+/// Bytes of the barriers' region at the end of every layout.
+const BARRIER_BYTES: u32 = 1024;
+/// Dynamic shared memory a block may have on sm_90 (CUDA C++ Programming Guide, "Compute
+/// Capabilities": 227 KiB on compute capability 9.0).
+const MAX_SMEM: u32 = 227 * 1024;
+
+/// The dynamic shared memory of a kernel whose tiles are `bn` wide, in a ring of `stages`: the
+/// stages (A's box, then B's), the two consumer warpgroups' staging buffers, then in the last KiB
+/// the barriers: first the two warpgroups' epilogue-load barriers, then the ring's, and in the
+/// last word the split-K flag.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Layout {
+    pub bn: u32,
+    pub stages: u32,
+}
+
+impl Layout {
+    /// The layout of `stages` stages of tiles `bn` wide; a compile error (in a `const`) or a panic
+    /// if it does not fit the 227 KiB of dynamic shared memory.
+    pub const fn new(bn: u32, stages: u32) -> Self {
+        let layout = Self { bn, stages };
+        assert!(
+            layout.bytes() <= MAX_SMEM,
+            "a GEMM layout exceeds the 227 KiB of dynamic shared memory of an sm_90 block: fewer stages or a narrower tile"
+        );
+        layout
+    }
+
+    /// B's box in a stage.
+    pub const fn b_bytes(self) -> u32 {
+        self.bn * BK * 2
+    }
+
+    /// One stage: A's box and B's.
+    pub const fn stage_bytes(self) -> u32 {
+        A_BYTES + self.b_bytes()
+    }
+
+    /// Where consumer warpgroup `g`'s staging buffer starts.
+    pub const fn staging_at(self, g: u32) -> usize {
+        (self.stages * self.stage_bytes() + g * STAGING_BYTES) as usize
+    }
+
+    /// Where the barriers start.
+    pub const fn barriers_at(self) -> usize {
+        self.staging_at(2)
+    }
+
+    /// Where the ring's barriers start, after two epilogue-load pipelines' of `epi_bytes` each.
+    pub const fn ring_barriers_at(self, epi_bytes: usize) -> usize {
+        self.barriers_at() + 2 * epi_bytes
+    }
+
+    /// The word through which the consumers' first thread tells the others whether their CTA
+    /// finished the last split of a tile: the last of the barriers' KiB.
+    pub const fn split_flag_at(self) -> usize {
+        self.barriers_at() + BARRIER_BYTES as usize - 4
+    }
+
+    /// The whole layout: the kernel's dynamic shared memory (its launch's `sharedMemBytes`).
+    pub const fn bytes(self) -> u32 {
+        self.barriers_at() as u32 + BARRIER_BYTES
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_layout_of_the_table_is_225_kib() {
+        for (bn, stages) in [(256, 4), (128, 6), (64, 8)] {
+            let layout = Layout::new(bn, stages);
+            assert_eq!(layout.bytes(), 225 * 1024, "{bn} x {stages}");
+            assert_eq!(layout.barriers_at() % 1024, 0);
+            assert_eq!(layout.split_flag_at(), layout.bytes() as usize - 4);
+        }
+    }
+
+    #[test]
+    #[should_panic(expected = "227 KiB")]
+    fn a_layout_over_the_limit_is_refused() {
+        let _ = Layout::new(256, 5);
+    }
+}

@@ -1,0 +1,316 @@
+//! The kernel table and the arithmetic of a launch: tiles, split-K, grids, workspace.
+//!
+//! Tile counts are computed in `u64`: a host accepts M and N up to 2^31 - 1, whose tile count is
+//! far beyond `u32`. What a kernel can run is checked by [`KernelSpec::check_launch`]: its grid
+//! and its schedule, which counts work units in 32 bits on the device; past that check, the
+//! host builds the kernel's own `u32` [`Schedule`].
+
+use crate::{BK, BM, Config, Layout, Schedule};
+
+/// A problem's shape: D is M x N, the sum runs over K.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Shape {
+    pub m: u32,
+    pub n: u32,
+    pub k: u32,
+}
+
+/// How a kernel's grid covers its tiles.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Grid {
+    /// One CTA per tile: a 2D grid `(tile columns, tile rows)`, no split-K.
+    PerTile,
+    /// A persistent grid of at most as many clusters as fit on the GPU at once, each walking its
+    /// units of the [`Schedule`] (`blockIdx.x / cluster, gridDim.x / cluster`).
+    Persistent,
+}
+
+/// One row of the kernel table.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct KernelSpec {
+    /// The entry point's name in the module.
+    pub entry: &'static str,
+    /// A short name for reports.
+    pub name: &'static str,
+    /// Threads per block (the entry's `.maxntid`).
+    pub threads: u32,
+    /// Rows of D per CTA tile (also the rows of A's tensor-map box).
+    pub rows: u32,
+    /// The shared-memory layout: the tile's width (columns of D, rows of B per stage) and the
+    /// ring's stages.
+    pub layout: Layout,
+    /// How the kernel is built.
+    pub config: Config,
+    /// How its grid covers the tiles.
+    pub grid: Grid,
+    /// `wgmma.mma_async` instructions in the entry's code: 4 k16 steps for a tile's first stage,
+    /// 4 in the loop.
+    pub wgmmas: u32,
+    /// A kernel kept only to show a step of the design (measured against the one after it), not
+    /// chosen by the host's default.
+    pub step: bool,
+}
+
+/// One CTA per 128 x 256 tile (a step: the persistent kernels replace it).
+pub const PER_TILE: KernelSpec = KernelSpec {
+    entry: "gemm_bf16_ws",
+    name: "per-tile",
+    threads: 384,
+    rows: BM,
+    layout: Layout::new(256, 4),
+    config: Config::SINGLE,
+    grid: Grid::PerTile,
+    wgmmas: 8,
+    step: true,
+};
+/// One CTA per SM, walking 128 x 256 tiles in bands of 8 tile rows, with split-K.
+pub const PERSISTENT: KernelSpec = KernelSpec {
+    entry: "gemm_bf16_persistent",
+    name: "persistent",
+    grid: Grid::Persistent,
+    step: false,
+    ..PER_TILE
+};
+/// [`PERSISTENT`] on 128 x 128 tiles (`wgmma.m64n128k16`) in a ring of 6 stages: twice the
+/// tiles, for shapes whose 128 x 256 tiles leave SMs idle.
+pub const PERSISTENT_N128: KernelSpec = KernelSpec {
+    entry: "gemm_bf16_persistent_n128",
+    name: "persistent-128",
+    layout: Layout::new(128, 6),
+    ..PERSISTENT
+};
+/// [`PERSISTENT`] on 128 x 64 tiles (`wgmma.m64n64k16`) in a ring of 8 stages: four times the
+/// tiles, for the smallest problems.
+pub const PERSISTENT_N64: KernelSpec = KernelSpec {
+    entry: "gemm_bf16_persistent_n64",
+    name: "persistent-64",
+    layout: Layout::new(64, 8),
+    config: Config::SLIM,
+    ..PERSISTENT
+};
+/// [`PERSISTENT`] in CTA pairs (clusters of 2): the two CTAs of a pair compute vertically
+/// adjacent tiles and share B's box through TMA multicast.
+pub const CLUSTER: KernelSpec = KernelSpec {
+    entry: "gemm_bf16_cluster",
+    name: "cluster",
+    config: Config::PAIR,
+    ..PERSISTENT
+};
+/// The persistent kernel as first built (a step): every consumer thread releases each stage, no
+/// `setmaxnreg`, no TMA store, no split-K.
+pub const PERSISTENT_FIRST: KernelSpec = KernelSpec {
+    entry: "gemm_bf16_persistent_first",
+    name: "persistent-first",
+    config: Config::FIRST,
+    step: true,
+    ..PERSISTENT
+};
+/// The step before warp specialization: one warpgroup (128 threads) per 64 x 256 tile, whose
+/// thread 0 issues the tensor loads between its MMAs; every thread releases each stage (the
+/// configuration's other fields are [`Config::FIRST`]'s).
+pub const SINGLE_WARPGROUP: KernelSpec = KernelSpec {
+    entry: "gemm_bf16_single",
+    name: "single-warpgroup",
+    threads: 128,
+    rows: 64,
+    config: Config::FIRST,
+    grid: Grid::PerTile,
+    step: true,
+    ..PER_TILE
+};
+
+/// Every kernel of the module, in the host's `Kernel::ALL` order.
+pub const KERNELS: [KernelSpec; 7] = [
+    CLUSTER,
+    PERSISTENT,
+    PERSISTENT_N128,
+    PERSISTENT_N64,
+    PER_TILE,
+    PERSISTENT_FIRST,
+    SINGLE_WARPGROUP,
+];
+
+/// Calls `$callback!` with the kernel table as `Variant = ROW` items, each with its doc comment:
+/// the host crate defines its `Kernel` enum from it, so that a row added to [`KERNELS`] and here
+/// is a host kernel too.
+#[macro_export]
+macro_rules! with_kernels {
+    ($callback:ident) => {
+        $callback! {
+            /// The persistent kernel in CTA pairs (clusters of 2): the two CTAs of a pair
+            /// compute vertically adjacent tiles and share B's box through TMA multicast
+            /// (`gemm_bf16_cluster`).
+            Cluster = CLUSTER,
+            /// One CTA per SM, each walking its tiles in bands of 8 tile rows
+            /// (`gemm_bf16_persistent`).
+            Persistent = PERSISTENT,
+            /// The persistent kernel on 128 x 128 tiles (`wgmma.m64n128k16`) in a ring of 6
+            /// stages (`gemm_bf16_persistent_n128`): twice the tiles, for shapes with too few
+            /// 128 x 256 tiles to fill the GPU (skinny M), which then need less split-K or none.
+            PersistentNarrow = PERSISTENT_N128,
+            /// The persistent kernel on 128 x 64 tiles (`wgmma.m64n64k16`) in a ring of 8 stages
+            /// (`gemm_bf16_persistent_n64`): four times the tiles, for the smallest problems.
+            PersistentSlim = PERSISTENT_N64,
+            /// One CTA per 128 x 256 tile (`gemm_bf16_ws`).
+            PerTile = PER_TILE,
+            /// The persistent kernel as first built, every consumer thread releasing each stage
+            /// and no `setmaxnreg` (`gemm_bf16_persistent_first`): kept to measure those steps.
+            PersistentFirst = PERSISTENT_FIRST,
+            /// The step before warp specialization: one warpgroup (128 threads) per 64 x 256
+            /// tile, whose thread 0 issues the tensor loads between its MMAs
+            /// (`gemm_bf16_single`): kept to measure what warp specialization gives. Never split.
+            SingleWarpgroup = SINGLE_WARPGROUP,
+        }
+    };
+}
+
+/// The largest grid y dimension (CUDA's limit): the tile rows of the per-tile kernels.
+const MAX_GRID_Y: u64 = 65_535;
+
+/// Why a kernel cannot run a shape ([`KernelSpec::check_launch`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum LaunchLimit {
+    /// A per-tile kernel would need `rows` tile rows, above the grid's 65535.
+    GridRows { rows: u64 },
+    /// The schedule would hold `units` work units, not below 2^31.
+    Units { units: u64 },
+}
+
+impl KernelSpec {
+    /// Columns of D per CTA tile.
+    pub const fn cols(&self) -> u32 {
+        self.layout.bn
+    }
+
+    /// CTAs per cluster.
+    pub const fn cluster(&self) -> u32 {
+        self.config.cluster
+    }
+
+    /// The kernel's dynamic shared memory (its launch's `sharedMemBytes`).
+    pub const fn smem_bytes(&self) -> u32 {
+        self.layout.bytes()
+    }
+
+    /// Rows of B's tensor-map box: a CTA of a pair loads half of the tile's.
+    pub const fn b_box_rows(&self) -> u32 {
+        self.cols() / self.cluster()
+    }
+
+    /// Whether the kernel splits K at all.
+    const fn splits_k(&self) -> bool {
+        self.config.split_k && matches!(self.grid, Grid::Persistent)
+    }
+
+    /// Tile rows and columns of `shape` as the kernel's schedule counts them: CTA tiles, or for
+    /// CTA pairs cluster tiles (two CTA tiles stacked along M).
+    pub fn tiles(&self, shape: Shape) -> (u64, u64) {
+        (
+            u64::from(shape.m.div_ceil(self.rows * self.cluster())),
+            u64::from(shape.n.div_ceil(self.cols())),
+        )
+    }
+
+    /// Into how many parts the kernel splits the K range of the tiles it splits, for `shape`,
+    /// when `capacity` clusters fit on the GPU at once: as many parts as keep every cluster busy,
+    /// at most 16, each at least 4 k-blocks of 64 ([`gpu_hopper::schedule::split_k`]); 1 for a
+    /// kernel without split-K.
+    pub fn splits(&self, shape: Shape, capacity: u32) -> u32 {
+        if !self.splits_k() {
+            return 1;
+        }
+        let (tm, tn) = self.tiles(shape);
+        gpu_hopper::schedule::split_k(tm * tn, capacity, shape.k.div_ceil(BK), 4, 16)
+    }
+
+    /// Whether this kernel can run `shape` in `splits` parts with `capacity` clusters: every
+    /// kernel's schedule counts its work units (tiles, and the splits of split tiles) in 32 bits
+    /// on the device, which holds below 2^31 units; the per-tile kernels also take at most 65535
+    /// tile rows (the grid's y dimension).
+    pub fn check_launch(
+        &self,
+        shape: Shape,
+        splits: u32,
+        capacity: u32,
+    ) -> Result<(), LaunchLimit> {
+        let (tm, tn) = self.tiles(shape);
+        let splits = if self.splits_k() { splits } else { 1 };
+        if matches!(self.grid, Grid::PerTile) && tm > MAX_GRID_Y {
+            return Err(LaunchLimit::GridRows { rows: tm });
+        }
+        if !gpu_hopper::schedule::units_fit(tm, tn, splits, capacity) {
+            let full = if splits <= 1 {
+                tm * tn
+            } else if tm * tn >= u64::from(capacity) {
+                tm * tn - tm * tn % u64::from(capacity)
+            } else {
+                0
+            };
+            let units = full + (tm * tn - full) * u64::from(splits);
+            return Err(LaunchLimit::Units { units });
+        }
+        Ok(())
+    }
+
+    /// The schedule a CTA of this kernel walks for `shape`, `splits` and `capacity`, as the device
+    /// builds it from its grid, for CTA (or pair) `first`; the launch's limit if it cannot run
+    /// ([`KernelSpec::check_launch`]).
+    pub fn schedule(
+        &self,
+        shape: Shape,
+        splits: u32,
+        capacity: u32,
+        first: u32,
+    ) -> Result<Schedule, LaunchLimit> {
+        self.check_launch(shape, splits, capacity)?;
+        let (tm, tn) = self.tiles(shape);
+        // Below 2^31 each, and so is their product, by the launch check.
+        let (tm, tn) = (tm as u32, tn as u32);
+        Ok(match self.grid {
+            Grid::PerTile => Schedule::new(tm, tn, 1, 1, first, tm * tn),
+            Grid::Persistent => {
+                let splits = if self.splits_k() { splits } else { 1 };
+                let k_blocks = shape.k.div_ceil(BK);
+                // The units against the GPU's capacity, then the grid the device sees.
+                let units = Schedule::new(tm, tn, splits, k_blocks, 0, capacity).total();
+                Schedule::new(tm, tn, splits, k_blocks, first, units.min(capacity))
+            }
+        })
+    }
+
+    /// The launch's grid `(x, y)` in CTAs: per tile, `(tile columns, tile rows)`; persistent, one
+    /// cluster per unit up to `capacity` clusters.
+    pub fn grid(
+        &self,
+        shape: Shape,
+        splits: u32,
+        capacity: u32,
+    ) -> Result<(u32, u32), LaunchLimit> {
+        let schedule = self.schedule(shape, splits, capacity, 0)?;
+        Ok(match self.grid {
+            Grid::PerTile => (schedule.tiles_n, schedule.tiles_m),
+            Grid::Persistent => (self.cluster() * schedule.stride, 1),
+        })
+    }
+
+    /// The split-K workspace's bytes for `shape` in `splits` parts with `capacity` clusters: a
+    /// CTA tile's f32 block (`rows x cols`) per slot (a CTA tile of the split tiles) and split,
+    /// then a 4-byte counter per slot; none without split-K; the launch's limit if it cannot run.
+    pub fn workspace_bytes(
+        &self,
+        shape: Shape,
+        splits: u32,
+        capacity: u32,
+    ) -> Result<u64, LaunchLimit> {
+        let schedule = self.schedule(shape, splits, capacity, 0)?;
+        if schedule.splits <= 1 {
+            return Ok(0);
+        }
+        let slots = u64::from(schedule.slots(self.cluster()));
+        let block = u64::from(self.rows * self.cols() * 4);
+        Ok(slots * u64::from(schedule.splits) * block + slots * 4)
+    }
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,327 @@
+//! The kernel body: one producer warpgroup and two consumer warpgroups over a ring that runs on
+//! across the CTA's units of its schedule, composed from the main loop, the epilogues and
+//! split-K.
+
+use gpu_gemm_plan::{
+    BK, BM, CONSUMER_REGS, Config, Grid, KernelSpec, Layout, PRODUCER_REGS, Schedule,
+};
+use gpu_pipeline::arch::nvptx as arch;
+use gpu_pipeline::{
+    ConsumerHalf, ConsumerStage, Cta, MbarScope, MbarrierRef, NvidiaMbarBackend, TensorMap,
+};
+
+use crate::arch::{dynamic_smem, launch_dependents, setmaxnreg_dec, setmaxnreg_inc};
+use crate::epilogue::{Epi, Out, c_stages, epilogue, load_c, store_through_smem};
+use crate::mainloop::{Pipe, consume_unit, mma_stage, produce};
+use crate::split_k::{Workspace, last_split};
+use crate::tile::Width;
+
+/// The kernel body over `schedule`: warpgroup 0's first lane produces, warpgroups 1 and 2
+/// consume; the ring runs on across the CTA's tiles, so the producer loads the next tile while the
+/// consumers write the last one out.
+///
+/// `C` is the empty barriers' arrival count, `config.arrivals()` (each entry passes it as that
+/// constant expression); `S` the waits' scope.
+#[inline(always)]
+#[allow(clippy::too_many_arguments)]
+pub(crate) unsafe fn gemm<W: Width, const ST: usize, const C: u32, S: MbarScope>(
+    config: Config,
+    schedule: Schedule,
+    maps: *const TensorMap,
+    out: Out,
+    m: u32,
+    n: u32,
+    k: u32,
+) {
+    let tid = core::arch::nvptx::_thread_idx_x() as u32;
+    // A kernel the caller launches after this one as a programmatic dependent may be scheduled
+    // as soon as SMs free up (it waits for this grid's completion itself).
+    launch_dependents();
+    let smem = dynamic_smem();
+    let layout = const { Layout::new(W::BN, ST as u32) };
+    // The ring's barriers end before the split flag, the barriers' KiB's last word.
+    const {
+        let layout = Layout::new(W::BN, ST as u32);
+        assert!(
+            layout.ring_barriers_at(Epi::SMEM_BYTES) + Pipe::<ST, C, S>::SMEM_BYTES
+                <= layout.split_flag_at()
+        );
+    };
+    // SAFETY: the ring's barriers follow the two warpgroups' epilogue-load barriers.
+    let pipe =
+        unsafe { Pipe::<ST, C, S>::new(smem.add(layout.ring_barriers_at(Epi::SMEM_BYTES)).cast()) };
+    // SAFETY: one thread initialises, then the block (or cluster) barrier.
+    if tid == 0 {
+        unsafe {
+            pipe.init();
+            c_stages(smem, layout, 0).init();
+            c_stages(smem, layout, 1).init();
+        }
+    }
+    let paired = config.cluster == 2;
+    // The CTA's rank in its pair (0 alone).
+    let rank = if paired {
+        gpu_pipeline::cluster_cta_rank()
+    } else {
+        0
+    };
+    if paired {
+        // SAFETY: every thread of both CTAs arrives once, then waits: the peer's barriers are
+        // initialised (`init` ends with `fence.mbarrier_init.release.cluster`) before any remote
+        // arrival or multicast reaches them.
+        unsafe {
+            arch::barrier_cluster_arrive_release();
+            arch::barrier_cluster_wait_acquire();
+        }
+    } else {
+        core::arch::nvptx::_syncthreads();
+    }
+    let k_blocks = k.div_ceil(BK);
+    // Rows of A per CTA; a pair's cluster tile is `config.cluster` CTA tiles high.
+    let cluster_rows = BM * config.cluster;
+
+    if tid < 128 {
+        if config.setmaxnreg {
+            // SAFETY: the whole producer warpgroup executes it, converged.
+            unsafe { setmaxnreg_dec(PRODUCER_REGS as i32) };
+        }
+        if tid == 0 {
+            // SAFETY: this CTA's one producer lane; the maps are the entries' contract's.
+            unsafe {
+                produce::<W, ST, C, S>(
+                    pipe.into_producer(),
+                    schedule,
+                    smem,
+                    layout,
+                    maps,
+                    (k_blocks, cluster_rows),
+                    rank,
+                    paired,
+                )
+            };
+        } else if tid == 32 || tid == 64 {
+            let g = tid / 32 - 1;
+            if config.staged(n) && out.beta != 0.0 {
+                // SAFETY: `maps[3]` is C's map (N % 8 == 0 and beta != 0); the buffer is
+                // warpgroup g's.
+                unsafe {
+                    load_c::<W>(
+                        &c_stages(smem, layout, g),
+                        schedule,
+                        smem.add(layout.staging_at(g)),
+                        maps.add(3),
+                        cluster_rows,
+                        rank * BM + g * 64,
+                    )
+                };
+            }
+        }
+    } else {
+        if config.setmaxnreg {
+            // SAFETY: each consumer warpgroup executes it whole, converged.
+            unsafe { setmaxnreg_inc(CONSUMER_REGS as i32) };
+        }
+        consume::<W, ST, C, S>(
+            config,
+            schedule,
+            smem,
+            pipe.into_consumer(),
+            tid - 128,
+            rank,
+            out,
+            m,
+            n,
+            k_blocks,
+        );
+    }
+    if paired {
+        // SAFETY: as above. No CTA of a pair exits while its peer may still arrive on its empty
+        // barriers (the consumers' last remote releases precede this barrier).
+        unsafe {
+            arch::barrier_cluster_arrive_release();
+            arch::barrier_cluster_wait_acquire();
+        }
+    }
+}
+
+/// The consumer warpgroups' part of [`gemm`]: thread `th` of 256.
+#[inline(always)]
+#[allow(clippy::too_many_arguments)]
+unsafe fn consume<W: Width, const ST: usize, const C: u32, S: MbarScope>(
+    config: Config,
+    schedule: Schedule,
+    smem: *mut u8,
+    consumer: ConsumerHalf<ST, NvidiaMbarBackend<1, C, S>>,
+    th: u32,
+    rank: u32,
+    out: Out,
+    m: u32,
+    n: u32,
+    k_blocks: u32,
+) {
+    // Warpgroup g in {0, 1} multiplies rows 64 g .. 64 g + 63 of each tile.
+    let g = th / 128;
+    let w = (th % 128) / 32;
+    let l = th % 32;
+    // The other CTA of a pair.
+    let peer = rank ^ 1;
+    let cluster_rows = BM * config.cluster;
+    // Releases a stage whose MMAs are done: every thread arrives, or one lane per warp (and a
+    // second lane on the peer CTA's barrier, whose producer also writes this slot).
+    let release = |stage: ConsumerStage<'_, ST, NvidiaMbarBackend<1, C, S>>| {
+        if !config.warp_arrivals {
+            stage.release();
+            return;
+        }
+        if l == 0 {
+            stage.arrive();
+        }
+        if config.cluster == 2 && l == 1 {
+            // The peer's producer refills this slot here (its multicast half of B): a
+            // write-after-read, whose reads (this warp's wgmmas) `wgmma.wait_group` completed.
+            // Nothing is published, so the arrival releases at CTA scope, and both sides wait
+            // at CTA scope (the data itself arrives by TMA complete-tx).
+            // SAFETY: launched as pairs; the peer initialised its barriers before the first
+            // cluster barrier and does not exit before the last one.
+            unsafe { stage.barrier().arrive_remote_cta(peer) };
+        }
+        stage.release_without_signal();
+    };
+    let layout = const { Layout::new(W::BN, ST as u32) };
+    let mut acc = W::ZERO;
+    let issue = |acc: &mut W::Acc, index: u32, first: bool| unsafe {
+        // SAFETY: the stage is full; the whole warpgroup is here.
+        mma_stage::<W>(acc, smem, layout, index, g, first)
+    };
+    let staged = config.staged(n);
+    // SAFETY: this warpgroup's epilogue-load barriers, initialised by `gemm`.
+    let c_stages = (staged && out.beta != 0.0).then(|| unsafe { c_stages(smem, layout, g) });
+    // The store thread's release of the C stage of its last quarter of D, due once that quarter's
+    // tensor store has read it.
+    let mut pending: Option<MbarrierRef<'_, Cta>> = None;
+    // Quarters of D this warpgroup has staged so far (without C, quarter `i` of the CTA's goes
+    // through box `i % 2`, across tiles: a 64-wide tile has one quarter).
+    let mut staged_quarters = 0u32;
+    let (first, stride, total) = (schedule.first, schedule.stride, schedule.total());
+    let mut u = first;
+    while u < total {
+        let (tile, split, parts) = schedule.unit(u);
+        let (tm, tn) = schedule.tile(tile);
+        let (m0, n0) = (tm * cluster_rows + rank * BM, tn * W::BN);
+        let (kb0, kb1) = Schedule::k_range(split, parts, k_blocks);
+        consume_unit(&consumer, &mut acc, (kb0, kb1), &issue, &release, || {
+            if let Some(empty) = pending.take() {
+                // The last tile's last quarter of D left through a C stage; once its tensor store
+                // has read it, C may come in again (while this tile's MMAs run).
+                gpu_pipeline::bulk_wait_group_read::<0>();
+                empty.arrive();
+            }
+        });
+        // Whether `acc` holds the whole tile: it does without split-K; with it, in the CTA that
+        // finishes the tile's last split, once it has added up the splits' partials.
+        let whole = parts == 1 || {
+            let work = Workspace::of::<W>(out.work, schedule, config.cluster);
+            let slot = schedule.slot(tile, config.cluster, rank);
+            // SAFETY: every consumer thread calls them with the same unit; the workspace is the
+            // entries' contract's; the flag word is the layout's.
+            unsafe {
+                work.write_partial::<W>(&acc, slot, (split, parts), th);
+                last_split::<W>(
+                    &mut acc,
+                    work,
+                    slot,
+                    (split, parts),
+                    th,
+                    smem.add(layout.split_flag_at()).cast(),
+                )
+            }
+        };
+        if !whole {
+            // Another CTA writes this tile's D.
+        } else if staged && (parts == 1 || c_stages.is_none()) {
+            // SAFETY: the buffer is this warpgroup's; `maps[2]` is D's map (N % 8 == 0); C comes
+            // through `c_stages` when beta != 0 (which loads C only for tiles not split: a split
+            // tile with C goes out from registers, below).
+            unsafe {
+                let staging = smem.add(layout.staging_at(g));
+                let map_d = out.maps.add(2);
+                let at = (m0 + g * 64, n0);
+                store_through_smem::<W>(
+                    &acc,
+                    staging,
+                    map_d,
+                    g,
+                    w,
+                    l,
+                    at,
+                    out,
+                    c_stages.as_ref(),
+                    &mut pending,
+                    &mut staged_quarters,
+                );
+            }
+        } else {
+            let (row0, col0) = (m0 + g * 64 + 16 * w + l / 4, n0 + 2 * (l % 4));
+            epilogue::<W>(&acc, row0, col0, out, m, n);
+        }
+        u += stride;
+    }
+    if config.tma_store && th % 128 == 0 {
+        // The last tensor stores have written D (and finished reading the staging buffer, which
+        // must outlive them).
+        gpu_pipeline::bulk_wait_group::<0>();
+        if let Some(empty) = pending {
+            // Every C stage taken is given back (nothing loads into it any more).
+            empty.arrive();
+        }
+    }
+}
+
+/// The persistent schedule: CTA `b` (or CTA pair `b`) computes units `b, b + grid, ...` of
+/// `splits` per cluster tile (clamped to 1..=k-blocks, so that no split is empty; 1 where the
+/// configuration has no split-K).
+#[inline(always)]
+fn persistent<W: Width>(config: Config, m: u32, n: u32, k: u32, splits: u32) -> Schedule {
+    // SAFETY: special-register reads.
+    let (grid, block) = unsafe {
+        (
+            core::arch::nvptx::_grid_dim_x() as u32,
+            core::arch::nvptx::_block_idx_x() as u32,
+        )
+    };
+    Schedule::new(
+        m.div_ceil(BM * config.cluster),
+        n.div_ceil(W::BN),
+        if config.split_k { splits } else { 1 },
+        k.div_ceil(BK),
+        block / config.cluster,
+        grid / config.cluster,
+    )
+}
+
+/// The schedule of an entry of `spec` for this CTA: per tile, the one tile at the block's
+/// `(x, y)` (its index in the grouped order, and a stride that ends the loop); persistent,
+/// [`persistent`].
+#[inline(always)]
+pub(crate) fn schedule_of<W: Width>(
+    spec: KernelSpec,
+    m: u32,
+    n: u32,
+    k: u32,
+    splits: u32,
+) -> Schedule {
+    match spec.grid {
+        Grid::PerTile => {
+            let (tiles_m, tiles_n) = (m.div_ceil(BM), n.div_ceil(W::BN));
+            // SAFETY: special-register reads.
+            let (x, y) = unsafe {
+                (
+                    core::arch::nvptx::_block_idx_x() as u32,
+                    core::arch::nvptx::_block_idx_y() as u32,
+                )
+            };
+            Schedule::new(tiles_m, tiles_n, 1, 1, y * tiles_n + x, tiles_m * tiles_n)
+        }
+        Grid::Persistent => persistent::<W>(spec.config, m, n, k, splits),
+    }
+}

@@ -1,0 +1,145 @@
+//! The main loop: the producer's k-loop (tensor loads into the ring) and the consumers' (a
+//! stage's `wgmma`s, then its release).
+
+use gpu_gemm_plan::{A_BYTES, BK, BM, Layout, Schedule};
+use gpu_pipeline::{
+    ConsumerHalf, ConsumerStage, MbarScope, NvidiaMbarBackend, ProducerConsumerPipeline,
+    ProducerHalf, TensorMap,
+};
+
+use crate::arch::{shared_addr, wgmma_commit_group, wgmma_fence, wgmma_wait_group};
+use crate::tile::{Width, descriptor};
+
+/// The ring of a kernel: `ST` stages, one producer arrival (the TMA lane's `arrive_expect_tx`)
+/// per full barrier, `C` consumer arrivals per empty barrier, waits at scope `S`.
+pub(crate) type Pipe<const ST: usize, const C: u32, S> =
+    ProducerConsumerPipeline<ST, NvidiaMbarBackend<1, C, S>>;
+
+/// The producer lane's k-loop over its units of `schedule`: each k-block's A box (this CTA's 128
+/// rows) and B box into the next free stage. In a pair, each CTA loads half of B's box and
+/// multicasts it to both CTAs, so both receive the whole stage.
+///
+/// # Safety
+///
+/// One thread calls it; `smem` is the kernel's dynamic shared memory, laid out as `layout`;
+/// `maps` are A's and B's tensor maps (boxes 64 x 128 and 64 x BN, or 64 x BN / 2 in a pair),
+/// in global memory; in a pair (`paired`) both CTAs run it and the peer's barriers are
+/// initialised.
+#[inline(always)]
+#[allow(clippy::too_many_arguments)]
+pub(crate) unsafe fn produce<W: Width, const ST: usize, const C: u32, S: MbarScope>(
+    producer: ProducerHalf<ST, NvidiaMbarBackend<1, C, S>>,
+    schedule: Schedule,
+    smem: *mut u8,
+    layout: Layout,
+    maps: *const TensorMap,
+    (k_blocks, cluster_rows): (u32, u32),
+    rank: u32,
+    paired: bool,
+) {
+    // SAFETY: B's map follows A's.
+    let (map_a, map_b) = (maps, unsafe { maps.add(1) });
+    let mut u = schedule.first;
+    while u < schedule.total() {
+        let (tile, split, parts) = schedule.unit(u);
+        let (tm, tn) = schedule.tile(tile);
+        let (m0, n0) = ((tm * cluster_rows + rank * BM) as i32, (tn * W::BN) as i32);
+        let (kb0, kb1) = Schedule::k_range(split, parts, k_blocks);
+        for kb in kb0..kb1 {
+            // Both CTAs of a pair receive the whole stage: their own A, their half of
+            // B and the peer's half.
+            producer.produce_tma(layout.stage_bytes(), |stage| {
+                let bar = stage.barrier();
+                // SAFETY: the stage's slot lies inside the layout.
+                let base = unsafe { smem.add((stage.index() * layout.stage_bytes()) as usize) };
+                let kc = (kb * BK) as i32;
+                // SAFETY: the stage is free in this CTA, and in a pair in the peer too
+                // (its consumers arrive on this CTA's empty barrier as well); 1024-aligned
+                // boxes of the maps' sizes (B: half the tile's rows in a pair, all alone).
+                unsafe {
+                    bar.tensor_load::<2>(base, map_a, [kc, m0]);
+                    if paired {
+                        let half = layout.b_bytes() / 2;
+                        bar.tensor_load_multicast::<2>(
+                            base.add((A_BYTES + rank * half) as usize),
+                            map_b,
+                            [kc, n0 + (rank * W::BN / 2) as i32],
+                            0b11,
+                        );
+                    } else {
+                        bar.tensor_load::<2>(base.add(A_BYTES as usize), map_b, [kc, n0]);
+                    }
+                }
+            });
+        }
+        u += schedule.stride;
+    }
+}
+
+/// A consumer warpgroup's k-loop of one unit, k-blocks `kb0..kb1`: `issue` a stage's MMAs as
+/// soon as it is full, keeping one stage's group in flight; `release` each stage once its MMAs
+/// are done. `after_first` runs once the first stage's MMAs are issued (the epilogue gives back
+/// what the last unit still held, while these MMAs run).
+#[inline(always)]
+pub(crate) fn consume_unit<const ST: usize, const C: u32, S: MbarScope, A>(
+    consumer: &ConsumerHalf<ST, NvidiaMbarBackend<1, C, S>>,
+    acc: &mut A,
+    (kb0, kb1): (u32, u32),
+    issue: impl Fn(&mut A, u32, bool),
+    release: impl Fn(ConsumerStage<'_, ST, NvidiaMbarBackend<1, C, S>>),
+    after_first: impl FnOnce(),
+) {
+    let mut previous = consumer.acquire();
+    issue(acc, previous.index(), true);
+    after_first();
+    for _ in kb0 + 1..kb1 {
+        let stage = consumer.acquire();
+        issue(acc, stage.index(), false);
+        // The previous stage's MMAs are done once at most this stage's group is pending.
+        // SAFETY: the whole warpgroup is here.
+        unsafe { wgmma_wait_group(1) };
+        release(previous);
+        previous = stage;
+    }
+    // SAFETY: as above.
+    unsafe { wgmma_wait_group(0) };
+    release(previous);
+}
+
+/// Warpgroup `g`'s MMAs of one stage, committed as one group: its 64 rows of the stage's A box
+/// times the stage's B box, 4 `wgmma.m64nNk16` k-steps (N: `W::BN`), into `acc` (overwritten by
+/// the first step when `first`).
+///
+/// # Safety
+///
+/// The stage `index` of the ring at `smem` (laid out as `layout`) is full; all 128 threads of the
+/// warpgroup call it converged.
+#[inline(always)]
+pub(crate) unsafe fn mma_stage<W: Width>(
+    acc: &mut W::Acc,
+    smem: *mut u8,
+    layout: Layout,
+    index: u32,
+    g: u32,
+    first: bool,
+) {
+    // SAFETY: the stage's slot lies inside the layout.
+    let base = shared_addr(unsafe { smem.add((index * layout.stage_bytes()) as usize) });
+    let a = base + g * 64 * 128; // 64 rows of 128 bytes
+    let b = base + A_BYTES;
+    // SAFETY: the whole warpgroup is here, converged.
+    unsafe { wgmma_fence() };
+    for ks in 0..4u32 {
+        // SAFETY: by the contract.
+        unsafe {
+            W::mma(
+                acc,
+                descriptor(a + ks * 32),
+                descriptor(b + ks * 32),
+                !(first && ks == 0),
+            )
+        };
+    }
+    // SAFETY: as the fence.
+    unsafe { wgmma_commit_group() };
+}

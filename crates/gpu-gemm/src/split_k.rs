@@ -1,0 +1,157 @@
+//! Split-K's end of a split: partials to the workspace, and the in-kernel reduction by the CTA
+//! that finishes a tile's last split.
+
+use gpu_gemm_plan::Schedule;
+
+use crate::arch::{barrier_sync_count, count_acq_rel_gpu};
+use crate::tile::Width;
+
+/// The split-K workspace of a launch: first the partials, a block of 128 x `W::BN` f32 per slot
+/// (a CTA tile of the split tiles: [`Schedule::slot`]) and split; then a counter per slot, of
+/// the splits of its tile that have finished (zero before the launch, and zero again after it).
+#[derive(Clone, Copy)]
+pub(crate) struct Workspace {
+    partials: *mut Quad,
+    counters: *mut u32,
+    /// Quads (four accumulators) of a consumer thread: `W::BN / 8`.
+    quads: u32,
+}
+
+impl Workspace {
+    /// The workspace at `work` of the schedule's split tiles, `cluster` CTAs per cluster.
+    pub(crate) fn of<W: Width>(work: *mut u32, schedule: Schedule, cluster: u32) -> Self {
+        let quads = W::BN / 8;
+        let slots = (schedule.tiles() - schedule.full) * cluster;
+        let partials = work.cast::<Quad>();
+        // SAFETY (of the pointer arithmetic): the counters follow the partials inside the
+        // workspace, by the entries' contract.
+        let counters = unsafe {
+            partials
+                .add(slots as usize * schedule.splits as usize * quads as usize * 256)
+                .cast::<u32>()
+        };
+        Self {
+            partials,
+            counters,
+            quads,
+        }
+    }
+
+    /// Where quad `q` (accumulators `4 q .. 4 q + 4`) of consumer thread `th` of split `split`
+    /// (of `splits`) of slot `slot` lies: the slot's splits one after another, each `quads` x
+    /// 256 quads, thread-fastest (a warp's store or load is 512 contiguous bytes).
+    fn quad(self, slot: u32, (split, splits): (u32, u32), q: u32, th: u32) -> *mut Quad {
+        let index = ((slot as usize * splits as usize + split as usize) * self.quads as usize
+            + q as usize)
+            * 256
+            + th as usize;
+        // SAFETY (of the pointer arithmetic): inside the partials, by the entries' contract.
+        unsafe { self.partials.add(index) }
+    }
+
+    /// Consumer thread `th` writes its accumulators as split `split` (of `splits`) of slot
+    /// `slot`.
+    ///
+    /// # Safety
+    ///
+    /// The workspace is the launch's; `slot` one of its slots, `split` below `splits`, the
+    /// launch's splits.
+    #[inline(always)]
+    pub(crate) unsafe fn write_partial<W: Width>(
+        self,
+        acc: &W::Acc,
+        slot: u32,
+        split: (u32, u32),
+        th: u32,
+    ) {
+        // SAFETY: by the contract.
+        W::each_quad(acc, |q, v| unsafe {
+            self.quad(slot, split, q, th).write(Quad(v))
+        });
+    }
+}
+
+/// Split-K's end of a split (of `parts`) of a tile in the CTA, once its consumer threads (`th`
+/// of 256) have written their partials to slot `slot` of the workspace: the first thread counts
+/// the split on the slot's counter. Returns whether this CTA finished the tile's last split. That
+/// CTA has then added the splits' partials up into `acc`, in split order (so the sum is the same
+/// whichever CTA finishes last), and reset the counter to zero for the next launch. Of two splits
+/// of a tile up to 128 wide it reads only the other's partial (`a + b` is `b + a`, bit for bit);
+/// otherwise every split's, its own too. No CTA waits for another: the last to arrive does the
+/// work.
+///
+/// # Memory ordering
+///
+/// A split's partial is written by 256 threads, which then meet at a named barrier; only then
+/// does the first of them add to the counter, with release semantics at GPU scope (cumulative:
+/// the barrier put the others' writes before it). The CTA whose add sees `parts - 1` acquired
+/// all of the earlier adds; its first thread tells the others through shared memory, after a
+/// second barrier, so their reads of the partials come after the acquire.
+///
+/// # Safety
+///
+/// Every consumer thread of the CTA calls it, with the same arguments but `th` and `acc`, each
+/// warp converged, after [`Workspace::write_partial`]; `work` is the launch's workspace, `slot`
+/// one of its slots, computed in `parts` splits (one unit each) by this launch; `flag` is the
+/// layout's [`Layout::split_flag_at`] word.
+#[inline(always)]
+pub(crate) unsafe fn last_split<W: Width>(
+    acc: &mut W::Acc,
+    work: Workspace,
+    slot: u32,
+    (split, parts): (u32, u32),
+    th: u32,
+    flag: *mut u32,
+) -> bool {
+    // Every consumer thread's partial is written before the first counts the split.
+    // SAFETY (all accesses below): inside the workspace and the layout, by the contract.
+    unsafe { consumers_sync() };
+    if th == 0 {
+        let counter = unsafe { work.counters.add(slot as usize) };
+        let last = unsafe { count_acq_rel_gpu(counter) } + 1 == parts;
+        if last {
+            // Every split of this tile has counted: nothing else uses the counter in this launch.
+            unsafe { counter.write(0) };
+        }
+        unsafe { flag.write(u32::from(last)) };
+    }
+    unsafe { consumers_sync() };
+    let last = unsafe { flag.read() } != 0;
+    // Of two splits, the own partial and the other's loads in flight take a [`Wide`] thread's
+    // 128 accumulators twice over, more than its 232 registers (ptxas spilled): there the own
+    // partial is read back too.
+    if last && parts == 2 && W::BN <= 128 {
+        W::map_quads(acc, |q, own| {
+            let v = unsafe { work.quad(slot, (1 - split, 2), q, th).read().0 };
+            [own[0] + v[0], own[1] + v[1], own[2] + v[2], own[3] + v[3]]
+        });
+    } else if last {
+        W::map_quads(acc, |q, _| unsafe {
+            work.quad(slot, (0, parts), q, th).read().0
+        });
+        for s in 1..parts {
+            W::map_quads(acc, |q, sum| {
+                let v = unsafe { work.quad(slot, (s, parts), q, th).read().0 };
+                [sum[0] + v[0], sum[1] + v[1], sum[2] + v[2], sum[3] + v[3]]
+            });
+        }
+    }
+    last
+}
+
+/// The 256 consumer threads meet at named barrier 3 (`barrier.sync.aligned 3, 256`; PTX ISA,
+/// "Parallel Synchronization and Communication Instructions: bar, barrier"), which orders their
+/// memory accesses before it against each other's after it.
+///
+/// # Safety
+///
+/// Called by all 256 consumer threads, each warp converged.
+#[inline(always)]
+unsafe fn consumers_sync() {
+    unsafe { barrier_sync_count(3, 2 * 128) };
+}
+
+/// Four accumulators, 16-byte aligned: one 128-bit store or load of the workspace.
+#[derive(Clone, Copy)]
+#[repr(C, align(16))]
+struct Quad([f32; 4]);
