@@ -16,7 +16,23 @@
 //! With 384 threads, one producer warpgroup at 40 and two consumer warpgroups: launch 168,
 //! pool 64512, consumers 232 (the GEMM's split). A split that cannot work (the producers asking
 //! for more than they have, the consumers getting less than they start with, or a register
-//! count outside `setmaxnreg`'s 24..=256) is a compile error where the split is a constant.
+//! count outside `setmaxnreg`'s 24..=256) is a compile error where the split is a constant:
+//!
+//! ```
+//! use gpu_hopper::regs::RegisterSplit;
+//! const SPLIT: RegisterSplit = RegisterSplit::new(384, 1, 2, 40);
+//! assert_eq!((SPLIT.producer, SPLIT.consumer), (40, 232));
+//! ```
+//!
+//! ```compile_fail,E0080
+//! // error: "the producer's registers exceed the launch budget"
+//! const SPLIT: gpu_hopper::regs::RegisterSplit = gpu_hopper::regs::RegisterSplit::new(384, 1, 2, 176);
+//! ```
+//!
+//! ```compile_fail,E0080
+//! // error: "setmaxnreg takes 24 to 256 registers, a multiple of 8"
+//! const SPLIT: gpu_hopper::regs::RegisterSplit = gpu_hopper::regs::RegisterSplit::new(384, 1, 2, 44);
+//! ```
 
 /// Threads per warpgroup.
 pub const WARPGROUP_THREADS: u32 = 128;
@@ -162,7 +178,8 @@ mod tests {
             }
         );
         // The GEMM's check: 128 x 40 + 256 x 232 fits the pool of 384 x 168.
-        assert!(128 * 40 + 256 * 232 <= 384 * 168);
+        let split = std::hint::black_box(SPLIT);
+        assert!(128 * split.producer + 256 * split.consumer <= 384 * split.launch);
     }
 
     #[test]

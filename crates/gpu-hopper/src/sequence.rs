@@ -19,16 +19,55 @@
 //! A barrier receives one group's arrivals per phase and is waited on by the next group only,
 //! which cannot fall a phase behind: the parity waits of an mbarrier are exact.
 //!
-//! Built on gpu-pipeline's [`Signal`]: on the GPU the signals are [`MbarrierRef`]s (initialised
-//! with [`init`]), on the host gpu-pipeline's host mbarrier models, which the tests below run.
+//! Built on gpu-pipeline's [`Signal`]: on the GPU the signals are an [`MbarrierGrid`] of
+//! mbarriers (initialised with [`init`]), on the host arrays of gpu-pipeline's host mbarrier
+//! models, which the tests below run.
+
+use core::marker::PhantomData;
 
 use gpu_pipeline::{Mbarrier, MbarrierRef, Signal};
+
+/// The `DEPTH x GROUPS` signals of an ordered sequence, ring-major.
+pub trait Signals: Copy {
+    /// One signal.
+    type Signal: Signal;
+    /// The signal of ring `ring`, group `group`.
+    fn get(&self, ring: usize, group: usize) -> Self::Signal;
+}
+
+impl<S: Signal, const DEPTH: usize, const GROUPS: usize> Signals for [[S; GROUPS]; DEPTH] {
+    type Signal = S;
+    #[inline(always)]
+    fn get(&self, ring: usize, group: usize) -> S {
+        self[ring][group]
+    }
+}
+
+/// `DEPTH * GROUPS` consecutive mbarriers in shared memory, ring-major, from [`init`] or
+/// [`handles`]. A signal's address is computed, not looked up: an array of handles indexed by
+/// the turn would live in local memory on the GPU.
+#[derive(Clone, Copy, Debug)]
+pub struct MbarrierGrid<'a, const GROUPS: usize> {
+    base: u32,
+    borrow: PhantomData<&'a Mbarrier>,
+}
+
+impl<'a, const GROUPS: usize> Signals for MbarrierGrid<'a, GROUPS> {
+    type Signal = MbarrierRef<'a>;
+    #[inline(always)]
+    fn get(&self, ring: usize, group: usize) -> MbarrierRef<'a> {
+        let index = (ring * GROUPS + group) as u32;
+        // SAFETY: `base` is the first of the grid's initialised mbarriers (the contract of
+        // `handles`), and `index` is below `DEPTH * GROUPS` (the sequence's ring and group).
+        unsafe { MbarrierRef::from_shared_addr(self.base + 8 * index) }
+    }
+}
 
 /// One thread's view of an ordered-sequence barrier: the signals, its group, and the turns it
 /// has taken. Each thread of a group holds its own copy and takes the same turns.
 #[derive(Clone, Copy, Debug)]
-pub struct OrderedSequenceBarrier<S: Signal, const DEPTH: usize, const GROUPS: usize> {
-    signals: [[S; GROUPS]; DEPTH],
+pub struct OrderedSequenceBarrier<S: Signals, const DEPTH: usize, const GROUPS: usize> {
+    signals: S,
     group: u32,
     turn: u32,
 }
@@ -36,17 +75,17 @@ pub struct OrderedSequenceBarrier<S: Signal, const DEPTH: usize, const GROUPS: u
 /// A turn being taken: the ordered work runs while it is held; [`arrive`](Self::arrive) hands
 /// the turn to the next group.
 #[must_use = "the next group waits until this turn is handed on with `arrive`"]
-pub struct Turn<'a, S: Signal, const DEPTH: usize, const GROUPS: usize> {
+pub struct Turn<'a, S: Signals, const DEPTH: usize, const GROUPS: usize> {
     barrier: &'a mut OrderedSequenceBarrier<S, DEPTH, GROUPS>,
 }
 
-impl<S: Signal, const DEPTH: usize, const GROUPS: usize> OrderedSequenceBarrier<S, DEPTH, GROUPS> {
+impl<S: Signals, const DEPTH: usize, const GROUPS: usize> OrderedSequenceBarrier<S, DEPTH, GROUPS> {
     const SHAPE: () = assert!(
         DEPTH >= 1 && GROUPS >= 1 && DEPTH * GROUPS <= 64,
         "gpu-hopper: an ordered-sequence barrier has 1 or more rings and groups (at most 64 barriers)"
     );
 
-    /// The view of a thread of group `group` (0..GROUPS) over `signals[ring][group]`, whose
+    /// The view of a thread of group `group` (0..GROUPS) over `signals` (ring-major), whose
     /// barriers expect, per phase, the arrivals of one group (the threads of a group that call
     /// [`Turn::arrive`]), and have received none yet.
     ///
@@ -54,7 +93,7 @@ impl<S: Signal, const DEPTH: usize, const GROUPS: usize> OrderedSequenceBarrier<
     ///
     /// If `group >= GROUPS`.
     #[must_use]
-    pub fn new(signals: [[S; GROUPS]; DEPTH], group: u32) -> Self {
+    pub fn new(signals: S, group: u32) -> Self {
         let () = Self::SHAPE;
         assert!(
             (group as usize) < GROUPS,
@@ -79,25 +118,27 @@ impl<S: Signal, const DEPTH: usize, const GROUPS: usize> OrderedSequenceBarrier<
         let ring = self.turn as usize % DEPTH;
         let lap = self.turn / DEPTH as u32;
         let completions = lap + u32::from(self.group != 0);
-        self.signals[ring][self.group as usize].wait_completed(completions, None);
+        self.signals
+            .get(ring, self.group as usize)
+            .wait_completed(completions, None);
         Turn { barrier: self }
     }
 }
 
-impl<S: Signal, const DEPTH: usize, const GROUPS: usize> Turn<'_, S, DEPTH, GROUPS> {
+impl<S: Signals, const DEPTH: usize, const GROUPS: usize> Turn<'_, S, DEPTH, GROUPS> {
     /// Hands the turn to the next group (2): one arrival (a release) on its barrier of this ring.
     pub fn arrive(self) {
         let b = self.barrier;
         let ring = b.turn as usize % DEPTH;
         let next = (b.group as usize + 1) % GROUPS;
-        b.signals[ring][next].arrive();
+        b.signals.get(ring, next).arrive();
         b.turn = b.turn.wrapping_add(1);
     }
 }
 
 /// Initialises the `DEPTH * GROUPS` mbarriers at `storage` (ring-major) for `arrivals` arrivals
-/// per phase, and returns their handles. One thread calls it, then a block barrier (and
-/// `fence.mbarrier_init` for cluster use) before anyone waits.
+/// per phase, and returns their grid. One thread calls it, then a block barrier before anyone
+/// waits (the other threads take [`handles`]).
 ///
 /// # Safety
 ///
@@ -108,19 +149,19 @@ impl<S: Signal, const DEPTH: usize, const GROUPS: usize> Turn<'_, S, DEPTH, GROU
 pub unsafe fn init<'a, const DEPTH: usize, const GROUPS: usize>(
     storage: *mut Mbarrier,
     arrivals: u32,
-) -> [[MbarrierRef<'a>; GROUPS]; DEPTH] {
-    // SAFETY: the caller's contract: each pointer is one of the storage's mbarriers.
-    let signals = unsafe { handles::<DEPTH, GROUPS>(storage) };
-    for ring in &signals {
-        for barrier in ring {
+) -> MbarrierGrid<'a, GROUPS> {
+    // SAFETY: the caller's contract.
+    let grid = unsafe { handles::<DEPTH, GROUPS>(storage) };
+    for ring in 0..DEPTH {
+        for group in 0..GROUPS {
             // SAFETY: exclusive access before the block barrier (the caller's contract).
-            unsafe { barrier.init(arrivals) };
+            unsafe { grid.get(ring, group).init(arrivals) };
         }
     }
-    signals
+    grid
 }
 
-/// The handles of the `DEPTH * GROUPS` mbarriers at `storage` (ring-major), initialised by
+/// The grid of the `DEPTH * GROUPS` mbarriers at `storage` (ring-major), initialised by
 /// [`init`] before use.
 ///
 /// # Safety
@@ -129,13 +170,12 @@ pub unsafe fn init<'a, const DEPTH: usize, const GROUPS: usize>(
 #[must_use]
 pub unsafe fn handles<'a, const DEPTH: usize, const GROUPS: usize>(
     storage: *mut Mbarrier,
-) -> [[MbarrierRef<'a>; GROUPS]; DEPTH] {
-    core::array::from_fn(|ring| {
-        core::array::from_fn(|group| {
-            // SAFETY: the caller's contract: `DEPTH * GROUPS` barriers in shared memory.
-            unsafe { MbarrierRef::from_ptr(storage.add(ring * GROUPS + group)) }
-        })
-    })
+) -> MbarrierGrid<'a, GROUPS> {
+    MbarrierGrid {
+        // SAFETY: the caller's contract: a pointer into this CTA's shared memory.
+        base: unsafe { gpu_pipeline::arch::nvptx::cvta_to_shared(storage.cast()) },
+        borrow: PhantomData,
+    }
 }
 
 #[cfg(test)]
@@ -178,7 +218,8 @@ mod tests {
                 for thread in 0..THREADS {
                     let log = &log;
                     scope.spawn(move || {
-                        let mut sequence = OrderedSequenceBarrier::new(signals, group);
+                        let mut sequence =
+                            OrderedSequenceBarrier::<_, DEPTH, GROUPS>::new(signals, group);
                         for turn in 0..turns {
                             let held = sequence.wait();
                             if thread == 0 {

@@ -21,6 +21,41 @@
 //! implement the trait: a compile error. The immediates are const generics, checked at
 //! compile time: `SCALE_A`, `SCALE_B` in {1, -1}, `TRANS_A`, `TRANS_B` in {0, 1} (16-bit
 //! inputs only; 8-bit inputs must leave them 0).
+//!
+//! ```no_run
+//! use gpu_hopper::wgmma::{self, Bf16, M64, MmaSs, Shape};
+//! # unsafe fn step(desc_a: u64, desc_b: u64) {
+//! let mut d = <M64<256> as Shape>::ZERO;
+//! wgmma::fence();
+//! // SAFETY: a converged warpgroup, valid descriptors (the example's assumption).
+//! unsafe { <M64<256> as MmaSs<Bf16, Bf16>>::mma_ss::<1, 1, 0, 0>(&mut d, desc_a, desc_b, false) };
+//! wgmma::commit_group();
+//! wgmma::wait_group::<0>();
+//! # }
+//! ```
+//!
+//! A transpose of 8-bit inputs does not compile:
+//!
+//! ```compile_fail,E0080
+//! use gpu_hopper::wgmma::{E4m3, M64, MmaSs, Shape};
+//! let mut d = <M64<64> as Shape>::ZERO;
+//! // error: "e4m3/e5m2 wgmma has no transpose"
+//! unsafe { <M64<64> as MmaSs<E4m3, E4m3>>::mma_ss::<1, 1, 1, 0>(&mut d, 0, 0, false) };
+//! ```
+//!
+//! Nor does a scale other than 1 or -1, or an N without a form:
+//!
+//! ```compile_fail,E0080
+//! use gpu_hopper::wgmma::{Bf16, M64, MmaSs, Shape};
+//! let mut d = <M64<64> as Shape>::ZERO;
+//! unsafe { <M64<64> as MmaSs<Bf16, Bf16>>::mma_ss::<2, 1, 0, 0>(&mut d, 0, 0, false) };
+//! ```
+//!
+//! ```compile_fail,E0277
+//! use gpu_hopper::wgmma::{Bf16, M64, MmaSs, Shape};
+//! let mut d = [0.0f32; 24];
+//! unsafe { <M64<48> as MmaSs<Bf16, Bf16>>::mma_ss::<1, 1, 0, 0>(&mut d, 0, 0, false) };
+//! ```
 
 pub mod fragment;
 
