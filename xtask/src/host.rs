@@ -124,6 +124,10 @@ const STABLE_CHECKED: [&str; 6] = [
     "gpu-gemm-host",
 ];
 
+/// The dry run's own target directory: its packages (`package/`), the local registry through
+/// which they reach each other (`package/tmp-registry`), and their builds.
+const PUBLISH_TARGET: &str = "target/publish";
+
 /// The crates as a user gets them from a registry:
 ///
 /// - `cargo publish --dry-run` of every crate of [`PUBLISHABLE`] at once: each is packaged and
@@ -159,18 +163,19 @@ pub fn package(sh: &Shell) -> Result {
         println!("  the packages' folders have uncommitted changes: packaged with --allow-dirty");
         Some("--allow-dirty")
     };
+    forget_previous_dry_run(sh)?;
     let packages: Vec<String> = PUBLISHABLE.iter().map(|name| format!("-p{name}")).collect();
-    cmd!(sh, "cargo publish --dry-run {allow_dirty...} {packages...}")
-        .run()
-        .map_err(|_| "`cargo publish --dry-run` failed (above)".to_string())?;
-    let manifest = sh
-        .read_file("crates/gpu-pipeline/Cargo.toml")
-        .map_err(crate::util::err("read crates/gpu-pipeline/Cargo.toml"))?;
-    let version = manifest_value(&manifest, "version")
-        .ok_or("crates/gpu-pipeline/Cargo.toml has no `version = \"...\"` line")?;
-    let target = std::env::var("CARGO_TARGET_DIR").unwrap_or_else(|_| "target".to_string());
-    let packaged = format!("{target}/package/gpu-pipeline-{version}/Cargo.toml");
-    let doctest_dir = format!("{target}/package-doctest");
+    cmd!(
+        sh,
+        "cargo publish --dry-run {allow_dirty...} {packages...} --target-dir {PUBLISH_TARGET}"
+    )
+    .run()
+    .map_err(|_| "`cargo publish --dry-run` failed (above)".to_string())?;
+    let packaged = format!(
+        "{PUBLISH_TARGET}/package/gpu-pipeline-{}/Cargo.toml",
+        version_of(sh, "gpu-pipeline")?
+    );
+    let doctest_dir = format!("{PUBLISH_TARGET}/doctest");
     println!("running the packaged gpu-pipeline's doc tests:");
     cmd!(
         sh,
@@ -179,13 +184,63 @@ pub fn package(sh: &Shell) -> Result {
     .run()
     .map_err(|_| "the packaged crate's doc tests failed (above)".to_string())?;
     for name in NEWEST_CHECKED {
-        newest(sh, &target, name)?;
+        newest(sh, name)?;
     }
     stable(sh)?;
     println!(
         "  packaged; the doc tests passed; the newest dependencies build; the host builds pass on their rust-version"
     );
     Ok(())
+}
+
+/// Removes what an earlier dry run left for the next to reuse. Cargo takes a registry's package
+/// of a given name and version to be the same bytes forever: it unpacks it into
+/// `$CARGO_HOME/registry/src/<registry>/` once, and keeps its build as long as the name, version
+/// and registry stay the same. The dry run's local registry serves this working tree's packages
+/// under their unchanged versions from the same path every run, so without this a second run
+/// verifies each crate against its dependencies as the first run packaged them (seen here: a
+/// crate that used a macro added since failed to compile against the earlier package). So the
+/// dry run's target directory goes, and so do the unpacked copies of these packages from every
+/// registry cargo names after a local path (a folder whose name starts with `-`; the crates.io
+/// folder is never touched).
+fn forget_previous_dry_run(sh: &Shell) -> Result {
+    sh.remove_path(PUBLISH_TARGET).map_err(crate::util::err(
+        "remove the previous dry run's target directory",
+    ))?;
+    let cargo_home = std::env::var_os("CARGO_HOME")
+        .map(std::path::PathBuf::from)
+        .or_else(|| std::env::var_os("HOME").map(|home| std::path::Path::new(&home).join(".cargo")))
+        .ok_or("neither CARGO_HOME nor HOME is set: cannot find cargo's registry cache")?;
+    let Ok(registries) = std::fs::read_dir(cargo_home.join("registry/src")) else {
+        return Ok(()); // nothing unpacked yet
+    };
+    let mut unpacked = Vec::new();
+    for name in PUBLISHABLE {
+        unpacked.push(format!("{name}-{}", version_of(sh, name)?));
+    }
+    for registry in registries.flatten() {
+        if !registry.file_name().to_string_lossy().starts_with('-') {
+            continue;
+        }
+        for package in &unpacked {
+            let path = registry.path().join(package);
+            if path.exists() {
+                sh.remove_path(&path)
+                    .map_err(crate::util::err("remove a stale unpacked package"))?;
+            }
+        }
+    }
+    Ok(())
+}
+
+/// The `version` of `crates/{name}/Cargo.toml`.
+fn version_of(sh: &Shell, name: &str) -> Result<String> {
+    let manifest = sh
+        .read_file(format!("crates/{name}/Cargo.toml"))
+        .map_err(crate::util::err("read a publishable crate's manifest"))?;
+    manifest_value(&manifest, "version")
+        .map(str::to_string)
+        .ok_or_else(|| format!("crates/{name}/Cargo.toml has no `version = \"...\"` line"))
 }
 
 /// The packaged crates that are also built against the newest releases their requirements allow
@@ -195,16 +250,12 @@ pub fn package(sh: &Shell) -> Result {
 /// dependencies do not resolve outside `cargo publish`.
 const NEWEST_CHECKED: [&str; 1] = ["gpu-hopper-host"];
 
-/// `cargo update`, then `cargo check`, of the package `cargo publish --dry-run` left unpacked in
-/// `{target}/package`, in its own target directory; prints the cudarc it resolved.
-fn newest(sh: &Shell, target: &str, name: &str) -> Result {
-    let manifest = sh
-        .read_file(format!("crates/{name}/Cargo.toml"))
-        .map_err(crate::util::err("read a publishable crate's manifest"))?;
-    let version = manifest_value(&manifest, "version")
-        .ok_or_else(|| format!("crates/{name}/Cargo.toml has no `version = \"...\"` line"))?;
-    let packaged = format!("{target}/package/{name}-{version}/Cargo.toml");
-    let newest_dir = format!("{target}/package-newest");
+/// `cargo update`, then `cargo check`, of the package the dry run left unpacked in
+/// [`PUBLISH_TARGET`], in its own target directory; prints the cudarc it resolved.
+fn newest(sh: &Shell, name: &str) -> Result {
+    let unpacked = format!("{PUBLISH_TARGET}/package/{name}-{}", version_of(sh, name)?);
+    let packaged = format!("{unpacked}/Cargo.toml");
+    let newest_dir = format!("{PUBLISH_TARGET}/newest");
     println!("building the packaged {name} against the newest dependencies it allows:");
     cmd!(sh, "cargo update --manifest-path {packaged}")
         .run()
@@ -218,7 +269,7 @@ fn newest(sh: &Shell, target: &str, name: &str) -> Result {
         format!("the packaged {name} does not build with the newest dependencies it allows (above)")
     })?;
     let lock = sh
-        .read_file(format!("{target}/package/{name}-{version}/Cargo.lock"))
+        .read_file(format!("{unpacked}/Cargo.lock"))
         .map_err(crate::util::err("read the packaged crate's Cargo.lock"))?;
     let cudarc = lock
         .split("[[package]]")
