@@ -120,6 +120,7 @@ pub fn bench_path() -> std::path::PathBuf {
 pub fn build(sh: &Shell) -> Result<PathBuf> {
     let start = Instant::now();
     let target = &NVPTX_SM90A;
+    crate::gpu::starting("gemm (sm_90a)", target);
     target.cargo_build(sh, CRATE)?;
     let built = target
         .target_dir()

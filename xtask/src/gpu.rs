@@ -66,6 +66,10 @@ pub const KERNELS: &str = "tests/kernels";
 /// `target/gpu/<cpu>-<features with - for ,>`, and returns the artifact.
 pub fn build_with_features_for(sh: &Shell, target: &GpuTarget, features: &str) -> Result<PathBuf> {
     let dir = features_dir(target, features);
+    starting(
+        &format!("{}-{}", target.cpu, features.replace(',', "-")),
+        target,
+    );
     let output = target.cargo_build_output_in(sh, KERNELS, &["--features", features], &dir)?;
     if !output.status.success() {
         eprintln!("{}", String::from_utf8_lossy(&output.stderr));
@@ -105,6 +109,12 @@ pub fn build_checked(sh: &Shell) -> Result<PathBuf> {
 /// The sm_90 benchmark kernels (the `bench` feature), and with `checked` their checked build.
 pub fn build_bench(sh: &Shell, checked: bool) -> Result<PathBuf> {
     build_with_features(sh, if checked { "bench,checked" } else { "bench" })
+}
+
+/// The line printed before a build starts (`name`: the build's folder under `target/gpu/`): a
+/// build takes from seconds to minutes, and cargo's own output is kept for its failures.
+pub fn starting(name: &str, target: &GpuTarget) {
+    println!("  building {name} ({}) ...", target.triple);
 }
 
 /// The target directory of `target`'s build with `features`.
@@ -210,6 +220,7 @@ impl GpuTarget {
 /// Builds the device kernels (and so the library) for `target`, and returns the artifact.
 pub fn build(sh: &Shell, target: &GpuTarget) -> Result<PathBuf> {
     let start = Instant::now();
+    starting(target.cpu, target);
     target.cargo_build(sh, KERNELS)?;
     let artifact = target.kernels_artifact();
     if !artifact.exists() {

@@ -33,8 +33,11 @@ const USAGE: &str = "\
 usage: cargo xtask <task> [options]
 
 tasks:
-  build                      build the library and the device kernels for every GPU target
-                             (nvptx64 sm_90; amdgcn gfx90a, gfx942, gfx1100) and print the artifacts
+  build [--only NAME]        build the library and the device kernels for every GPU target
+                             (nvptx64 sm_90, sm_100a, the checked and bench builds of sm_90, the
+                             GEMM's sm_90a; amdgcn gfx90a, gfx942, gfx1100), a line as each
+                             starts, and print the artifacts; --only builds one: sm_90, sm_100a,
+                             sm_90-checked, sm_90-bench, gemm, gfx90a, gfx942 or gfx1100
   test [--bless]             host tests (the tidy checks included), loom models, GPU builds,
                              compile-fail tests, PTX snapshots
                              (--bless rewrites the snapshots and the convergence check's
@@ -76,6 +79,7 @@ struct Flags {
     bundle: Option<PathBuf>,
     quick: bool,
     filter: Option<String>,
+    only: Option<String>,
 }
 
 fn parse_flags(task: &str, args: &[String]) -> Result<Flags> {
@@ -85,6 +89,7 @@ fn parse_flags(task: &str, args: &[String]) -> Result<Flags> {
         bundle: None,
         quick: false,
         filter: None,
+        only: None,
     };
     let mut args = args.iter();
     while let Some(arg) = args.next() {
@@ -101,6 +106,18 @@ fn parse_flags(task: &str, args: &[String]) -> Result<Flags> {
                 flags.bundle = Some(PathBuf::from(
                     args.next().ok_or("--bundle needs a directory")?,
                 ));
+            }
+            ("build", "--only") => {
+                flags.only = Some(
+                    args.next()
+                        .ok_or_else(|| {
+                            format!(
+                                "--only needs a module: one of {}",
+                                artifacts::MODULES.join(", ")
+                            )
+                        })?
+                        .clone(),
+                )
             }
             ("test-nvidia", "--filter") => {
                 flags.filter = Some(args.next().ok_or("--filter needs a text")?.clone())
@@ -125,7 +142,7 @@ fn run(args: &[String]) -> Result {
     match task.as_str() {
         "build" => {
             toolchain::check(&sh)?;
-            for artifact in artifacts::build_all(&sh)? {
+            for artifact in artifacts::build_all(&sh, flags.only.as_deref())? {
                 println!("built {artifact}");
             }
             Ok(())
@@ -138,7 +155,7 @@ fn run(args: &[String]) -> Result {
             host::test(&sh)?;
             host::asan(&sh)?;
             host::loom(&sh)?;
-            artifacts::build_all(&sh)?;
+            artifacts::build_all(&sh, None)?;
             compile_fail::run(&sh)?;
             snapshots::check_nvptx(&sh, flags.bless)?;
             println!("xtask test: all passed");
@@ -193,7 +210,7 @@ fn run(args: &[String]) -> Result {
             host::test(&sh)?;
             host::asan(&sh)?;
             host::loom(&sh)?;
-            artifacts::build_all(&sh)?;
+            artifacts::build_all(&sh, None)?;
             compile_fail::run(&sh)?;
             snapshots::check_nvptx(&sh, false)?;
             host::package(&sh)?;
@@ -218,6 +235,25 @@ fn main() -> ExitCode {
         Err(message) => {
             eprintln!("error: {message}");
             ExitCode::FAILURE
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn only_takes_a_module_and_the_usage_names_each() {
+        let args = ["--only".to_string(), "gemm".to_string()];
+        assert_eq!(
+            parse_flags("build", &args).unwrap().only.as_deref(),
+            Some("gemm")
+        );
+        assert!(matches!(parse_flags("build", &args[..1]), Err(e) if e.contains("sm_90")));
+        assert!(parse_flags("test", &args).is_err_and(|e| e.contains("--only")));
+        for name in artifacts::MODULES {
+            assert!(USAGE.contains(name), "{name}");
         }
     }
 }
