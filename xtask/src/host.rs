@@ -282,8 +282,9 @@ fn newest(sh: &Shell, name: &str) -> Result {
 }
 
 /// `cargo check` of [`STABLE_CHECKED`] with the stable toolchain of the workspace's
-/// `rust-version` (`gpu-pipeline` with `std`; its `checked` feature needs a newer compiler, as
-/// its README says), in its own target directory.
+/// `rust-version`, in its own target directory: twice, with `gpu-pipeline`'s `std` and with
+/// `std` and `checked` (the `checked` feature compiles code of its own, which the first check
+/// does not see).
 fn stable(sh: &Shell) -> Result {
     let workspace = sh
         .read_file("Cargo.toml")
@@ -313,20 +314,25 @@ fn stable(sh: &Shell) -> Result {
         .map(|name| format!("-p{name}"))
         .collect();
     let toolchain_arg = format!("+{toolchain}");
-    cmd!(
-        sh,
-        "cargo {toolchain_arg} check --locked {packages...} --features gpu-pipeline/std --target-dir target/stable"
-    )
-    .env_remove("RUSTUP_TOOLCHAIN")
-    .env_remove("RUSTFLAGS")
-    .env_remove("CARGO_ENCODED_RUSTFLAGS")
-    .run()
-    .map_err(|_| {
-        format!(
-            "the host crates do not build with Rust {toolchain}, the workspace's rust-version \
-             (above): raise `rust-version` in Cargo.toml and the crates' READMEs, or avoid the newer feature"
+    for features in ["gpu-pipeline/std", "gpu-pipeline/std,gpu-pipeline/checked"] {
+        let packages = &packages;
+        cmd!(
+            sh,
+            "cargo {toolchain_arg} check --locked {packages...} --features {features} --target-dir target/stable"
         )
-    })
+        .env_remove("RUSTUP_TOOLCHAIN")
+        .env_remove("RUSTFLAGS")
+        .env_remove("CARGO_ENCODED_RUSTFLAGS")
+        .run()
+        .map_err(|_| {
+            format!(
+                "the host crates do not build with Rust {toolchain}, the workspace's rust-version, \
+                 with --features {features} (above): raise `rust-version` in Cargo.toml and the \
+                 crates' READMEs, or avoid the newer feature"
+            )
+        })?;
+    }
+    Ok(())
 }
 
 /// The value of the first `key = "value"` line of a manifest.

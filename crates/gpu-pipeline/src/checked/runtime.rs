@@ -5,6 +5,7 @@
 //! code of other builds. The instructions come from `crate::arch`; the few lines that differ by
 //! target are gathered in the private module `target` at the end of this file.
 
+use core::convert::Infallible;
 use core::panic::Location;
 
 use super::record::{Call, Fault, HangRecord, Role};
@@ -60,12 +61,15 @@ pub(crate) fn budget_ns(word: u64) -> u64 {
 /// the time spent. The clock is read only after the first probe failed. `settle` runs right after
 /// the first probe: the previous wait's count check, whose shared-memory read has had the whole
 /// probe to arrive (compared before the probe, its latency showed in every round trip).
+/// `expired` never returns: its result type is the uninhabited `Infallible`, because naming `!`
+/// in a closure bound (`FnOnce(u64) -> !`) needs the unstable never type; a closure whose body
+/// calls a `-> !` function coerces to it.
 #[inline(always)]
 pub(crate) fn bounded_wait(
     mut ready: impl FnMut() -> bool,
     settle: impl FnOnce(),
     diagnostics: impl Fn() -> u64,
-    expired: impl FnOnce(u64) -> !,
+    expired: impl FnOnce(u64) -> Infallible,
 ) {
     let first = ready();
     settle();
@@ -86,7 +90,7 @@ const PROBES_PER_CLOCK_READ: u32 = 32;
 fn slow_wait(
     ready: &mut impl FnMut() -> bool,
     diagnostics: impl Fn() -> u64,
-    expired: impl FnOnce(u64) -> !,
+    expired: impl FnOnce(u64) -> Infallible,
 ) {
     let mut start = None;
     loop {
