@@ -47,7 +47,7 @@ left.legend(fontsize=7)
 shapes = [("c1_warp", "1 warp\nper-warp"), ("c4_warp", "4 warps\nper-warp"),
           ("c1_thread", "1 warp\nper-thread"), ("c4_thread", "4 warps\nper-thread")]
 variant = {row["kernel"]: row for row in rows if row["kind"] == "variant"}
-series = [("base", "counter, library"), ("prev", "counter, before issue 11 (wrong for split lanes)"),
+series = [("base", "counter, library"), ("prev", "counter, arrive before grouping by counter (wrong for split lanes)"),
           ("match", "counter, always match.any")]
 width = 0.2
 for i, (name, label) in enumerate(series):

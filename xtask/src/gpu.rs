@@ -190,6 +190,18 @@ impl GpuTarget {
             .map_err(crate::util::err("cannot run cargo"))
     }
 
+    /// `cargo clippy -D warnings` of `manifest_dir` for this target (a device crate's lints, on
+    /// the code its GPU build compiles), in its own target folder beside the build's.
+    pub fn cargo_clippy(&self, sh: &Shell, manifest_dir: &str) -> Result {
+        let manifest = Path::new(manifest_dir).join("Cargo.toml");
+        let triple = self.triple;
+        let target_dir = self.target_dir().with_extension("clippy");
+        cmd!(sh, "cargo clippy --release --manifest-path {manifest} --target {triple} -Zbuild-std=core --target-dir {target_dir} -- -D warnings")
+            .env("CARGO_ENCODED_RUSTFLAGS", self.rustflags())
+            .run()
+            .map_err(|_| format!("clippy found problems in {manifest_dir} for {} (above)", self.cpu))
+    }
+
     /// Builds `manifest_dir` for this target; on failure, shows cargo's output.
     pub fn cargo_build(&self, sh: &Shell, manifest_dir: &str) -> Result {
         let output = self.cargo_build_output(sh, manifest_dir, &[])?;

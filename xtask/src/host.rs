@@ -32,6 +32,9 @@ pub fn lint(sh: &Shell) -> Result {
     )
     .run()
     .map_err(|_| "clippy found problems with the `checked` feature (above)".to_string())?;
+    // The GEMM kernel crate is its own workspace, built only for its GPU target: its lints
+    // (every `unsafe` block's SAFETY comment among them) run there.
+    crate::gemm_kernel::NVPTX_SM90A.cargo_clippy(sh, crate::gemm_kernel::CRATE)?;
     println!("  fmt and clippy clean");
     Ok(())
 }

@@ -1160,6 +1160,147 @@ fn no_import_cycles_between_modules() {
     );
 }
 
+// ---------------------------------------------------------------- every crate
+
+/// Every crate under `crates/` (its `src` folder), held to the rules the library's tests above
+/// hold it to where they apply to any crate: inline assembly only in an arch module, no `nomem`
+/// asm outside [`NOMEM_ALLOWED_ELSEWHERE`], no import cycles between modules. Every `unsafe`
+/// block's SAFETY comment is clippy's `undocumented_unsafe_blocks` (`cargo xtask ci` runs clippy
+/// on the workspace and on the GEMM kernel crate for its GPU target).
+fn crate_sources() -> Vec<(String, Vec<(String, String)>)> {
+    let root = crate::util::root().join("crates");
+    let mut crates: Vec<String> = fs::read_dir(&root)
+        .expect("the crates folder")
+        .map(|e| {
+            e.expect("an entry")
+                .file_name()
+                .to_string_lossy()
+                .into_owned()
+        })
+        .filter(|name| root.join(name).join("src").is_dir())
+        .collect();
+    crates.sort();
+    crates
+        .into_iter()
+        .map(|name| {
+            let files = stripped_files(&format!("crates/{name}/src"));
+            (name, files)
+        })
+        .collect()
+}
+
+/// The functions outside gpu-pipeline whose `asm!` may be `pure`/`nomem`: register-only
+/// computations that neither read nor order memory.
+const NOMEM_ALLOWED_ELSEWHERE: [(&str, &str); 2] = [
+    ("gpu-hopper", "cvt_rn_bf16x2_f32"), // cvt.rn.bf16x2.f32
+    ("gpu-gemm", "shared_addr"),         // cvta.to.shared.u64
+];
+
+/// Whether `file` (relative to a crate's `src`) is an arch module: `arch.rs` or under `arch/`.
+fn is_arch(file: &str) -> bool {
+    file == "arch.rs" || file.starts_with("arch/")
+}
+
+#[test]
+fn every_crate_keeps_asm_in_its_arch_module() {
+    let sources = crate_sources();
+    assert!(
+        sources.len() >= 7,
+        "the crates were not found: {:?}",
+        sources.iter().map(|(name, _)| name).collect::<Vec<_>>()
+    );
+    let outside: Vec<String> = sources
+        .iter()
+        .flat_map(|(name, files)| {
+            files
+                .iter()
+                .filter(|(file, _)| !is_arch(file))
+                .flat_map(move |(file, text)| {
+                    asm_lines(text)
+                        .into_iter()
+                        .map(move |l| format!("crates/{name}/src/{file}:{l}"))
+                })
+        })
+        .collect();
+    assert!(
+        outside.is_empty(),
+        "inline assembly outside an arch module (`arch.rs` or `arch/`): {outside:?}"
+    );
+}
+
+#[test]
+fn no_memory_free_asm_in_any_crate_outside_the_allow_lists() {
+    let mut used = BTreeSet::new();
+    let mut problems = Vec::new();
+    for (name, files) in crate_sources() {
+        if name == "gpu-pipeline" {
+            // Checked against its own list above.
+            continue;
+        }
+        for (file, text) in files {
+            for (function, option, line) in memory_free_asm(&text) {
+                if NOMEM_ALLOWED_ELSEWHERE.contains(&(name.as_str(), function.as_str())) {
+                    used.insert((name.clone(), function));
+                } else {
+                    problems.push(format!(
+                        "crates/{name}/src/{file}:{line}: `{option}` in `{function}`"
+                    ));
+                }
+            }
+        }
+    }
+    assert!(
+        problems.is_empty(),
+        "asm that may order memory must not be nomem/readonly/pure: {problems:?}"
+    );
+    let stale: Vec<_> = NOMEM_ALLOWED_ELSEWHERE
+        .into_iter()
+        .filter(|(c, f)| !used.contains(&(c.to_string(), f.to_string())))
+        .collect();
+    assert!(
+        stale.is_empty(),
+        "NOMEM_ALLOWED_ELSEWHERE names no memory-free asm: {stale:?}"
+    );
+}
+
+#[test]
+fn no_import_cycles_between_the_modules_of_any_crate() {
+    let mut found = Vec::new();
+    for (name, files) in crate_sources() {
+        let graph = module_graph(&files);
+        found.extend(
+            cycles(&graph)
+                .iter()
+                .map(|cycle| format!("{name}: {}", describe(cycle, &graph))),
+        );
+    }
+    assert!(
+        found.is_empty(),
+        "modules of a crate import each other (a cycle of `crate::`/`super::` paths):\n  {}",
+        found.join("\n  ")
+    );
+}
+
+#[test]
+fn the_gemm_plan_forbids_unsafe() {
+    let lib = fs::read_to_string(crate::util::root().join("crates/gpu-gemm-plan/src/lib.rs"))
+        .expect("the plan's lib.rs");
+    assert!(
+        lib.contains("#![forbid(unsafe_code)]"),
+        "crates/gpu-gemm-plan is the pure plan both sides compile: it keeps #![forbid(unsafe_code)]"
+    );
+    let problems: Vec<String> = stripped_files("crates/gpu-gemm-plan/src")
+        .iter()
+        .flat_map(|(file, text)| {
+            impurities(text)
+                .into_iter()
+                .map(move |w| format!("{file}:{w}"))
+        })
+        .filter(|w| !w.contains("cfg"))
+        .collect();
+    assert!(problems.is_empty(), "unsafe in the plan: {problems:?}");
+}
+
 // ---------------------------------------------------------------- tests of the checker
 
 #[test]

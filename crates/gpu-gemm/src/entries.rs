@@ -6,11 +6,12 @@ use gpu_gemm_plan::{
 };
 use gpu_pipeline::{Cta, NvidiaMbarBackend, ProducerConsumerPipeline, TensorMap};
 
-use crate::arch::{dynamic_smem, wgmma_wait_group};
 use crate::epilogue::{Out, epilogue};
 use crate::kernel::{gemm, schedule_of};
 use crate::mainloop::mma_stage;
-use crate::tile::{Tile, Width};
+use crate::tile::Tile;
+use gpu_hopper::arch::nvptx::{dynamic_smem_1024 as dynamic_smem, wgmma_wait_group};
+use gpu_hopper::wgmma::Shape;
 
 /// Whether two strings are equal, in a `const`.
 const fn same(a: &str, b: &str) -> bool {
@@ -144,11 +145,10 @@ entry!(
 /// The single-warpgroup kernel's layout: the wide kernels' ring of 4 stages of 128 x 256 tiles
 /// (of whose A box it uses the first 64 rows).
 const WIDE: gpu_gemm_plan::Layout = SINGLE_WARPGROUP.layout;
-const _: () = check_single();
-const fn check_single() {
+const _: () = {
     assert!(same(SINGLE_WARPGROUP.entry, "gemm_bf16_single"));
     assert!(SINGLE_WARPGROUP.threads == 128 && SINGLE_WARPGROUP.rows == 64 && WIDE.bn == 256);
-}
+};
 
 /// The first step, before warp specialization: one warpgroup (128 threads) per 64 x 256 tile of
 /// D (grid `(ceil(N/256), ceil(M/64))`), with the same 4-stage ring, `wgmma` and register
@@ -199,9 +199,11 @@ pub unsafe extern "gpu-kernel" fn gemm_bf16_single(
         )
     };
     if tid == 0 {
+        // SAFETY: one thread initialises, before the block barrier below.
         unsafe { pipe.init() };
     }
-    core::arch::nvptx::_syncthreads();
+    // SAFETY: every thread of the block reaches it, converged.
+    unsafe { core::arch::nvptx::_syncthreads() };
     let (producer, consumer) = pipe.split();
     let (m0, n0) = (y * 64, x * WIDE.bn);
     let k_blocks = k.div_ceil(BK);
@@ -209,6 +211,7 @@ pub unsafe extern "gpu-kernel" fn gemm_bf16_single(
     let load = |kb: u32| {
         producer.produce_tma(A_BYTES / 2 + WIDE.b_bytes(), |stage| {
             let bar = stage.barrier();
+            // SAFETY: the stage's slot lies inside the layout.
             let base = unsafe { smem.add((stage.index() * WIDE.stage_bytes()) as usize) };
             let kc = (kb * BK) as i32;
             // SAFETY: the stage is free; 1024-aligned boxes of the maps' sizes (A: 64 rows).
@@ -225,9 +228,9 @@ pub unsafe extern "gpu-kernel" fn gemm_bf16_single(
             next += 1;
         }
     }
-    let mut acc = <Tile<256> as Width>::ZERO;
+    let mut acc = <Tile<256> as Shape>::ZERO;
     let mut previous = consumer.acquire();
-    // SAFETY (each MMA): the stage is full; the whole warpgroup is here.
+    // SAFETY: the stage is full; the whole warpgroup is here.
     unsafe { mma_stage::<Tile<256>>(&mut acc, smem, WIDE, previous.index(), 0, true) };
     if tid == 0 && next < k_blocks {
         load(next);
@@ -235,8 +238,10 @@ pub unsafe extern "gpu-kernel" fn gemm_bf16_single(
     }
     for _ in 1..k_blocks {
         let stage = consumer.acquire();
+        // SAFETY: as above.
         unsafe { mma_stage::<Tile<256>>(&mut acc, smem, WIDE, stage.index(), 0, false) };
-        unsafe { wgmma_wait_group(1) };
+        // SAFETY: the whole warpgroup is here.
+        unsafe { wgmma_wait_group::<1>() };
         previous.release();
         previous = stage;
         if tid == 0 && next < k_blocks {
@@ -244,7 +249,8 @@ pub unsafe extern "gpu-kernel" fn gemm_bf16_single(
             next += 1;
         }
     }
-    unsafe { wgmma_wait_group(0) };
+    // SAFETY: the whole warpgroup is here.
+    unsafe { wgmma_wait_group::<0>() };
     previous.release();
     let (w, l) = (tid / 32, tid % 32);
     epilogue::<Tile<256>>(&acc, m0 + 16 * w + l / 4, n0 + 2 * (l % 4), out, m, n);

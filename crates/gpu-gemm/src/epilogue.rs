@@ -5,8 +5,8 @@
 use gpu_gemm_plan::{BOX_BYTES, Layout, Schedule};
 use gpu_pipeline::{Cta, EpiLoadPipeline, MbarrierRef, NvidiaMbarBackend, TensorMap};
 
-use crate::arch::{barrier_sync_count, bf16x2};
 use crate::tile::Width;
+use gpu_hopper::arch::nvptx::{barrier_sync_aligned, cvt_rn_bf16x2_f32 as bf16x2};
 
 /// C's way in when `beta != 0` (one per consumer warpgroup): the two boxes of its staging buffer
 /// are the two stages. An epilogue-load thread of the producer warpgroup fills a stage with a
@@ -100,6 +100,7 @@ pub(crate) unsafe fn store_through_smem<'e, W: Width>(
                     // The store issued from this box two quarters ago has read it.
                     gpu_pipeline::bulk_wait_group_read::<1>();
                 }
+                // SAFETY: the whole warpgroup is here, each warp converged.
                 unsafe { warpgroup_sync(g) };
                 (first_box + quarter) % 2
             }
@@ -119,15 +120,18 @@ pub(crate) unsafe fn store_through_smem<'e, W: Width>(
             let pair = unsafe { buffer.add(offset as usize).cast::<u32>() };
             // C's pair at this place (zeros outside C, as TMA fills them; their D is clipped).
             let c_pair = if stage.is_some() {
+                // SAFETY: inside the box, which C's stage filled.
                 unsafe { pair.read() }
             } else {
                 0
             };
+            // SAFETY: inside the box, this thread's four bytes.
             unsafe { pair.write(scaled(out, v0, v1, c_pair)) };
         });
         // The staged values are visible to the tensor copy (async proxy) once every thread has
         // fenced and met the others.
         gpu_pipeline::fence_proxy_async();
+        // SAFETY: the whole warpgroup is here, each warp converged.
         unsafe { warpgroup_sync(g) };
         if leader {
             // SAFETY: the box is staged; TMA clips rows and columns outside D.
@@ -139,12 +143,12 @@ pub(crate) unsafe fn store_through_smem<'e, W: Width>(
                 )
             };
             gpu_pipeline::bulk_commit_group();
-            if let Some((_, empty)) = stage {
-                if let Some(before) = previous.replace(empty) {
-                    // The quarter before's store has read its stage.
-                    gpu_pipeline::bulk_wait_group_read::<1>();
-                    before.arrive();
-                }
+            if let Some((_, empty)) = stage
+                && let Some(before) = previous.replace(empty)
+            {
+                // The quarter before's store has read its stage.
+                gpu_pipeline::bulk_wait_group_read::<1>();
+                before.arrive();
             }
         }
     };
@@ -211,7 +215,8 @@ pub(crate) unsafe fn load_c<W: Width>(
 /// Called by all 128 threads of the warpgroup, each warp converged.
 #[inline(always)]
 pub(crate) unsafe fn warpgroup_sync(g: u32) {
-    unsafe { barrier_sync_count(1 + g, 128) };
+    // SAFETY: by the contract; barriers 1 and 2 are the two warpgroups', of 128 threads each.
+    unsafe { barrier_sync_aligned(1 + g, 128) };
 }
 
 /// Where a kernel writes: D, C (read when `beta != 0`), alpha and beta, and the split-K
@@ -302,14 +307,16 @@ fn c_pair(out: Out, row: u32, col: u32, m: u32, n: u32) -> u32 {
         return 0;
     }
     let at = row as usize * n as usize + col as usize;
-    // SAFETY (all loads): (row, col) and, when `col + 1 < n`, (row, col + 1) lie inside the
-    // M x N matrix C, by the check above and the kernels' contract.
+    // (row, col) and, when `col + 1 < n`, (row, col + 1) lie inside the M x N matrix C, by the
+    // check above and the kernels' contract.
     if n % 2 == 0 {
-        // `col` is even and `col + 1 < n`: the pair is whole and 4-byte aligned.
+        // SAFETY: `col` is even and `col + 1 < n`: the pair is whole and 4-byte aligned.
         unsafe { out.c.add(at).cast::<u32>().read() }
     } else {
+        // SAFETY: (row, col) is inside C.
         let c0 = u32::from(unsafe { out.c.add(at).read() });
         let c1 = if col + 1 < n {
+            // SAFETY: (row, col + 1) is inside C.
             u32::from(unsafe { out.c.add(at + 1).read() })
         } else {
             0
@@ -326,12 +333,15 @@ fn d_pair(out: Out, row: u32, col: u32, packed: u32, m: u32, n: u32) {
         return;
     }
     let at = row as usize * n as usize + col as usize;
-    // SAFETY (all stores): inside the M x N matrix D, as in `c_pair`.
+    // Inside the M x N matrix D, as in `c_pair`.
     if n % 2 == 0 {
+        // SAFETY: the whole pair is inside D, 4-byte aligned.
         unsafe { out.d.add(at).cast::<u32>().write(packed) };
     } else {
+        // SAFETY: (row, col) is inside D.
         unsafe { out.d.add(at).write(packed as u16) };
         if col + 1 < n {
+            // SAFETY: (row, col + 1) is inside D.
             unsafe { out.d.add(at + 1).write((packed >> 16) as u16) };
         }
     }

@@ -10,11 +10,14 @@ use gpu_pipeline::{
     ConsumerHalf, ConsumerStage, Cta, MbarScope, MbarrierRef, NvidiaMbarBackend, TensorMap,
 };
 
-use crate::arch::{dynamic_smem, launch_dependents, setmaxnreg_dec, setmaxnreg_inc};
 use crate::epilogue::{Epi, Out, c_stages, epilogue, load_c, store_through_smem};
 use crate::mainloop::{Pipe, consume_unit, mma_stage, produce};
 use crate::split_k::{Workspace, last_split};
 use crate::tile::Width;
+use gpu_hopper::arch::nvptx::{
+    dynamic_smem_1024 as dynamic_smem, griddepcontrol_launch_dependents as launch_dependents,
+    setmaxnreg_dec, setmaxnreg_inc,
+};
 
 /// The kernel body over `schedule`: warpgroup 0's first lane produces, warpgroups 1 and 2
 /// consume; the ring runs on across the CTA's tiles, so the producer loads the next tile while the
@@ -33,7 +36,8 @@ pub(crate) unsafe fn gemm<W: Width, const ST: usize, const C: u32, S: MbarScope>
     n: u32,
     k: u32,
 ) {
-    let tid = core::arch::nvptx::_thread_idx_x() as u32;
+    // SAFETY: a special-register read.
+    let tid = unsafe { core::arch::nvptx::_thread_idx_x() } as u32;
     // A kernel the caller launches after this one as a programmatic dependent may be scheduled
     // as soon as SMs free up (it waits for this grid's completion itself).
     launch_dependents();
@@ -50,8 +54,8 @@ pub(crate) unsafe fn gemm<W: Width, const ST: usize, const C: u32, S: MbarScope>
     // SAFETY: the ring's barriers follow the two warpgroups' epilogue-load barriers.
     let pipe =
         unsafe { Pipe::<ST, C, S>::new(smem.add(layout.ring_barriers_at(Epi::SMEM_BYTES)).cast()) };
-    // SAFETY: one thread initialises, then the block (or cluster) barrier.
     if tid == 0 {
+        // SAFETY: one thread initialises, then the block (or cluster) barrier.
         unsafe {
             pipe.init();
             c_stages(smem, layout, 0).init();
@@ -74,7 +78,8 @@ pub(crate) unsafe fn gemm<W: Width, const ST: usize, const C: u32, S: MbarScope>
             arch::barrier_cluster_wait_acquire();
         }
     } else {
-        core::arch::nvptx::_syncthreads();
+        // SAFETY: every thread of the block reaches it, converged.
+        unsafe { core::arch::nvptx::_syncthreads() };
     }
     let k_blocks = k.div_ceil(BK);
     // Rows of A per CTA; a pair's cluster tile is `config.cluster` CTA tiles high.
@@ -83,7 +88,7 @@ pub(crate) unsafe fn gemm<W: Width, const ST: usize, const C: u32, S: MbarScope>
     if tid < 128 {
         if config.setmaxnreg {
             // SAFETY: the whole producer warpgroup executes it, converged.
-            unsafe { setmaxnreg_dec(PRODUCER_REGS as i32) };
+            unsafe { setmaxnreg_dec::<PRODUCER_REGS>() };
         }
         if tid == 0 {
             // SAFETY: this CTA's one producer lane; the maps are the entries' contract's.
@@ -119,20 +124,24 @@ pub(crate) unsafe fn gemm<W: Width, const ST: usize, const C: u32, S: MbarScope>
     } else {
         if config.setmaxnreg {
             // SAFETY: each consumer warpgroup executes it whole, converged.
-            unsafe { setmaxnreg_inc(CONSUMER_REGS as i32) };
+            unsafe { setmaxnreg_inc::<CONSUMER_REGS>() };
         }
-        consume::<W, ST, C, S>(
-            config,
-            schedule,
-            smem,
-            pipe.into_consumer(),
-            tid - 128,
-            rank,
-            out,
-            m,
-            n,
-            k_blocks,
-        );
+        // SAFETY: the two consumer warpgroups, whole; the layout, maps and matrices are the
+        // entries' contract's.
+        unsafe {
+            consume::<W, ST, C, S>(
+                config,
+                schedule,
+                smem,
+                pipe.into_consumer(),
+                tid - 128,
+                rank,
+                out,
+                m,
+                n,
+                k_blocks,
+            )
+        };
     }
     if paired {
         // SAFETY: as above. No CTA of a pair exits while its peer may still arrive on its empty
@@ -209,6 +218,9 @@ unsafe fn consume<W: Width, const ST: usize, const C: u32, S: MbarScope>(
         let (tm, tn) = schedule.tile(tile);
         let (m0, n0) = (tm * cluster_rows + rank * BM, tn * W::BN);
         let (kb0, kb1) = Schedule::k_range(split, parts, k_blocks);
+        // The closures go by reference (`&F: Fn`): by value, or as `&impl Fn` parameters, LLVM
+        // schedules the kernels' code differently (the PTX changes), for no gain.
+        #[allow(clippy::needless_borrows_for_generic_args)]
         consume_unit(&consumer, &mut acc, (kb0, kb1), &issue, &release, || {
             if let Some(empty) = pending.take() {
                 // The last tile's last quarter of D left through a C stage; once its tensor store

@@ -7,7 +7,9 @@ use gpu_pipeline::{
     ProducerHalf, TensorMap,
 };
 
-use crate::arch::{shared_addr, wgmma_commit_group, wgmma_fence, wgmma_wait_group};
+use gpu_hopper::arch::nvptx::{wgmma_commit_group, wgmma_fence, wgmma_wait_group};
+
+use crate::arch::shared_addr;
 use crate::tile::{Width, descriptor};
 
 /// The ring of a kernel: `ST` stages, one producer arrival (the TMA lane's `arrive_expect_tx`)
@@ -97,12 +99,12 @@ pub(crate) fn consume_unit<const ST: usize, const C: u32, S: MbarScope, A>(
         issue(acc, stage.index(), false);
         // The previous stage's MMAs are done once at most this stage's group is pending.
         // SAFETY: the whole warpgroup is here.
-        unsafe { wgmma_wait_group(1) };
+        unsafe { wgmma_wait_group::<1>() };
         release(previous);
         previous = stage;
     }
     // SAFETY: as above.
-    unsafe { wgmma_wait_group(0) };
+    unsafe { wgmma_wait_group::<0>() };
     release(previous);
 }
 

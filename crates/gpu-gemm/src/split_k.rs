@@ -3,8 +3,10 @@
 
 use gpu_gemm_plan::Schedule;
 
-use crate::arch::{barrier_sync_count, count_acq_rel_gpu};
 use crate::tile::Width;
+use gpu_hopper::arch::nvptx::{
+    atom_add_acq_rel_gpu_global_u32 as count_acq_rel_gpu, barrier_sync_aligned,
+};
 
 /// The split-K workspace of a launch: first the partials, a block of 128 x `W::BN` f32 per slot
 /// (a CTA tile of the split tiles: [`Schedule::slot`]) and split; then a counter per slot, of
@@ -23,7 +25,7 @@ impl Workspace {
         let quads = W::BN / 8;
         let slots = (schedule.tiles() - schedule.full) * cluster;
         let partials = work.cast::<Quad>();
-        // SAFETY (of the pointer arithmetic): the counters follow the partials inside the
+        // SAFETY: pointer arithmetic only: the counters follow the partials inside the
         // workspace, by the entries' contract.
         let counters = unsafe {
             partials
@@ -45,7 +47,7 @@ impl Workspace {
             + q as usize)
             * 256
             + th as usize;
-        // SAFETY (of the pointer arithmetic): inside the partials, by the entries' contract.
+        // SAFETY: pointer arithmetic only, inside the partials, by the entries' contract.
         unsafe { self.partials.add(index) }
     }
 
@@ -104,33 +106,42 @@ pub(crate) unsafe fn last_split<W: Width>(
     flag: *mut u32,
 ) -> bool {
     // Every consumer thread's partial is written before the first counts the split.
-    // SAFETY (all accesses below): inside the workspace and the layout, by the contract.
+    // SAFETY: every consumer thread calls it, by the contract.
     unsafe { consumers_sync() };
     if th == 0 {
+        // SAFETY: the slot's counter, inside the workspace (the contract).
         let counter = unsafe { work.counters.add(slot as usize) };
+        // SAFETY: a 4-byte aligned word of global memory.
         let last = unsafe { count_acq_rel_gpu(counter) } + 1 == parts;
         if last {
             // Every split of this tile has counted: nothing else uses the counter in this launch.
+            // SAFETY: as above.
             unsafe { counter.write(0) };
         }
+        // SAFETY: the layout's flag word, read by the others after the barrier below.
         unsafe { flag.write(u32::from(last)) };
     }
+    // SAFETY: as the first barrier.
     unsafe { consumers_sync() };
+    // SAFETY: written by the first thread before the barrier.
     let last = unsafe { flag.read() } != 0;
-    // Of two splits, the own partial and the other's loads in flight take a [`Wide`] thread's
-    // 128 accumulators twice over, more than its 232 registers (ptxas spilled): there the own
-    // partial is read back too.
+    // Of two splits, the own partial and the other's loads in flight take a 256-wide tile's
+    // thread's 128 accumulators twice over, more than its 232 registers (ptxas spills): there
+    // the own partial is read back too.
     if last && parts == 2 && W::BN <= 128 {
         W::map_quads(acc, |q, own| {
+            // SAFETY: the other split's partial, written before its CTA counted (acquired above).
             let v = unsafe { work.quad(slot, (1 - split, 2), q, th).read().0 };
             [own[0] + v[0], own[1] + v[1], own[2] + v[2], own[3] + v[3]]
         });
     } else if last {
+        // SAFETY: the first split's partial, written before its CTA counted (acquired above).
         W::map_quads(acc, |q, _| unsafe {
             work.quad(slot, (0, parts), q, th).read().0
         });
         for s in 1..parts {
             W::map_quads(acc, |q, sum| {
+                // SAFETY: split `s`'s partial, as above.
                 let v = unsafe { work.quad(slot, (s, parts), q, th).read().0 };
                 [sum[0] + v[0], sum[1] + v[1], sum[2] + v[2], sum[3] + v[3]]
             });
@@ -148,7 +159,8 @@ pub(crate) unsafe fn last_split<W: Width>(
 /// Called by all 256 consumer threads, each warp converged.
 #[inline(always)]
 unsafe fn consumers_sync() {
-    unsafe { barrier_sync_count(3, 2 * 128) };
+    // SAFETY: by the contract; barrier 3 is the consumers', of 256 threads.
+    unsafe { barrier_sync_aligned(3, 2 * 128) };
 }
 
 /// Four accumulators, 16-byte aligned: one 128-bit store or load of the workspace.

@@ -1,10 +1,11 @@
 //! The uniformity analysis: register values and block granularities to a common fixed point,
 //! then every `.aligned` instruction judged against the group that must execute it.
 
+use crate::abs::{Abs, UNIFORM, WARP, WARPGROUP};
 use crate::cfg::ipdoms;
 use crate::parse::{Function, Inst};
 use crate::report::{EntryReport, Finding, Group, Why};
-use crate::value::{Abs, UNIFORM, WARP, WARPGROUP, eval};
+use crate::value::eval;
 
 /// A conditional branch and the blocks control-dependent on it.
 pub(crate) struct Branch {

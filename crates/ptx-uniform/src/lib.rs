@@ -130,6 +130,7 @@
 //! each instruction writes), `analysis` (the fixed point and the judgement), `report` (what is
 //! returned, and its text).
 
+mod abs;
 mod analysis;
 mod cfg;
 mod lex;
@@ -140,8 +141,8 @@ mod value;
 #[cfg(test)]
 mod tests;
 
+pub use abs::{WARP, WARPGROUP};
 pub use report::{EntryReport, Error, Finding, Group, ParseError, Why, render};
-pub use value::{WARP, WARPGROUP};
 
 /// Analyses every `.entry` of `ptx` and returns one report per entry, in the module's order, each
 /// with its [`Finding`]s (empty where the entry is clean). Fails only where the module cannot be

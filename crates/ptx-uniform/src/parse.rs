@@ -2,9 +2,9 @@
 
 use std::collections::{HashMap, HashSet};
 
+use crate::abs::{Abs, special};
 use crate::lex::{int_literal, label_len, split_operands, strip_comments};
 use crate::report::ParseError;
-use crate::value::{Abs, special};
 
 /// Results of parsing.
 pub(crate) type Result<T = (), E = ParseError> = std::result::Result<T, E>;

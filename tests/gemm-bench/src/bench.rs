@@ -749,8 +749,9 @@ mod tests {
 
     #[test]
     fn the_benchmark_integer_check_never_compares_a_beta_against_cublas_gemm_ex() {
-        // cublasGemmEx rounds the product to bf16 before adding beta * C (run 34 of issue 13:
-        // 10867303 of 8192^2 elements one bf16 step off, in every other implementation alike),
+        // cublasGemmEx rounds the product to bf16 before adding beta * C (seen on the H200 with
+        // beta 1: 10867303 of 8192^2 elements one bf16 step off, in every other implementation
+        // alike; tests/results/2026-12-01-issue13.md),
         // so the benchmark's bit-for-bit check against it holds only with beta 0. Beta != 0 is
         // checked exactly by `--check`, against the host reference, which accepts both roundings.
         let shape = Shape {

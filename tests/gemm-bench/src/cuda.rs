@@ -457,7 +457,7 @@ impl Timer {
 /// different each round (xorshift seeded by the round, Fisher-Yates), so that no implementation
 /// always runs after the same one. With a fixed rotation each implementation had a fixed
 /// predecessor, and two runs of one kernel in the same rounds differed by 5 to 40 % depending on
-/// which implementation they followed (issue 13, runs 25 and 26).
+/// which implementation they followed (tests/results/2026-12-01-issue13.md).
 pub fn round_order(round: usize, items: usize) -> Vec<usize> {
     let mut order: Vec<usize> = (0..items).collect();
     let mut x = (round as u64).wrapping_mul(0x9e37_79b9_7f4a_7c15) | 1;

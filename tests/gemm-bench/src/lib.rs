@@ -1,4 +1,4 @@
-//! `gemm-bench`: the bf16 GEMM benchmark and correctness harness of issue 13.
+//! `gemm-bench`: the bf16 GEMM benchmark and correctness harness.
 //!
 //! `D = alpha * A * B^T + beta * C` (A: M x K, B: N x K, C and D: M x N, row-major bf16, f32
 //! accumulation) by every implementation of [`gemm::Gemm`]: the cuBLAS baselines

@@ -99,10 +99,10 @@ pub fn quick() -> Vec<Shape> {
 }
 
 /// The shapes of the correctness pass (`gemm-bench --check`, run by `cargo xtask test-nvidia`),
-/// each with beta 0 and beta not 0. They cover what issue 13 asks to be checked: square shapes;
-/// odd M and N (1, 7, 1000, 4097), each in the M and in the N position; skinny M (64, 128) with
-/// large N and K; a long K (65536); and K a multiple of 8 but not of 64 (8, 72, 136, 1000), where
-/// the last k-block of every tile is partial. Small enough that the host reference of the
+/// each with beta 0 and beta not 0. They cover square shapes; odd M and N (1, 7, 1000, 4097), each
+/// in the M and in the N position; skinny M (64, 128) with large N and K; a long K (65536); and K
+/// a multiple of 8 but not of 64 (8, 72, 136, 1000), where the last k-block of every tile is
+/// partial. Small enough that the host reference of the
 /// integer check (about 2 * 10^10 multiply-adds in all) and the runs take seconds, not minutes.
 pub const CHECK: [Shape; 18] = [
     // Square.

@@ -143,11 +143,11 @@ const VARIANTS: &[(&str, &str)] = &[
     ),
     (
         "prev",
-        "the library before issue 11: lane 0 adds the whole warp on its own counter (wrong when lanes name different counters; measurement only)",
+        "the library's arrive before it grouped lanes by counter: lane 0 adds the whole warp on its own counter (wrong when lanes name different counters; measurement only)",
     ),
     (
         "match",
-        "a full warp always groups with match.any.sync (the library's arrive in the first run of issue 11)",
+        "a full warp always groups with match.any.sync (the library's first per-counter arrive, before the one-counter check)",
     ),
 ];
 
@@ -596,7 +596,7 @@ impl Bench {
     fn wait_variants(&mut self, reps: usize, iters: u32) -> Result<(), String> {
         let mut out = self.cycles_buffer()?;
         self.line(format!(
-            "\nwait loops (cycles per round trip or per stage, median of {reps}); lib: the library's wait (a try_wait, then a cold retry loop); spin: a bare try_wait loop (the library before issue 11; CUTLASS's form). LLVM: a plain Rust loop; flat: not unrolled"
+            "\nwait loops (cycles per round trip or per stage, median of {reps}); lib: the library's wait (a try_wait, then a cold retry loop); spin: a bare try_wait loop (the library's wait before its cold retry loop; CUTLASS's form). LLVM: a plain Rust loop; flat: not unrolled"
         ));
         self.line(format!(
             "{:<22} {:>9} {:>10} {:>9} {:>10} {:>13} {:>14}",

@@ -48,8 +48,9 @@ pub fn run_all(ptx: &str, filter: Option<&str>) -> ExitCode {
     // The driver JIT-compiles a PTX module at its first load and keeps the code in its cache
     // (`~/.nv/ComputeCache`, unless CUDA_CACHE_DISABLE is set), so that each child loads it at
     // once. Without this load, on a fresh machine every child compiled the whole checked module
-    // itself and ran past its timeout before its kernel started (run 45 of issue 22: all 16
-    // children killed). A load that fails here fails again in each child, which reports it.
+    // itself and ran past its timeout before its kernel started (seen on the H200: all 16
+    // children killed, tests/results/2026-12-02-issue22.md). A load that fails here fails again
+    // in each child, which reports it.
     let load = Instant::now();
     let loaded = Gpu::open(ptx).is_ok();
     let jit = load.elapsed();

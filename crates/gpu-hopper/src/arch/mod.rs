@@ -45,11 +45,13 @@ mod tests {
     #[test]
     fn stubs_panic_with_the_instruction() {
         assert_eq!(
-            message(super::nvptx::wgmma_fence),
+            // SAFETY: a host stub; it panics before anything else.
+            message(|| unsafe { super::nvptx::wgmma_fence() }),
             "gpu-hopper: `wgmma.fence.sync.aligned` is an nvptx64 instruction and cannot run on this target"
         );
         assert!(
-            message(super::nvptx::wgmma_wait_group::<1>)
+            // SAFETY: as above.
+            message(|| unsafe { super::nvptx::wgmma_wait_group::<1>() })
                 .contains("`wgmma.wait_group.sync.aligned`")
         );
         let mut d = [0.0f32; 128];

@@ -47,10 +47,16 @@ leaf! {
     ///
     /// PTX ISA 8.0, sm_90a. PTX ISA, "Asynchronous Warpgroup Level Matrix Multiply-Accumulate
     /// Instructions: wgmma.fence".
+    ///
+    /// # Safety
+    ///
+    /// The whole warpgroup executes it converged: it is `.aligned` (PTX ISA: every thread of the
+    /// warpgroup executes the same instruction, or the behaviour is undefined), and to LLVM the
+    /// intrinsic is convergent only as far as the surrounding control flow keeps it so.
     #[gpu_only("wgmma.fence.sync.aligned")]
     #[inline(always)]
-    pub fn wgmma_fence() {
-        // SAFETY: a fence of the executing warpgroup; a convergent intrinsic without operands.
+    pub unsafe fn wgmma_fence() {
+        // SAFETY: by the contract, the whole warpgroup; a fence without operands.
         unsafe { llvm_wgmma_fence() }
     }
 }
@@ -61,10 +67,16 @@ leaf! {
     /// `wgmma.mma_async` operations.
     ///
     /// PTX ISA 8.0, sm_90a. PTX ISA, "wgmma.commit_group".
+    ///
+    /// # Safety
+    ///
+    /// The whole warpgroup executes it converged: it is `.aligned` (PTX ISA: every thread of the
+    /// warpgroup executes the same instruction, or the behaviour is undefined), and to LLVM the
+    /// intrinsic is convergent only as far as the surrounding control flow keeps it so.
     #[gpu_only("wgmma.commit_group.sync.aligned")]
     #[inline(always)]
-    pub fn wgmma_commit_group() {
-        // SAFETY: groups only the warpgroup's own earlier wgmmas.
+    pub unsafe fn wgmma_commit_group() {
+        // SAFETY: by the contract; it groups only the warpgroup's own earlier wgmmas.
         unsafe { llvm_wgmma_commit_group() }
     }
 }
@@ -75,10 +87,16 @@ leaf! {
     /// accumulators of the completed ones may then be read.
     ///
     /// PTX ISA 8.0, sm_90a. PTX ISA, "wgmma.wait_group".
+    ///
+    /// # Safety
+    ///
+    /// The whole warpgroup executes it converged: it is `.aligned` (PTX ISA: every thread of the
+    /// warpgroup executes the same instruction, or the behaviour is undefined), and to LLVM the
+    /// intrinsic is convergent only as far as the surrounding control flow keeps it so.
     #[gpu_only("wgmma.wait_group.sync.aligned")]
     #[inline(always)]
-    pub fn wgmma_wait_group<const N: u32>() {
-        // SAFETY: a wait on the warpgroup's own wgmmas; `N` is an immediate.
+    pub unsafe fn wgmma_wait_group<const N: u32>() {
+        // SAFETY: by the contract; a wait on the warpgroup's own wgmmas, `N` an immediate.
         unsafe { llvm_wgmma_wait_group(N as i64) }
     }
 }

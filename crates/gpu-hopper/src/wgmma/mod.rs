@@ -26,11 +26,13 @@
 //! use gpu_hopper::wgmma::{self, Bf16, M64, MmaSs, Shape};
 //! # unsafe fn step(desc_a: u64, desc_b: u64) {
 //! let mut d = <M64<256> as Shape>::ZERO;
-//! wgmma::fence();
-//! // SAFETY: a converged warpgroup, valid descriptors (the example's assumption).
-//! unsafe { <M64<256> as MmaSs<Bf16, Bf16>>::mma_ss::<1, 1, 0, 0>(&mut d, desc_a, desc_b, false) };
-//! wgmma::commit_group();
-//! wgmma::wait_group::<0>();
+//! // SAFETY (all four): a converged warpgroup, valid descriptors (the example's assumption).
+//! unsafe {
+//!     wgmma::fence();
+//!     <M64<256> as MmaSs<Bf16, Bf16>>::mma_ss::<1, 1, 0, 0>(&mut d, desc_a, desc_b, false);
+//!     wgmma::commit_group();
+//!     wgmma::wait_group::<0>();
+//! }
 //! # }
 //! ```
 //!

@@ -18,12 +18,12 @@ use gpu_pipeline::arch::nvptx::{
 };
 use gpu_pipeline::{MbarrierRef, PipelineBackend, Signal, threshold};
 
-/// The arrive of the library before issue 11 (`prev`): a full warp syncs with `0xffffffff` and
-/// lane 0 adds 32; a lone lane adds 1; other masks sync on their run-time mask and the lowest lane
-/// adds the mask's count. Every lane's arrival lands on the leader's counter.
+/// The library's arrive before it grouped lanes by counter (`prev`): a full warp syncs with
+/// `0xffffffff` and lane 0 adds 32; a lone lane adds 1; other masks sync on their run-time mask
+/// and the lowest lane adds the mask's count. Every lane's arrival lands on the leader's counter.
 pub const V_PREV: u32 = 0x1;
 /// A full warp always groups its lanes with `match.any.sync` (no uniformity check first, as the
-/// library's arrive did in the first run of issue 11).
+/// library's first per-counter arrive did).
 pub const V_MATCH: u32 = 0x2;
 
 /// The counter protocol with the arrive and wait forms of `V` (see the module docs).
@@ -220,12 +220,13 @@ counter_variant! {
     "match": V_MATCH;
 }
 
-/// The mbarrier backend with a bare `try_wait` retry loop (the library's wait before issue 11),
-/// where ptxas puts a `YIELD` in front of the `try_wait` when the loop sits in an unrolled body.
-/// Measured against the library's wait (one `try_wait`, then a cold retry loop) in the round trip
-/// and the elected-lane ring (`var_spinwait_*`), in the loop shape LLVM gives a plain loop and in
-/// the flat one. (Runs 2 to 4 of issue 11 also measured `nanosleep 0` between tries, a `test_wait`
-/// first, and a `test_wait` spin: tests/results.)
+/// The mbarrier backend with a bare `try_wait` retry loop (the library's wait before its cold
+/// retry loop), where ptxas puts a `YIELD` in front of the `try_wait` when the loop sits in an
+/// unrolled body. Measured against the library's wait (one `try_wait`, then a cold retry loop) in
+/// the round trip and the elected-lane ring (`var_spinwait_*`), in the loop shape LLVM gives a
+/// plain loop and in the flat one. (`nanosleep 0` between tries, a `test_wait` first, and a
+/// `test_wait` spin were measured too: as fast as the library's wait unrolled, as slow or slower
+/// flat; tests/results/2026-12-01-issue11.md.)
 #[derive(Clone, Copy)]
 pub struct SpinWaitMbar<const P: u32, const C: u32>(gpu_pipeline::NvidiaMbarBackend<P, C>);
 
