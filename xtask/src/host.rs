@@ -106,12 +106,13 @@ pub fn loom(sh: &Shell) -> Result {
 }
 
 /// The crates a user can take from a registry, in `cargo publish` order (each after the crates
-/// it depends on). `gpu-gemm-host` is not among them yet: it is `publish = false` until it embeds
-/// its GEMM module (today a user builds the module with `cargo xtask build` and passes its path).
-const PUBLISHABLE: [&str; 5] = [
+/// it depends on). `gpu-gemm-host` carries its GEMM module (`module/gpu_gemm.ptx`, which
+/// `cargo xtask codegen` writes), so its package is a user's whole GEMM.
+const PUBLISHABLE: [&str; 6] = [
     "gpu-pipeline",
     "gpu-hopper",
     "gpu-gemm-plan",
+    "gpu-gemm-host",
     "gpu-hopper-host",
     "ptx-uniform",
 ];

@@ -13,7 +13,8 @@
 //! // A one-line error, not a panic inside cudarc, on a machine without a CUDA driver.
 //! let ctx = gpu_gemm_host::context(0)?;
 //! let stream = ctx.default_stream();
-//! let gemm = Gemm::load(&ctx, "target/gpu/sm_90a/gpu_gemm.ptx")?;
+//! // The kernels' module is embedded in this crate; `Gemm::load` takes one from a file instead.
+//! let gemm = Gemm::new(&ctx)?;
 //! let shape = Shape { m: 1024, n: 4096, k: 4096 };
 //! let a = stream.alloc_zeros::<u16>(1024 * 4096)?;
 //! let b = stream.alloc_zeros::<u16>(4096 * 4096)?;
@@ -41,6 +42,15 @@
 //! Every stream and buffer must belong to the context the module was loaded in
 //! ([`GemmError::Context`] otherwise). The raw-address forms ([`Gemm::prepare_raw`],
 //! [`Gemm::launch_raw`]) track nothing: ordering is the caller's.
+//!
+//! # The module
+//!
+//! The kernels are built from the `gpu-gemm` kernel crate of the same repository, for nvptx64
+//! sm_90a, with a nightly toolchain; this crate embeds the result ([`PTX`]), so a program on
+//! stable Rust needs nothing else: [`Gemm::new`] loads it. [`Gemm::load`] loads a module from a
+//! file instead (one built with `cargo xtask build`, or a cubin of it). Either way the module is
+//! checked before any launch: its launch ABI version, its entries, their parameters and their
+//! launch bounds. The driver compiles the PTX for the GPU when the module is loaded.
 
 use std::ffi::c_void;
 use std::sync::Arc;
@@ -50,7 +60,8 @@ use cudarc::driver::{
     SyncOnDrop, sys,
 };
 
-#[path = "../../gpu-gemm/src/abi.rs"]
+// `src/abi.rs` is a link to the kernel crate's `src/abi.rs`: both crates compile the one file,
+// and the package carries its contents.
 mod abi;
 mod kernel;
 mod module;
@@ -59,6 +70,13 @@ pub use kernel::{Kernel, Shape, check_shape};
 pub use module::{ABI_SYMBOL, ABI_VERSION};
 
 use module::Params;
+
+/// The kernels' module, as `cargo xtask build` writes it (`target/gpu/sm_90a/gpu_gemm.ptx`: the
+/// PTX of the `gpu-gemm` kernel crate with a `.maxntid` launch bound per entry), behind one
+/// comment line that says how it is generated. `cargo xtask codegen` writes it into this crate
+/// (`module/gpu_gemm.ptx`), and CI's `cargo xtask codegen --check` fails when it differs from a
+/// fresh build of the kernel crate. [`Gemm::new`] loads it.
+pub const PTX: &str = include_str!("../module/gpu_gemm.ptx");
 
 /// What can go wrong.
 #[derive(Debug)]
@@ -97,7 +115,7 @@ pub fn context(ordinal: usize) -> Result<Arc<CudaContext>, GemmError> {
     // SAFETY: loads and unloads the driver library, as any CUDA program does.
     if !unsafe { sys::is_culib_present() } {
         return Err(GemmError::NoDriver(
-            "no CUDA driver (libcuda.so cannot be loaded): run this on a machine with an NVIDIA GPU (sm_90 or newer) and its driver".into(),
+            "no CUDA driver (libcuda.so cannot be loaded): run this on a machine with an NVIDIA Hopper GPU (compute capability 9.0: the kernels are sm_90a) and its driver".into(),
         ));
     }
     CudaContext::new(ordinal).map_err(cuda("opening the GPU"))
@@ -245,12 +263,23 @@ impl<'a> Tracked<'a> {
 }
 
 impl Gemm {
-    /// Loads the kernels' module (the PTX `cargo xtask build` writes, or a cubin of it) into
-    /// `ctx`, and refuses one this host API cannot launch ([`GemmError::Module`]: a module of
-    /// another launch ABI version, an entry missing or taking other parameters, no launch
-    /// bounds; see the `module` docs).
+    /// Loads the kernels' module embedded in this crate ([`PTX`]) into `ctx`, with the checks
+    /// of [`Gemm::load`] (a [`GemmError::Module`] here means the crate's embedded module is
+    /// stale, which CI checks against).
+    pub fn new(ctx: &Arc<CudaContext>) -> Result<Self, GemmError> {
+        Self::with_module(ctx, module::load_embedded(ctx)?)
+    }
+
+    /// Loads the kernels' module from the file `path` (the PTX `cargo xtask build` writes, or a
+    /// cubin of it) into `ctx`, and refuses one this host API cannot launch
+    /// ([`GemmError::Module`]: a module of another launch ABI version, an entry missing or
+    /// taking other parameters, no launch bounds; see the `module` docs).
     pub fn load(ctx: &Arc<CudaContext>, path: &str) -> Result<Self, GemmError> {
-        let loaded = module::load(ctx, path)?;
+        Self::with_module(ctx, module::load(ctx, path)?)
+    }
+
+    /// The loaded kernels of a checked module.
+    fn with_module(ctx: &Arc<CudaContext>, loaded: module::Loaded) -> Result<Self, GemmError> {
         let sms = ctx
             .attribute(sys::CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT)
             .map_err(cuda("the SM count"))? as u32;

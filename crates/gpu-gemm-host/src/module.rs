@@ -2,9 +2,10 @@
 //!
 //! A module built from another version of `gpu-gemm` (a stale `target/gpu/sm_90a/gpu_gemm.ptx`)
 //! can have the same entry names and other parameters: launched with this crate's parameters, the
-//! kernel reads garbage, and the host process was seen to crash (the outside review of bf6166c:
-//! a module with 11 parameters, launched with 10, exit 139). So `Gemm::load` checks, before any
-//! launch, in this order:
+//! kernel reads garbage, and the host process was seen to crash (a module with 11 parameters,
+//! launched with 10, ended the process with a segmentation fault). So `Gemm::load` checks, before
+//! any launch, in this order (and `Gemm::new` checks the module embedded in this crate the same
+//! way):
 //!
 //! 1. the module's ABI version global ([`ABI_SYMBOL`], a `u32` the kernel crate exports) equals
 //!    [`ABI_VERSION`]: a module of another launch ABI, or one built before the global existed, is
@@ -19,7 +20,8 @@
 //!    carries `.maxntid` (rustc has no launch bounds: `cargo xtask build` adds them to rustc's
 //!    PTX, and without them ptxas ignores `setmaxnreg` and some kernels cannot run 384 threads).
 //!
-//! Each refusal is a [`GemmError::Module`] that names the entry and says to rebuild.
+//! Each refusal is a [`GemmError::Module`] that names the entry and says to rebuild (or, for the
+//! embedded module, to regenerate it).
 
 use std::ffi::c_void;
 use std::mem::{offset_of, size_of};
@@ -35,8 +37,47 @@ pub use crate::abi::ABI_VERSION;
 /// The name of the module's global that holds its launch ABI version.
 pub const ABI_SYMBOL: &str = "GPU_GEMM_ABI";
 
-/// What to do about a module this host API refuses.
+/// What to do about a module given by path that this host API refuses.
 const REBUILD: &str = "rebuild it with `cargo xtask build` (it writes target/gpu/sm_90a/gpu_gemm.ptx) from the same checkout as this program";
+
+/// What to do about an embedded module this host API refuses: it is this crate's own, so the
+/// crate's files disagree.
+const REGENERATE: &str = "the module embedded in gpu-gemm-host is not the one its kernel crate builds: regenerate it with `cargo xtask codegen` in the repository (CI's `cargo xtask codegen --check` catches this)";
+
+/// Where a module comes from: the words of its errors.
+#[derive(Clone, Copy)]
+pub(crate) enum Source<'a> {
+    /// A file the caller names (`Gemm::load`).
+    Path(&'a str),
+    /// The module embedded in this crate ([`crate::PTX`], `Gemm::new`).
+    Embedded,
+}
+
+impl Source<'_> {
+    /// The module's name in an error: "the GEMM module {name}".
+    fn name(self) -> String {
+        match self {
+            Source::Path(path) => path.to_string(),
+            Source::Embedded => format!("embedded in gpu-gemm-host {}", env!("CARGO_PKG_VERSION")),
+        }
+    }
+
+    /// What to do when the module is refused.
+    fn remedy(self) -> &'static str {
+        match self {
+            Source::Path(_) => REBUILD,
+            Source::Embedded => REGENERATE,
+        }
+    }
+
+    /// What to do when the module lacks its launch bounds.
+    fn bounds_remedy(self) -> &'static str {
+        match self {
+            Source::Path(_) => "load target/gpu/sm_90a/gpu_gemm.ptx, not rustc's own output",
+            Source::Embedded => REGENERATE,
+        }
+    }
+}
 
 /// The parameters of every entry point, in order (`entry!` in `crates/gpu-gemm`): `#[repr(C)]`
 /// lays each field out at the offset the driver gives the kernel's parameter of the same index,
@@ -108,6 +149,23 @@ pub(crate) struct Loaded {
 pub(crate) fn load(ctx: &Arc<CudaContext>, path: &str) -> Result<Loaded, GemmError> {
     let bytes = std::fs::read(path)
         .map_err(|e| GemmError::Module(format!("cannot read the GEMM module {path}: {e}")))?;
+    load_image(ctx, bytes, Source::Path(path))
+}
+
+/// Loads the module embedded in this crate ([`crate::PTX`]) into `ctx`, with the checks of
+/// [`load`].
+pub(crate) fn load_embedded(ctx: &Arc<CudaContext>) -> Result<Loaded, GemmError> {
+    load_image(ctx, crate::PTX.as_bytes().to_vec(), Source::Embedded)
+}
+
+/// Loads `bytes` (PTX text or a cubin) from `source` into `ctx`, and checks the module.
+fn load_image(
+    ctx: &Arc<CudaContext>,
+    bytes: Vec<u8>,
+    source: Source<'_>,
+) -> Result<Loaded, GemmError> {
+    let name = source.name();
+    let path = name.as_str();
     // PTX is text; anything else goes to the driver as an image (a cubin or a fatbin).
     let text = String::from_utf8(bytes)
         .map_err(|e| e.into_bytes())
@@ -120,7 +178,7 @@ pub(crate) fn load(ctx: &Arc<CudaContext>, path: &str) -> Result<Loaded, GemmErr
         });
     let (image, text) = match text {
         Ok(text) => {
-            check_launch_bounds_in_text(&text, path)?;
+            check_launch_bounds_in_text(&text, source)?;
             (Ptx::from_src(text.clone()), Some(text))
         }
         Err(bytes) => (Ptx::from_binary(bytes), None),
@@ -129,12 +187,12 @@ pub(crate) fn load(ctx: &Arc<CudaContext>, path: &str) -> Result<Loaded, GemmErr
     let module = ctx
         .load_module(image)
         .map_err(|e| GemmError::Cuda(format!("loading the GEMM module {path}: {e:?}")))?;
-    check_abi_version(ctx, &module, path)?;
+    check_abi_version(ctx, &module, source)?;
     let functions = Kernel::ALL
         .iter()
         .map(|&kernel| {
             let count = text.and_then(|text| parameters_in_text(text, kernel.entry()));
-            entry(&module, kernel, count, path)
+            entry(&module, kernel, count, source)
         })
         .collect::<Result<Vec<_>, _>>()?;
     Ok(Loaded { module, functions })
@@ -144,17 +202,18 @@ pub(crate) fn load(ctx: &Arc<CudaContext>, path: &str) -> Result<Loaded, GemmErr
 fn check_abi_version(
     ctx: &Arc<CudaContext>,
     module: &Arc<CudaModule>,
-    path: &str,
+    source: Source<'_>,
 ) -> Result<(), GemmError> {
+    let (path, rebuild) = (source.name(), source.remedy());
     let stream = ctx.default_stream();
     let global = module.get_global(ABI_SYMBOL, &stream).map_err(|_| {
         GemmError::Module(format!(
-            "the GEMM module {path} has no {ABI_SYMBOL} (the launch ABI version this host API checks, {ABI_VERSION}): it was built from an older gpu-gemm; {REBUILD}"
+            "the GEMM module {path} has no {ABI_SYMBOL} (the launch ABI version this host API checks, {ABI_VERSION}): it was built from an older gpu-gemm; {rebuild}"
         ))
     })?;
     if global.len() != 4 {
         return Err(GemmError::Module(format!(
-            "the GEMM module {path}'s {ABI_SYMBOL} is {} bytes, not a u32; {REBUILD}",
+            "the GEMM module {path}'s {ABI_SYMBOL} is {} bytes, not a u32; {rebuild}",
             global.len()
         )));
     }
@@ -164,7 +223,7 @@ fn check_abi_version(
     let version = u32::from_le_bytes([bytes[0], bytes[1], bytes[2], bytes[3]]);
     if version != ABI_VERSION {
         return Err(GemmError::Module(format!(
-            "the GEMM module {path} has launch ABI version {version}, this host API launches version {ABI_VERSION}: the module was built from another gpu-gemm; {REBUILD}"
+            "the GEMM module {path} has launch ABI version {version}, this host API launches version {ABI_VERSION}: the module was built from another gpu-gemm; {rebuild}"
         )));
     }
     Ok(())
@@ -176,23 +235,25 @@ fn entry(
     module: &Arc<CudaModule>,
     kernel: Kernel,
     count: Option<usize>,
-    path: &str,
+    source: Source<'_>,
 ) -> Result<CudaFunction, GemmError> {
     let name = kernel.entry();
+    let (path, rebuild) = (source.name(), source.remedy());
     let function = module.load_function(name).map_err(|_| {
         GemmError::Module(format!(
-            "the GEMM module {path} has no entry point {name}: it was built from another gpu-gemm; {REBUILD}"
+            "the GEMM module {path} has no entry point {name}: it was built from another gpu-gemm; {rebuild}"
         ))
     })?;
-    check_parameters(&function, count, name, path)?;
+    check_parameters(&function, count, name, source)?;
     let threads = function
         .get_attribute(sys::CUfunction_attribute::CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK)
         .map_err(|e| GemmError::Cuda(format!("{name}: its thread limit: {e:?}")))?;
     if u32::try_from(threads) != Ok(kernel.threads()) {
         return Err(GemmError::Module(format!(
-            "the GEMM module {path}'s entry {name} allows {threads} threads per block, not the {} it is launched with: the module lacks the launch bounds (.maxntid {}, 1, 1) that `cargo xtask build` adds to rustc's PTX; load target/gpu/sm_90a/gpu_gemm.ptx, not rustc's own output",
+            "the GEMM module {path}'s entry {name} allows {threads} threads per block, not the {} it is launched with: the module lacks the launch bounds (.maxntid {}, 1, 1) that `cargo xtask build` adds to rustc's PTX; {}",
             kernel.threads(),
-            kernel.threads()
+            kernel.threads(),
+            source.bounds_remedy()
         )));
     }
     function
@@ -210,8 +271,9 @@ fn check_parameters(
     function: &CudaFunction,
     count: Option<usize>,
     name: &str,
-    path: &str,
+    source: Source<'_>,
 ) -> Result<(), GemmError> {
+    let (path, rebuild) = (source.name(), source.remedy());
     let mut found = Vec::new();
     // Without the text's count, one index past the expected count: a module with more
     // parameters answers for it too.
@@ -233,7 +295,7 @@ fn check_parameters(
     }
     if found != Params::LAYOUT || count.is_some_and(|count| count != Params::COUNT) {
         return Err(GemmError::Module(format!(
-            "the GEMM module {path}'s entry {name} takes {} parameters (offset, bytes) {found:?}{}, but this host API launches it with {} parameters {:?}: the module was built from another gpu-gemm; {REBUILD}",
+            "the GEMM module {path}'s entry {name} takes {} parameters (offset, bytes) {found:?}{}, but this host API launches it with {} parameters {:?}: the module was built from another gpu-gemm; {rebuild}",
             count.unwrap_or(found.len()),
             if count.is_none() && found.len() > Params::COUNT {
                 " or more"
@@ -262,7 +324,8 @@ fn parameters_in_text(text: &str, entry: &str) -> Option<usize> {
 }
 
 /// Step 4 in a PTX text: each entry's parameter list is followed by `.maxntid`.
-fn check_launch_bounds_in_text(text: &str, path: &str) -> Result<(), GemmError> {
+fn check_launch_bounds_in_text(text: &str, source: Source<'_>) -> Result<(), GemmError> {
+    let path = source.name();
     for kernel in Kernel::ALL {
         let name = kernel.entry();
         let Some(at) = text.find(&format!(".entry {name}(")) else {
@@ -278,7 +341,8 @@ fn check_launch_bounds_in_text(text: &str, path: &str) -> Result<(), GemmError> 
         let want = format!(".maxntid {}, 1, 1", kernel.threads());
         if !bounds.is_some_and(|line| line.starts_with(&want)) {
             return Err(GemmError::Module(format!(
-                "the GEMM module {path}'s entry {name} lacks the launch bounds ({want}) that `cargo xtask build` adds to rustc's PTX (rustc has none; without them ptxas ignores setmaxnreg): load target/gpu/sm_90a/gpu_gemm.ptx, not rustc's own output"
+                "the GEMM module {path}'s entry {name} lacks the launch bounds ({want}) that `cargo xtask build` adds to rustc's PTX (rustc has none; without them ptxas ignores setmaxnreg): {}",
+                source.bounds_remedy()
             )));
         }
     }
@@ -357,12 +421,31 @@ mod tests {
         assert_eq!(parameters_in_text(&two, "gemm_bf16_missing"), None);
     }
 
+    /// What of `Gemm::new`'s checks holds without a GPU: the embedded module's text has every
+    /// entry, each with this crate's parameter count and its launch bounds, and the ABI global
+    /// with this crate's version.
+    #[test]
+    fn the_embedded_module_has_every_entry_with_its_parameters_and_bounds() {
+        let text = crate::PTX;
+        check_launch_bounds_in_text(text, Source::Embedded).unwrap();
+        for kernel in Kernel::ALL {
+            assert_eq!(
+                parameters_in_text(text, kernel.entry()),
+                Some(Params::COUNT),
+                "{}",
+                kernel.entry()
+            );
+        }
+        let abi = format!(".visible .global .align 4 .b8 {ABI_SYMBOL}[4] = {{{ABI_VERSION}}};");
+        assert!(text.contains(&abi), "{abi}");
+    }
+
     #[test]
     fn a_ptx_text_without_launch_bounds_is_refused_by_name() {
         let built = module(".maxntid THREADS, 1, 1 // @entry\n");
-        assert!(check_launch_bounds_in_text(&built, "m.ptx").is_ok());
+        assert!(check_launch_bounds_in_text(&built, Source::Path("m.ptx")).is_ok());
         let raw = module("");
-        let e = check_launch_bounds_in_text(&raw, "m.ptx")
+        let e = check_launch_bounds_in_text(&raw, Source::Path("m.ptx"))
             .unwrap_err()
             .to_string();
         assert!(
@@ -371,7 +454,7 @@ mod tests {
         );
         // The single warpgroup's bounds are its own 128 threads.
         let wrong = module(".maxntid 384, 1, 1\n");
-        let e = check_launch_bounds_in_text(&wrong, "m.ptx")
+        let e = check_launch_bounds_in_text(&wrong, Source::Path("m.ptx"))
             .unwrap_err()
             .to_string();
         assert!(e.contains("gemm_bf16_single"), "{e}");

@@ -1,0 +1,1 @@
+../../gpu-gemm/src/abi.rs
