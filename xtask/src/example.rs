@@ -1,7 +1,12 @@
-//! The example kernel crate (`examples/kernel-crate`, whose README is the guide to a kernel crate
-//! of one's own), built the way its user builds it: `cargo build --release` run in its own
-//! folders, so that what is tested is its `.cargo/config.toml` and `rust-toolchain.toml`, not the
-//! xtask's flags. `test-nvidia` runs its launcher (and puts both into the bundle).
+//! The examples, built the way their users build them: `cargo build --release` run in their own
+//! folders, so that what is tested is their `.cargo/config.toml` and `rust-toolchain.toml`, not
+//! the xtask's flags.
+//!
+//! - `examples/kernel-crate` (its README is the guide to a kernel crate of one's own): a kernel
+//!   crate and its launcher. `test-nvidia` runs the launcher (and puts both into the bundle).
+//! - `examples/gemm`: a program on `gpu-gemm-host`, on stable Rust. Beyond its build here, the
+//!   check does what its README tells a user, in a fresh directory outside the repository
+//!   ([`gemm_as_the_readme_says`]); `test-nvidia` runs it (and puts it into the bundle).
 
 use std::path::{Path, PathBuf};
 
@@ -20,6 +25,16 @@ const HOST: &str = "examples/kernel-crate/host";
 const PTX: &str = "target/nvptx64-nvidia-cuda/release/example_kernels.ptx";
 /// The launcher binary, relative to its folder.
 const LAUNCHER: &str = "target/release/example-launcher";
+
+/// The GEMM example's folder, relative to the repository root.
+pub const GEMM_DIR: &str = "examples/gemm";
+/// Its program, relative to its folder.
+const GEMM_PROGRAM: &str = "target/release/gemm-example";
+/// The path of its dependency on gpu-gemm-host, as its Cargo.toml has it (quoted): what its
+/// README's `sed` replaces with the user's clone.
+const GEMM_DEPENDENCY_PATH: &str = "\"../../crates/gpu-gemm-host\"";
+/// The folder name its README copies it to.
+const GEMM_COPY: &str = "my-gemm";
 
 /// Environment variables that would replace the example's own configuration with the caller's:
 /// the toolchain (rustup sets `RUSTUP_TOOLCHAIN` for every command under `cargo xtask`, which
@@ -41,19 +56,30 @@ const OVERRIDES: &[&str] = &[
     "CARGO_PROFILE_RELEASE_LTO",
 ];
 
-/// The bundle's section for the example (placeholder `@EXAMPLE@` of `nvidia::RUN_SH`): the
-/// launcher must exit 0 (every word right) within the time limit, or the run fails. Its own
-/// timeout is 10 s; `timeout` bounds the process as a whole.
+/// The bundle's section for the examples (placeholder `@EXAMPLE@` of `nvidia::RUN_SH`): the
+/// launcher must exit 0 (every word right) and the GEMM example 0 (D right) within the time
+/// limit, or the run fails. The launcher's own timeout is 10 s; `timeout` bounds each process as
+/// a whole.
 pub const RUN_SH_SECTION: &str = r#"echo "== examples/kernel-crate: the README's standalone kernel crate, run by its cudarc launcher"
 timeout -k 10 60 "$here/example-launcher" "$here/example_kernels.ptx" 2>&1 | tee "$out/example.log"
-[ "${PIPESTATUS[0]}" -eq 0 ] || { echo "FAIL: the example launcher did not pass"; status=1; }"#;
+[ "${PIPESTATUS[0]}" -eq 0 ] || { echo "FAIL: the example launcher did not pass"; status=1; }
 
-/// The files of the example in the bundle: (built file, name in the bundle).
-pub fn bundle_files() -> [(PathBuf, &'static str); 2] {
+echo "== examples/gemm: a user's program on gpu-gemm-host (its embedded module), checked exactly"
+timeout -k 10 120 "$here/gemm-example" 2>&1 | tee "$out/gemm-example.log"
+[ "${PIPESTATUS[0]}" -eq 0 ] || { echo "FAIL: the GEMM example did not pass"; status=1; }"#;
+
+/// The files of the examples in the bundle: (built file, name in the bundle).
+pub fn bundle_files() -> [(PathBuf, &'static str); 3] {
     [
         (ptx(), "example_kernels.ptx"),
         (launcher(), "example-launcher"),
+        (gemm_program(), "gemm-example"),
     ]
+}
+
+/// The GEMM example's program after [`build`].
+pub fn gemm_program() -> PathBuf {
+    crate::util::root().join(GEMM_DIR).join(GEMM_PROGRAM)
 }
 
 /// The kernel crate's PTX after [`build`].
@@ -82,13 +108,15 @@ fn user_cargo(sh: &Shell, dir: &str, args: &[&str]) -> Result {
     })
 }
 
-/// Builds the kernel's PTX and the launcher (release), each from its own folder, and returns them.
-pub fn build(sh: &Shell) -> Result<(PathBuf, PathBuf)> {
-    println!("building {DIR} from its own folders, as its user would:");
+/// Builds the kernel's PTX, the launcher and the GEMM example (release), each from its own
+/// folder.
+pub fn build(sh: &Shell) -> Result {
+    println!("building {DIR} and {GEMM_DIR} from their own folders, as their users would:");
     user_cargo(sh, KERNEL, &["build", "--release", "--locked"])?;
     user_cargo(sh, HOST, &["build", "--release", "--locked"])?;
-    let (ptx, launcher) = (ptx(), launcher());
-    for artifact in [&ptx, &launcher] {
+    user_cargo(sh, GEMM_DIR, &["build", "--release", "--locked"])?;
+    let (ptx, launcher, gemm) = (ptx(), launcher(), gemm_program());
+    for artifact in [&ptx, &launcher, &gemm] {
         if !artifact.exists() {
             return Err(format!(
                 "the build of {DIR} left no {} (the README says it is there)",
@@ -96,19 +124,25 @@ pub fn build(sh: &Shell) -> Result<(PathBuf, PathBuf)> {
             ));
         }
     }
-    println!("  {}\n  {}", ptx.display(), launcher.display());
-    crate::ptx_check::check_module("example", &ptx)?;
-    Ok((ptx, launcher))
+    println!(
+        "  {}\n  {}\n  {}",
+        ptx.display(),
+        launcher.display(),
+        gemm.display()
+    );
+    crate::ptx_check::check_module("example", &ptx)
 }
 
-/// What CI checks of the example beyond [`build`]: formatting of both crates, clippy on both
-/// (the kernel for nvptx64, through its config), and the launcher's unit tests (its data check).
-pub fn check(sh: &Shell) -> Result<(PathBuf, PathBuf)> {
+/// What CI checks of the examples beyond [`build`]: formatting of every crate, clippy on each
+/// (the kernel for nvptx64, through its config), the launcher's and the GEMM example's unit
+/// tests, then the GEMM example as its README says ([`gemm_as_the_readme_says`]).
+pub fn check(sh: &Shell) -> Result {
     println!(
-        "checking {DIR} (its copies of the toolchain and exit statuses; fmt, clippy, the launcher's tests):"
+        "checking {DIR} and {GEMM_DIR} (their copies of the toolchain and exit statuses; fmt, clippy, their tests):"
     );
     check_copies()?;
-    for dir in [KERNEL, HOST] {
+    check_gemm_copies()?;
+    for dir in [KERNEL, HOST, GEMM_DIR] {
         user_cargo(sh, dir, &["fmt", "--check"])?;
         user_cargo(
             sh,
@@ -117,7 +151,102 @@ pub fn check(sh: &Shell) -> Result<(PathBuf, PathBuf)> {
         )?;
     }
     user_cargo(sh, HOST, &["test", "--release", "--locked"])?;
-    build(sh)
+    user_cargo(sh, GEMM_DIR, &["test", "--release", "--locked"])?;
+    build(sh)?;
+    gemm_as_the_readme_says(sh)
+}
+
+/// Does what `examples/gemm/README.md` tells a user, from a fresh directory outside the
+/// repository: copies the example (`cp -r`), points its path dependency at this checkout (the
+/// README's `sed`), and runs `cargo run --release` there, with none of [`OVERRIDES`]. Passes
+/// when the program passes (a GPU here), or when it ends as documented without a driver: the
+/// no-driver line and status [`NO_DRIVER`](pipeline_suite::exit::NO_DRIVER). Anything else
+/// fails, with the program's output.
+pub fn gemm_as_the_readme_says(sh: &Shell) -> Result {
+    let root = crate::util::root();
+    let fresh = std::env::temp_dir().join(format!("gpu-gemm-example-{}", std::process::id()));
+    if fresh.starts_with(&root) {
+        return Err(format!(
+            "the temporary directory {} is inside the repository; set TMPDIR to a folder outside it",
+            fresh.display()
+        ));
+    }
+    println!(
+        "running {GEMM_DIR} as its README says, from {} (outside the repository):",
+        fresh.display()
+    );
+    sh.remove_path(&fresh)
+        .map_err(crate::util::err("remove an earlier fresh directory"))?;
+    sh.create_dir(&fresh)
+        .map_err(crate::util::err("create the fresh directory"))?;
+    let copy = fresh.join(GEMM_COPY);
+    let example = root.join(GEMM_DIR);
+    cmd!(sh, "cp -r {example} {copy}")
+        .run()
+        .map_err(crate::util::err("copy the example"))?;
+    // A fresh clone has no build folder; the one of this checkout's build stays behind.
+    sh.remove_path(copy.join("target"))
+        .map_err(crate::util::err("remove the copied build folder"))?;
+    let manifest = copy.join("Cargo.toml");
+    let text = sh
+        .read_file(&manifest)
+        .map_err(crate::util::err("read the copied Cargo.toml"))?;
+    let host_crate = format!("\"{}\"", root.join("crates/gpu-gemm-host").display());
+    if !text.contains(GEMM_DEPENDENCY_PATH) {
+        return Err(format!(
+            "{GEMM_DIR}/Cargo.toml has no {GEMM_DEPENDENCY_PATH}, which its README's `sed` rewrites: make them agree"
+        ));
+    }
+    sh.write_file(&manifest, text.replace(GEMM_DEPENDENCY_PATH, &host_crate))
+        .map_err(crate::util::err("rewrite the copied Cargo.toml"))?;
+    let _folder = sh.push_dir(&copy);
+    let mut command = cmd!(sh, "cargo run --release");
+    for name in OVERRIDES {
+        command = command.env_remove(name);
+    }
+    let output = command
+        .ignore_status()
+        .output()
+        .map_err(crate::util::err("cannot run cargo"))?;
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    print!("{stdout}");
+    let verdict = readme_run_verdict(output.status.code(), &stdout, &stderr);
+    drop(_folder);
+    sh.remove_path(&fresh)
+        .map_err(crate::util::err("remove the fresh directory"))?;
+    let line = verdict?;
+    println!("  {line}");
+    Ok(())
+}
+
+/// The verdict on `cargo run --release` of the copied GEMM example: what it printed, in words,
+/// or the failure with its output. Cargo's own lines go to stderr before the program's, and
+/// cargo exits with the program's status.
+fn readme_run_verdict(code: Option<i32>, stdout: &str, stderr: &str) -> Result<String> {
+    use pipeline_suite::exit;
+    let program_error = stderr
+        .lines()
+        .find(|line| line.starts_with("error: opening GPU"));
+    match code.and_then(|code| u8::try_from(code).ok()) {
+        Some(exit::PASSED) if stdout.starts_with("PASS") => {
+            Ok(format!("passed: {}", stdout.trim()))
+        }
+        Some(exit::NO_DRIVER)
+            if program_error.is_some_and(|line| line.contains("no CUDA driver")) =>
+        {
+            Ok(format!(
+                "no CUDA driver here: the program printed the documented line and exited {}: {}",
+                exit::NO_DRIVER,
+                program_error.unwrap_or_default()
+            ))
+        }
+        _ => Err(format!(
+            "`cargo run --release` of {GEMM_DIR}, copied as its README says, ended with {code:?} (expected {} with a PASS line, or {} with the no-driver line):\n{stdout}{stderr}",
+            exit::PASSED,
+            exit::NO_DRIVER
+        )),
+    }
 }
 
 /// Runs the launcher on the example's PTX here and judges its exit status like the harness's
@@ -125,7 +254,9 @@ pub fn check(sh: &Shell) -> Result<(PathBuf, PathBuf)> {
 /// driver is a SKIPPED line.
 pub fn run(sh: &Shell, ci: bool) -> Result {
     println!("== {DIR}: the README's standalone kernel crate, run by its cudarc launcher");
-    crate::device::run_device_program(sh, DIR, &launcher(), &[&ptx()], ci)
+    crate::device::run_device_program(sh, DIR, &launcher(), &[&ptx()], ci)?;
+    println!("== {GEMM_DIR}: a user's program on gpu-gemm-host (its embedded module)");
+    crate::device::run_device_program(sh, GEMM_DIR, &gemm_program(), &[], ci)
 }
 
 /// The `pub const NAME: u8 = N;` lines of `source`: the launcher's copy of the exit statuses.
@@ -190,9 +321,93 @@ fn check_copies() -> Result {
     Ok(())
 }
 
+/// The two things the GEMM example copies: its toolchain is the stable Rust of the workspace's
+/// `rust-version` (the host crate's; rustup's name for it, with the patch number), and its exit
+/// statuses are those of `pipeline_suite::exit` of the same names.
+fn check_gemm_copies() -> Result {
+    let workspace = read("Cargo.toml")?;
+    let rust_version = workspace
+        .lines()
+        .find_map(|line| line.strip_prefix("rust-version = \""))
+        .and_then(|rest| rest.strip_suffix('"'))
+        .ok_or("Cargo.toml has no `rust-version = \"...\"` line")?;
+    let toolchain = read(Path::new(GEMM_DIR).join("rust-toolchain.toml"))?;
+    let want = format!("{rust_version}.0");
+    if channel(&toolchain) != Some(want.as_str()) {
+        return Err(format!(
+            "{GEMM_DIR}/rust-toolchain.toml pins {:?}, the workspace's rust-version is {rust_version}: pin \"{want}\"",
+            channel(&toolchain)
+        ));
+    }
+    use pipeline_suite::exit;
+    let copied = exit_statuses(&read(Path::new(GEMM_DIR).join("src/main.rs"))?);
+    let known = [
+        ("PASSED", exit::PASSED),
+        ("TEST_FAILED", exit::TEST_FAILED),
+        ("USAGE", exit::USAGE),
+        ("HUNG", exit::HUNG),
+        ("NO_DRIVER", exit::NO_DRIVER),
+        ("SETUP", exit::SETUP),
+    ];
+    for (name, value) in &copied {
+        if !known.contains(&(name.as_str(), *value)) {
+            return Err(format!(
+                "{GEMM_DIR}/src/main.rs has the exit status {name} = {value}, which pipeline_suite::exit does not (its statuses are {known:?}): copy the number"
+            ));
+        }
+    }
+    for needed in ["PASSED", "NO_DRIVER"] {
+        if !copied.iter().any(|(name, _)| name == needed) {
+            return Err(format!(
+                "{GEMM_DIR}/src/main.rs has no exit status {needed}"
+            ));
+        }
+    }
+    Ok(())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_gemm_example_copies_the_toolchain_and_exit_statuses() {
+        check_gemm_copies().unwrap();
+    }
+
+    /// The README's steps are the ones [`gemm_as_the_readme_says`] takes.
+    #[test]
+    fn the_gemm_readme_gives_the_steps_the_check_takes() {
+        let readme = read(Path::new(GEMM_DIR).join("README.md")).unwrap();
+        assert!(readme.contains(&format!("cp -r gpu-pipeline/{GEMM_DIR} {GEMM_COPY}")));
+        assert!(readme.contains(&format!("sed -i 's|{GEMM_DEPENDENCY_PATH}|")));
+        assert!(readme.contains("cargo run --release\n"));
+        let manifest = read(Path::new(GEMM_DIR).join("Cargo.toml")).unwrap();
+        assert!(manifest.contains(&format!(
+            "gpu-gemm-host = {{ path = {GEMM_DEPENDENCY_PATH} }}"
+        )));
+        // The status the README documents for a machine without a driver.
+        let no_driver = format!("exits with status {}", pipeline_suite::exit::NO_DRIVER);
+        assert!(readme.contains(&no_driver), "{no_driver}");
+    }
+
+    #[test]
+    fn the_readme_run_passes_only_as_documented() {
+        use pipeline_suite::exit;
+        let cargo = "   Compiling gemm-example v0.1.0\n    Finished `release` profile\n     Running `target/release/gemm-example`\n";
+        let no_driver = format!(
+            "{cargo}error: opening GPU 0: gemm: no CUDA driver (libcuda.so cannot be loaded): run this on ...\n"
+        );
+        let code = |c: u8| Some(i32::from(c));
+        assert!(readme_run_verdict(code(exit::NO_DRIVER), "", &no_driver).is_ok());
+        assert!(readme_run_verdict(code(exit::PASSED), "PASS: D = A * B^T\n", cargo).is_ok());
+        // Another status with the line, the status without it, a failed build, a FAIL line.
+        assert!(readme_run_verdict(code(exit::SETUP), "", &no_driver).is_err());
+        assert!(readme_run_verdict(code(exit::NO_DRIVER), "", cargo).is_err());
+        assert!(readme_run_verdict(Some(101), "", "error: could not compile").is_err());
+        assert!(readme_run_verdict(code(exit::TEST_FAILED), "", "FAIL: D[0][0]").is_err());
+        assert!(readme_run_verdict(None, "", &no_driver).is_err());
+    }
 
     #[test]
     fn exit_statuses_are_read_from_const_lines() {
@@ -258,6 +473,8 @@ mod tests {
         assert!(RUN_SH_SECTION.contains("timeout "));
         assert!(RUN_SH_SECTION.contains("[ \"${PIPESTATUS[0]}\" -eq 0 ] || {"));
         assert!(RUN_SH_SECTION.contains("status=1"));
+        assert!(RUN_SH_SECTION.contains("\"$here/gemm-example\" 2>&1"));
+        assert_eq!(RUN_SH_SECTION.matches("status=1").count(), 2);
         let names: Vec<&str> = bundle_files().iter().map(|(_, name)| *name).collect();
         for name in names {
             assert!(RUN_SH_SECTION.contains(&format!("$here/{name}")), "{name}");

@@ -42,17 +42,24 @@ tasks:
                              compile-fail tests, PTX snapshots
                              (--bless rewrites the snapshots and the convergence check's
                              expected reports instead of comparing)
-  codegen [--check]          write the generated sources (the Hopper toolkit's wgmma forms) from
-                             xtask/src/codegen.rs; --check fails if a committed one differs
-                             (`test` checks it too, through the xtask's tests)
+  codegen [--check]          write the generated files from xtask/src/codegen.rs: the Hopper
+                             toolkit's wgmma forms, and the GEMM's module that gpu-gemm-host
+                             embeds (crates/gpu-gemm-host/module/gpu_gemm.ptx, from a build of
+                             the GEMM); --check fails if a committed one differs (`test` checks
+                             the sources too, through the xtask's tests; `ci` the module after
+                             its GPU builds)
   compile-fail               only the compile-fail tests (part of `test`)
   package                    `cargo publish --dry-run` of every publishable crate, the packaged
                              gpu-pipeline's doc tests outside the workspace as a registry user's
                              would be, and the host crates' build on their rust-version (stable)
   snapshots [--bless]        only the PTX snapshots of the barrier operations (part of `test`);
                              --bless also rewrites crates/ptx-uniform/tests/fixtures/*.expected
-  example                    check and build examples/kernel-crate from its own folders, as its
-                             user would (fmt, clippy, the launcher's tests, the PTX, the launcher)
+  example                    check and build examples/kernel-crate and examples/gemm from their
+                             own folders, as their users would (fmt, clippy, tests, the PTX, the
+                             programs), then do what examples/gemm/README.md says from a fresh
+                             directory outside the repository (copy, point at this checkout,
+                             cargo run --release: it passes, or without a driver prints the
+                             no-driver line and exits 4)
   test-nvidia [--bundle DIR] [--quick] [--filter TEXT]
                              build and run the device suite, the example's launcher and the GEMM's
                              tests (exact on integers; against cuBLAS: needs cuBLAS) on this
@@ -163,9 +170,12 @@ fn run(args: &[String]) -> Result {
         }
         "example" => {
             toolchain::check(&sh)?;
-            example::check(&sh).map(drop)
+            example::check(&sh)
         }
-        "codegen" => codegen::run(flags.check),
+        "codegen" => {
+            toolchain::check(&sh)?;
+            codegen::task(&sh, flags.check)
+        }
         "compile-fail" => {
             toolchain::check(&sh)?;
             compile_fail::run(&sh)
@@ -211,6 +221,8 @@ fn run(args: &[String]) -> Result {
             host::asan(&sh)?;
             host::loom(&sh)?;
             artifacts::build_all(&sh, None)?;
+            // The module gpu-gemm-host embeds is the one just built.
+            codegen::gemm_module(true)?;
             compile_fail::run(&sh)?;
             snapshots::check_nvptx(&sh, false)?;
             host::package(&sh)?;
