@@ -72,8 +72,8 @@ pub use module::{ABI_SYMBOL, ABI_VERSION};
 use module::Params;
 
 /// The kernels' module, as `cargo xtask build` writes it (`target/gpu/sm_90a/gpu_gemm.ptx`: the
-/// PTX of the `gpu-gemm` kernel crate with a `.maxntid` launch bound per entry), behind one
-/// comment line that says how it is generated. `cargo xtask codegen` writes it into this crate
+/// PTX of the `gpu-gemm` kernel crate with a `.maxntid` launch bound per entry), behind two
+/// comment lines that say how it is generated. `cargo xtask codegen` writes it into this crate
 /// (`module/gpu_gemm.ptx`), and CI's `cargo xtask codegen --check` fails when it differs from a
 /// fresh build of the kernel crate. [`Gemm::new`] loads it.
 pub const PTX: &str = include_str!("../module/gpu_gemm.ptx");
