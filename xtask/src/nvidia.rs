@@ -12,8 +12,8 @@ use crate::util::Result;
 
 /// The bundle's run script: a deliberately invalid module (the harness must fail with the setup
 /// status), the suite, the suite under synccheck (reduced item counts), the sm_90a assembly of
-/// the module, the SASS of the barrier probes, and the example kernel crate's launcher
-/// (`@EXAMPLE@`, [`example::RUN_SH_SECTION`]). Logs go to `$OUT` if set, else to `out/` beside
+/// the module, the SASS of the barrier probes, and the examples: the kernel crate's launcher and
+/// the GEMM example (`@EXAMPLE@`, [`example::RUN_SH_SECTION`]). Logs go to `$OUT` if set, else to `out/` beside
 /// the script. `@SETUP@`, `@NO_DRIVER@`, `@EXAMPLE@` and `@GEMM@` (the GEMM's test and its check
 /// against cuBLAS, [`crate::gemm_kernel::run_sh_section`]) are filled in by [`run_sh`].
 const RUN_SH: &str = r#"#!/usr/bin/env bash
@@ -115,8 +115,9 @@ fn run_sh() -> String {
         .replace("@GEMM@", &crate::gemm_kernel::run_sh_section())
 }
 
-/// Builds the PTX, the harness (release), the example kernel crate with its launcher, and the
-/// GEMM's test and benchmark (for its `--check` pass), and returns the harness path.
+/// Builds the PTX, the harness (release), the examples (the kernel crate with its launcher, the
+/// GEMM example), and the GEMM's test and benchmark (for its `--check` pass), and returns the
+/// harness path.
 fn build(sh: &Shell) -> Result<std::path::PathBuf> {
     example::build(sh)?;
     gpu::build(sh, &NVPTX)?;
