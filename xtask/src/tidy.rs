@@ -664,7 +664,7 @@ fn size_of(path: &str) -> u64 {
 
 /// The documents whose relative links must point to tracked files, besides every tracked
 /// `tests/results/*.md`.
-const LINKED_DOCUMENTS: [&str; 13] = [
+const LINKED_DOCUMENTS: [&str; 14] = [
     "README.md",
     "ARCHITECTURE.md",
     "CHANGELOG.md",
@@ -677,6 +677,7 @@ const LINKED_DOCUMENTS: [&str; 13] = [
     "crates/gpu-gemm-host/README.md",
     "crates/ptx-uniform/README.md",
     "examples/kernel-crate/README.md",
+    "examples/gemm/README.md",
     "tests/README.md",
 ];
 
