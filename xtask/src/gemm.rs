@@ -27,13 +27,13 @@ mkdir -p "$out"
   else
     echo "nvidia-smi: not available"
   fi
-  echo "command: gemm-bench --ours-module gpu_gemm.ptx --csv $out/gemm.csv $*"
+  echo "command: gemm-bench --ours-module gpu_gemm_steps.ptx --csv $out/gemm.csv $*"
 } | tee "$out/machine.txt"
 echo "== ptxas -v (sm_90a): every GEMM kernel has a 0-byte stack frame and no C75xx performance warning"
 ptxas=$(command -v ptxas || echo /usr/local/cuda/bin/ptxas)
 if [ -x "$ptxas" ]; then
-  if ! timeout 300 "$ptxas" -arch=sm_90a -v "$here/gpu_gemm.ptx" -o "$out/gpu_gemm.cubin" > "$out/ptxas.log" 2>&1; then
-    cat "$out/ptxas.log"; echo "FAIL: ptxas rejected gpu_gemm.ptx"; exit 1
+  if ! timeout 300 "$ptxas" -arch=sm_90a -v "$here/gpu_gemm_steps.ptx" -o "$out/gpu_gemm_steps.cubin" > "$out/ptxas.log" 2>&1; then
+    cat "$out/ptxas.log"; echo "FAIL: ptxas rejected gpu_gemm_steps.ptx"; exit 1
   fi
   grep -E "entry function|stack frame|registers|C75" "$out/ptxas.log"
   frames=$(grep -A1 "Function properties for gemm_" "$out/ptxas.log" | grep "stack frame" | grep -vc "^ *0 bytes stack frame")
@@ -45,7 +45,7 @@ else
   echo "ptxas: SKIPPED (no ptxas on PATH or in /usr/local/cuda/bin)"
 fi
 echo "== GEMM benchmark (cuBLAS baselines and the Rust GEMM's kernels)"
-timeout -k 10 ${GEMM_TIMEOUT:-900} "$here/gemm-bench" --ours-module "$here/gpu_gemm.ptx" --csv "$out/gemm.csv" "$@" 2>&1 | tee "$out/gemm.log"
+timeout -k 10 ${GEMM_TIMEOUT:-900} "$here/gemm-bench" --ours-module "$here/gpu_gemm_steps.ptx" --csv "$out/gemm.csv" "$@" 2>&1 | tee "$out/gemm.log"
 status=${PIPESTATUS[0]}
 echo "gemm-bench exit status: $status (@MEANINGS@)" | tee -a "$out/gemm.log"
 exit $status
@@ -86,7 +86,8 @@ pub fn run(sh: &Shell, bundle_dir: Option<&Path>, quick: bool) -> Result {
             dir,
             &[
                 (bench, "gemm-bench"),
-                (crate::gemm_kernel::artifact(), "gpu_gemm.ptx"),
+                // Every kernel, the step kernels too: the steps module.
+                (crate::gemm_kernel::steps_artifact(), "gpu_gemm_steps.ptx"),
             ],
             "run_gemm.sh",
             &run_gemm_sh(),
@@ -99,7 +100,7 @@ pub fn run(sh: &Shell, bundle_dir: Option<&Path>, quick: bool) -> Result {
         return Ok(());
     }
     let quick = if quick { vec!["--quick"] } else { vec![] };
-    let module = crate::gemm_kernel::artifact();
+    let module = crate::gemm_kernel::steps_artifact();
     let _cublas = crate::cublas::push_cublas_path(sh);
     let output = cmd!(sh, "{bench} --ours-module {module} {quick...}")
         .ignore_status()
@@ -167,7 +168,7 @@ mod tests {
             "the placeholder left unfilled"
         );
         assert!(script.contains(
-            r#""$here/gemm-bench" --ours-module "$here/gpu_gemm.ptx" --csv "$out/gemm.csv" "$@""#
+            r#""$here/gemm-bench" --ours-module "$here/gpu_gemm_steps.ptx" --csv "$out/gemm.csv" "$@""#
         ));
         assert!(script.contains("status=${PIPESTATUS[0]}"));
         assert!(script.trim_end().ends_with("exit $status"));
@@ -180,7 +181,7 @@ mod tests {
     #[test]
     fn the_script_gates_on_ptxas_stack_frames_and_performance_warnings() {
         let script = run_gemm_sh();
-        assert!(script.contains(r#""$ptxas" -arch=sm_90a -v "$here/gpu_gemm.ptx""#));
+        assert!(script.contains(r#""$ptxas" -arch=sm_90a -v "$here/gpu_gemm_steps.ptx""#));
         assert!(script.contains("C75[0-9][0-9]"));
         assert!(script.contains(r#"grep -vc "^ *0 bytes stack frame""#));
         assert!(script.contains("ptxas: SKIPPED"));

@@ -1,4 +1,5 @@
-//! The GEMM kernel crate (`crates/gpu-gemm`, issue 13): its sm_90a build, the PTX post-processing
+//! The GEMM kernel crate (`crates/gpu-gemm`): its sm_90a builds (the production module and the
+//! steps module), the PTX post-processing
 //! that rustc cannot express, and the PTX checks.
 
 use std::path::{Path, PathBuf};
@@ -20,18 +21,64 @@ pub const NVPTX_SM90A: GpuTarget = GpuTarget {
     extension: "ptx",
 };
 
-/// The kernels' entry points and their threads per block, from the plan's kernel table (the
-/// table the kernel crate builds its entries from): its last row is the single-warpgroup kernel.
-pub const ENTRIES: [(&str, u32); gpu_gemm_plan::KERNELS.len()] = {
-    let mut entries = [("", 0); gpu_gemm_plan::KERNELS.len()];
+/// The production module's entry points and their threads per block, from the plan's kernel
+/// table (the table the kernel crate builds its entries from).
+pub const ENTRIES: [(&str, u32); gpu_gemm_plan::KERNELS.len()] = entries(gpu_gemm_plan::KERNELS);
+
+/// The steps module's entry points: the production ones, then the step rows' (the last one is
+/// the single-warpgroup kernel, of 128 threads).
+pub const STEP_ENTRIES: [(&str, u32); gpu_gemm_plan::KERNELS.len() + gpu_gemm_plan::STEPS.len()] = {
+    let mut all = [("", 0); gpu_gemm_plan::KERNELS.len() + gpu_gemm_plan::STEPS.len()];
+    let (production, steps) = (ENTRIES, entries(gpu_gemm_plan::STEPS));
     let mut i = 0;
-    while i < entries.len() {
-        let row = gpu_gemm_plan::KERNELS[i];
-        entries[i] = (row.entry, row.threads);
+    while i < all.len() {
+        all[i] = if i < production.len() {
+            production[i]
+        } else {
+            steps[i - production.len()]
+        };
+        i += 1;
+    }
+    all
+};
+
+/// `(entry, threads)` of each row of `rows`.
+const fn entries<const N: usize>(rows: [gpu_gemm_plan::KernelSpec; N]) -> [(&'static str, u32); N] {
+    let mut entries = [("", 0); N];
+    let mut i = 0;
+    while i < N {
+        entries[i] = (rows[i].entry, rows[i].threads);
         i += 1;
     }
     entries
-};
+}
+
+/// Which module a build makes: the production kernels (embedded in gpu-gemm-host), or with the
+/// kernel crate's `steps` feature the step kernels too (for the benchmark's step table).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Module {
+    Production,
+    Steps,
+}
+
+impl Module {
+    /// The module's entries.
+    pub fn entries(self) -> &'static [(&'static str, u32)] {
+        match self {
+            Module::Production => &ENTRIES,
+            Module::Steps => &STEP_ENTRIES,
+        }
+    }
+
+    /// The final module's file name under `target/gpu/sm_90a/`.
+    pub fn file(self) -> &'static str {
+        match self {
+            Module::Production => "gpu_gemm.ptx",
+            Module::Steps => "gpu_gemm_steps.ptx",
+        }
+    }
+}
+
 /// The cluster-scope forms of mbarrier arrivals and waits, which the GEMM must not contain.
 const CLUSTER_SCOPED_MBARRIER: [&str; 3] = [
     "mbarrier.arrive.release.cluster",
@@ -63,10 +110,10 @@ const RUN_SH_SECTION: &str = r#"echo "== gpu-gemm: the bf16 GEMM, checked exactl
 timeout -k 10 300 "$here/gemm-test" "$here/gpu_gemm.ptx" 2>&1 | tee "$out/gemm.log"
 [ "${PIPESTATUS[0]}" -eq 0 ] || { echo "FAIL: the GEMM test did not pass"; status=1; }
 
-echo "== gpu-gemm: every kernel against cublasGemmEx (random data, K-scaled bound) and a host reference (integers), beta 0 and not 0"
+echo "== gpu-gemm: every kernel (the steps module's) against cublasGemmEx (random data, K-scaled bound) and a host reference (integers), beta 0 and not 0"
 (
 @CUBLAS_PATH@
-timeout -k 10 300 "$here/gemm-bench" --check --ours-module "$here/gpu_gemm.ptx"
+timeout -k 10 300 "$here/gemm-bench" --check --ours-module "$here/gpu_gemm_steps.ptx"
 ) 2>&1 | tee "$out/gemm-check.log"
 [ "${PIPESTATUS[0]}" -eq 0 ] || { echo "FAIL: the GEMM check against cuBLAS did not pass"; status=1; }
 
@@ -88,9 +135,10 @@ pub fn run_sh_section() -> String {
 }
 
 /// The GEMM's files in the suite bundle: (built file, name in the bundle).
-pub fn bundle_files() -> [(PathBuf, &'static str); 3] {
+pub fn bundle_files() -> [(PathBuf, &'static str); 4] {
     [
         (artifact(), "gpu_gemm.ptx"),
+        (steps_artifact(), "gpu_gemm_steps.ptx"),
         (
             crate::util::root().join("target/release/gemm-test"),
             "gemm-test",
@@ -116,29 +164,54 @@ pub fn bench_path() -> std::path::PathBuf {
 }
 
 /// Builds the GEMM kernels for sm_90a, adds the launch bound, checks the PTX, and returns the
-/// path of the final module (`target/gpu/sm_90a/gpu_gemm.ptx`).
+/// path of the final module (`target/gpu/sm_90a/gpu_gemm.ptx`); then the steps module beside it
+/// ([`build_module`]).
 pub fn build(sh: &Shell) -> Result<PathBuf> {
+    let out = build_module(sh, Module::Production)?;
+    build_module(sh, Module::Steps)?;
+    Ok(out)
+}
+
+/// Builds one module: the kernel crate for sm_90a (with `--features steps` for the steps module,
+/// in a target folder of its own so that the two builds do not undo each other's), the launch
+/// bounds, the checks; returns the final module's path.
+pub fn build_module(sh: &Shell, module: Module) -> Result<PathBuf> {
     let start = Instant::now();
     let target = &NVPTX_SM90A;
-    crate::gpu::starting("gemm (sm_90a)", target);
-    target.cargo_build(sh, CRATE)?;
-    let built = target
-        .target_dir()
+    let (label, features, target_dir): (&str, &[&str], PathBuf) = match module {
+        Module::Production => ("gemm (sm_90a)", &[], target.target_dir()),
+        Module::Steps => (
+            "gemm steps (sm_90a)",
+            &["--features", "steps"],
+            target.target_dir().with_extension("steps"),
+        ),
+    };
+    crate::gpu::starting(label, target);
+    let output = target.cargo_build_output_in(sh, CRATE, features, &target_dir)?;
+    if !output.status.success() {
+        eprintln!("{}", String::from_utf8_lossy(&output.stderr));
+        return Err(format!("building {CRATE} ({label}) failed"));
+    }
+    let built = target_dir
         .join(target.triple)
         .join("release")
         .join("gpu_gemm.ptx");
     let ptx =
         std::fs::read_to_string(&built).map_err(|e| format!("reading {}: {e}", built.display()))?;
     let mut ptx = ptx;
-    for (entry, threads) in ENTRIES {
+    for &(entry, threads) in module.entries() {
         ptx = with_maxntid(&ptx, entry, threads)?;
     }
-    let reports = check_ptx(&ptx)?;
-    let out = target.target_dir().join("gpu_gemm.ptx");
+    let reports = check_module_ptx(&ptx, module)?;
+    let out = target.target_dir().join(module.file());
     std::fs::write(&out, &ptx).map_err(|e| format!("writing {}: {e}", out.display()))?;
     println!(
         "  {:<8} {:<22} {:>6.1} s  {} (.maxntid per kernel; {WGMMAS} wgmma per kernel, no local memory)",
-        "gemm",
+        if module == Module::Production {
+            "gemm"
+        } else {
+            "steps"
+        },
         target.triple,
         start.elapsed().as_secs_f64(),
         out.display()
@@ -166,7 +239,8 @@ pub fn run(sh: &Shell, ci: bool) -> Result {
     );
     let checked = {
         let _cublas = crate::cublas::push_cublas_path(sh);
-        let args: [&Path; 3] = [Path::new("--check"), Path::new("--ours-module"), &module];
+        let steps = steps_artifact();
+        let args: [&Path; 3] = [Path::new("--check"), Path::new("--ours-module"), &steps];
         crate::device::run_device_program(
             sh,
             "gpu-gemm check against cuBLAS",
@@ -182,9 +256,15 @@ pub fn run(sh: &Shell, ci: bool) -> Result {
     }
 }
 
-/// The final module of [`build`].
+/// The final production module of [`build`].
 pub fn artifact() -> PathBuf {
-    NVPTX_SM90A.target_dir().join("gpu_gemm.ptx")
+    NVPTX_SM90A.target_dir().join(Module::Production.file())
+}
+
+/// The final steps module of [`build`]: the production kernels and the step kernels, for
+/// `gemm-bench` (built with gpu-gemm-host's `steps` feature).
+pub fn steps_artifact() -> PathBuf {
+    NVPTX_SM90A.target_dir().join(Module::Steps.file())
 }
 
 /// Adds `.maxntid threads, 1, 1` to `entry`: rustc has no launch-bounds attribute, and without
@@ -227,21 +307,29 @@ fn maxntid_of(ptx: &str, entry: &str) -> Option<String> {
 /// wgmmas), the expected number of `wgmma.mma_async` in each entry, the launch bound, no
 /// cluster-scope mbarrier arrival or wait, and that no
 /// `wgmma` (nor other `.aligned` instruction) sits on a path only part of its warpgroup (warp)
-/// takes ([`ptx_uniform`]). Returns what the last check found in each entry.
+/// takes ([`ptx_uniform`]). Returns what the last check found in each entry. The production
+/// module's entries ([`ENTRIES`]); [`check_module_ptx`] for either module.
+#[cfg(test)]
 pub fn check_ptx(ptx: &str) -> Result<Vec<ptx_uniform::EntryReport>> {
+    check_module_ptx(ptx, Module::Production)
+}
+
+/// [`check_ptx`] of `module`'s text: its entries, each with its bound and wgmma count.
+pub fn check_module_ptx(ptx: &str, module: Module) -> Result<Vec<ptx_uniform::EntryReport>> {
+    let entries = module.entries();
     if ptx.contains("__local_depot") || ptx.contains(".local") {
         return Err(
             "the GEMM PTX uses local memory (an accumulator array indexed with a variable?)".into(),
         );
     }
     let wgmmas = ptx.matches("wgmma.mma_async").count();
-    let want = WGMMAS * ENTRIES.len();
+    let want = WGMMAS * entries.len();
     if wgmmas != want {
         return Err(format!(
             "the GEMM PTX has {wgmmas} wgmma.mma_async, expected {want} ({WGMMAS} per kernel)"
         ));
     }
-    for (entry, threads) in ENTRIES {
+    for &(entry, threads) in entries {
         let want = format!(".maxntid {threads}, 1, 1");
         if maxntid_of(ptx, entry).as_deref() != Some(want.as_str()) {
             return Err(format!(
@@ -250,8 +338,9 @@ pub fn check_ptx(ptx: &str) -> Result<Vec<ptx_uniform::EntryReport>> {
         }
     }
     // Cluster-scope mbarrier ordering in a GEMM kernel is a GPU-wide fence per arrival or wait
-    // on sm_90 (`MEMBAR.ALL.GPU`, `CCTL.IVALL`): the CTA pairs ran at 0.71x with it (issue 13,
-    // run 24). Their releases free slots and publish nothing, so they are CTA-scoped.
+    // on sm_90 (`MEMBAR.ALL.GPU`, `CCTL.IVALL`): the CTA pairs ran at 0.71x with it on the H200
+    // (tests/results/2026-12-01-issue13.md). Their releases free slots and publish nothing, so
+    // they are CTA-scoped.
     for form in CLUSTER_SCOPED_MBARRIER {
         if ptx.contains(form) {
             return Err(format!(
@@ -261,7 +350,7 @@ pub fn check_ptx(ptx: &str) -> Result<Vec<ptx_uniform::EntryReport>> {
     }
     let reports = ptx_uniform::check(ptx)
         .map_err(|e| format!("the GEMM PTX fails its convergence check:\n{e}"))?;
-    for (entry, _) in ENTRIES {
+    for &(entry, _) in entries {
         let report = reports
             .iter()
             .find(|r| r.entry == entry)
@@ -276,7 +365,7 @@ pub fn check_ptx(ptx: &str) -> Result<Vec<ptx_uniform::EntryReport>> {
     // An entry this list does not know would escape the checks above.
     if let Some(other) = reports
         .iter()
-        .find(|r| !ENTRIES.iter().any(|&(e, _)| e == r.entry))
+        .find(|r| !entries.iter().any(|&(e, _)| e == r.entry))
     {
         return Err(format!(
             "the GEMM PTX has an entry `{}` that xtask/src/gemm_kernel.rs does not list",
@@ -330,11 +419,12 @@ mod tests {
 
     #[test]
     fn ptx_checks_catch_local_memory_missing_wgmmas_and_divergent_ones() {
-        const N: usize = ENTRIES.len();
+        const N: usize = STEP_ENTRIES.len();
+        let check_steps = |ptx: &str| check_module_ptx(ptx, Module::Steps);
         // Every entry with its wgmma count and bound; the second one divergent if asked.
         let module = |wgmmas: [usize; N], bounds: [bool; N], divergent: bool| {
             let mut ptx = String::from(".version 8.0\n.target sm_90a\n.address_size 64\n");
-            for (i, (name, threads)) in ENTRIES.iter().enumerate() {
+            for (i, (name, threads)) in STEP_ENTRIES.iter().enumerate() {
                 let bound = bounds[i].then_some(*threads);
                 ptx.push_str(&entry(name, wgmmas[i], bound, divergent && i == 1));
             }
@@ -346,21 +436,28 @@ mod tests {
             w
         };
         let good = module([WGMMAS; N], [true; N], false);
-        let reports = check_ptx(&good).unwrap();
-        assert_eq!(reports.len(), ENTRIES.len());
+        let reports = check_steps(&good).unwrap();
+        assert_eq!(reports.len(), STEP_ENTRIES.len());
+        // The production module's check refuses the step kernels.
+        assert!(check_ptx(&good).is_err());
         // An entry the list does not know, and a listed entry missing, are errors.
         let unknown = format!("{good}{}", entry("gemm_bf16_other", 0, None, false));
-        assert!(check_ptx(&unknown).unwrap_err().contains("gemm_bf16_other"));
-        let without = good.replace(ENTRIES[0].0, "gemm_bf16_renamed");
-        assert!(check_ptx(&without).is_err());
-        // Run 24's pair kernel: a cluster-scope remote release in the main loop.
+        assert!(
+            check_steps(&unknown)
+                .unwrap_err()
+                .contains("gemm_bf16_other")
+        );
+        let without = good.replace(STEP_ENTRIES[0].0, "gemm_bf16_renamed");
+        assert!(check_steps(&without).is_err());
+        // The pair kernel as it was first written: a cluster-scope remote release in the main
+        // loop.
         let fenced = good.replacen(
             "\tret;",
             "\tmbarrier.arrive.release.cluster.shared::cluster.b64 _, [%r1];\n\tret;",
             1,
         );
         assert!(
-            check_ptx(&fenced)
+            check_steps(&fenced)
                 .unwrap_err()
                 .contains("arrive_remote_cta")
         );
@@ -369,18 +466,18 @@ mod tests {
             "\tmbarrier.arrive.release.cta.shared::cluster.b64 _, [%r1];\n\tret;",
             1,
         );
-        assert!(check_ptx(&cta).is_ok());
-        assert!(check_ptx(&format!("{good}.local .align 4 .b8 __local_depot0[512];")).is_err());
-        assert!(check_ptx(&module(with(0, 1), [true; N], false)).is_err());
+        assert!(check_steps(&cta).is_ok());
+        assert!(check_steps(&format!("{good}.local .align 4 .b8 __local_depot0[512];")).is_err());
+        assert!(check_steps(&module(with(0, 1), [true; N], false)).is_err());
         let mut moved = with(0, WGMMAS - 1);
         moved[1] = WGMMAS + 1;
-        assert!(check_ptx(&module(moved, [true; N], false)).is_err());
-        assert!(check_ptx(&module([WGMMAS; N], [false; N], false)).is_err());
+        assert!(check_steps(&module(moved, [true; N], false)).is_err());
+        assert!(check_steps(&module([WGMMAS; N], [false; N], false)).is_err());
         let mut one_unbound = [true; N];
         one_unbound[1] = false;
-        assert!(check_ptx(&module([WGMMAS; N], one_unbound, false)).is_err());
+        assert!(check_steps(&module([WGMMAS; N], one_unbound, false)).is_err());
         // The single-warpgroup entry with the others' bound of 384 threads.
-        let (single, threads) = ENTRIES[N - 1];
+        let (single, threads) = STEP_ENTRIES[N - 1];
         assert_eq!(threads, 128);
         let wrong_bound = good.replacen(
             &format!(".entry {single}(\n\t.param .u32 {single}_param_0\n)\n.maxntid 128"),
@@ -388,10 +485,10 @@ mod tests {
             1,
         );
         assert_ne!(wrong_bound, good);
-        assert!(check_ptx(&wrong_bound).unwrap_err().contains(single));
-        let e = check_ptx(&module([WGMMAS; N], [true; N], true)).unwrap_err();
+        assert!(check_steps(&wrong_bound).unwrap_err().contains(single));
+        let e = check_steps(&module([WGMMAS; N], [true; N], true)).unwrap_err();
         assert!(
-            e.contains(ENTRIES[1].0) && e.contains("the whole warpgroup"),
+            e.contains(STEP_ENTRIES[1].0) && e.contains("the whole warpgroup"),
             "{e}"
         );
     }
@@ -424,8 +521,8 @@ mod tests {
     fn the_check_runs_against_cublas_with_the_module_in_a_subshell() {
         let section = run_sh_section();
         let check = section
-            .find(r#""$here/gemm-bench" --check --ours-module "$here/gpu_gemm.ptx""#)
-            .expect("the correctness pass");
+            .find(r#""$here/gemm-bench" --check --ours-module "$here/gpu_gemm_steps.ptx""#)
+            .expect("the correctness pass, of every kernel: the steps module's");
         assert!(
             section.find(r#""$here/gemm-test""#).unwrap() < check,
             "after gemm-test"

@@ -190,13 +190,14 @@ impl GpuTarget {
             .map_err(crate::util::err("cannot run cargo"))
     }
 
-    /// `cargo clippy -D warnings` of `manifest_dir` for this target (a device crate's lints, on
-    /// the code its GPU build compiles), in its own target folder beside the build's.
-    pub fn cargo_clippy(&self, sh: &Shell, manifest_dir: &str) -> Result {
+    /// `cargo clippy -D warnings` of `manifest_dir` for this target with `extra` arguments (a
+    /// device crate's lints, on the code its GPU build compiles), in its own target folder beside
+    /// the build's.
+    pub fn cargo_clippy(&self, sh: &Shell, manifest_dir: &str, extra: &[&str]) -> Result {
         let manifest = Path::new(manifest_dir).join("Cargo.toml");
         let triple = self.triple;
         let target_dir = self.target_dir().with_extension("clippy");
-        cmd!(sh, "cargo clippy --release --manifest-path {manifest} --target {triple} -Zbuild-std=core --target-dir {target_dir} -- -D warnings")
+        cmd!(sh, "cargo clippy --release --manifest-path {manifest} --target {triple} -Zbuild-std=core --target-dir {target_dir} {extra...} -- -D warnings")
             .env("CARGO_ENCODED_RUSTFLAGS", self.rustflags())
             .run()
             .map_err(|_| format!("clippy found problems in {manifest_dir} for {} (above)", self.cpu))

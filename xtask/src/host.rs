@@ -34,7 +34,10 @@ pub fn lint(sh: &Shell) -> Result {
     .map_err(|_| "clippy found problems with the `checked` feature (above)".to_string())?;
     // The GEMM kernel crate is its own workspace, built only for its GPU target: its lints
     // (every `unsafe` block's SAFETY comment among them) run there.
-    crate::gemm_kernel::NVPTX_SM90A.cargo_clippy(sh, crate::gemm_kernel::CRATE)?;
+    // Both modules' code: the production kernels, and with `steps` the step kernels too.
+    for extra in [&[][..], &["--features", "steps"][..]] {
+        crate::gemm_kernel::NVPTX_SM90A.cargo_clippy(sh, crate::gemm_kernel::CRATE, extra)?;
+    }
     println!("  fmt and clippy clean");
     Ok(())
 }

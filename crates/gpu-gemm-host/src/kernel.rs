@@ -10,34 +10,60 @@ use crate::GemmError;
 
 pub use gpu_gemm_plan::Shape;
 
-/// The `Kernel` enum and its table lookup, from the plan's list of rows.
+/// The `Kernel` enum and its table lookup, from the plan's lists of rows: the production rows,
+/// then (with the `steps` feature) the step rows.
 macro_rules! kernels {
-    ($($(#[$doc:meta])* $variant:ident = $row:ident,)*) => {
-        /// The kernels of the module: one per row of the plan's kernel table.
+    (
+        [$($(#[$step_doc:meta])* $step:ident = $step_row:ident,)*]
+        $($(#[$doc:meta])* $variant:ident = $row:ident,)*
+    ) => {
+        /// The kernels of the module: one per row of the plan's kernel table
+        /// (`gpu_gemm_plan::KERNELS`), and with the `steps` feature the kernels kept to show the
+        /// design's steps (`gpu_gemm_plan::STEPS`, which only the steps module holds).
         #[derive(Clone, Copy, Debug, PartialEq, Eq)]
         pub enum Kernel {
             $($(#[$doc])* $variant,)*
+            $(#[cfg(feature = "steps")] $(#[$step_doc])* $step,)*
         }
 
         impl Kernel {
-            /// Every kernel of the module, in the plan table's order.
-            pub const ALL: [Kernel; gpu_gemm_plan::KERNELS.len()] = [$(Kernel::$variant,)*];
+            /// Every kernel of the module, in the plan table's order (the steps last).
+            pub const ALL: [Kernel; KERNEL_COUNT] = [
+                $(Kernel::$variant,)*
+                $(#[cfg(feature = "steps")] Kernel::$step,)*
+            ];
 
             /// The kernel's row of the plan's table.
             pub const fn spec(self) -> &'static KernelSpec {
                 match self {
                     $(Kernel::$variant => &gpu_gemm_plan::$row,)*
+                    $(#[cfg(feature = "steps")] Kernel::$step => &gpu_gemm_plan::$step_row,)*
                 }
             }
         }
     };
 }
-gpu_gemm_plan::with_kernels!(kernels);
+
+/// The step rows, bracketed, then the production rows: [`kernels!`]'s input.
+macro_rules! after_the_steps {
+    ($($steps:tt)*) => {
+        gpu_gemm_plan::with_kernels!(kernels, [$($steps)*]);
+    };
+}
+gpu_gemm_plan::with_steps!(after_the_steps);
+
+/// How many kernels [`Kernel::ALL`] holds.
+const KERNEL_COUNT: usize = gpu_gemm_plan::KERNELS.len()
+    + if cfg!(feature = "steps") {
+        gpu_gemm_plan::STEPS.len()
+    } else {
+        0
+    };
 
 // The enum and the table list the same rows, in the same order.
 const _: () = {
     let mut i = 0;
-    while i < Kernel::ALL.len() {
+    while i < gpu_gemm_plan::KERNELS.len() {
         let (a, b) = (Kernel::ALL[i].spec().entry, gpu_gemm_plan::KERNELS[i].entry);
         assert!(
             a.len() == b.len(),
@@ -300,10 +326,13 @@ mod tests {
         assert_eq!(Kernel::Persistent.splits(shape(64, 128, 65536), sms), 16);
         assert_eq!(Kernel::Persistent.splits(shape(1, 1, 8), sms), 1);
         assert_eq!(Kernel::Persistent.splits(shape(128, 256, 1024), sms), 4);
-        // The kernels that do not split.
-        assert_eq!(Kernel::PerTile.splits(shape(128, 4096, 4096), sms), 1);
+        // The kernels that do not split (the step rows, which the host has only with `steps`).
         assert_eq!(
-            Kernel::PersistentFirst.splits(shape(128, 4096, 4096), sms),
+            gpu_gemm_plan::PER_TILE.splits(shape(128, 4096, 4096), sms),
+            1
+        );
+        assert_eq!(
+            gpu_gemm_plan::PERSISTENT_FIRST.splits(shape(128, 4096, 4096), sms),
             1
         );
     }
@@ -369,9 +398,12 @@ mod tests {
         ] {
             let shape = Shape { m, n, k: 4096 };
             let (rows, cols) = (m.div_ceil(128), n.div_ceil(256));
-            assert_eq!(Kernel::PerTile.grid(shape, 1, sms).unwrap(), (cols, rows));
             assert_eq!(
-                Kernel::SingleWarpgroup.grid(shape, 1, sms).unwrap(),
+                gpu_gemm_plan::PER_TILE.grid(shape, 1, sms).unwrap(),
+                (cols, rows)
+            );
+            assert_eq!(
+                gpu_gemm_plan::SINGLE_WARPGROUP.grid(shape, 1, sms).unwrap(),
                 (cols, m.div_ceil(64))
             );
             for splits in [1, 2, 8] {
@@ -387,7 +419,9 @@ mod tests {
                 );
                 // The first persistent kernel ignores `splits`: a CTA per tile, up to the SMs.
                 assert_eq!(
-                    Kernel::PersistentFirst.grid(shape, splits, sms).unwrap(),
+                    gpu_gemm_plan::PERSISTENT_FIRST
+                        .grid(shape, splits, sms)
+                        .unwrap(),
                     ((rows * cols).min(sms), 1)
                 );
                 let pair_units = m.div_ceil(256) * cols * splits;
@@ -541,14 +575,18 @@ mod tests {
         // the persistent kernels take any M below 2^31 whose work units fit their schedule.
         let tall = |m| Shape { m, n: 64, k: 64 };
         let limit = 65_535 * 128;
-        assert!(Kernel::PerTile.check_launch(tall(limit), 1, 132).is_ok());
         assert!(
-            Kernel::PerTile
+            gpu_gemm_plan::PER_TILE
+                .check_launch(tall(limit), 1, 132)
+                .is_ok()
+        );
+        assert!(
+            gpu_gemm_plan::PER_TILE
                 .check_launch(tall(limit + 1), 1, 132)
                 .is_err()
         );
         assert!(
-            Kernel::SingleWarpgroup
+            gpu_gemm_plan::SINGLE_WARPGROUP
                 .check_launch(tall(65_535 * 64 + 1), 1, 132)
                 .is_err()
         );

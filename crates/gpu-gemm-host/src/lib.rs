@@ -60,9 +60,6 @@ use cudarc::driver::{
     SyncOnDrop, sys,
 };
 
-// `src/abi.rs` is a link to the kernel crate's `src/abi.rs`: both crates compile the one file,
-// and the package carries its contents.
-mod abi;
 mod kernel;
 mod module;
 
@@ -162,8 +159,9 @@ impl CSource {
 /// The loaded kernels.
 pub struct Gemm {
     _module: Arc<CudaModule>,
-    /// The entry points, in the order of [`Kernel::ALL`].
-    functions: Vec<CudaFunction>,
+    /// The entry points, in the order of [`Kernel::ALL`] (`None`: a step kernel this module
+    /// does not hold).
+    functions: Vec<Option<CudaFunction>>,
     sms: u32,
     /// How many CTA pairs of the cluster kernel fit on the GPU at once.
     pairs: u32,
@@ -283,7 +281,9 @@ impl Gemm {
         let sms = ctx
             .attribute(sys::CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT)
             .map_err(cuda("the SM count"))? as u32;
-        let cluster = &loaded.functions[Kernel::Cluster.index()];
+        let cluster = loaded.functions[Kernel::Cluster.index()]
+            .as_ref()
+            .expect("the production kernels are in every module load accepts");
         let pairs = max_active_clusters(ctx, Kernel::Cluster, cluster, Kernel::Cluster.cluster())?;
         Ok(Self {
             functions: loaded.functions,
@@ -297,6 +297,17 @@ impl Gemm {
     /// The GPU's SM count: the persistent grid.
     pub fn sms(&self) -> u32 {
         self.sms
+    }
+
+    /// `kernel`'s entry point; an error for a step kernel the module does not hold.
+    fn function(&self, kernel: Kernel) -> Result<&CudaFunction, GemmError> {
+        self.functions[kernel.index()].as_ref().ok_or_else(|| {
+            GemmError::Module(format!(
+                "the loaded GEMM module has no {} kernel ({}): the step kernels are only in the steps module (cargo xtask build writes target/gpu/sm_90a/gpu_gemm_steps.ptx; load it with Gemm::load)",
+                kernel.name(),
+                kernel.entry()
+            ))
+        })
     }
 
     /// Into how many parts `kernel` splits each tile's K range for `shape` on this GPU
@@ -585,6 +596,7 @@ impl Gemm {
         addresses: Addresses,
     ) -> Result<Prepared, GemmError> {
         let Shape { m, n, k } = shape;
+        self.function(kernel)?;
         let capacity = self.capacity(kernel);
         let splits = kernel.splits(shape, capacity);
         kernel.check_launch(shape, splits, capacity)?;
@@ -658,7 +670,7 @@ impl Gemm {
             splits: prepared.splits,
             work,
         };
-        let mut args = params.pointers();
+        let mut args = module::pointers(&mut params);
         self.ctx
             .bind_to_thread()
             .map_err(cuda("binding the context"))?;
@@ -673,14 +685,14 @@ impl Gemm {
             stream.cu_stream(),
             &mut attribute,
         );
-        // SAFETY: `args` points to one value per kernel parameter, of its type and offset (the
-        // module's entries were checked against `Params::LAYOUT` at load), alive for the call;
+        // SAFETY: `args` points to the entries' one parameter, the `Params` block (the module's
+        // entries were checked against `module::LAYOUT` at load), alive for the call;
         // the tensor maps and workspace live in `prepared`, the matrices by the caller's
         // contract; the configuration and its attribute are live locals.
         let status = unsafe {
             sys::cuLaunchKernelEx(
                 &raw const config,
-                self.functions[kernel.index()].cu_function(),
+                self.function(kernel)?.cu_function(),
                 args.as_mut_ptr(),
                 std::ptr::null_mut(),
             )

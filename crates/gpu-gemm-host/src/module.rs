@@ -12,7 +12,7 @@
 //!    refused;
 //! 2. every entry point exists;
 //! 3. every entry takes exactly the parameters `launch` passes, at the same offsets and sizes
-//!    (`cuFuncGetParamInfo`, CUDA 12.4; [`Params::LAYOUT`]), and no more: counted in the text of
+//!    (`cuFuncGetParamInfo`, CUDA 12.4; [`LAYOUT`]), and no more: counted in the text of
 //!    a PTX module, or for a binary image by asking for one parameter past the last (which the
 //!    driver answers with an error, and compute-sanitizer reports as an API error; the driver
 //!    of CUDA 13.0 has no `cuFuncGetParamCount`, which came with 13.2);
@@ -24,7 +24,6 @@
 //! embedded module, to regenerate it).
 
 use std::ffi::c_void;
-use std::mem::{offset_of, size_of};
 use std::sync::Arc;
 
 use cudarc::driver::{CudaContext, CudaFunction, CudaModule, sys};
@@ -32,7 +31,7 @@ use cudarc::nvrtc::Ptx;
 
 use crate::{GemmError, Kernel};
 
-pub use crate::abi::ABI_VERSION;
+pub use gpu_gemm_plan::abi::ABI_VERSION;
 
 /// The name of the module's global that holds its launch ABI version.
 pub const ABI_SYMBOL: &str = "GPU_GEMM_ABI";
@@ -79,69 +78,29 @@ impl Source<'_> {
     }
 }
 
-/// The parameters of every entry point, in order (`entry!` in `crates/gpu-gemm`): `#[repr(C)]`
-/// lays each field out at the offset the driver gives the kernel's parameter of the same index,
-/// which `load` checks ([`Params::LAYOUT`]) and `launch` passes ([`Params::pointers`]).
-#[repr(C)]
-pub(crate) struct Params {
-    /// The tensor maps (A, B, D, C), 128 bytes each, in global memory.
-    pub maps: u64,
-    /// C (0 without C).
-    pub c: u64,
-    /// D.
-    pub d: u64,
-    pub m: u32,
-    pub n: u32,
-    pub k: u32,
-    pub alpha: f32,
-    pub beta: f32,
-    /// Split-K parts (1: none).
-    pub splits: u32,
-    /// The split-K workspace (0 without split-K).
-    pub work: u64,
+/// The one parameter of every entry point: the plan's [`gpu_gemm_plan::abi::Params`] block,
+/// passed by value. `load` checks that the driver lays each entry's parameters out as
+/// [`LAYOUT`] (one parameter of [`PARAMS_BYTES`] at offset 0) and `launch` passes
+/// [`pointers`]: the kernel-parameter array of `cuLaunchKernelEx`, one pointer to the block.
+pub(crate) use gpu_gemm_plan::abi::{PARAMS_BYTES, Params};
+
+/// How many parameters an entry takes.
+pub(crate) const COUNT: usize = 1;
+
+/// `(offset, size)` of each parameter, in order: the one block.
+pub(crate) const LAYOUT: [(usize, usize); COUNT] = [(0, PARAMS_BYTES)];
+
+/// The kernel-parameter array of `cuLaunchKernelEx` for `params`: a pointer to the block.
+pub(crate) fn pointers(params: &mut Params) -> [*mut c_void; COUNT] {
+    [(params as *mut Params).cast()]
 }
 
-/// `(offset, size)` of a field of [`Params`].
-macro_rules! layout {
-    ($($field:ident),*) => {
-        [$((offset_of!(Params, $field), size_of_field(|p: &Params| &p.$field))),*]
-    };
-}
-
-/// The size of the field `field` selects.
-const fn size_of_field<T>(_: fn(&Params) -> &T) -> usize {
-    size_of::<T>()
-}
-
-impl Params {
-    /// How many parameters an entry takes.
-    pub(crate) const COUNT: usize = 10;
-
-    /// `(offset, size)` of each parameter, in order.
-    pub(crate) const LAYOUT: [(usize, usize); Self::COUNT] =
-        layout!(maps, c, d, m, n, k, alpha, beta, splits, work);
-
-    /// The kernel-parameter array of `cuLaunchKernelEx`: a pointer to each field, in order.
-    pub(crate) fn pointers(&mut self) -> [*mut c_void; Self::COUNT] {
-        [
-            (&raw mut self.maps).cast(),
-            (&raw mut self.c).cast(),
-            (&raw mut self.d).cast(),
-            (&raw mut self.m).cast(),
-            (&raw mut self.n).cast(),
-            (&raw mut self.k).cast(),
-            (&raw mut self.alpha).cast(),
-            (&raw mut self.beta).cast(),
-            (&raw mut self.splits).cast(),
-            (&raw mut self.work).cast(),
-        ]
-    }
-}
-
-/// A loaded module: its handle and an entry point per kernel, in the order of [`Kernel::ALL`].
+/// A loaded module: its handle and an entry point per kernel, in the order of [`Kernel::ALL`];
+/// `None` for a step kernel (the `steps` feature) that the module does not hold: only the steps
+/// module does, and a program built with the feature may still load the production module.
 pub(crate) struct Loaded {
     pub module: Arc<CudaModule>,
-    pub functions: Vec<CudaFunction>,
+    pub functions: Vec<Option<CudaFunction>>,
 }
 
 /// Loads the module at `path` (PTX text or a cubin) into `ctx`, and checks it as the module
@@ -191,8 +150,11 @@ fn load_image(
     let functions = Kernel::ALL
         .iter()
         .map(|&kernel| {
+            if kernel.spec().step && module.load_function(kernel.entry()).is_err() {
+                return Ok(None);
+            }
             let count = text.and_then(|text| parameters_in_text(text, kernel.entry()));
-            entry(&module, kernel, count, source)
+            entry(&module, kernel, count, source).map(Some)
         })
         .collect::<Result<Vec<_>, _>>()?;
     Ok(Loaded { module, functions })
@@ -265,7 +227,7 @@ fn entry(
     Ok(function)
 }
 
-/// Step 3: the entry's parameters, as the driver lays them out, are [`Params::LAYOUT`], and
+/// Step 3: the entry's parameters, as the driver lays them out, are [`LAYOUT`], and
 /// there are no more (`count`, from the module's text, or else one more index asked for).
 fn check_parameters(
     function: &CudaFunction,
@@ -278,8 +240,8 @@ fn check_parameters(
     // Without the text's count, one index past the expected count: a module with more
     // parameters answers for it too.
     let asked = match count {
-        Some(count) => count.min(Params::COUNT + 1),
-        None => Params::COUNT + 1,
+        Some(count) => count.min(COUNT + 1),
+        None => COUNT + 1,
     };
     for index in 0..asked {
         let (mut offset, mut size) = (0usize, 0usize);
@@ -293,17 +255,17 @@ fn check_parameters(
         }
         found.push((offset, size));
     }
-    if found != Params::LAYOUT || count.is_some_and(|count| count != Params::COUNT) {
+    if found != LAYOUT || count.is_some_and(|count| count != COUNT) {
         return Err(GemmError::Module(format!(
             "the GEMM module {path}'s entry {name} takes {} parameters (offset, bytes) {found:?}{}, but this host API launches it with {} parameters {:?}: the module was built from another gpu-gemm; {rebuild}",
             count.unwrap_or(found.len()),
-            if count.is_none() && found.len() > Params::COUNT {
+            if count.is_none() && found.len() > COUNT {
                 " or more"
             } else {
                 ""
             },
-            Params::COUNT,
-            Params::LAYOUT
+            COUNT,
+            LAYOUT
         )));
     }
     Ok(())
@@ -354,28 +316,10 @@ mod tests {
     use super::*;
 
     #[test]
-    fn the_parameters_are_laid_out_as_the_driver_reports_them() {
-        // What `cuFuncGetParamInfo` reported for every entry of the module on the H200 (run 44,
-        // `gemm-test --boundary`): three pointers, six 32-bit values, one pointer.
-        assert_eq!(
-            Params::LAYOUT,
-            [
-                (0, 8),
-                (8, 8),
-                (16, 8),
-                (24, 4),
-                (28, 4),
-                (32, 4),
-                (36, 4),
-                (40, 4),
-                (44, 4),
-                (48, 8)
-            ]
-        );
-    }
-
-    #[test]
-    fn launch_passes_a_pointer_to_each_parameter_in_order() {
+    fn the_parameter_is_one_block_of_56_bytes() {
+        // What rustc makes of the entries' `params: Params` (`.param .align 8 .b8 p[56]`), and so
+        // what `cuFuncGetParamInfo` must report for each entry.
+        assert_eq!(LAYOUT, [(0, 56)]);
         let mut params = Params {
             maps: 1,
             c: 2,
@@ -389,13 +333,11 @@ mod tests {
             work: 10,
         };
         let base = (&raw const params) as usize;
-        let pointers = params.pointers();
-        for (i, (pointer, (offset, _))) in pointers.iter().zip(Params::LAYOUT).enumerate() {
-            assert_eq!(*pointer as usize - base, offset, "parameter {i}");
-        }
+        assert_eq!(pointers(&mut params).map(|p| p as usize), [base]);
     }
 
-    const ENTRY: &str = ".visible .entry gemm_bf16_ws(\n\t.param .u64 gemm_bf16_ws_param_0\n)\n";
+    const ENTRY: &str =
+        ".visible .entry gemm_bf16_ws(\n\t.param .align 8 .b8 gemm_bf16_ws_param_0[56]\n)\n";
 
     fn module(bounds: &str) -> String {
         Kernel::ALL
@@ -412,12 +354,12 @@ mod tests {
     #[test]
     fn the_parameters_of_an_entry_are_counted_in_its_text() {
         let text = module(".maxntid THREADS, 1, 1\n");
-        assert_eq!(parameters_in_text(&text, "gemm_bf16_ws"), Some(1));
+        assert_eq!(parameters_in_text(&text, "gemm_bf16_persistent"), Some(1));
         let two = text.replace(
-            "gemm_bf16_single_param_0\n)",
-            "gemm_bf16_single_param_0,\n\t.param .u32 extra\n)",
+            "gemm_bf16_persistent_param_0[56]\n)",
+            "gemm_bf16_persistent_param_0[56],\n\t.param .u32 extra\n)",
         );
-        assert_eq!(parameters_in_text(&two, "gemm_bf16_single"), Some(2));
+        assert_eq!(parameters_in_text(&two, "gemm_bf16_persistent"), Some(2));
         assert_eq!(parameters_in_text(&two, "gemm_bf16_missing"), None);
     }
 
@@ -428,10 +370,11 @@ mod tests {
     fn the_embedded_module_has_every_entry_with_its_parameters_and_bounds() {
         let text = crate::PTX;
         check_launch_bounds_in_text(text, Source::Embedded).unwrap();
-        for kernel in Kernel::ALL {
+        // The production kernels: the step kernels (the `steps` feature) are the steps module's.
+        for kernel in Kernel::ALL.iter().filter(|k| !k.spec().step) {
             assert_eq!(
                 parameters_in_text(text, kernel.entry()),
-                Some(Params::COUNT),
+                Some(COUNT),
                 "{}",
                 kernel.entry()
             );
@@ -452,11 +395,11 @@ mod tests {
             e.contains(Kernel::ALL[0].entry()) && e.contains(".maxntid 384, 1, 1"),
             "{e}"
         );
-        // The single warpgroup's bounds are its own 128 threads.
-        let wrong = module(".maxntid 384, 1, 1\n");
+        // Bounds of other threads than the kernel's are refused too.
+        let wrong = module(".maxntid 128, 1, 1\n");
         let e = check_launch_bounds_in_text(&wrong, Source::Path("m.ptx"))
             .unwrap_err()
             .to_string();
-        assert!(e.contains("gemm_bf16_single"), "{e}");
+        assert!(e.contains(Kernel::ALL[0].entry()), "{e}");
     }
 }

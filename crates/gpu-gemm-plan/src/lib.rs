@@ -1,7 +1,7 @@
 //! The plan of the gpu-gemm kernels: what the kernel crate (`gpu-gemm`, on the device) and its
 //! host crate (`gpu-gemm-host`) must agree on, written once and compiled by both.
 //!
-//! - [`KERNELS`]: the kernel table. A row ([`KernelSpec`]) names the entry point and gives its
+//! - [`KERNELS`]: the kernel table (and [`STEPS`], the kernels kept to show the design's steps). A row ([`KernelSpec`]) names the entry point and gives its
 //!   threads, tile, ring stages, cluster, configuration ([`Config`]), grid kind ([`Grid`]) and
 //!   `wgmma` count. The device's entries, the host's `Kernel` enum ([`with_kernels!`]) and the
 //!   xtask's PTX checks follow from the rows.
@@ -10,10 +10,13 @@
 //!   kernel's CTAs walk, from which the host takes the grid ([`KernelSpec::grid`]) and the split-K
 //!   workspace ([`KernelSpec::workspace_bytes`]); [`KernelSpec::splits`] is the split count.
 //!
+//! - [`abi`]: the entries' one launch parameter ([`abi::Params`]) and the ABI version.
+//!
 //! Pure: no `unsafe`, no CUDA call, no target-specific code. The host tests every rule here.
 #![no_std]
 #![forbid(unsafe_code)]
 
+pub mod abi;
 mod config;
 mod layout;
 mod table;
@@ -23,5 +26,5 @@ pub use gpu_hopper::schedule::{GROUP, MAX_UNITS, Schedule};
 pub use layout::{A_BYTES, BK, BM, BOX_BYTES, Layout, STAGING_BYTES};
 pub use table::{
     CLUSTER, Grid, KERNELS, KernelSpec, LaunchLimit, PER_TILE, PERSISTENT, PERSISTENT_FIRST,
-    PERSISTENT_N64, PERSISTENT_N128, SINGLE_WARPGROUP, Shape,
+    PERSISTENT_N64, PERSISTENT_N128, SINGLE_WARPGROUP, STEPS, Shape,
 };

@@ -119,24 +119,23 @@ pub const SINGLE_WARPGROUP: KernelSpec = KernelSpec {
     ..PER_TILE
 };
 
-/// Every kernel of the module, in the host's `Kernel::ALL` order.
-pub const KERNELS: [KernelSpec; 7] = [
-    CLUSTER,
-    PERSISTENT,
-    PERSISTENT_N128,
-    PERSISTENT_N64,
-    PER_TILE,
-    PERSISTENT_FIRST,
-    SINGLE_WARPGROUP,
-];
+/// The production kernels: the module's entries, the host's `Kernel` variants, in the host's
+/// `Kernel::ALL` order.
+pub const KERNELS: [KernelSpec; 4] = [CLUSTER, PERSISTENT, PERSISTENT_N128, PERSISTENT_N64];
 
-/// Calls `$callback!` with the kernel table as `Variant = ROW` items, each with its doc comment:
-/// the host crate defines its `Kernel` enum from it, so that a row added to [`KERNELS`] and here
-/// is a host kernel too.
+/// The kernels kept only to show the steps of the design (`step: true`): built into the steps
+/// module (the kernel crate's `steps` feature) and the host's `Kernel` variants only with its
+/// `steps` feature, for the benchmark's step table.
+pub const STEPS: [KernelSpec; 3] = [PER_TILE, PERSISTENT_FIRST, SINGLE_WARPGROUP];
+
+/// Calls `$callback!` with the production rows as `Variant = ROW` items, each with its doc
+/// comment, after the tokens given after the callback's name, if any: the host crate defines its `Kernel` enum from it (with [`with_steps!`]'s rows under
+/// its `steps` feature), so that a row added to [`KERNELS`] and here is a host kernel too.
 #[macro_export]
 macro_rules! with_kernels {
-    ($callback:ident) => {
+    ($callback:ident $(, $($before:tt)*)?) => {
         $callback! {
+            $($($before)*)?
             /// The persistent kernel in CTA pairs (clusters of 2): the two CTAs of a pair
             /// compute vertically adjacent tiles and share B's box through TMA multicast
             /// (`gemm_bf16_cluster`).
@@ -151,14 +150,25 @@ macro_rules! with_kernels {
             /// The persistent kernel on 128 x 64 tiles (`wgmma.m64n64k16`) in a ring of 8 stages
             /// (`gemm_bf16_persistent_n64`): four times the tiles, for the smallest problems.
             PersistentSlim = PERSISTENT_N64,
-            /// One CTA per 128 x 256 tile (`gemm_bf16_ws`).
+        }
+    };
+}
+
+/// Calls `$callback!` with the step rows ([`STEPS`]), as [`with_kernels!`] does with the
+/// production rows.
+#[macro_export]
+macro_rules! with_steps {
+    ($callback:ident $(, $($before:tt)*)?) => {
+        $callback! {
+            $($($before)*)?
+            /// A step: one CTA per 128 x 256 tile (`gemm_bf16_ws`).
             PerTile = PER_TILE,
-            /// The persistent kernel as first built, every consumer thread releasing each stage
-            /// and no `setmaxnreg` (`gemm_bf16_persistent_first`): kept to measure those steps.
+            /// A step: the persistent kernel as first built, every consumer thread releasing each
+            /// stage and no `setmaxnreg` (`gemm_bf16_persistent_first`).
             PersistentFirst = PERSISTENT_FIRST,
-            /// The step before warp specialization: one warpgroup (128 threads) per 64 x 256
-            /// tile, whose thread 0 issues the tensor loads between its MMAs
-            /// (`gemm_bf16_single`): kept to measure what warp specialization gives. Never split.
+            /// A step: before warp specialization, one warpgroup (128 threads) per 64 x 256 tile,
+            /// whose thread 0 issues the tensor loads between its MMAs (`gemm_bf16_single`).
+            /// Never split.
             SingleWarpgroup = SINGLE_WARPGROUP,
         }
     };

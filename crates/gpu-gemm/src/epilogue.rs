@@ -2,7 +2,8 @@
 //! TMA tensor stores, with C (when `beta != 0`) read from global memory or brought in through an
 //! `EpiLoadPipeline` per consumer warpgroup.
 
-use gpu_gemm_plan::{BOX_BYTES, Layout, Schedule};
+use gpu_gemm_plan::abi::Params;
+use gpu_gemm_plan::{BOX_BYTES, Layout, Schedule, Shape};
 use gpu_pipeline::{Cta, EpiLoadPipeline, MbarrierRef, NvidiaMbarBackend, TensorMap};
 
 use crate::tile::Width;
@@ -230,6 +231,29 @@ pub(crate) struct Out {
     pub(crate) alpha: f32,
     pub(crate) beta: f32,
     pub(crate) work: *mut u32,
+}
+
+impl Out {
+    /// Where the launch's [`Params`] say the kernel writes, the problem's shape, and its split
+    /// count: the addresses become pointers (the host passes device addresses as integers).
+    #[inline(always)]
+    pub(crate) fn of(params: Params) -> (Self, Shape, u32) {
+        let pointer = |address: u64| core::ptr::with_exposed_provenance_mut::<u8>(address as usize);
+        let out = Out {
+            maps: pointer(params.maps).cast::<TensorMap>().cast_const(),
+            c: pointer(params.c).cast::<u16>().cast_const(),
+            d: pointer(params.d).cast(),
+            alpha: params.alpha,
+            beta: params.beta,
+            work: pointer(params.work).cast(),
+        };
+        let shape = Shape {
+            m: params.m,
+            n: params.n,
+            k: params.k,
+        };
+        (out, shape, params.splits)
+    }
 }
 
 /// Writes a thread's accumulators: thread (warp w, lane l) of a warpgroup holds rows

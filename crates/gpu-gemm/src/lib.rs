@@ -1,5 +1,5 @@
 //! A warp-specialized bf16 GEMM for Hopper (sm_90a) on gpu-pipeline: a no_std kernel crate that
-//! uses the library as any user's crate would (issue 13).
+//! uses the library as any user's crate would.
 //! D = alpha * A * B^T + beta * C; A: M x K row-major, B: N x K row-major, C, D: M x N row-major.
 //! CTA tile 128 x 256 x 64; warpgroup 0 (one lane) loads A and B boxes with 2D tensor TMA
 //! (128-byte swizzle) into a 4-stage ring; warpgroups 1 and 2 each multiply 64 rows with
@@ -8,16 +8,20 @@
 //! lanes of warpgroup 0 bring C into the consumers' staging buffers through an
 //! `EpiLoadPipeline` each. `setmaxnreg` moves registers from the producer warpgroup to the
 //! consumers. Two persistent kernels run on narrower tiles instead, for shapes with too few
-//! 128 x 256 tiles: 128 x 128 (`wgmma.m64n128k16`, 6 stages: [`Narrow`]) and 128 x 64
-//! (`wgmma.m64n64k16`, 8 stages: [`Slim`]). The cluster kernel pairs two
+//! 128 x 256 tiles: 128 x 128 (`wgmma.m64n128k16`, 6 stages) and 128 x 64
+//! (`wgmma.m64n64k16`, 8 stages). The cluster kernel pairs two
 //! CTAs on vertically adjacent tiles: each loads its own A and half of the shared B tile, which
 //! TMA multicast writes into both CTAs.
+//!
+//! The kernels are built from the rows of the plan's table (`gpu_gemm_plan::KERNELS`): `entries`
+//! has one line per row; the body is `kernel` (composing `mainloop`, `epilogue` and `split_k`);
+//! `tile` gives a row's tile width its `wgmma` (the toolkit's). With the `steps` feature the
+//! module also holds the kernels kept to show the design's steps (`gpu_gemm_plan::STEPS`).
 #![no_std]
 #![feature(abi_gpu_kernel, asm_experimental_arch, stdarch_nvptx)]
 #![deny(unsafe_op_in_unsafe_fn)]
 #![warn(clippy::undocumented_unsafe_blocks, clippy::missing_safety_doc)]
 
-mod abi;
 mod arch;
 mod entries;
 mod epilogue;
@@ -28,10 +32,10 @@ mod tile;
 
 pub use entries::*;
 
-/// The module's launch ABI version ([`abi::ABI_VERSION`]): the host crate reads this global when
-/// it loads the module and refuses a module whose version differs from its own.
+/// The module's launch ABI version (the plan's `abi::ABI_VERSION`): the host crate reads this
+/// global when it loads the module and refuses a module whose version differs from its own.
 #[unsafe(no_mangle)]
-pub static GPU_GEMM_ABI: u32 = abi::ABI_VERSION;
+pub static GPU_GEMM_ABI: u32 = gpu_gemm_plan::abi::ABI_VERSION;
 
 #[panic_handler]
 fn panic(_: &core::panic::PanicInfo) -> ! {

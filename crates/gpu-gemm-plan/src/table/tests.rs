@@ -5,8 +5,15 @@ use std::vec::Vec;
 
 #[test]
 fn entries_and_names_are_unique() {
-    for (i, a) in KERNELS.iter().enumerate() {
-        for b in &KERNELS[i + 1..] {
+    let all: Vec<KernelSpec> = KERNELS.iter().chain(&STEPS).copied().collect();
+    for k in &KERNELS {
+        assert!(!k.step, "{}: a production row", k.name);
+    }
+    for k in &STEPS {
+        assert!(k.step, "{}: a step row", k.name);
+    }
+    for (i, a) in all.iter().enumerate() {
+        for b in &all[i + 1..] {
             assert_ne!(a.entry, b.entry);
             assert_ne!(a.name, b.name);
         }
@@ -15,7 +22,7 @@ fn entries_and_names_are_unique() {
 
 #[test]
 fn the_launch_of_each_row_fits_an_sm90_block() {
-    for k in KERNELS {
+    for k in KERNELS.iter().chain(&STEPS) {
         assert!(k.smem_bytes() <= 227 * 1024, "{}", k.name);
         assert!(k.threads % 128 == 0 && k.threads <= 384, "{}", k.name);
         assert_eq!(k.cols() % (64 * k.cluster()), 0, "{}", k.name);
@@ -25,7 +32,7 @@ fn the_launch_of_each_row_fits_an_sm90_block() {
 #[test]
 fn the_hosts_grid_is_the_schedule_the_device_walks() {
     let capacity = |k: &KernelSpec| 132 / k.cluster();
-    for k in KERNELS {
+    for k in KERNELS.into_iter().chain(STEPS) {
         for (m, n, kk) in [
             (1, 1, 8),
             (128, 4096, 4096),

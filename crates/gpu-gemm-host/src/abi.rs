@@ -1,1 +1,0 @@
-../../gpu-gemm/src/abi.rs

@@ -1,0 +1,42 @@
+//! The launch ABI of the module: the one parameter every entry takes ([`Params`]) and its
+//! version ([`ABI_VERSION`]). The kernel crate exports the version as the global `GPU_GEMM_ABI`;
+//! the host crate refuses a module whose global differs (or is missing), so that a module built
+//! from another version of the crates is an error when it is loaded, not a launch with the wrong
+//! parameters. Bump it with every change to [`Params`] or to what a field means.
+
+/// The launch ABI version: 2 since the entries take one [`Params`] (1: ten scalar parameters).
+pub const ABI_VERSION: u32 = 2;
+
+/// The one launch parameter of every entry, passed by value (`.param .align 8 .b8 p[56]` in the
+/// PTX): the host fills it and hands the driver a pointer to it, the device reads each field
+/// from the parameter space. Addresses are device addresses as integers (0 where not used).
+#[repr(C)]
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Params {
+    /// The tensor maps, 128 bytes each, in global memory: A, B, and (when N % 8 == 0) D and
+    /// (when `beta != 0`) C.
+    pub maps: u64,
+    /// C (read when `beta != 0`; may be D).
+    pub c: u64,
+    /// D.
+    pub d: u64,
+    /// The problem: D is M x N, the sum runs over K.
+    pub m: u32,
+    /// Columns of D.
+    pub n: u32,
+    /// The sum's length.
+    pub k: u32,
+    /// D = alpha A B^T + beta C.
+    pub alpha: f32,
+    /// See `alpha`.
+    pub beta: f32,
+    /// Split-K parts (1: none; kernels without split-K ignore it).
+    pub splits: u32,
+    /// The split-K workspace (0 without split-K).
+    pub work: u64,
+}
+
+/// Bytes of [`Params`]: the size the host checks the module's parameter against.
+pub const PARAMS_BYTES: usize = core::mem::size_of::<Params>();
+
+const _: () = assert!(PARAMS_BYTES == 56 && core::mem::align_of::<Params>() == 8);

@@ -1,0 +1,130 @@
+//! The kernels kept only to show the steps of the design, each measured against the one after it
+//! by the benchmark's step table (the `steps` feature; not in the production module): one CTA
+//! per tile, the first persistent kernel, and the single warpgroup before warp specialization.
+
+use gpu_gemm_plan::Shape as Problem;
+use gpu_gemm_plan::abi::Params;
+use gpu_gemm_plan::{A_BYTES, BK, PER_TILE, PERSISTENT_FIRST, SINGLE_WARPGROUP};
+use gpu_hopper::arch::nvptx::{dynamic_smem_1024 as dynamic_smem, wgmma_wait_group};
+use gpu_hopper::wgmma::Shape;
+use gpu_pipeline::{Cta, NvidiaMbarBackend, ProducerConsumerPipeline};
+
+use super::{check, same};
+use crate::epilogue::{Out, epilogue};
+use crate::kernel::{gemm, schedule_of};
+use crate::mainloop::mma_stage;
+use crate::tile::Tile;
+
+entry!(
+    /// One CTA per 128 x 256 tile of D (grid `(ceil(N/256), ceil(M/128))`), no split-K.
+    gemm_bf16_ws = PER_TILE
+);
+
+entry!(
+    /// The persistent kernel as first built (every consumer thread releases, no `setmaxnreg`, no
+    /// split-K: `splits` is ignored): kept as the step before, measured against
+    /// [`gemm_bf16_persistent`] in the same run.
+    gemm_bf16_persistent_first = PERSISTENT_FIRST
+);
+
+/// The single-warpgroup kernel's layout: the wide kernels' ring of 4 stages of 128 x 256 tiles
+/// (of whose A box it uses the first 64 rows).
+const WIDE: gpu_gemm_plan::Layout = SINGLE_WARPGROUP.layout;
+const _: () = {
+    assert!(same(SINGLE_WARPGROUP.entry, "gemm_bf16_single"));
+    assert!(SINGLE_WARPGROUP.threads == 128 && SINGLE_WARPGROUP.rows == 64 && WIDE.bn == 256);
+};
+
+/// The first step, before warp specialization: one warpgroup (128 threads) per 64 x 256 tile of
+/// D (grid `(ceil(N/256), ceil(M/64))`), with the same 4-stage ring, `wgmma` and register
+/// epilogue as the others, but no producer warp: its thread 0 also issues the tensor loads, three
+/// k-blocks ahead, between its MMAs; every thread releases each stage. `maps[0]` is A with a box
+/// of 64 x 64; otherwise as [`entry!`] (`splits` and `work` are ignored; 128 threads).
+///
+/// # Safety
+///
+/// See [`entry!`]: the tensor maps, the matrices, and the launch (128 threads, the grid above).
+#[unsafe(no_mangle)]
+// One `#[repr(C)]` block by value: see [`entry!`].
+#[allow(improper_gpu_kernel_arg)]
+pub unsafe extern "gpu-kernel" fn gemm_bf16_single(params: Params) {
+    // `splits` and the workspace are ignored.
+    let (out, Problem { m, n, k }, _) = Out::of(params);
+    let out = Out {
+        work: core::ptr::null_mut(),
+        ..out
+    };
+    let maps = out.maps;
+    // SAFETY: special-register reads.
+    let (tid, x, y) = unsafe {
+        (
+            core::arch::nvptx::_thread_idx_x() as u32,
+            core::arch::nvptx::_block_idx_x() as u32,
+            core::arch::nvptx::_block_idx_y() as u32,
+        )
+    };
+    let smem = dynamic_smem();
+    // SAFETY: one thread initialises, then the block barrier.
+    let pipe = unsafe {
+        ProducerConsumerPipeline::<{ WIDE.stages as usize }, NvidiaMbarBackend<1, 128>>::new(
+            smem.add(WIDE.ring_barriers_at(crate::epilogue::Epi::SMEM_BYTES))
+                .cast(),
+        )
+    };
+    if tid == 0 {
+        // SAFETY: one thread initialises, before the block barrier below.
+        unsafe { pipe.init() };
+    }
+    // SAFETY: every thread of the block reaches it, converged.
+    unsafe { core::arch::nvptx::_syncthreads() };
+    let (producer, consumer) = pipe.split();
+    let (m0, n0) = (y * 64, x * WIDE.bn);
+    let k_blocks = k.div_ceil(BK);
+    // Thread 0 loads k-block `kb` into the next free stage.
+    let load = |kb: u32| {
+        producer.produce_tma(A_BYTES / 2 + WIDE.b_bytes(), |stage| {
+            let bar = stage.barrier();
+            // SAFETY: the stage's slot lies inside the layout.
+            let base = unsafe { smem.add((stage.index() * WIDE.stage_bytes()) as usize) };
+            let kc = (kb * BK) as i32;
+            // SAFETY: the stage is free; 1024-aligned boxes of the maps' sizes (A: 64 rows).
+            unsafe {
+                bar.tensor_load::<2>(base, maps, [kc, m0 as i32]);
+                bar.tensor_load::<2>(base.add(A_BYTES as usize), maps.add(1), [kc, n0 as i32]);
+            }
+        })
+    };
+    let mut next = 0;
+    if tid == 0 {
+        while next < k_blocks.min(WIDE.stages - 1) {
+            load(next);
+            next += 1;
+        }
+    }
+    let mut acc = <Tile<256> as Shape>::ZERO;
+    let mut previous = consumer.acquire();
+    // SAFETY: the stage is full; the whole warpgroup is here.
+    unsafe { mma_stage::<Tile<256>>(&mut acc, smem, WIDE, previous.index(), 0, true) };
+    if tid == 0 && next < k_blocks {
+        load(next);
+        next += 1;
+    }
+    for _ in 1..k_blocks {
+        let stage = consumer.acquire();
+        // SAFETY: as above.
+        unsafe { mma_stage::<Tile<256>>(&mut acc, smem, WIDE, stage.index(), 0, false) };
+        // SAFETY: the whole warpgroup is here.
+        unsafe { wgmma_wait_group::<1>() };
+        previous.release();
+        previous = stage;
+        if tid == 0 && next < k_blocks {
+            load(next);
+            next += 1;
+        }
+    }
+    // SAFETY: the whole warpgroup is here.
+    unsafe { wgmma_wait_group::<0>() };
+    previous.release();
+    let (w, l) = (tid / 32, tid % 32);
+    epilogue::<Tile<256>>(&acc, m0 + 16 * w + l / 4, n0 + 2 * (l % 4), out, m, n);
+}
