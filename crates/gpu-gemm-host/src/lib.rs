@@ -724,8 +724,8 @@ impl Kernel {
 /// The launch configuration of a GEMM kernel (`threads` threads, `smem` bytes of dynamic shared
 /// memory) on `grid` and `stream`, with `attribute` (a cluster dimension) when it asks for clusters of more than one
 /// CTA. Only the pair kernel is a cluster launch: a cluster dimension of 1 x 1 x 1 still launches
-/// as clusters, and the single-CTA persistent kernel ran 11 % slower back to back that way
-/// (issue 13, runs 31 and 32).
+/// as clusters, and the single-CTA persistent kernel ran 11 % slower back to back that way on the
+/// H200 (tests/results/2026-12-01-issue13.md).
 fn launch_config(
     grid: (u32, u32),
     threads: u32,
