@@ -1,15 +1,21 @@
 //! How a kernel is built: the steps from the first persistent kernel to the production ones, so
 //! that each can be measured against the one before in the same run.
 
+use gpu_hopper::regs::RegisterSplit;
+
 /// Consumer warps: 2 warpgroups of 4.
 pub const CONSUMER_WARPS: u32 = 8;
-/// Registers per thread of the producer warpgroup after `setmaxnreg` (PTX ISA "setmaxnreg": 24 to
-/// 256, a multiple of 8): it gives up registers it does not use.
-pub const PRODUCER_REGS: u32 = 40;
-/// Registers per thread of the consumer warpgroups after `setmaxnreg`, for their accumulators:
-/// 128 x 40 + 256 x 232 = 64512, no more than the launch's 384 x 168 (`.maxntid 384` caps a
-/// thread at 168 of the SM's 65536).
-pub const CONSUMER_REGS: u32 = 232;
+/// The register split of the kernel body's three warpgroups (`setmaxnreg`): the producer
+/// warpgroup keeps 40 registers per thread (it gives up those it does not use), and the two
+/// consumer warpgroups share the rest of the launch's budget for their accumulators. The
+/// toolkit derives it from the launch: `.maxntid 384` caps a thread at 168 of the SM's 65536
+/// registers, 384 x 168 = 64512, and (64512 - 128 x 40) / 256 = 232.
+const SPLIT: RegisterSplit = RegisterSplit::new(3 * 128, 1, 2, 40);
+/// Registers per thread of the producer warpgroup after `setmaxnreg`.
+pub const PRODUCER_REGS: u32 = SPLIT.producer;
+/// Registers per thread of the consumer warpgroups after `setmaxnreg`.
+pub const CONSUMER_REGS: u32 = SPLIT.consumer;
+const _: () = assert!(PRODUCER_REGS == 40 && CONSUMER_REGS == 232);
 
 /// A kernel's configuration.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

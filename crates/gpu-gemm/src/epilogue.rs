@@ -8,6 +8,7 @@ use gpu_pipeline::{Cta, EpiLoadPipeline, MbarrierRef, NvidiaMbarBackend, TensorM
 
 use crate::tile::Width;
 use gpu_hopper::arch::nvptx::{barrier_sync_aligned, cvt_rn_bf16x2_f32 as bf16x2};
+use gpu_hopper::barrier::NamedBarrier;
 
 /// C's way in when `beta != 0` (one per consumer warpgroup): the two boxes of its staging buffer
 /// are the two stages. An epilogue-load thread of the producer warpgroup fills a stage with a
@@ -208,6 +209,14 @@ pub(crate) unsafe fn load_c<W: Width>(
     }
 }
 
+/// The epilogue's named barriers: one per consumer warpgroup (ids consecutive: warpgroup `g`'s is
+/// the first's id + `g`), registered with the kernel's others in `kernel::BARRIERS`.
+pub(crate) const EPILOGUE_BARRIERS: &[NamedBarrier] = &[
+    NamedBarrier::new("the epilogue of consumer warpgroup 0", 1, 128),
+    NamedBarrier::new("the epilogue of consumer warpgroup 1", 2, 128),
+];
+const _: () = assert!(EPILOGUE_BARRIERS[1].id() == EPILOGUE_BARRIERS[0].id() + 1);
+
 /// The 128 threads of consumer warpgroup `g` meet at named barrier `1 + g` (`barrier.sync.aligned
 /// id, 128`; PTX ISA, "Parallel Synchronization and Communication Instructions: bar, barrier").
 ///
@@ -216,8 +225,9 @@ pub(crate) unsafe fn load_c<W: Width>(
 /// Called by all 128 threads of the warpgroup, each warp converged.
 #[inline(always)]
 pub(crate) unsafe fn warpgroup_sync(g: u32) {
-    // SAFETY: by the contract; barriers 1 and 2 are the two warpgroups', of 128 threads each.
-    unsafe { barrier_sync_aligned(1 + g, 128) };
+    let first = EPILOGUE_BARRIERS[0];
+    // SAFETY: by the contract; the registered barriers of the two warpgroups, 128 threads each.
+    unsafe { barrier_sync_aligned(first.id() + g, first.threads()) };
 }
 
 /// Where a kernel writes: D, C (read when `beta != 0`), alpha and beta, and the split-K

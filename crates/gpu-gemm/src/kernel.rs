@@ -10,14 +10,24 @@ use gpu_pipeline::{
     ConsumerHalf, ConsumerStage, Cta, MbarScope, MbarrierRef, NvidiaMbarBackend, TensorMap,
 };
 
-use crate::epilogue::{Epi, Out, c_stages, epilogue, load_c, store_through_smem};
+use crate::epilogue::{
+    EPILOGUE_BARRIERS, Epi, Out, c_stages, epilogue, load_c, store_through_smem,
+};
 use crate::mainloop::{Pipe, consume_unit, mma_stage, produce};
-use crate::split_k::{Workspace, last_split};
+use crate::split_k::{SPLIT_K_BARRIERS, Workspace, last_split};
 use crate::tile::Width;
 use gpu_hopper::arch::nvptx::{
     dynamic_smem_1024 as dynamic_smem, griddepcontrol_launch_dependents as launch_dependents,
     setmaxnreg_dec, setmaxnreg_inc,
 };
+use gpu_hopper::barrier::BarrierRegistry;
+
+/// The kernel's named barriers, from its pieces' lists: two of them on one hardware id would be
+/// a compile error here (id 0 is `__syncthreads`', which the registry refuses to hand out).
+pub(crate) const BARRIERS: BarrierRegistry =
+    BarrierRegistry::new(&[EPILOGUE_BARRIERS, SPLIT_K_BARRIERS]);
+// Evaluated (and so checked) in every build, used or not.
+const _: BarrierRegistry = BARRIERS;
 
 /// The kernel body over `schedule`: warpgroup 0's first lane produces, warpgroups 1 and 2
 /// consume; the ring runs on across the CTA's tiles, so the producer loads the next tile while the

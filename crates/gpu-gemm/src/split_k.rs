@@ -4,9 +4,8 @@
 use gpu_gemm_plan::Schedule;
 
 use crate::tile::Width;
-use gpu_hopper::arch::nvptx::{
-    atom_add_acq_rel_gpu_global_u32 as count_acq_rel_gpu, barrier_sync_aligned,
-};
+use gpu_hopper::arch::nvptx::atom_add_acq_rel_gpu_global_u32 as count_acq_rel_gpu;
+use gpu_hopper::barrier::NamedBarrier;
 
 /// The split-K workspace of a launch: first the partials, a block of 128 x `W::BN` f32 per slot
 /// (a CTA tile of the split tiles: [`Schedule::slot`]) and split; then a counter per slot, of
@@ -150,6 +149,14 @@ pub(crate) unsafe fn last_split<W: Width>(
     last
 }
 
+/// Split-K's named barrier: the two consumer warpgroups, registered with the kernel's others in
+/// `kernel::BARRIERS`.
+pub(crate) const SPLIT_K_BARRIERS: &[NamedBarrier] = &[NamedBarrier::new(
+    "split-K: the 256 consumer threads",
+    3,
+    2 * 128,
+)];
+
 /// The 256 consumer threads meet at named barrier 3 (`barrier.sync.aligned 3, 256`; PTX ISA,
 /// "Parallel Synchronization and Communication Instructions: bar, barrier"), which orders their
 /// memory accesses before it against each other's after it.
@@ -159,8 +166,8 @@ pub(crate) unsafe fn last_split<W: Width>(
 /// Called by all 256 consumer threads, each warp converged.
 #[inline(always)]
 unsafe fn consumers_sync() {
-    // SAFETY: by the contract; barrier 3 is the consumers', of 256 threads.
-    unsafe { barrier_sync_aligned(3, 2 * 128) };
+    // SAFETY: by the contract; the registered barrier of the 256 consumer threads.
+    unsafe { SPLIT_K_BARRIERS[0].sync() };
 }
 
 /// Four accumulators, 16-byte aligned: one 128-bit store or load of the workspace.
