@@ -115,8 +115,8 @@ const PUBLISHABLE: [&str; 6] = [
     "gpu-pipeline",
     "gpu-hopper",
     "gpu-gemm-plan",
-    "gpu-gemm-host",
     "gpu-hopper-host",
+    "gpu-gemm-host",
     "ptx-uniform",
 ];
 

@@ -52,7 +52,6 @@
 //! checked before any launch: its launch ABI version, its entries, their parameters and their
 //! launch bounds. The driver compiles the PTX for the GPU when the module is loaded.
 
-use std::ffi::c_void;
 use std::sync::Arc;
 
 use cudarc::driver::{
@@ -182,33 +181,29 @@ fn check(status: sys::CUresult, what: &str) -> Result<(), GemmError> {
 
 /// A 2D bf16 tensor map over `rows` rows of `k` elements at `address`, boxes of 64 x `box_rows`,
 /// 128-byte swizzle (the layout the kernel's wgmma descriptors read and its epilogue stages),
-/// zero fill outside (and, for stores, nothing written outside).
+/// zero fill outside (and, for stores, nothing written outside): `gpu-hopper-host`'s encoder,
+/// which checks the description against the driver's limits first (a raw address that is not
+/// 16-byte aligned, say, is a [`GemmError::Shape`] that says so).
 fn tensor_map(address: u64, k: u32, rows: u32, box_rows: u32) -> Result<[u8; 128], GemmError> {
-    let mut map = std::mem::MaybeUninit::<sys::CUtensorMap>::zeroed();
-    let dims = [u64::from(k), u64::from(rows)];
-    let strides = [u64::from(k) * 2];
-    let boxes = [gpu_gemm_plan::BK, box_rows];
-    let element_strides = [1u32, 1];
-    // SAFETY: every pointer refers to a live local of rank 2; the driver writes the map.
-    let status = unsafe {
-        sys::cuTensorMapEncodeTiled(
-            map.as_mut_ptr(),
-            sys::CUtensorMapDataType::CU_TENSOR_MAP_DATA_TYPE_BFLOAT16,
-            2,
-            address as *mut c_void,
-            dims.as_ptr(),
-            strides.as_ptr(),
-            boxes.as_ptr(),
-            element_strides.as_ptr(),
-            sys::CUtensorMapInterleave::CU_TENSOR_MAP_INTERLEAVE_NONE,
-            sys::CUtensorMapSwizzle::CU_TENSOR_MAP_SWIZZLE_128B,
-            sys::CUtensorMapL2promotion::CU_TENSOR_MAP_L2_PROMOTION_L2_256B,
-            sys::CUtensorMapFloatOOBfill::CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE,
-        )
+    use gpu_hopper_host::{ElementType, L2Promotion, OobFill, Swizzle, TensorMapError, Tiled};
+    let map = Tiled {
+        element: ElementType::Bf16,
+        address,
+        dims: &[u64::from(k), u64::from(rows)],
+        strides: &[u64::from(k) * 2],
+        box_dims: &[gpu_gemm_plan::BK, box_rows],
+        element_strides: &[1, 1],
+        swizzle: Swizzle::B128,
+        l2_promotion: L2Promotion::B256,
+        oob_fill: OobFill::Zero,
     };
-    check(status, "cuTensorMapEncodeTiled")?;
-    // SAFETY: initialised by the successful call; a CUtensorMap is 128 plain bytes.
-    Ok(unsafe { std::mem::transmute::<sys::CUtensorMap, [u8; 128]>(map.assume_init()) })
+    match map.encode() {
+        Ok(map) => Ok(*map.as_bytes()),
+        Err(e @ TensorMapError::Driver { .. }) => {
+            Err(GemmError::Cuda(format!("a tensor map: {e}")))
+        }
+        Err(e) => Err(GemmError::Shape(format!("a matrix's tensor map: {e}"))),
+    }
 }
 
 /// The device addresses of one problem's matrices.
@@ -854,6 +849,15 @@ mod tests {
         // `None` converts to no C, as `run(.., None, ..)` reads.
         assert!(matches!(Addend::from(None), Addend::None));
         assert!(needs_c(-1.0, Addend::from(None)).is_err());
+    }
+
+    #[test]
+    fn a_matrix_the_tensor_copies_cannot_address_is_a_shape_error() {
+        // Checked before the driver is asked (no driver here): a raw address off the 16-byte
+        // alignment a tensor map needs.
+        let e = tensor_map(0x1001, 64, 64, 128).unwrap_err();
+        assert!(matches!(e, GemmError::Shape(_)), "{e}");
+        assert!(e.to_string().contains("16"), "{e}");
     }
 
     #[test]
