@@ -15,14 +15,14 @@
 //!
 //! The kernels are built from the rows of the plan's table (`gpu_gemm_plan::KERNELS`): `entries`
 //! has one line per row; the body is `kernel` (composing `mainloop`, `epilogue` and `split_k`);
-//! `tile` gives a row's tile width its `wgmma` (the toolkit's). With the `steps` feature the
+//! `tile` gives a row's tile width its `wgmma` (the toolkit's). The crate has no inline assembly:
+//! its instructions are the toolkit's and the library's leaves. With the `steps` feature the
 //! module also holds the kernels kept to show the design's steps (`gpu_gemm_plan::STEPS`).
 #![no_std]
-#![feature(abi_gpu_kernel, asm_experimental_arch, stdarch_nvptx)]
+#![feature(abi_gpu_kernel, stdarch_nvptx)]
 #![deny(unsafe_op_in_unsafe_fn)]
 #![warn(clippy::undocumented_unsafe_blocks, clippy::missing_safety_doc)]
 
-mod arch;
 mod entries;
 mod epilogue;
 mod kernel;

@@ -8,8 +8,8 @@ use gpu_pipeline::{
 };
 
 use gpu_hopper::arch::nvptx::{wgmma_commit_group, wgmma_fence, wgmma_wait_group};
+use gpu_pipeline::arch::nvptx::cvta_to_shared;
 
-use crate::arch::shared_addr;
 use crate::tile::{Width, descriptor};
 
 /// The ring of a kernel: `ST` stages, one producer arrival (the TMA lane's `arrive_expect_tx`)
@@ -125,8 +125,8 @@ pub(crate) unsafe fn mma_stage<W: Width>(
     g: u32,
     first: bool,
 ) {
-    // SAFETY: the stage's slot lies inside the layout.
-    let base = shared_addr(unsafe { smem.add((index * layout.stage_bytes()) as usize) });
+    // SAFETY: the stage's slot lies inside the layout, in this CTA's shared memory.
+    let base = unsafe { cvta_to_shared(smem.add((index * layout.stage_bytes()) as usize)) };
     let a = base + g * 64 * 128; // 64 rows of 128 bytes
     let b = base + A_BYTES;
     // SAFETY: the whole warpgroup is here, converged.

@@ -58,9 +58,11 @@ leaf! {
     #[inline(always)]
     pub unsafe fn cvta_to_shared(generic: *mut u8) -> u32 {
         let shared: u64;
-        // SAFETY: the caller passes a pointer into the shared window; cvta only converts it.
+        // SAFETY: the caller passes a pointer into the shared window; cvta only converts it. A
+        // register computation: it reads no memory and orders none (`pure, nomem`), so LLVM may
+        // reuse or move it like any arithmetic.
         unsafe {
-            asm!("cvta.to.shared.u64 {d}, {a};", d = out(reg64) shared, a = in(reg64) generic, options(nostack, preserves_flags));
+            asm!("cvta.to.shared.u64 {d}, {a};", d = out(reg64) shared, a = in(reg64) generic, options(pure, nomem, nostack, preserves_flags));
         }
         shared as u32
     }
