@@ -10,6 +10,7 @@
 //! | [`sequence`] | the ordered-sequence barrier (warpgroups taking turns: ping-pong) |
 //! | [`tma`] | tensor copies, stores, reductions, prefetches |
 //! | [`schedule`] | tile schedulers |
+//! | [`warpgroup`] | a thread's warpgroup, warp and lane; the elected lane (`elect_one`) |
 //! | [`arch`] | the leaves: one instruction each, the only inline assembly |
 //!
 //! # Targets
@@ -62,4 +63,5 @@ pub mod regs;
 pub mod schedule;
 pub mod sequence;
 pub mod tma;
+pub mod warpgroup;
 pub mod wgmma;
