@@ -87,6 +87,9 @@ pub enum GemmError {
     Context(String),
     /// No CUDA driver (`libcuda.so` cannot be loaded).
     NoDriver(String),
+    /// The GPU cannot run the kernels: they are sm_90a (compute capability 9.0 exactly; the
+    /// architecture-specific `a` features run on no other).
+    Device(String),
     /// A CUDA call failed.
     Cuda(String),
 }
@@ -94,7 +97,11 @@ pub enum GemmError {
 impl std::fmt::Display for GemmError {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
-            Self::Shape(s) | Self::Module(s) | Self::Context(s) | Self::NoDriver(s) => {
+            Self::Shape(s)
+            | Self::Module(s)
+            | Self::Context(s)
+            | Self::NoDriver(s)
+            | Self::Device(s) => {
                 write!(f, "gemm: {s}")
             }
             Self::Cuda(s) => write!(f, "gemm: CUDA: {s}"),
@@ -115,6 +122,25 @@ pub fn context(ordinal: usize) -> Result<Arc<CudaContext>, GemmError> {
         ));
     }
     CudaContext::new(ordinal).map_err(cuda("opening the GPU"))
+}
+
+/// The kernels run on compute capability 9.0 only: [`compute_capability_error`] of `ctx`'s GPU.
+fn check_device(ctx: &Arc<CudaContext>) -> Result<(), GemmError> {
+    let attribute = |a| ctx.attribute(a).map_err(cuda("the compute capability"));
+    let major = attribute(sys::CUdevice_attribute::CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR)?;
+    let minor = attribute(sys::CUdevice_attribute::CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR)?;
+    compute_capability_error(major, minor).map_or(Ok(()), Err)
+}
+
+/// The error for a GPU of compute capability `major.minor`, if the kernels cannot run there:
+/// sm_90a code runs on 9.0 alone (PTX ISA, "Target ISA notes": the `a` features are not
+/// forward compatible), so another GPU is told so, not left to fail in the driver's JIT.
+fn compute_capability_error(major: i32, minor: i32) -> Option<GemmError> {
+    (major != 9 || minor != 0).then(|| {
+        GemmError::Device(format!(
+            "this GPU is compute capability {major}.{minor}; the GEMM's kernels are sm_90a and run only on compute capability 9.0 (H100, H200, GH200)"
+        ))
+    })
 }
 
 /// The C of `D = alpha * A * B^T + beta * C`.
@@ -260,6 +286,7 @@ impl Gemm {
     /// of [`Gemm::load`] (a [`GemmError::Module`] here means the crate's embedded module is
     /// stale, which CI checks against).
     pub fn new(ctx: &Arc<CudaContext>) -> Result<Self, GemmError> {
+        check_device(ctx)?;
         Self::with_module(ctx, module::load_embedded(ctx)?)
     }
 
@@ -268,6 +295,7 @@ impl Gemm {
     /// ([`GemmError::Module`]: a module of another launch ABI version, an entry missing or
     /// taking other parameters, no launch bounds; see the `module` docs).
     pub fn load(ctx: &Arc<CudaContext>, path: &str) -> Result<Self, GemmError> {
+        check_device(ctx)?;
         Self::with_module(ctx, module::load(ctx, path)?)
     }
 
@@ -858,6 +886,16 @@ mod tests {
         let e = tensor_map(0x1001, 64, 64, 128).unwrap_err();
         assert!(matches!(e, GemmError::Shape(_)), "{e}");
         assert!(e.to_string().contains("16"), "{e}");
+    }
+
+    #[test]
+    fn only_compute_capability_9_0_runs_the_kernels() {
+        assert!(compute_capability_error(9, 0).is_none());
+        for (major, minor) in [(8, 0), (8, 9), (9, 1), (10, 0), (12, 0)] {
+            let e = compute_capability_error(major, minor).expect("refused");
+            assert!(matches!(e, GemmError::Device(_)), "{e}");
+            assert!(e.to_string().contains(&format!("{major}.{minor}")), "{e}");
+        }
     }
 
     #[test]
