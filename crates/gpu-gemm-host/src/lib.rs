@@ -211,7 +211,7 @@ fn check(status: sys::CUresult, what: &str) -> Result<(), GemmError> {
 /// which checks the description against the driver's limits first (a raw address that is not
 /// 16-byte aligned, say, is a [`GemmError::Shape`] that says so).
 fn tensor_map(address: u64, k: u32, rows: u32, box_rows: u32) -> Result<[u8; 128], GemmError> {
-    use gpu_hopper_host::{ElementType, L2Promotion, OobFill, Swizzle, TensorMapError, Tiled};
+    use gpu_hopper_host::{ElementType, L2Promotion, OobFill, TensorMapError, Tiled};
     let map = Tiled {
         element: ElementType::Bf16,
         address,
@@ -219,7 +219,7 @@ fn tensor_map(address: u64, k: u32, rows: u32, box_rows: u32) -> Result<[u8; 128
         strides: &[u64::from(k) * 2],
         box_dims: &[gpu_gemm_plan::BK, box_rows],
         element_strides: &[1, 1],
-        swizzle: Swizzle::B128,
+        swizzle: gpu_gemm_plan::SWIZZLE,
         l2_promotion: L2Promotion::B256,
         oob_fill: OobFill::Zero,
     };

@@ -4,6 +4,10 @@
 pub const BM: u32 = 128;
 /// K per ring stage: one 128-byte row of bf16 per tile row (the 128-byte swizzle's span).
 pub const BK: u32 = 64;
+/// The swizzle of every box in shared memory: the tensor maps' (how TMA writes A, B, C and D's
+/// boxes) and the `wgmma` descriptors' (how the MMAs read A and B), one constant for both.
+pub const SWIZZLE: gpu_hopper::descriptor::Swizzle = gpu_hopper::descriptor::Swizzle::B128;
+const _: () = assert!(BK * 2 == SWIZZLE.span());
 /// A's box in a stage: 128 x 64 bf16, 16 KiB.
 pub const A_BYTES: u32 = BM * BK * 2;
 /// One 64 x 64 bf16 box of D (or C) in the tensor store's 128-byte-swizzled layout.

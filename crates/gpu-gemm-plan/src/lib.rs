@@ -23,7 +23,7 @@ mod table;
 
 pub use config::{CONSUMER_REGS, CONSUMER_WARPS, Config, PRODUCER_REGS};
 pub use gpu_hopper::schedule::{GROUP, MAX_UNITS, Schedule};
-pub use layout::{A_BYTES, BK, BM, BOX_BYTES, Layout, STAGING_BYTES};
+pub use layout::{A_BYTES, BK, BM, BOX_BYTES, Layout, STAGING_BYTES, SWIZZLE};
 pub use table::{
     CLUSTER, Grid, KERNELS, KernelSpec, LaunchLimit, PER_TILE, PERSISTENT, PERSISTENT_FIRST,
     PERSISTENT_N64, PERSISTENT_N128, SINGLE_WARPGROUP, STEPS, Shape,

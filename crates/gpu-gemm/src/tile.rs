@@ -1,7 +1,7 @@
 //! A CTA tile's width as a type: `Tile<BN>` is the toolkit's `m64nBN` shape, the tile of a table
 //! row whose layout is `BN` columns wide, with its bf16 `wgmma` and its accumulators.
 
-use gpu_hopper::descriptor::{MatrixDescriptor, Swizzle};
+use gpu_hopper::descriptor::MatrixDescriptor;
 use gpu_hopper::wgmma::{Bf16, M64, MmaSs, Shape};
 
 /// The tile `BN` columns wide (a table row's `layout.bn`): each consumer warpgroup computes
@@ -31,8 +31,8 @@ pub(crate) trait Width: Shape + MmaSs<Bf16, Bf16> {
 
 impl<T: Shape + MmaSs<Bf16, Bf16>> Width for T {}
 
-/// The K-major, 128-byte-swizzled shared-memory matrix descriptor of A's and B's boxes at
-/// `smem` (a shared-window address).
+/// The K-major shared-memory matrix descriptor of A's and B's boxes at `smem` (a shared-window
+/// address), swizzled as the plan's `SWIZZLE` says (128 bytes, the tensor maps' too).
 pub(crate) fn descriptor(smem: u32) -> u64 {
-    MatrixDescriptor::k_major(smem, Swizzle::B128).0
+    MatrixDescriptor::k_major(smem, gpu_gemm_plan::SWIZZLE).0
 }

@@ -47,15 +47,14 @@ impl ElementType {
     }
 }
 
-impl Swizzle {
-    fn driver(self) -> sys::CUtensorMapSwizzle {
-        use sys::CUtensorMapSwizzle as S;
-        match self {
-            Swizzle::None => S::CU_TENSOR_MAP_SWIZZLE_NONE,
-            Swizzle::B32 => S::CU_TENSOR_MAP_SWIZZLE_32B,
-            Swizzle::B64 => S::CU_TENSOR_MAP_SWIZZLE_64B,
-            Swizzle::B128 => S::CU_TENSOR_MAP_SWIZZLE_128B,
-        }
+/// The driver's name of a swizzle mode.
+fn swizzle_mode(swizzle: Swizzle) -> sys::CUtensorMapSwizzle {
+    use sys::CUtensorMapSwizzle as S;
+    match swizzle {
+        Swizzle::None => S::CU_TENSOR_MAP_SWIZZLE_NONE,
+        Swizzle::B32 => S::CU_TENSOR_MAP_SWIZZLE_32B,
+        Swizzle::B64 => S::CU_TENSOR_MAP_SWIZZLE_64B,
+        Swizzle::B128 => S::CU_TENSOR_MAP_SWIZZLE_128B,
     }
 }
 
@@ -107,7 +106,7 @@ impl Tiled<'_> {
                 self.box_dims.as_ptr(),
                 self.element_strides.as_ptr(),
                 sys::CUtensorMapInterleave::CU_TENSOR_MAP_INTERLEAVE_NONE,
-                self.swizzle.driver(),
+                swizzle_mode(self.swizzle),
                 self.l2_promotion.driver(),
                 self.oob_fill.driver(),
             )

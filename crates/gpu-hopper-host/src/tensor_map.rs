@@ -69,31 +69,11 @@ impl ElementType {
     }
 }
 
-/// How the box is laid out in shared memory (`CUtensorMapSwizzle`): 16-byte chunks swizzled
-/// within a span of 32, 64 or 128 bytes, or not at all.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Swizzle {
-    /// No swizzle.
-    None,
-    /// 16-byte chunks within a 32-byte span.
-    B32,
-    /// 16-byte chunks within a 64-byte span.
-    B64,
-    /// 16-byte chunks within a 128-byte span (what wgmma's 128-byte swizzled layout reads).
-    B128,
-}
-
-impl Swizzle {
-    /// The span in bytes (`None`: no limit).
-    pub const fn span(self) -> Option<u64> {
-        match self {
-            Swizzle::None => None,
-            Swizzle::B32 => Some(32),
-            Swizzle::B64 => Some(64),
-            Swizzle::B128 => Some(128),
-        }
-    }
-}
+/// How the box is laid out in shared memory (`CUtensorMapSwizzle`): the toolkit's swizzle modes
+/// (`gpu_hopper::descriptor::Swizzle`), the same type a `wgmma` descriptor is built with, so that
+/// the layout TMA writes and the one `wgmma` reads are named once. With a swizzle, the box's
+/// inner dimension may not exceed [`Swizzle::span`] bytes.
+pub use gpu_hopper::descriptor::Swizzle;
 
 /// The L2 fetch size, "the byte granularity at which L2 requests are filled from DRAM"
 /// (`CUtensorMapL2promotion`).
@@ -319,9 +299,8 @@ impl Tiled<'_> {
         // CU_TENSOR_MAP_SWIZZLE_NONE, the bounding box inner dimension (computed as `boxDim`[0]
         // multiplied by element size derived from `tensorDataType`) must be less than or equal
         // to the swizzle size."
-        if let Some(span) = self.swizzle.span()
-            && inner > span
-        {
+        let span = u64::from(self.swizzle.span());
+        if self.swizzle != Swizzle::None && inner > span {
             return Err(TensorMapError::SwizzleSpan { bytes: inner, span });
         }
         // "CU_TENSOR_MAP_FLOAT_OOB_FILL_NAN_REQUEST_ZERO_FMA can only be used when
