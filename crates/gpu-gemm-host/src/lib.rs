@@ -59,12 +59,17 @@ use cudarc::driver::{
     SyncOnDrop, sys,
 };
 
+mod error;
 mod kernel;
+mod launch;
 mod module;
 
+pub use error::{GemmError, context};
 pub use kernel::{Kernel, Shape, check_shape};
 pub use module::{ABI_SYMBOL, ABI_VERSION};
 
+use error::{check, check_device, cuda};
+use launch::{cluster_attribute, launch_config, max_active_clusters, tensor_map};
 use module::Params;
 
 /// The kernels' module, as `cargo xtask build` writes it (`target/gpu/sm_90a/gpu_gemm.ptx`: the
@@ -73,75 +78,6 @@ use module::Params;
 /// (`module/gpu_gemm.ptx`), and CI's `cargo xtask codegen --check` fails when it differs from a
 /// fresh build of the kernel crate. [`Gemm::new`] loads it.
 pub const PTX: &str = include_str!("../module/gpu_gemm.ptx");
-
-/// What can go wrong.
-#[derive(Debug)]
-#[non_exhaustive]
-pub enum GemmError {
-    /// The shape, a buffer or an argument does not fit the kernel's contract.
-    Shape(String),
-    /// The module is not one this host API can launch: built from another version of the
-    /// kernel crate, an entry missing, or without the launch bounds the build adds.
-    Module(String),
-    /// A stream or a buffer belongs to another CUDA context than the module.
-    Context(String),
-    /// No CUDA driver (`libcuda.so` cannot be loaded).
-    NoDriver(String),
-    /// The GPU cannot run the kernels: they are sm_90a (compute capability 9.0 exactly; the
-    /// architecture-specific `a` features run on no other).
-    Device(String),
-    /// A CUDA call failed.
-    Cuda(String),
-}
-
-impl std::fmt::Display for GemmError {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self {
-            Self::Shape(s)
-            | Self::Module(s)
-            | Self::Context(s)
-            | Self::NoDriver(s)
-            | Self::Device(s) => {
-                write!(f, "gemm: {s}")
-            }
-            Self::Cuda(s) => write!(f, "gemm: CUDA: {s}"),
-        }
-    }
-}
-
-impl std::error::Error for GemmError {}
-
-/// The CUDA context of GPU `ordinal` (its primary context, as `CudaContext::new`), or a
-/// one-line [`GemmError::NoDriver`] on a machine without a CUDA driver, where
-/// `CudaContext::new` itself panics inside cudarc (its dynamic loading of `libcuda.so`).
-pub fn context(ordinal: usize) -> Result<Arc<CudaContext>, GemmError> {
-    // SAFETY: loads and unloads the driver library, as any CUDA program does.
-    if !unsafe { sys::is_culib_present() } {
-        return Err(GemmError::NoDriver(
-            "no CUDA driver (libcuda.so cannot be loaded): run this on a machine with an NVIDIA Hopper GPU (compute capability 9.0: the kernels are sm_90a) and its driver".into(),
-        ));
-    }
-    CudaContext::new(ordinal).map_err(cuda("opening the GPU"))
-}
-
-/// The kernels run on compute capability 9.0 only: [`compute_capability_error`] of `ctx`'s GPU.
-fn check_device(ctx: &Arc<CudaContext>) -> Result<(), GemmError> {
-    let attribute = |a| ctx.attribute(a).map_err(cuda("the compute capability"));
-    let major = attribute(sys::CUdevice_attribute::CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR)?;
-    let minor = attribute(sys::CUdevice_attribute::CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR)?;
-    compute_capability_error(major, minor).map_or(Ok(()), Err)
-}
-
-/// The error for a GPU of compute capability `major.minor`, if the kernels cannot run there:
-/// sm_90a code runs on 9.0 alone (PTX ISA, "Target ISA notes": the `a` features are not
-/// forward compatible), so another GPU is told so, not left to fail in the driver's JIT.
-fn compute_capability_error(major: i32, minor: i32) -> Option<GemmError> {
-    (major != 9 || minor != 0).then(|| {
-        GemmError::Device(format!(
-            "this GPU is compute capability {major}.{minor}; the GEMM's kernels are sm_90a and run only on compute capability 9.0 (H100, H200, GH200)"
-        ))
-    })
-}
 
 /// The C of `D = alpha * A * B^T + beta * C`.
 ///
@@ -191,45 +127,6 @@ pub struct Gemm {
     /// How many CTA pairs of the cluster kernel fit on the GPU at once.
     pairs: u32,
     ctx: Arc<CudaContext>,
-}
-
-fn cuda(what: &str) -> impl Fn(cudarc::driver::DriverError) -> GemmError + '_ {
-    move |e| GemmError::Cuda(format!("{what}: {e:?}"))
-}
-
-fn check(status: sys::CUresult, what: &str) -> Result<(), GemmError> {
-    if status == sys::CUresult::CUDA_SUCCESS {
-        Ok(())
-    } else {
-        Err(GemmError::Cuda(format!("{what}: {status:?}")))
-    }
-}
-
-/// A 2D bf16 tensor map over `rows` rows of `k` elements at `address`, boxes of 64 x `box_rows`,
-/// 128-byte swizzle (the layout the kernel's wgmma descriptors read and its epilogue stages),
-/// zero fill outside (and, for stores, nothing written outside): `gpu-hopper-host`'s encoder,
-/// which checks the description against the driver's limits first (a raw address that is not
-/// 16-byte aligned, say, is a [`GemmError::Shape`] that says so).
-fn tensor_map(address: u64, k: u32, rows: u32, box_rows: u32) -> Result<[u8; 128], GemmError> {
-    use gpu_hopper_host::{ElementType, L2Promotion, OobFill, TensorMapError, Tiled};
-    let map = Tiled {
-        element: ElementType::Bf16,
-        address,
-        dims: &[u64::from(k), u64::from(rows)],
-        strides: &[u64::from(k) * 2],
-        box_dims: &[gpu_gemm_plan::BK, box_rows],
-        element_strides: &[1, 1],
-        swizzle: gpu_gemm_plan::SWIZZLE,
-        l2_promotion: L2Promotion::B256,
-        oob_fill: OobFill::Zero,
-    };
-    match map.encode() {
-        Ok(map) => Ok(*map.as_bytes()),
-        Err(e @ TensorMapError::Driver { .. }) => {
-            Err(GemmError::Cuda(format!("a tensor map: {e}")))
-        }
-        Err(e) => Err(GemmError::Shape(format!("a matrix's tensor map: {e}"))),
-    }
 }
 
 /// The device addresses of one problem's matrices.
@@ -744,81 +641,6 @@ impl Kernel {
     }
 }
 
-/// The launch configuration of a GEMM kernel (`threads` threads, `smem` bytes of dynamic shared
-/// memory) on `grid` and `stream`, with `attribute` (a cluster dimension) when it asks for clusters of more than one
-/// CTA. Only the pair kernel is a cluster launch: a cluster dimension of 1 x 1 x 1 still launches
-/// as clusters, and the single-CTA persistent kernel ran 11 % slower back to back that way on the
-/// H200 (tests/results/2026-12-01-issue13.md).
-fn launch_config(
-    grid: (u32, u32),
-    threads: u32,
-    smem: u32,
-    stream: sys::CUstream,
-    attribute: &mut sys::CUlaunchAttribute,
-) -> sys::CUlaunchConfig {
-    // SAFETY: reads the union field this module writes (`cluster_attribute`).
-    let clustered = unsafe { attribute.value.clusterDim.x } > 1;
-    sys::CUlaunchConfig {
-        gridDimX: grid.0,
-        gridDimY: grid.1,
-        gridDimZ: 1,
-        blockDimX: threads,
-        blockDimY: 1,
-        blockDimZ: 1,
-        sharedMemBytes: smem,
-        hStream: stream,
-        attrs: attribute,
-        numAttrs: u32::from(clustered),
-    }
-}
-
-/// A launch attribute asking for clusters of `size` CTAs along x (1: no clusters).
-fn cluster_attribute(size: u32) -> sys::CUlaunchAttribute {
-    // SAFETY: a launch attribute is plain data; zero is a valid start for every field.
-    let mut attribute: sys::CUlaunchAttribute = unsafe { std::mem::zeroed() };
-    attribute.id = sys::CUlaunchAttributeID::CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION;
-    attribute.value.clusterDim.x = size;
-    attribute.value.clusterDim.y = 1;
-    attribute.value.clusterDim.z = 1;
-    attribute
-}
-
-/// How many clusters of `size` CTAs of `kernel`'s `function` (its threads and shared memory)
-/// the GPU holds at once (`cuOccupancyMaxActiveClusters`): the persistent cluster grid. Some GPCs have an odd
-/// number of SMs, so this can be below half the SM count.
-fn max_active_clusters(
-    ctx: &Arc<CudaContext>,
-    kernel: Kernel,
-    function: &CudaFunction,
-    size: u32,
-) -> Result<u32, GemmError> {
-    ctx.bind_to_thread().map_err(cuda("binding the context"))?;
-    let mut attribute = cluster_attribute(size);
-    let config = launch_config(
-        (size, 1),
-        kernel.threads(),
-        kernel.smem_bytes(),
-        std::ptr::null_mut(),
-        &mut attribute,
-    );
-    let mut clusters = 0i32;
-    // SAFETY: the configuration and its attribute are live locals; the driver writes `clusters`.
-    let status = unsafe {
-        sys::cuOccupancyMaxActiveClusters(
-            &raw mut clusters,
-            function.cu_function(),
-            &raw const config,
-        )
-    };
-    check(status, "cuOccupancyMaxActiveClusters")?;
-    if clusters < 1 {
-        return Err(GemmError::Cuda(format!(
-            "no cluster of {size} CTAs of the GEMM fits on this GPU"
-        )));
-    }
-    Ok(clusters as u32)
-}
-
 /// A problem's tensor maps and split-K workspace in device memory, for
 /// [`Gemm::launch`] (or [`Gemm::launch_raw`]) on the stream it was prepared on.
 pub struct Prepared {
@@ -877,25 +699,6 @@ mod tests {
         // `None` converts to no C, as `run(.., None, ..)` reads.
         assert!(matches!(Addend::from(None), Addend::None));
         assert!(needs_c(-1.0, Addend::from(None)).is_err());
-    }
-
-    #[test]
-    fn a_matrix_the_tensor_copies_cannot_address_is_a_shape_error() {
-        // Checked before the driver is asked (no driver here): a raw address off the 16-byte
-        // alignment a tensor map needs.
-        let e = tensor_map(0x1001, 64, 64, 128).unwrap_err();
-        assert!(matches!(e, GemmError::Shape(_)), "{e}");
-        assert!(e.to_string().contains("16"), "{e}");
-    }
-
-    #[test]
-    fn only_compute_capability_9_0_runs_the_kernels() {
-        assert!(compute_capability_error(9, 0).is_none());
-        for (major, minor) in [(8, 0), (8, 9), (9, 1), (10, 0), (12, 0)] {
-            let e = compute_capability_error(major, minor).expect("refused");
-            assert!(matches!(e, GemmError::Device(_)), "{e}");
-            assert!(e.to_string().contains(&format!("{major}.{minor}")), "{e}");
-        }
     }
 
     #[test]

@@ -1,0 +1,130 @@
+//! What a launch hands the driver: the tensor maps of the matrices, the launch configuration (a
+//! cluster dimension for the CTA pairs), and how many clusters fit on the GPU at once.
+
+use std::sync::Arc;
+
+use cudarc::driver::{CudaContext, CudaFunction, sys};
+
+use crate::error::{check, cuda};
+use crate::{GemmError, Kernel};
+
+/// A 2D bf16 tensor map over `rows` rows of `k` elements at `address`, boxes of 64 x `box_rows`,
+/// 128-byte swizzle (the layout the kernel's wgmma descriptors read and its epilogue stages),
+/// zero fill outside (and, for stores, nothing written outside): `gpu-hopper-host`'s encoder,
+/// which checks the description against the driver's limits first (a raw address that is not
+/// 16-byte aligned, say, is a [`GemmError::Shape`] that says so).
+pub(crate) fn tensor_map(
+    address: u64,
+    k: u32,
+    rows: u32,
+    box_rows: u32,
+) -> Result<[u8; 128], GemmError> {
+    use gpu_hopper_host::{ElementType, L2Promotion, OobFill, TensorMapError, Tiled};
+    let map = Tiled {
+        element: ElementType::Bf16,
+        address,
+        dims: &[u64::from(k), u64::from(rows)],
+        strides: &[u64::from(k) * 2],
+        box_dims: &[gpu_gemm_plan::BK, box_rows],
+        element_strides: &[1, 1],
+        swizzle: gpu_gemm_plan::SWIZZLE,
+        l2_promotion: L2Promotion::B256,
+        oob_fill: OobFill::Zero,
+    };
+    match map.encode() {
+        Ok(map) => Ok(*map.as_bytes()),
+        Err(e @ TensorMapError::Driver { .. }) => {
+            Err(GemmError::Cuda(format!("a tensor map: {e}")))
+        }
+        Err(e) => Err(GemmError::Shape(format!("a matrix's tensor map: {e}"))),
+    }
+}
+
+/// The launch configuration of a GEMM kernel (`threads` threads, `smem` bytes of dynamic shared
+/// memory) on `grid` and `stream`, with `attribute` (a cluster dimension) when it asks for clusters of more than one
+/// CTA. Only the pair kernel is a cluster launch: a cluster dimension of 1 x 1 x 1 still launches
+/// as clusters, and the single-CTA persistent kernel ran 11 % slower back to back that way on the
+/// H200 (tests/results/2026-12-01-issue13.md).
+pub(crate) fn launch_config(
+    grid: (u32, u32),
+    threads: u32,
+    smem: u32,
+    stream: sys::CUstream,
+    attribute: &mut sys::CUlaunchAttribute,
+) -> sys::CUlaunchConfig {
+    // SAFETY: reads the union field this module writes (`cluster_attribute`).
+    let clustered = unsafe { attribute.value.clusterDim.x } > 1;
+    sys::CUlaunchConfig {
+        gridDimX: grid.0,
+        gridDimY: grid.1,
+        gridDimZ: 1,
+        blockDimX: threads,
+        blockDimY: 1,
+        blockDimZ: 1,
+        sharedMemBytes: smem,
+        hStream: stream,
+        attrs: attribute,
+        numAttrs: u32::from(clustered),
+    }
+}
+
+/// A launch attribute asking for clusters of `size` CTAs along x (1: no clusters).
+pub(crate) fn cluster_attribute(size: u32) -> sys::CUlaunchAttribute {
+    // SAFETY: a launch attribute is plain data; zero is a valid start for every field.
+    let mut attribute: sys::CUlaunchAttribute = unsafe { std::mem::zeroed() };
+    attribute.id = sys::CUlaunchAttributeID::CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION;
+    attribute.value.clusterDim.x = size;
+    attribute.value.clusterDim.y = 1;
+    attribute.value.clusterDim.z = 1;
+    attribute
+}
+
+/// How many clusters of `size` CTAs of `kernel`'s `function` (its threads and shared memory)
+/// the GPU holds at once (`cuOccupancyMaxActiveClusters`): the persistent cluster grid. Some GPCs have an odd
+/// number of SMs, so this can be below half the SM count.
+pub(crate) fn max_active_clusters(
+    ctx: &Arc<CudaContext>,
+    kernel: Kernel,
+    function: &CudaFunction,
+    size: u32,
+) -> Result<u32, GemmError> {
+    ctx.bind_to_thread().map_err(cuda("binding the context"))?;
+    let mut attribute = cluster_attribute(size);
+    let config = launch_config(
+        (size, 1),
+        kernel.threads(),
+        kernel.smem_bytes(),
+        std::ptr::null_mut(),
+        &mut attribute,
+    );
+    let mut clusters = 0i32;
+    // SAFETY: the configuration and its attribute are live locals; the driver writes `clusters`.
+    let status = unsafe {
+        sys::cuOccupancyMaxActiveClusters(
+            &raw mut clusters,
+            function.cu_function(),
+            &raw const config,
+        )
+    };
+    check(status, "cuOccupancyMaxActiveClusters")?;
+    if clusters < 1 {
+        return Err(GemmError::Cuda(format!(
+            "no cluster of {size} CTAs of the GEMM fits on this GPU"
+        )));
+    }
+    Ok(clusters as u32)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_matrix_the_tensor_copies_cannot_address_is_a_shape_error() {
+        // Checked before the driver is asked (no driver here): a raw address off the 16-byte
+        // alignment a tensor map needs.
+        let e = tensor_map(0x1001, 64, 64, 128).unwrap_err();
+        assert!(matches!(e, GemmError::Shape(_)), "{e}");
+        assert!(e.to_string().contains("16"), "{e}");
+    }
+}
