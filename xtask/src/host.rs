@@ -252,10 +252,10 @@ fn version_of(sh: &Shell, name: &str) -> Result<String> {
 
 /// The packaged crates that are also built against the newest releases their requirements allow
 /// (what a user's graph resolves: cudarc is a caret requirement, `0.19.10`), beside the lock
-/// file's versions, which are the requirements' lowest and which every other build uses. Only
-/// crates whose dependencies are all on the registry: a package's unpublished workspace
-/// dependencies do not resolve outside `cargo publish`.
-const NEWEST_CHECKED: [&str; 1] = ["gpu-hopper-host"];
+/// file's versions, which are the requirements' lowest and which every other build uses. Their
+/// dependencies on the other publishable crates, which are not on the registry yet, resolve to
+/// those crates' packages from the same dry run (`patch.crates-io`, [`newest`]).
+const NEWEST_CHECKED: [&str; 2] = ["gpu-hopper-host", "gpu-gemm-host"];
 
 /// `cargo update`, then `cargo check`, of the package the dry run left unpacked in
 /// [`PUBLISH_TARGET`], in its own target directory; prints the cudarc it resolved.
@@ -263,13 +263,31 @@ fn newest(sh: &Shell, name: &str) -> Result {
     let unpacked = format!("{PUBLISH_TARGET}/package/{name}-{}", version_of(sh, name)?);
     let packaged = format!("{unpacked}/Cargo.toml");
     let newest_dir = format!("{PUBLISH_TARGET}/newest");
+    // The other publishable crates as the dry run packaged them: a user's graph gets them from
+    // the registry, where they are not yet. A patch the graph does not use is only a warning.
+    let mut patches = Vec::new();
+    for other in PUBLISHABLE.iter().filter(|other| **other != name) {
+        let dir = crate::util::root().join(format!(
+            "{PUBLISH_TARGET}/package/{other}-{}",
+            version_of(sh, other)?
+        ));
+        patches.push("--config".to_string());
+        patches.push(format!(
+            "patch.crates-io.{other}.path={:?}",
+            dir.display().to_string()
+        ));
+    }
     println!("building the packaged {name} against the newest dependencies it allows:");
-    cmd!(sh, "cargo update --manifest-path {packaged}")
-        .run()
-        .map_err(|_| format!("`cargo update` of the packaged {name} failed (above)"))?;
+    let update_patches = patches.clone();
     cmd!(
         sh,
-        "cargo check --manifest-path {packaged} --target-dir {newest_dir}"
+        "cargo update --manifest-path {packaged} {update_patches...}"
+    )
+    .run()
+    .map_err(|_| format!("`cargo update` of the packaged {name} failed (above)"))?;
+    cmd!(
+        sh,
+        "cargo check --manifest-path {packaged} --target-dir {newest_dir} {patches...}"
     )
     .run()
     .map_err(|_| {
