@@ -31,16 +31,17 @@ const LIBRARY: &str = "crates/gpu-pipeline/src";
 /// The pure modules (relative to [`LIBRARY`]): plain arithmetic, no `unsafe`, no `cfg`.
 const PURE_MODULES: [&str; 2] = ["cursor.rs", "threshold.rs"];
 
-/// The only functions (or, for leaves a macro defines, the macro) whose `asm!` may be `nomem`,
-/// `readonly` or `pure`: reads of special registers that no memory operation depends on,
-/// `s_sleep`, and the generic-to-shared address conversion.
-const NOMEM_ALLOWED: [&str; 6] = [
-    "cvta_to_shared",  // cvta.to.shared.u64: an address conversion, no memory access
-    "laneid",          // mov.u32 %laneid
-    "lanemask_lt",     // mov.u32 %lanemask_lt
-    "cluster_ctarank", // mov.u32 %cluster_ctarank
-    "special_xyz",     // mov.u32 %tid / %ntid / %ctaid
-    "s_sleep_1",       // s_sleep 1
+/// The only functions (or, for leaves a macro defines, the macro), by crate, whose `asm!` may be
+/// `nomem`, `readonly` or `pure`: register-only computations that neither read nor order memory
+/// (reads of special registers, `s_sleep`, address and number conversions).
+const NOMEM_ALLOWED: [(&str, &str); 7] = [
+    ("gpu-pipeline", "cvta_to_shared"),  // cvta.to.shared.u64
+    ("gpu-pipeline", "laneid"),          // mov.u32 %laneid
+    ("gpu-pipeline", "lanemask_lt"),     // mov.u32 %lanemask_lt
+    ("gpu-pipeline", "cluster_ctarank"), // mov.u32 %cluster_ctarank
+    ("gpu-pipeline", "special_xyz"),     // mov.u32 %tid / %ntid / %ctaid
+    ("gpu-pipeline", "s_sleep_1"),       // s_sleep 1
+    ("gpu-hopper", "cvt_rn_bf16x2_f32"), // cvt.rn.bf16x2.f32
 ];
 
 /// The `asm!` options that let the compiler move memory accesses across the block.
@@ -1068,23 +1069,6 @@ fn a_forwarding_body_is_told_from_one_that_does_more() {
 }
 
 #[test]
-fn asm_only_in_arch() {
-    let outside: Vec<String> = library()
-        .iter()
-        .filter(|(file, _)| !file.starts_with("arch/"))
-        .flat_map(|(file, text)| {
-            asm_lines(text)
-                .into_iter()
-                .map(move |l| format!("{file}:{l}"))
-        })
-        .collect();
-    assert!(
-        outside.is_empty(),
-        "inline assembly outside {LIBRARY}/arch/ (every asm! of the library is an arch leaf): {outside:?}"
-    );
-}
-
-#[test]
 fn pure_modules_have_no_unsafe_and_no_cfg() {
     let dir = crate::util::root().join(LIBRARY);
     let mut problems = Vec::new();
@@ -1107,34 +1091,6 @@ fn pure_modules_have_no_unsafe_and_no_cfg() {
 }
 
 #[test]
-fn no_memory_free_asm_outside_the_allow_list() {
-    let mut allowed_used = BTreeSet::new();
-    let mut problems = Vec::new();
-    for (file, text) in library() {
-        for (function, option, line) in memory_free_asm(&text) {
-            if NOMEM_ALLOWED.contains(&function.as_str()) {
-                allowed_used.insert(function);
-            } else {
-                problems.push(format!("{file}:{line}: `{option}` in `{function}`"));
-            }
-        }
-    }
-    assert!(
-        problems.is_empty(),
-        "barrier asm must not be nomem/readonly/pure (the compiler would move shared-memory \
-         accesses across it); only the pure register reads of NOMEM_ALLOWED may: {problems:?}"
-    );
-    let stale: Vec<&str> = NOMEM_ALLOWED
-        .into_iter()
-        .filter(|name| !allowed_used.contains(*name))
-        .collect();
-    assert!(
-        stale.is_empty(),
-        "NOMEM_ALLOWED names functions with no memory-free asm (remove them): {stale:?}"
-    );
-}
-
-#[test]
 fn no_import_cycles_between_xtask_modules() {
     let graph = module_graph(&stripped_files("xtask/src"));
     assert!(graph.len() > 10, "the xtask's modules were not found");
@@ -1149,25 +1105,10 @@ fn no_import_cycles_between_xtask_modules() {
     );
 }
 
-#[test]
-fn no_import_cycles_between_modules() {
-    let graph = module_graph(&library());
-    let found: Vec<String> = cycles(&graph)
-        .iter()
-        .map(|cycle| describe(cycle, &graph))
-        .collect();
-    assert!(
-        found.is_empty(),
-        "modules of the library import each other (a cycle of `crate::`/`super::` paths):\n  {}",
-        found.join("\n  ")
-    );
-}
-
 // ---------------------------------------------------------------- every crate
 
-/// Every crate under `crates/` (its `src` folder), held to the rules the library's tests above
-/// hold it to where they apply to any crate: inline assembly only in an arch module, no `nomem`
-/// asm outside [`NOMEM_ALLOWED_ELSEWHERE`], no import cycles between modules. Every `unsafe`
+/// Every crate under `crates/` (its `src` folder), the library included: inline assembly only in
+/// an arch module, no `nomem` asm outside [`NOMEM_ALLOWED`], no import cycles between modules. Every `unsafe`
 /// block's SAFETY comment is clippy's `undocumented_unsafe_blocks` (`cargo xtask ci` runs clippy
 /// on the workspace and on the GEMM kernel crate for its GPU target).
 fn crate_sources() -> Vec<(String, Vec<(String, String)>)> {
@@ -1191,12 +1132,6 @@ fn crate_sources() -> Vec<(String, Vec<(String, String)>)> {
         })
         .collect()
 }
-
-/// The functions outside gpu-pipeline whose `asm!` may be `pure`/`nomem`: register-only
-/// computations that neither read nor order memory.
-const NOMEM_ALLOWED_ELSEWHERE: [(&str, &str); 1] = [
-    ("gpu-hopper", "cvt_rn_bf16x2_f32"), // cvt.rn.bf16x2.f32
-];
 
 /// Whether `file` (relative to a crate's `src`) is an arch module: `arch.rs` or under `arch/`.
 fn is_arch(file: &str) -> bool {
@@ -1231,17 +1166,13 @@ fn every_crate_keeps_asm_in_its_arch_module() {
 }
 
 #[test]
-fn no_memory_free_asm_in_any_crate_outside_the_allow_lists() {
+fn no_memory_free_asm_in_any_crate_outside_the_allow_list() {
     let mut used = BTreeSet::new();
     let mut problems = Vec::new();
     for (name, files) in crate_sources() {
-        if name == "gpu-pipeline" {
-            // Checked against its own list above.
-            continue;
-        }
         for (file, text) in files {
             for (function, option, line) in memory_free_asm(&text) {
-                if NOMEM_ALLOWED_ELSEWHERE.contains(&(name.as_str(), function.as_str())) {
+                if NOMEM_ALLOWED.contains(&(name.as_str(), function.as_str())) {
                     used.insert((name.clone(), function));
                 } else {
                     problems.push(format!(
@@ -1253,15 +1184,16 @@ fn no_memory_free_asm_in_any_crate_outside_the_allow_lists() {
     }
     assert!(
         problems.is_empty(),
-        "asm that may order memory must not be nomem/readonly/pure: {problems:?}"
+        "barrier asm must not be nomem/readonly/pure (the compiler would move shared-memory \
+         accesses across it); only the register-only computations of NOMEM_ALLOWED may: {problems:?}"
     );
-    let stale: Vec<_> = NOMEM_ALLOWED_ELSEWHERE
+    let stale: Vec<_> = NOMEM_ALLOWED
         .into_iter()
         .filter(|(c, f)| !used.contains(&(c.to_string(), f.to_string())))
         .collect();
     assert!(
         stale.is_empty(),
-        "NOMEM_ALLOWED_ELSEWHERE names no memory-free asm: {stale:?}"
+        "NOMEM_ALLOWED names functions with no memory-free asm (remove them): {stale:?}"
     );
 }
 
