@@ -26,24 +26,6 @@ pub use gpu_pipeline::{
 use crate::arch::nvptx as ptx;
 use gpu_pipeline::arch::nvptx::cvta_to_shared;
 
-/// Compile-time check of a tensor copy's dimension count.
-struct TensorDims<const D: usize>;
-
-impl<const D: usize> TensorDims<D> {
-    const CHECK: () = assert!(
-        D >= 1 && D <= 5,
-        "gpu-hopper: a tensor copy has 1 to 5 dimensions (cp.*.bulk.tensor.1d ..= .5d)"
-    );
-}
-
-/// The first `D` coordinates, padded to the five the leaves take.
-#[inline(always)]
-fn coords5<const D: usize>(coords: [i32; D]) -> [i32; 5] {
-    let mut all = [0; 5];
-    all[..D].copy_from_slice(&coords);
-    all
-}
-
 /// Adds the box at `src` (this CTA's shared memory) element-wise into the tensor of `map` at
 /// `coords` (`cp.reduce.async.bulk.tensor.Dd.global.shared::cta.add.tile.bulk_group`, PTX ISA
 /// 8.0, sm_90): split-K partial sums without a workspace. Each element's add is atomic; the
@@ -63,12 +45,11 @@ pub unsafe fn tensor_reduce_add<const D: usize>(
     coords: [i32; D],
     src: *const u8,
 ) {
-    let () = TensorDims::<D>::CHECK;
     // SAFETY: the caller's contract.
     unsafe {
         ptx::cp_reduce_async_bulk_tensor_add::<D>(
             map.cast(),
-            coords5(coords),
+            gpu_pipeline::tensor_coords(coords),
             cvta_to_shared(src.cast_mut()),
         )
     }
@@ -85,12 +66,11 @@ pub unsafe fn tensor_reduce_min<const D: usize>(
     coords: [i32; D],
     src: *const u8,
 ) {
-    let () = TensorDims::<D>::CHECK;
     // SAFETY: the caller's contract.
     unsafe {
         ptx::cp_reduce_async_bulk_tensor_min::<D>(
             map.cast(),
-            coords5(coords),
+            gpu_pipeline::tensor_coords(coords),
             cvta_to_shared(src.cast_mut()),
         )
     }
@@ -107,12 +87,11 @@ pub unsafe fn tensor_reduce_max<const D: usize>(
     coords: [i32; D],
     src: *const u8,
 ) {
-    let () = TensorDims::<D>::CHECK;
     // SAFETY: the caller's contract.
     unsafe {
         ptx::cp_reduce_async_bulk_tensor_max::<D>(
             map.cast(),
-            coords5(coords),
+            gpu_pipeline::tensor_coords(coords),
             cvta_to_shared(src.cast_mut()),
         )
     }
@@ -128,7 +107,8 @@ pub unsafe fn tensor_reduce_max<const D: usize>(
 /// `map` points to a valid [`TensorMap`] of `D` dimensions in global memory.
 #[inline(always)]
 pub unsafe fn prefetch_tensor<const D: usize>(map: *const TensorMap, coords: [i32; D]) {
-    let () = TensorDims::<D>::CHECK;
     // SAFETY: the caller's contract.
-    unsafe { ptx::cp_async_bulk_prefetch_tensor::<D>(map.cast(), coords5(coords)) }
+    unsafe {
+        ptx::cp_async_bulk_prefetch_tensor::<D>(map.cast(), gpu_pipeline::tensor_coords(coords))
+    }
 }

@@ -182,6 +182,9 @@ pub use backend::{
     cluster_cta_rank, elect_one, fence_mbarrier_init, fence_proxy_async, lds_data_fence,
     prefetch_tensor_map, tensor_store,
 };
+// The toolkit's tensor copies (`gpu-hopper`) check and pad their coordinates with it too.
+#[doc(hidden)]
+pub use backend::tensor_coords;
 #[cfg(any(feature = "std", test))]
 pub use backend::{HostCounterBackend, HostCounterSignal, HostMbarBackend, HostMbarrier};
 pub use checked::Diagnostics;

@@ -26,6 +26,8 @@ pub use host::{
     CounterModel, HostBackend, HostCounterBackend, HostCounterSignal, HostMbarBackend,
     HostMbarrier, HostModel, MbarModel,
 };
+#[doc(hidden)]
+pub use nvidia::tensor_coords;
 pub use nvidia::{
     Cluster, Cta, MAX_TX_BYTES, MBARRIER_BYTES, MbarScope, Mbarrier, MbarrierRef,
     NvidiaMbarBackend, TensorMap, bulk_commit_group, bulk_copy_to_global, bulk_wait_group,

@@ -485,13 +485,12 @@ impl<'a, S: MbarScope> MbarrierRef<'a, S> {
         map: *const TensorMap,
         coords: [i32; D],
     ) {
-        let () = TensorDims::<D>::CHECK;
         // SAFETY: the caller guarantees the map, the destination and the barrier.
         unsafe {
             ptx::cp_async_bulk_tensor_load::<D>(
                 ptx::cvta_to_shared(dst),
                 map.cast(),
-                coords5(coords),
+                tensor_coords(coords),
                 self.addr,
             )
         }
@@ -513,13 +512,12 @@ impl<'a, S: MbarScope> MbarrierRef<'a, S> {
         coords: [i32; D],
         cta_mask: u16,
     ) {
-        let () = TensorDims::<D>::CHECK;
         // SAFETY: the caller guarantees the map, the destinations and the barriers.
         unsafe {
             ptx::cp_async_bulk_tensor_load_multicast::<D>(
                 ptx::cvta_to_shared(dst),
                 map.cast(),
-                coords5(coords),
+                tensor_coords(coords),
                 self.addr,
                 cta_mask,
             )
@@ -683,13 +681,17 @@ struct TensorDims<const D: usize>;
 impl<const D: usize> TensorDims<D> {
     const CHECK: () = assert!(
         D >= 1 && D <= 5,
-        "gpu-pipeline: a tensor copy has 1 to 5 dimensions (cp.async.bulk.tensor.1d ..= .5d)"
+        "gpu-pipeline: a tensor copy has 1 to 5 dimensions (cp.*.bulk.tensor.1d ..= .5d)"
     );
 }
 
-/// The first `D` coordinates, padded to the five the leaves take.
+/// The coordinates of a `D`-dimensional tensor copy, padded to the five the leaves take; `D`
+/// outside 1..=5 is a compile error. For the tensor copies here and the toolkit's (`gpu-hopper`'s
+/// reductions and prefetches), so that both check and pad alike.
+#[doc(hidden)]
 #[inline(always)]
-fn coords5<const D: usize>(coords: [i32; D]) -> [i32; 5] {
+pub fn tensor_coords<const D: usize>(coords: [i32; D]) -> [i32; 5] {
+    let () = TensorDims::<D>::CHECK;
     let mut all = [0; 5];
     all[..D].copy_from_slice(&coords);
     all
@@ -714,12 +716,11 @@ pub unsafe fn tensor_store<const D: usize>(
     coords: [i32; D],
     src: *const u8,
 ) {
-    let () = TensorDims::<D>::CHECK;
     // SAFETY: the caller guarantees the map and the source.
     unsafe {
         ptx::cp_async_bulk_tensor_store::<D>(
             map.cast(),
-            coords5(coords),
+            tensor_coords(coords),
             ptx::cvta_to_shared(src.cast_mut()),
         )
     }
