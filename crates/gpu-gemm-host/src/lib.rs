@@ -537,6 +537,8 @@ impl Gemm {
             .clone_htod(&maps)
             .map_err(cuda("uploading the tensor maps"))?;
         let bytes = kernel.workspace_bytes(shape, splits, capacity)?;
+        // The grid of the capacity the workspace is sized for, once for every launch.
+        let grid = kernel.grid(shape, splits, capacity)?;
         // Zeroed: the split counters start at zero, and each launch leaves them so.
         let work = if bytes == 0 {
             None
@@ -555,7 +557,7 @@ impl Gemm {
             shape,
             addresses,
             splits,
-            capacity,
+            grid,
             work,
             stream: stream.clone(),
         })
@@ -595,8 +597,7 @@ impl Gemm {
             .bind_to_thread()
             .map_err(cuda("binding the context"))?;
         let kernel = prepared.kernel;
-        // The grid of the capacity the workspace was sized for.
-        let grid = kernel.grid(prepared.shape, prepared.splits, prepared.capacity)?;
+        let grid = prepared.grid;
         let mut attribute = cluster_attribute(kernel.cluster());
         let config = launch_config(
             grid,
@@ -651,8 +652,9 @@ pub struct Prepared {
     addresses: Addresses,
     /// Split-K parts (1: none) and their workspace.
     splits: u32,
-    /// The clusters that fit on the GPU at once, which sized the workspace and the grid.
-    capacity: u32,
+    /// The launch's grid in CTAs, for the clusters that fit on the GPU at once (which sized the
+    /// workspace too).
+    grid: (u32, u32),
     work: Option<CudaSlice<u8>>,
     /// The stream it was prepared on, the only one it launches on (held, so that its handle
     /// names this stream for as long as the problem exists).
