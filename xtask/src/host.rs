@@ -28,7 +28,7 @@ pub fn lint(sh: &Shell) -> Result {
         .map_err(|_| "clippy found problems (above)".to_string())?;
     cmd!(
         sh,
-        "cargo clippy --workspace --all-targets --features gpu-pipeline/checked,protocol-tests/checked -- -D warnings"
+        "cargo clippy --workspace --all-targets --features gpu-pipeline/checked,protocol-tests/checked,gpu-hopper/checked -- -D warnings"
     )
     .run()
     .map_err(|_| "clippy found problems with the `checked` feature (above)".to_string())?;
@@ -46,7 +46,8 @@ pub fn lint(sh: &Shell) -> Result {
 /// checks) on both host backends, the harness and xtask tests (the xtask's include the tidy
 /// checks of `tidy.rs`). Release mode: the stress tests move over 100,000 items per
 /// configuration. Then the library's unit tests and the broken protocols of
-/// `tests/host/tests/checked.rs` with the `checked` feature.
+/// `tests/host/tests/checked.rs` with the `checked` feature, and the toolkit's (gpu-hopper's
+/// named barriers and ordered-sequence barrier, misused on host threads).
 pub fn test(sh: &Shell) -> Result {
     println!("running the host tests:");
     cmd!(sh, "cargo test --workspace --release")
@@ -58,7 +59,13 @@ pub fn test(sh: &Shell) -> Result {
         "cargo test --release -p gpu-pipeline -p protocol-tests --features gpu-pipeline/std,gpu-pipeline/checked,protocol-tests/checked --lib --test checked"
     )
     .run()
-    .map_err(|_| "host tests of checked builds failed (above)".to_string())
+    .map_err(|_| "host tests of checked builds failed (above)".to_string())?;
+    cmd!(
+        sh,
+        "cargo test --release -p gpu-hopper --features gpu-hopper/checked,gpu-pipeline/std --lib"
+    )
+    .run()
+    .map_err(|_| "host tests of the toolkit's checked build failed (above)".to_string())
 }
 
 /// The host tests of the safe API under AddressSanitizer (in their own target directory): the

@@ -20,7 +20,7 @@ use gpu_hopper::arch::nvptx::{
     dynamic_smem_1024 as dynamic_smem, griddepcontrol_launch_dependents as launch_dependents,
     setmaxnreg_dec, setmaxnreg_inc,
 };
-use gpu_hopper::barrier::BarrierRegistry;
+use gpu_hopper::barrier::{BarrierRegistry, BarrierShadow, Barriers};
 
 /// The kernel's named barriers, from its pieces' lists: two of them on one hardware id would be
 /// a compile error here (id 0 is `__syncthreads`', which the registry refuses to hand out).
@@ -28,6 +28,20 @@ pub(crate) const BARRIERS: BarrierRegistry =
     BarrierRegistry::new(&[EPILOGUE_BARRIERS, SPLIT_K_BARRIERS]);
 // Evaluated (and so checked) in every build, used or not.
 const _: BarrierRegistry = BARRIERS;
+// The GEMM has no checked build: its barriers' shadow is zero-sized, so it needs no place in the
+// shared-memory layout. A checked build of the toolkit would need one (and a plan that knows it).
+const _: () = assert!(
+    core::mem::size_of::<BarrierShadow>() == 0,
+    "gpu-gemm: built with gpu-hopper's `checked` feature, whose named barriers need shared memory the GEMM's layout does not reserve"
+);
+
+/// The handles of [`BARRIERS`].
+#[inline(always)]
+fn barriers() -> Barriers<'static> {
+    // SAFETY: `BarrierShadow` is zero-sized (above), so any aligned pointer is a valid one, and
+    // there is nothing to initialise.
+    unsafe { BARRIERS.handles(core::ptr::NonNull::dangling().as_ptr()) }
+}
 
 /// The kernel body over `schedule`: warpgroup 0's first lane produces, warpgroups 1 and 2
 /// consume; the ring runs on across the CTA's tiles, so the producer loads the next tile while the
@@ -255,6 +269,7 @@ unsafe fn consume<W: Width, const ST: usize, const C: u32, S: MbarScope>(
                     (split, parts),
                     th,
                     smem.add(layout.split_flag_at()).cast(),
+                    barriers(),
                 )
             }
         };

@@ -5,7 +5,7 @@ use gpu_gemm_plan::Schedule;
 
 use crate::tile::Width;
 use gpu_hopper::arch::nvptx::atom_add_acq_rel_gpu_global_u32 as count_acq_rel_gpu;
-use gpu_hopper::barrier::NamedBarrier;
+use gpu_hopper::barrier::{Barriers, NamedBarrier};
 
 /// The split-K workspace of a launch: first the partials, a block of 128 x `W::BN` f32 per slot
 /// (a CTA tile of the split tiles: [`Schedule::slot`]) and split; then a counter per slot, of
@@ -103,10 +103,11 @@ pub(crate) unsafe fn last_split<W: Width>(
     (split, parts): (u32, u32),
     th: u32,
     flag: *mut u32,
+    barriers: Barriers<'_>,
 ) -> bool {
     // Every consumer thread's partial is written before the first counts the split.
     // SAFETY: every consumer thread calls it, by the contract.
-    unsafe { consumers_sync() };
+    unsafe { consumers_sync(barriers) };
     if th == 0 {
         // SAFETY: the slot's counter, inside the workspace (the contract).
         let counter = unsafe { work.counters.add(slot as usize) };
@@ -121,7 +122,7 @@ pub(crate) unsafe fn last_split<W: Width>(
         unsafe { flag.write(u32::from(last)) };
     }
     // SAFETY: as the first barrier.
-    unsafe { consumers_sync() };
+    unsafe { consumers_sync(barriers) };
     // SAFETY: written by the first thread before the barrier.
     let last = unsafe { flag.read() } != 0;
     // Of two splits, the own partial and the other's loads in flight take a 256-wide tile's
@@ -165,9 +166,9 @@ pub(crate) const SPLIT_K_BARRIERS: &[NamedBarrier] = &[NamedBarrier::new(
 ///
 /// Called by all 256 consumer threads, each warp converged.
 #[inline(always)]
-unsafe fn consumers_sync() {
+unsafe fn consumers_sync(barriers: Barriers<'_>) {
     // SAFETY: by the contract; the registered barrier of the 256 consumer threads.
-    unsafe { SPLIT_K_BARRIERS[0].sync() };
+    unsafe { barriers.sync(SPLIT_K_BARRIERS[0]) };
 }
 
 /// Four accumulators, 16-byte aligned: one 128-bit store or load of the workspace.

@@ -40,6 +40,15 @@
 //! const BARRIERS: BarrierRegistry = BarrierRegistry::new(&[EPILOGUE, SPLIT_K]);
 //! ```
 //!
+//! A kernel syncs through the registry's handles, [`Barriers`] (from [`BarrierRegistry::init`]
+//! by one thread, then a block barrier, and [`BarrierRegistry::handles`] in the others):
+//! `barriers.sync(SPLIT_K[0])`. Without the `checked` feature they are zero-sized and `sync` is
+//! the hardware's `barrier.sync`. With it, each named barrier is a counted software barrier in the
+//! registry's [`BarrierShadow`] (128 bytes of shared memory) whose waits are bounded: a barrier
+//! that some of its threads never reach (the thread count too large, a warp that skips it) ends
+//! the kernel with a gpu-pipeline `HangRecord` naming the barrier, the threads that came and the
+//! line that waited, instead of hanging.
+//!
 //! Nor does a thread count that is not a whole number of warps, or id 0:
 //!
 //! ```compile_fail,E0080
@@ -50,6 +59,11 @@
 //! const B: gpu_hopper::barrier::NamedBarrier = gpu_hopper::barrier::NamedBarrier::new("syncthreads' own", 0, 128);
 //! ```
 
+use core::marker::PhantomData;
+
+use gpu_pipeline::Diagnostics;
+
+#[cfg(not(feature = "checked"))]
 use crate::arch::nvptx as ptx;
 
 /// The hardware named barriers of a CTA: ids 0..=15.
@@ -102,32 +116,6 @@ impl NamedBarrier {
     pub const fn name(self) -> &'static str {
         self.name
     }
-
-    /// The calling warp arrives and waits until [`threads`](Self::threads) threads have
-    /// (`barrier.sync.aligned id, threads`). Accesses before it are ordered before the
-    /// participants' accesses after it.
-    ///
-    /// # Safety
-    ///
-    /// Every lane of the calling warp calls it, converged; exactly `threads` threads take part
-    /// in each phase (syncing or arriving); no other user of the id exists (the registry).
-    #[inline(always)]
-    pub unsafe fn sync(self) {
-        // SAFETY: the caller's contract; the id and count were checked in `new`.
-        unsafe { ptx::barrier_sync_aligned(self.id, self.threads) }
-    }
-
-    /// The calling warp arrives without waiting (`barrier.arrive.aligned id, threads`): a
-    /// producer's signal to threads that [`sync`](Self::sync).
-    ///
-    /// # Safety
-    ///
-    /// As [`sync`](Self::sync).
-    #[inline(always)]
-    pub unsafe fn arrive(self) {
-        // SAFETY: the caller's contract; the id and count were checked in `new`.
-        unsafe { ptx::barrier_arrive_aligned(self.id, self.threads) }
-    }
 }
 
 /// The named barriers of one kernel, from the lists its pieces declare; ids used twice are a
@@ -135,6 +123,7 @@ impl NamedBarrier {
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct BarrierRegistry {
     used: u16,
+    diagnostics: Diagnostics,
 }
 
 /// A message for a collision, written into a buffer (const code cannot format).
@@ -208,7 +197,66 @@ impl BarrierRegistry {
             }
             p += 1;
         }
-        Self { used }
+        Self {
+            used,
+            diagnostics: Diagnostics::DEFAULT,
+        }
+    }
+
+    /// The same registry with `diagnostics`: the label that names it in checked builds' hang
+    /// records and the budget of each [`Barriers::sync`] (ignored without the `checked` feature).
+    #[must_use]
+    pub const fn with_diagnostics(mut self, diagnostics: Diagnostics) -> Self {
+        self.diagnostics = diagnostics;
+        self
+    }
+
+    /// The registry's label and wait budget.
+    #[must_use]
+    pub const fn diagnostics(self) -> Diagnostics {
+        self.diagnostics
+    }
+
+    /// Prepares the shared memory of the kernel's barriers at `shadow` and returns their handles.
+    /// One thread calls it, then a block barrier before any [`Barriers::sync`] (the other threads
+    /// take [`handles`](Self::handles)). Without the `checked` feature [`BarrierShadow`] is
+    /// zero-sized and this does nothing.
+    ///
+    /// # Safety
+    ///
+    /// `shadow` is a valid, 8-byte-aligned [`BarrierShadow`] in this CTA's shared memory that
+    /// nobody else uses until the block barrier after this call, and no thread of the CTA uses it
+    /// for anything else while the handles live (`'a`).
+    #[must_use]
+    pub unsafe fn init<'a>(self, shadow: *mut BarrierShadow) -> Barriers<'a> {
+        // SAFETY: the caller's contract.
+        let barriers = unsafe { self.handles(shadow) };
+        #[cfg(feature = "checked")]
+        for id in 0..NAMED_BARRIERS {
+            // SAFETY: the shadow's words, exclusive before the block barrier (the contract).
+            unsafe { shadow::store(barriers.shadow, id, 0) };
+        }
+        barriers
+    }
+
+    /// The handles of the kernel's barriers over the shadow at `shadow`, which one thread
+    /// prepared with [`init`](Self::init) before a block barrier.
+    ///
+    /// # Safety
+    ///
+    /// As [`init`](Self::init), and after it and the block barrier.
+    #[must_use]
+    pub unsafe fn handles<'a>(self, shadow: *mut BarrierShadow) -> Barriers<'a> {
+        #[cfg(not(feature = "checked"))]
+        let _ = shadow;
+        Barriers {
+            #[cfg(feature = "checked")]
+            // SAFETY: the caller's contract: shared memory of this CTA.
+            shadow: unsafe { shadow::address(shadow) },
+            #[cfg(feature = "checked")]
+            registry: self,
+            borrow: PhantomData,
+        }
     }
 
     /// The ids in use, as a bit mask (bit `i`: id `i`).
@@ -225,6 +273,217 @@ impl BarrierRegistry {
             id += 1;
         }
         id
+    }
+}
+
+/// The shared memory of a kernel's named barriers in checked builds: one 64-bit arrival count per
+/// id (128 bytes). Zero-sized without the `checked` feature; size a kernel's shared-memory layout
+/// with `size_of::<BarrierShadow>()`, and keep the device's and the host's layouts from the same
+/// build (a host that compiles the layout without the feature sees 0).
+#[repr(C, align(8))]
+pub struct BarrierShadow {
+    #[cfg(feature = "checked")]
+    _words: [u64; NAMED_BARRIERS as usize],
+}
+
+/// The named barriers of a kernel, from [`BarrierRegistry::init`] or
+/// [`BarrierRegistry::handles`]: every `sync` and `arrive` goes through it, so that checked
+/// builds can count and bound them.
+///
+/// Without the `checked` feature it is zero-sized and [`sync`](Self::sync) is `barrier.sync`,
+/// [`arrive`](Self::arrive) `barrier.arrive` (the hardware named barrier; the same instructions as
+/// a kernel that called the leaves itself). With it, a named barrier is a software barrier on the
+/// registry's [`BarrierShadow`]: each thread adds one arrival (a release) to the id's count and a
+/// syncing thread waits (an acquire) until the count reaches the end of its phase, at most the
+/// registry's budget; past it, the kernel ends with a record that says which barrier, how many of
+/// its threads came, and where it waited (a gpu-pipeline `HangRecord`, `Call::NamedBarrierSync`).
+/// Phases are counted from the total arrivals, so a thread that arrives early for the next phase
+/// counts toward the next phase (a hardware barrier would count it toward the current one: both
+/// are mistakes, and only the hang is diagnosed).
+#[derive(Clone, Copy, Debug)]
+pub struct Barriers<'a> {
+    #[cfg(feature = "checked")]
+    shadow: shadow::Address,
+    #[cfg(feature = "checked")]
+    registry: BarrierRegistry,
+    borrow: PhantomData<&'a BarrierShadow>,
+}
+
+// SAFETY: a description of shared memory used by all threads of a CTA (on the host, the tests'
+// model of it), whose words are only accessed atomically; like gpu-pipeline's backends.
+unsafe impl Send for Barriers<'_> {}
+// SAFETY: as above.
+unsafe impl Sync for Barriers<'_> {}
+
+impl Barriers<'_> {
+    /// The calling warp arrives at `barrier` and waits until its [`threads`](NamedBarrier::threads)
+    /// threads have arrived (`barrier.sync.aligned id, threads`; PTX ISA "bar, barrier"). Accesses
+    /// before it are ordered before the participants' accesses after it.
+    ///
+    /// # Safety
+    ///
+    /// Every lane of the calling warp calls it, converged; exactly `threads` threads take part in
+    /// each phase (syncing or arriving); `barrier` is one of the registry's (no other user of the
+    /// id exists).
+    #[track_caller]
+    #[inline(always)]
+    pub unsafe fn sync(self, barrier: NamedBarrier) {
+        #[cfg(not(feature = "checked"))]
+        // SAFETY: the caller's contract; the id and count were checked in `NamedBarrier::new`.
+        unsafe {
+            ptx::barrier_sync_aligned(barrier.id, barrier.threads)
+        }
+        #[cfg(feature = "checked")]
+        // SAFETY: the shadow's word of the barrier's id (`init`'s contract).
+        unsafe {
+            self.checked_sync(barrier)
+        }
+    }
+
+    /// The calling warp arrives at `barrier` without waiting (`barrier.arrive.aligned id,
+    /// threads`): a producer's signal to threads that [`sync`](Self::sync).
+    ///
+    /// # Safety
+    ///
+    /// As [`sync`](Self::sync).
+    #[inline(always)]
+    pub unsafe fn arrive(self, barrier: NamedBarrier) {
+        #[cfg(not(feature = "checked"))]
+        // SAFETY: the caller's contract; the id and count were checked in `NamedBarrier::new`.
+        unsafe {
+            ptx::barrier_arrive_aligned(barrier.id, barrier.threads)
+        }
+        #[cfg(feature = "checked")]
+        // SAFETY: the shadow's word of the barrier's id (`init`'s contract).
+        let _ = unsafe { shadow::arrive(self.shadow, barrier.id) };
+    }
+
+    /// Checked builds: one arrival, then a bounded wait for the end of its phase.
+    ///
+    /// # Safety
+    ///
+    /// The shadow is initialised (`init`'s contract).
+    #[cfg(feature = "checked")]
+    #[track_caller]
+    #[inline(always)]
+    unsafe fn checked_sync(self, barrier: NamedBarrier) {
+        use gpu_pipeline::checked::{BarrierWait, Call, Role};
+        let threads = u64::from(barrier.threads);
+        // SAFETY: forwarded.
+        let ticket = unsafe { shadow::arrive(self.shadow, barrier.id) };
+        let phase = ticket / threads;
+        let end = (phase + 1) * threads;
+        let address = self.shadow;
+        let id = barrier.id;
+        BarrierWait {
+            call: Call::NamedBarrierSync,
+            role: Role::Participant,
+            diagnostics: self.registry.diagnostics,
+            storage: shadow::low_bits(address),
+            stages: NAMED_BARRIERS,
+            stage: id,
+            sub_stage: gpu_pipeline::checked::NO_SUB_STAGE,
+            lap: phase as u32,
+            per_phase: barrier.threads,
+            expected: end as u32,
+            held: 0,
+        }
+        .wait(
+            // SAFETY: forwarded.
+            move || unsafe { shadow::load(address, id) } >= end,
+            // SAFETY: forwarded.
+            move || Some(unsafe { shadow::load(address, id) } as u32),
+        );
+    }
+}
+
+/// Checked builds: the arrival counts, through the toolkit's leaves on the GPU and atomics on the
+/// host (whose tests run the same barrier on threads).
+#[cfg(feature = "checked")]
+mod shadow {
+    use super::BarrierShadow;
+
+    /// Where the counts live: a `.shared::cta` address on the GPU, a pointer on the host.
+    #[cfg(target_arch = "nvptx64")]
+    pub(super) type Address = u32;
+    #[cfg(not(target_arch = "nvptx64"))]
+    pub(super) type Address = *mut u64;
+
+    /// # Safety
+    ///
+    /// `shadow` points into this CTA's shared memory.
+    #[inline(always)]
+    pub(super) unsafe fn address(shadow: *mut BarrierShadow) -> Address {
+        #[cfg(target_arch = "nvptx64")]
+        // SAFETY: forwarded.
+        return unsafe { gpu_pipeline::arch::nvptx::cvta_to_shared(shadow.cast()) };
+        #[cfg(not(target_arch = "nvptx64"))]
+        return shadow.cast();
+    }
+
+    /// The low 32 bits of the address, for records.
+    #[inline(always)]
+    pub(super) fn low_bits(address: Address) -> u32 {
+        #[cfg(target_arch = "nvptx64")]
+        return address;
+        #[cfg(not(target_arch = "nvptx64"))]
+        return address as usize as u32;
+    }
+
+    /// One arrival on `id`'s count (a release); the count before it.
+    ///
+    /// # Safety
+    ///
+    /// `address` is an initialised shadow; `id` < 16.
+    #[inline(always)]
+    pub(super) unsafe fn arrive(address: Address, id: u32) -> u64 {
+        #[cfg(target_arch = "nvptx64")]
+        // SAFETY: forwarded; word `id` of the 16.
+        return unsafe { crate::arch::nvptx::atom_add_release_cta_shared_u64(address + 8 * id, 1) };
+        #[cfg(not(target_arch = "nvptx64"))]
+        // SAFETY: forwarded; word `id` of the 16, only accessed atomically.
+        return unsafe {
+            core::sync::atomic::AtomicU64::from_ptr(address.add(id as usize))
+                .fetch_add(1, core::sync::atomic::Ordering::Release)
+        };
+    }
+
+    /// `id`'s count (an acquire).
+    ///
+    /// # Safety
+    ///
+    /// As [`arrive`].
+    #[inline(always)]
+    pub(super) unsafe fn load(address: Address, id: u32) -> u64 {
+        #[cfg(target_arch = "nvptx64")]
+        // SAFETY: forwarded.
+        return unsafe { crate::arch::nvptx::ld_acquire_cta_shared_u64(address + 8 * id) };
+        #[cfg(not(target_arch = "nvptx64"))]
+        // SAFETY: forwarded.
+        return unsafe {
+            core::sync::atomic::AtomicU64::from_ptr(address.add(id as usize))
+                .load(core::sync::atomic::Ordering::Acquire)
+        };
+    }
+
+    /// Sets `id`'s count (before the block barrier).
+    ///
+    /// # Safety
+    ///
+    /// As [`arrive`], exclusive.
+    #[inline(always)]
+    pub(super) unsafe fn store(address: Address, id: u32, value: u64) {
+        #[cfg(target_arch = "nvptx64")]
+        // SAFETY: forwarded.
+        unsafe {
+            gpu_pipeline::arch::nvptx::st_shared_u64(address + 8 * id, value)
+        };
+        #[cfg(not(target_arch = "nvptx64"))]
+        // SAFETY: forwarded.
+        unsafe {
+            core::sync::atomic::AtomicU64::from_ptr(address.add(id as usize))
+                .store(value, core::sync::atomic::Ordering::Relaxed)
+        };
     }
 }
 
@@ -266,5 +525,133 @@ mod tests {
         let all: std::vec::Vec<NamedBarrier> =
             (1..16).map(|id| NamedBarrier::new("x", id, 32)).collect();
         assert_eq!(BarrierRegistry::new(&[&all]).first_free(), 16);
+    }
+
+    /// Checked builds: `threads` host threads (a multiple of 32) sync on barriers of the
+    /// registry (label 9, 50 ms budget), thread `t` running `body(t, barriers)`; the panic
+    /// messages (records) of those that stopped.
+    #[cfg(feature = "checked")]
+    fn checked_run(
+        threads: u32,
+        body: impl Fn(u32, Barriers<'_>) + Sync,
+    ) -> std::vec::Vec<std::string::String> {
+        let registry = BarrierRegistry::new(&[&[
+            NamedBarrier::new("all", 1, 64),
+            NamedBarrier::new("empty", 2, 64),
+        ]])
+        .with_diagnostics(Diagnostics {
+            label: 9,
+            wait_budget_us: 50_000,
+        });
+        let mut shadow = std::boxed::Box::new(core::mem::MaybeUninit::<BarrierShadow>::uninit());
+        // SAFETY: a host "shared memory" shadow, alive for the run, used only by these barriers;
+        // the threads start after `init` returns.
+        let barriers = unsafe { registry.init(shadow.as_mut_ptr()) };
+        let messages = std::sync::Mutex::new(std::vec::Vec::new());
+        std::thread::scope(|scope| {
+            for t in 0..threads {
+                let (messages, body) = (&messages, &body);
+                scope.spawn(move || {
+                    let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                        body(t, barriers)
+                    }));
+                    if let Err(payload) = result {
+                        let text = payload
+                            .downcast_ref::<std::string::String>()
+                            .cloned()
+                            .unwrap_or_default();
+                        messages.lock().unwrap().push(text);
+                    }
+                });
+            }
+        });
+        messages.into_inner().unwrap()
+    }
+
+    /// Checked builds: 64 threads take 50 phases of a 64-thread barrier, each writing its slot
+    /// before and reading every slot after: the software barrier orders them, and nothing is
+    /// reported.
+    #[cfg(feature = "checked")]
+    #[test]
+    fn a_checked_barrier_orders_its_threads() {
+        use std::sync::atomic::{AtomicU32, Ordering::Relaxed};
+        let slots: std::vec::Vec<AtomicU32> = (0..64).map(|_| AtomicU32::new(0)).collect();
+        let all = NamedBarrier::new("all", 1, 64);
+        let messages = checked_run(64, |t, barriers| {
+            for phase in 1..=50u32 {
+                slots[t as usize].store(phase, Relaxed);
+                // SAFETY: host threads; all 64 take part in every phase.
+                unsafe { barriers.sync(all) };
+                assert!(slots.iter().all(|s| s.load(Relaxed) >= phase));
+                // SAFETY: as above: nobody writes the next phase before everyone read.
+                unsafe { barriers.sync(all) };
+            }
+        });
+        assert!(messages.is_empty(), "{messages:?}");
+    }
+
+    /// Checked builds: a 64-thread barrier that only 32 threads reach (one warp's worth skips
+    /// it) is reported by each waiter, with the count of those that came.
+    #[cfg(feature = "checked")]
+    #[test]
+    fn a_barrier_that_half_its_threads_skip_is_reported() {
+        let all = NamedBarrier::new("all", 1, 64);
+        let messages = checked_run(64, |t, barriers| {
+            if t < 32 {
+                // SAFETY: host threads (the mistake: only 32 of the 64 take part).
+                unsafe { barriers.sync(all) };
+            }
+        });
+        assert_eq!(messages.len(), 32, "{messages:?}");
+        let m = &messages[0];
+        assert!(
+            m.starts_with(
+                "gpu-hopper named barrier HANG (wait budget spent): barrier 1 of registry 9"
+            ),
+            "{m}"
+        );
+        assert!(
+            m.contains("in `Barriers::sync` at crates/gpu-hopper/src/barrier.rs"),
+            "{m}"
+        );
+        assert!(m.contains("phase 0;"), "{m}");
+        assert!(
+            m.contains("32 of 64 threads reached this phase (this one included): 32 never came"),
+            "{m}"
+        );
+    }
+
+    /// Checked builds: arrivals count toward the phase of those that sync: 32 producers
+    /// `arrive` on barrier 1 and `sync` on barrier 2, 32 consumers the other way round (the
+    /// producer/consumer use of `barrier.arrive`), for 50 rounds, passing a value each way.
+    #[cfg(feature = "checked")]
+    #[test]
+    fn arrivals_complete_a_phase_of_syncs() {
+        use std::sync::atomic::{AtomicU32, Ordering::Relaxed};
+        let (full, empty) = (
+            NamedBarrier::new("full", 1, 64),
+            NamedBarrier::new("empty", 2, 64),
+        );
+        let slot = AtomicU32::new(0);
+        let messages = checked_run(64, |t, barriers| {
+            for round in 1..=50u32 {
+                if t < 32 {
+                    if t == 0 {
+                        slot.store(round, Relaxed);
+                    }
+                    // SAFETY: host threads; 32 arrive and 32 sync per phase of each barrier.
+                    unsafe { barriers.arrive(full) };
+                    // SAFETY: as above.
+                    unsafe { barriers.sync(empty) };
+                } else {
+                    // SAFETY: as above.
+                    unsafe { barriers.sync(full) };
+                    assert_eq!(slot.load(Relaxed), round);
+                    // SAFETY: as above.
+                    unsafe { barriers.arrive(empty) };
+                }
+            }
+        });
+        assert!(messages.is_empty(), "{messages:?}");
     }
 }

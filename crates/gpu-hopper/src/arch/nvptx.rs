@@ -399,3 +399,59 @@ leaf! {
         }
     }
 }
+
+leaf! {
+    /// `atom.release.cta.shared.add.u64 d, [addr], n;`: adds `n` to a 64-bit shared-memory word
+    /// and returns its value before, a release at CTA scope (checked builds' named barriers count
+    /// their arrivals with it).
+    ///
+    /// PTX ISA 6.0, sm_70. PTX ISA, "Parallel Synchronization and Communication Instructions:
+    /// atom" (`.release`, `.cta`) and "Memory Consistency Model: Scope".
+    ///
+    /// # Safety
+    ///
+    /// `addr` is the `.shared::cta` address of an 8-byte-aligned 64-bit word.
+    #[gpu_only("atom.release.cta.shared.add.u64")]
+    #[inline(always)]
+    pub unsafe fn atom_add_release_cta_shared_u64(addr: u32, n: u64) -> u64 {
+        let before: u64;
+        // SAFETY: by the contract; it orders memory, so no `nomem`.
+        unsafe {
+            asm!(
+                "atom.release.cta.shared.add.u64 {before}, [{a}], {n};",
+                before = out(reg64) before,
+                a = in(reg32) addr,
+                n = in(reg64) n,
+                options(nostack, preserves_flags),
+            );
+        }
+        before
+    }
+}
+
+leaf! {
+    /// `ld.acquire.cta.shared.u64 d, [addr];`: reads a 64-bit shared-memory word, acquire at CTA
+    /// scope.
+    ///
+    /// PTX ISA 6.0, sm_70. PTX ISA, "Data Movement and Conversion Instructions: ld" (`.acquire`,
+    /// `.cta`).
+    ///
+    /// # Safety
+    ///
+    /// `addr` is the `.shared::cta` address of an 8-byte-aligned 64-bit word.
+    #[gpu_only("ld.acquire.cta.shared.u64")]
+    #[inline(always)]
+    pub unsafe fn ld_acquire_cta_shared_u64(addr: u32) -> u64 {
+        let value: u64;
+        // SAFETY: by the contract; a load that orders what follows, so no `nomem`.
+        unsafe {
+            asm!(
+                "ld.acquire.cta.shared.u64 {d}, [{a}];",
+                d = out(reg64) value,
+                a = in(reg32) addr,
+                options(nostack, preserves_flags),
+            );
+        }
+        value
+    }
+}

@@ -56,6 +56,13 @@
 //!   arrive in hardware, and arrive counts are given only to `init`.
 //! - Suspend-time hints (`*_ticks`) are not used by checked waits, which poll.
 //!
+//! # Other crates' barriers
+//!
+//! [`BarrierWait`] gives crates built on this one the same bounded wait and record for their own
+//! barriers: gpu-hopper's named barriers and ordered-sequence barrier use it, with the
+//! [`Call`] variants `NamedBarrierSync`, `SequenceWait` and `SequenceTurnDropped` and
+//! [`Role::Participant`].
+//!
 //! # Layout
 //!
 //! - `record.rs`: the host-readable record ([`HangRecord`], [`Verdict`], [`Fault`], [`Call`], the
@@ -73,8 +80,10 @@ mod runtime;
 
 pub use record::{
     Call, DIAGNOSTICS_SYMBOL, DiagnosticsSink, Fault, HangRecord, NO_SUB_STAGE, RECORD_MAGIC,
-    ROLE_CONSUMER, ROLE_PRODUCER, Role, Verdict,
+    ROLE_CONSUMER, ROLE_PARTICIPANT, ROLE_PRODUCER, Role, Verdict,
 };
+#[cfg(feature = "checked")]
+pub use runtime::BarrierWait;
 #[cfg(all(
     feature = "checked",
     any(target_arch = "nvptx64", target_arch = "amdgpu")

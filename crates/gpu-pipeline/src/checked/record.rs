@@ -69,6 +69,17 @@ pub enum Call {
     ConsumerStep,
     /// The end of a pipeline half's scope (a stage-not-released record).
     PipelineDropped,
+    /// `OrderedSequenceBarrier::wait` of gpu-hopper: a group waited for its turn. The record's
+    /// `stage` is the ring, `sub_stage` the waiting group, `held` the number of groups, `lap` the
+    /// lap on the ring (the turn is `lap * stages + stage`).
+    SequenceWait,
+    /// A gpu-hopper `Turn` that went out of scope without `arrive` (a stage-not-released record,
+    /// with the fields of [`SequenceWait`](Self::SequenceWait)).
+    SequenceTurnDropped,
+    /// `Barriers::sync` of gpu-hopper: a named barrier. The record's `stage` is the barrier id,
+    /// `lap` its phase, `per_phase` its thread count, `observed - expected + per_phase` the
+    /// threads that had reached this phase.
+    NamedBarrierSync,
 }
 
 impl Fault {
@@ -110,13 +121,16 @@ impl Call {
             Self::ProducerStep => "producer_step",
             Self::ConsumerStep => "consumer_step",
             Self::PipelineDropped => "(end of the pipeline's scope)",
+            Self::SequenceWait => "OrderedSequenceBarrier::wait",
+            Self::SequenceTurnDropped => "(a Turn dropped without arrive)",
+            Self::NamedBarrierSync => "Barriers::sync",
         }
     }
 
     /// The call whose number is `raw`, if any.
     #[must_use]
     pub const fn from_raw(raw: u32) -> Option<Self> {
-        const ALL: [Call; 19] = [
+        const ALL: [Call; 22] = [
             Call::WaitProducer,
             Call::WaitConsumer,
             Call::TryWaitProducer,
@@ -136,6 +150,9 @@ impl Call {
             Call::ProducerStep,
             Call::ConsumerStep,
             Call::PipelineDropped,
+            Call::SequenceWait,
+            Call::SequenceTurnDropped,
+            Call::NamedBarrierSync,
         ];
         if raw >= 1 && raw as usize <= ALL.len() {
             Some(ALL[raw as usize - 1])
@@ -153,12 +170,17 @@ pub enum Role {
     Producer = 0,
     /// The consumer side (waits on *full*, signals *empty*).
     Consumer = 1,
+    /// A thread of a barrier that is neither side of a pipeline: a group of an ordered sequence,
+    /// a participant of a named barrier (the records of other crates' checked builds).
+    Participant = 2,
 }
 
 /// `HangRecord::role` of a producer ([`Role::Producer`] as the record stores it).
 pub const ROLE_PRODUCER: u32 = Role::Producer as u32;
 /// `HangRecord::role` of a consumer ([`Role::Consumer`] as the record stores it).
 pub const ROLE_CONSUMER: u32 = Role::Consumer as u32;
+/// `HangRecord::role` of a [`Role::Participant`].
+pub const ROLE_PARTICIPANT: u32 = Role::Participant as u32;
 /// `HangRecord::sub_stage` when the pipeline has no sub-stages.
 pub const NO_SUB_STAGE: u32 = u32::MAX;
 
@@ -173,7 +195,7 @@ pub struct HangRecord {
     pub fault: u32,
     /// A [`Call`] number.
     pub call: u32,
-    /// [`ROLE_PRODUCER`] or [`ROLE_CONSUMER`].
+    /// [`ROLE_PRODUCER`], [`ROLE_CONSUMER`] or [`ROLE_PARTICIPANT`].
     pub role: u32,
     /// The pipeline's [`Diagnostics::label`](super::Diagnostics::label).
     pub label: u32,
@@ -333,6 +355,11 @@ pub enum Verdict {
 
 impl fmt::Display for HangRecord {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match Call::from_raw(self.call) {
+            Some(Call::SequenceWait | Call::SequenceTurnDropped) => return self.fmt_sequence(f),
+            Some(Call::NamedBarrierSync) => return self.fmt_named_barrier(f),
+            _ => {}
+        }
         let (role, other, signal) = self.side_names();
         let call = Call::from_raw(self.call).map_or("?", Call::name);
         let fault = match Fault::from_raw(self.fault) {
@@ -448,6 +475,129 @@ impl fmt::Display for HangRecord {
             )?;
         }
         Ok(())
+    }
+}
+
+impl HangRecord {
+    /// Block, thread and lanes, and the time blocked: the common tail of the toolkit records.
+    fn fmt_place(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "block ({}, {}, {}), cluster rank {}, thread {} (warp {}), active lanes 0x{:08x}",
+            self.block[0],
+            self.block[1],
+            self.block[2],
+            self.cluster_rank,
+            self.thread,
+            self.thread / 32,
+            self.lanes
+        )
+    }
+
+    fn fmt_blocked(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if self.fault == Fault::Timeout as u32 {
+            writeln!(f)?;
+            write!(
+                f,
+                "  blocked {} us (budget {} us)",
+                self.elapsed_ns / 1000,
+                self.budget_ns / 1000
+            )?;
+        }
+        Ok(())
+    }
+
+    /// An ordered-sequence record ([`Call::SequenceWait`], [`Call::SequenceTurnDropped`]).
+    fn fmt_sequence(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let (rings, ring, group, groups) =
+            (self.stages.max(1), self.stage, self.sub_stage, self.held);
+        let previous = (group + groups.max(1) - 1) % groups.max(1);
+        let turn = self.lap.wrapping_mul(rings).wrapping_add(ring);
+        let fault = match Fault::from_raw(self.fault) {
+            Some(Fault::Timeout) => "HANG (wait budget spent)",
+            Some(Fault::WrongCount) => "WRONG ARRIVAL COUNT",
+            Some(Fault::StageNotReleased) => "TURN NOT HANDED ON",
+            _ => "unknown fault",
+        };
+        let call = Call::from_raw(self.call).map_or("?", Call::name);
+        writeln!(
+            f,
+            "gpu-hopper ordered sequence {fault}: sequence {} (barriers at 0x{:x}, {rings} rings, {groups} groups), group {group} in `{call}` at {}:{}:{}",
+            self.label,
+            self.storage,
+            self.file(),
+            self.line,
+            self.column
+        )?;
+        write!(f, "  turn {turn} (ring {ring}, lap {}); ", self.lap)?;
+        self.fmt_place(f)?;
+        writeln!(f)?;
+        let arrived = self.arrived_this_lap();
+        if self.fault == Fault::StageNotReleased as u32 {
+            write!(
+                f,
+                "  group {group} let its turn go out of scope without `Turn::arrive`: group {} waits for this turn forever. Call `arrive` on every path (an early `return` or `break` while holding the turn skips it)",
+                (group + 1) % groups.max(1)
+            )?;
+            return Ok(());
+        }
+        match self.verdict() {
+            Verdict::NoArrivals => write!(
+                f,
+                "  0 of {} arrivals of group {previous} for this turn (count {}, complete at {}): group {previous} never handed this turn on. It took fewer turns than group {group} (the groups' trip counts differ), exited, is blocked itself, or dropped its turn",
+                self.per_phase, self.observed, self.expected
+            )?,
+            Verdict::MissingArrivals => write!(
+                f,
+                "  {arrived} of {} arrivals of group {previous} for this turn (count {}, complete at {}): the arrivals per phase given to `init` are more than the threads of a group that take turns, or some of group {previous}'s threads skip `arrive`",
+                self.per_phase, self.observed, self.expected
+            )?,
+            Verdict::ExtraArrivals => write!(
+                f,
+                "  {} arrivals more than this turn completes with (count {}, expected exactly {}, {} per turn): a group has more threads that take turns than the arrivals per phase given to `init` (its phases complete before all of them arrived, and the slower threads fall behind), a thread arrived twice, or a view of the sequence was re-created mid-kernel (its turn count restarted)",
+                arrived - i64::from(self.per_phase),
+                self.observed,
+                self.expected,
+                self.per_phase
+            )?,
+            Verdict::CountedButIncomplete => write!(
+                f,
+                "  all {} arrivals of group {previous} for this turn were counted, but the barrier did not complete: it was re-initialised or overwritten, or arrivals reached it by other means",
+                self.per_phase
+            )?,
+            _ => write!(f, "  group {previous} did not hand this turn on")?,
+        }
+        self.fmt_blocked(f)
+    }
+
+    /// A named-barrier record ([`Call::NamedBarrierSync`]).
+    fn fmt_named_barrier(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let fault = match Fault::from_raw(self.fault) {
+            Some(Fault::Timeout) => "HANG (wait budget spent)",
+            _ => "unknown fault",
+        };
+        writeln!(
+            f,
+            "gpu-hopper named barrier {fault}: barrier {} of registry {} (shadow at 0x{:x}), in `Barriers::sync` at {}:{}:{}",
+            self.stage,
+            self.label,
+            self.storage,
+            self.file(),
+            self.line,
+            self.column
+        )?;
+        write!(f, "  phase {}; ", self.lap)?;
+        self.fmt_place(f)?;
+        writeln!(f)?;
+        let arrived = self.arrived_this_lap();
+        write!(
+            f,
+            "  {arrived} of {} threads reached this phase (this one included): {} never came. The thread count given to `NamedBarrier::new` is more than the threads that sync or arrive on barrier {} per phase, some warps skip it (a branch, an early return, fewer loop trips), or they wait elsewhere",
+            self.per_phase,
+            i64::from(self.per_phase) - arrived,
+            self.stage
+        )?;
+        self.fmt_blocked(f)
     }
 }
 

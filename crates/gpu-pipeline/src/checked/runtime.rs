@@ -8,11 +8,12 @@
 use core::convert::Infallible;
 use core::panic::Location;
 
+use super::Diagnostics;
 use super::record::{Call, Fault, HangRecord, Role};
 #[cfg(any(target_arch = "nvptx64", target_arch = "amdgpu"))]
 use super::record::{DiagnosticsSink, RECORD_MAGIC};
 #[cfg(target_arch = "nvptx64")]
-use super::record::{ROLE_PRODUCER, Verdict};
+use super::record::{ROLE_PARTICIPANT, ROLE_PRODUCER, Verdict};
 
 /// The device global of checked GPU builds: see [`DiagnosticsSink`].
 #[cfg(any(target_arch = "nvptx64", target_arch = "amdgpu"))]
@@ -110,6 +111,95 @@ fn slow_wait(
                 }
             }
         }
+    }
+}
+
+/// A wait on a barrier outside this crate's pipelines, for the checked builds of crates built on
+/// it (gpu-hopper's named barriers and ordered-sequence barrier): the bounded wait and the
+/// [`HangRecord`] of the pipelines, with the record's fields given by the caller. Each field is the
+/// record's field of the same name (see [`HangRecord`] and the [`Call`] variant for what the
+/// fields mean for that call); `diagnostics` gives the label and the budget.
+///
+/// Only with the `checked` feature.
+#[derive(Clone, Copy, Debug)]
+pub struct BarrierWait {
+    /// The call that waits.
+    pub call: Call,
+    /// The waiting thread's side.
+    pub role: Role,
+    /// The label in the record, and the wait's budget.
+    pub diagnostics: Diagnostics,
+    /// The low 32 bits of the barrier's address (its shared-memory offset on a GPU).
+    pub storage: u32,
+    /// `HangRecord::stages`.
+    pub stages: u32,
+    /// `HangRecord::stage`.
+    pub stage: u32,
+    /// `HangRecord::sub_stage`.
+    pub sub_stage: u32,
+    /// `HangRecord::lap`.
+    pub lap: u32,
+    /// Arrivals per phase (0: not tracked).
+    pub per_phase: u32,
+    /// The total arrivals, modulo 2^32, at which the awaited phase is complete.
+    pub expected: u32,
+    /// `HangRecord::held`.
+    pub held: u32,
+}
+
+impl BarrierWait {
+    /// Polls `ready` until it returns true. Past the budget, reports a [`Fault::Timeout`] with the
+    /// arrivals `observed` returns then (`None`: not tracked) and stops the kernel (on the host,
+    /// panics with the record). The clock is read only after a failed first probe.
+    #[track_caller]
+    #[inline(always)]
+    pub fn wait(self, ready: impl FnMut() -> bool, observed: impl FnOnce() -> Option<u32>) {
+        let location = Location::caller();
+        let word = self.diagnostics.word();
+        bounded_wait(
+            ready,
+            || {},
+            move || word,
+            move |elapsed_ns| self.stop(Fault::Timeout, observed(), elapsed_ns, location),
+        );
+    }
+
+    /// Reports `fault` with `observed` arrivals (`None`: not tracked) and stops the kernel (on the
+    /// host, panics with the record).
+    #[track_caller]
+    #[cold]
+    #[inline(never)]
+    pub fn fail(self, fault: Fault, observed: Option<u32>) -> ! {
+        self.stop(fault, observed, 0, Location::caller())
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn stop(
+        self,
+        fault: Fault,
+        observed: Option<u32>,
+        elapsed_ns: u64,
+        location: &'static Location<'static>,
+    ) -> ! {
+        fail(&Report {
+            fault,
+            call: self.call,
+            role: self.role,
+            diagnostics: self.diagnostics.word(),
+            storage: self.storage,
+            stages: self.stages,
+            stage: self.stage,
+            sub_stage: self.sub_stage,
+            lap: self.lap,
+            per_phase: self.per_phase,
+            expected: self.expected,
+            observed: observed.unwrap_or(0),
+            tracked: observed.is_some() && self.per_phase != 0,
+            held: self.held,
+            elapsed_ns,
+            location,
+        })
     }
 }
 
@@ -238,10 +328,10 @@ fn print_line(record: &HangRecord) {
         Some(Fault::NotInPair) => b"ROLE NOT IN THIS CTA OF THE PAIR\0",
         _ => b"WRONG ROLE\0",
     };
-    let role: &'static [u8] = if record.role == ROLE_PRODUCER {
-        b"producer\0"
-    } else {
-        b"consumer\0"
+    let role: &'static [u8] = match record.role {
+        ROLE_PRODUCER => b"producer\0",
+        ROLE_PARTICIPANT => b"participant\0",
+        _ => b"consumer\0",
     };
     let mut file = [0u8; 65];
     file[..64].copy_from_slice(&record.file);
