@@ -130,7 +130,65 @@ pub const CHECK: [Shape; 18] = [
     Shape::new(520, 264, 72),
 ];
 
-/// Parses `--shapes`: `square`, `llm`, `all`, `check` ([`CHECK`]), or a comma-separated list of `MxNxK` (each at least
+/// The M of the sweep (issue 24): decode (1 to 64), mid (96 to 1024) and large.
+pub const SWEEP_M: [usize; 18] = [
+    1, 2, 4, 8, 16, 32, 64, 96, 128, 192, 256, 384, 512, 768, 1024, 2048, 4096, 8192,
+];
+
+/// One open model family's linear layers as `(N, K)` of `D = A B^T` (A: tokens x K, B: the
+/// weight, N x K), from the published configurations: the fused q/k/v projection
+/// (`(heads + 2 kv_heads) head_dim` x hidden), the attention output (hidden x hidden), the fused
+/// gate/up projection (`2 intermediate` x hidden) and the down projection (hidden x
+/// intermediate).
+#[derive(Clone, Copy, Debug)]
+pub struct Family {
+    /// The name used in `--shapes sweep-NAME`.
+    pub name: &'static str,
+    /// The model it is taken from.
+    pub model: &'static str,
+    /// qkv, o, gate_up, down.
+    pub layers: [(usize, usize); 4],
+}
+
+/// The families of the sweep, of four sizes.
+pub const FAMILIES: [Family; 4] = [
+    // hidden 2048, 32 heads and 8 kv heads of 64, intermediate 8192.
+    Family {
+        name: "llama1b",
+        model: "Llama-3.2-1B",
+        layers: [(3072, 2048), (2048, 2048), (16384, 2048), (2048, 8192)],
+    },
+    // hidden 3584, 28 heads and 4 kv heads of 128, intermediate 18944.
+    Family {
+        name: "qwen7b",
+        model: "Qwen2.5-7B",
+        layers: [(4608, 3584), (3584, 3584), (37888, 3584), (3584, 18944)],
+    },
+    // hidden 4096, 32 heads and 8 kv heads of 128, intermediate 14336.
+    Family {
+        name: "llama8b",
+        model: "Llama-3.1-8B",
+        layers: [(6144, 4096), (4096, 4096), (28672, 4096), (4096, 14336)],
+    },
+    // hidden 8192, 64 heads and 8 kv heads of 128, intermediate 28672.
+    Family {
+        name: "llama70b",
+        model: "Llama-3.1-70B",
+        layers: [(10240, 8192), (8192, 8192), (57344, 8192), (8192, 28672)],
+    },
+];
+
+/// The sweep of one family: every M of [`SWEEP_M`] with each of its layers.
+pub fn sweep(family: &Family) -> Vec<Shape> {
+    SWEEP_M
+        .iter()
+        .flat_map(|&m| family.layers.iter().map(move |&(n, k)| Shape::new(m, n, k)))
+        .collect()
+}
+
+/// Parses `--shapes`: `square`, `llm`, `all`, `check` ([`CHECK`]), `sweep` (every family's
+/// [`sweep`] and the squares), `sweep-NAME` (one family of [`FAMILIES`]), `decode`, `mid` (the
+/// sweep's M <= 64, and 96 <= M <= 1024, of every family), or a comma-separated list of `MxNxK` (each at least
 /// 1, K a multiple of 8: the stride rule of the tensor copies the GEMM under test will use, kept
 /// for every implementation so that all run the same shapes). Named sets and lists may be mixed
 /// (`square,128x4096x4096`); duplicates are dropped, order kept.
@@ -142,7 +200,30 @@ pub fn parse_shapes(spec: &str) -> Result<Vec<Shape>, String> {
             "llm" => llm(),
             "all" => SQUARE.iter().copied().chain(llm()).collect(),
             "check" => CHECK.to_vec(),
-            _ => vec![parse_one(item)?],
+            "sweep" => FAMILIES
+                .iter()
+                .flat_map(sweep)
+                .chain(SQUARE)
+                .collect(),
+            "decode" => FAMILIES.iter().flat_map(sweep).filter(|s| s.m <= 64).collect(),
+            "mid" => FAMILIES
+                .iter()
+                .flat_map(sweep)
+                .filter(|s| (96..=1024).contains(&s.m))
+                .collect(),
+            _ => match item.strip_prefix("sweep-") {
+                Some(name) => {
+                    let family = FAMILIES.iter().find(|f| f.name == name).ok_or_else(|| {
+                        let names: Vec<&str> = FAMILIES.iter().map(|f| f.name).collect();
+                        format!(
+                            "unknown family `{name}` in `{item}`: the families are {}",
+                            names.join(", ")
+                        )
+                    })?;
+                    sweep(family)
+                }
+                None => vec![parse_one(item)?],
+            },
         };
         for shape in more {
             if !shapes.contains(&shape) {
@@ -160,7 +241,7 @@ const MAX_DIM: usize = i32::MAX as usize;
 fn parse_one(item: &str) -> Result<Shape, String> {
     let bad = || {
         format!(
-            "bad shape `{item}`: expected `square`, `llm`, `all`, `check` or MxNxK (for example 4096x4096x4096)"
+            "bad shape `{item}`: expected `square`, `llm`, `all`, `check`, `sweep`, `sweep-FAMILY`, `decode`, `mid` or MxNxK (for example 4096x4096x4096)"
         )
     };
     let dims: Vec<usize> = item
@@ -343,6 +424,26 @@ mod tests {
         // The host reference of the integer check stays cheap: multiply-adds in all.
         let work: f64 = CHECK.iter().map(|s| s.flops() / 2.0).sum();
         assert!(work < 3e10, "{work:e}");
+    }
+
+    #[test]
+    fn the_sweep_covers_every_m_and_layer() {
+        let all = parse_shapes("sweep").unwrap();
+        // 288 family shapes and the squares; three squares are also layers (2048^3 of the 1B
+        // model's o projection, 4096^3 of the 8B's, 8192^3 of the 70B's).
+        assert_eq!(all.len(), FAMILIES.len() * 4 * SWEEP_M.len() + SQUARE.len() - 3);
+        let one = parse_shapes("sweep-llama8b").unwrap();
+        assert_eq!(one.len(), 4 * 18);
+        assert!(one.contains(&Shape::new(1, 28672, 4096)));
+        assert!(one.contains(&Shape::new(384, 4096, 14336)));
+        let decode = parse_shapes("decode").unwrap();
+        assert!(decode.iter().all(|s| s.m <= 64) && decode.len() == 4 * 4 * 7);
+        let mid = parse_shapes("mid").unwrap();
+        assert!(mid.iter().all(|s| (96..=1024).contains(&s.m)) && mid.len() == 4 * 4 * 8);
+        // Every layer's K is a multiple of 8 (the tensor-copy rule `parse_one` enforces).
+        assert!(all.iter().all(|s| s.k % 8 == 0));
+        let e = parse_shapes("sweep-gpt5").unwrap_err();
+        assert!(e.contains("llama1b, qwen7b, llama8b, llama70b"), "{e}");
     }
 
     #[test]
