@@ -219,6 +219,12 @@ impl Gemm {
         self.sms
     }
 
+    /// Whether the loaded module holds `kernel` (every production kernel does; the step kernels
+    /// only the steps module).
+    pub fn has(&self, kernel: Kernel) -> bool {
+        self.functions[kernel.index()].is_some()
+    }
+
     /// `kernel`'s entry point; an error for a step kernel the module does not hold.
     fn function(&self, kernel: Kernel) -> Result<&CudaFunction, GemmError> {
         self.functions[kernel.index()].as_ref().ok_or_else(|| {

@@ -475,6 +475,29 @@ fn ratio(ours: Option<&Row>, row: &Row) -> Option<f64> {
     Some(row.median_ms? / ours?.median_ms?)
 }
 
+/// `ours / NAME RATIO` for each baseline (the rows before `ours`, the row of the host API's
+/// default kernel); `-` where a median is missing. A shape that failed before its rows were made
+/// (a module without a kernel, an allocation) has none, and no ratios.
+fn ratio_line(result: &ShapeResult, ours: usize) -> String {
+    let baselines = &result.rows[..ours.min(result.rows.len())];
+    let ratios: Vec<String> = baselines
+        .iter()
+        .map(|row| {
+            let r = ratio(result.rows.get(ours), row);
+            format!(
+                "ours / {} {}",
+                row.name,
+                r.map_or("-".into(), |r| format!("{r:.3}"))
+            )
+        })
+        .collect();
+    if ratios.is_empty() {
+        "no ratios (no timed rows)".into()
+    } else {
+        ratios.join(", ")
+    }
+}
+
 fn print_shape(result: &ShapeResult, ours: Option<usize>, impls: &[Box<dyn Gemm>]) {
     let shape = result.problem.shape;
     for (row, imp) in result.rows.iter().zip(impls) {
@@ -498,20 +521,7 @@ fn print_shape(result: &ShapeResult, ours: Option<usize>, impls: &[Box<dyn Gemm>
     }
     match ours {
         None => println!("  {}", ours::SKIPPED),
-        Some(o) => {
-            let ratios: Vec<String> = result.rows[..o]
-                .iter()
-                .map(|row| {
-                    let r = ratio(Some(&result.rows[o]), row);
-                    format!(
-                        "ours / {} {}",
-                        row.name,
-                        r.map_or("-".into(), |r| format!("{r:.3}"))
-                    )
-                })
-                .collect();
-            println!("  {}", ratios.join(", "));
-        }
+        Some(o) => println!("  {}", ratio_line(result, o)),
     }
     match &result.error {
         Some(e) => println!("FAIL {shape}: {e}"),
@@ -735,6 +745,34 @@ pub fn main() -> ExitCode {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A shape whose run failed before any row was timed prints its error, not a panic (the
+    /// sweep of a production module once panicked here on "range end index 3 out of range").
+    #[test]
+    fn a_shape_without_rows_has_no_ratios() {
+        let row = |name: &str, ms: Option<f64>| Row {
+            name: name.into(),
+            median_ms: ms,
+            min_ms: 0.0,
+            max_ms: 0.0,
+            runs: 1,
+            check: "PASS".into(),
+        };
+        let mut result = ShapeResult {
+            problem: Problem {
+                shape: crate::problem::Shape::new(1, 8, 8),
+                alpha: 1.0,
+                beta: 0.0,
+            },
+            rows: Vec::new(),
+            error: Some("gemm: no kernel".into()),
+        };
+        assert_eq!(ratio_line(&result, 3), "no ratios (no timed rows)");
+        result.rows = vec![row("a", Some(2.0)), row("b", None), row("ours", Some(1.0))];
+        assert_eq!(ratio_line(&result, 2), "ours / a 2.000, ours / b -");
+        result.rows.truncate(1);
+        assert_eq!(ratio_line(&result, 2), "ours / a -");
+    }
 
     fn args(s: &str) -> Vec<String> {
         s.split_whitespace().map(String::from).collect()

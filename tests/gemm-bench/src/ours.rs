@@ -102,7 +102,8 @@ fn shape_of(problem: &Problem) -> Result<Shape, String> {
 }
 
 /// The GEMMs under test, or `None` without a module: first `ours`, the host API's default kernel
-/// for each shape (what the ratios compare), then every kernel of [`Kernel::ALL`] by name.
+/// for each shape (what the ratios compare), then every kernel of [`Kernel::ALL`] that the module
+/// holds, by name (a production module has no step kernels).
 pub fn ours(device: &Device, module: Option<&Path>) -> Result<Option<Vec<Box<dyn Gemm>>>, String> {
     let Some(path) = module else {
         return Ok(None);
@@ -117,6 +118,7 @@ pub fn ours(device: &Device, module: Option<&Path>) -> Result<Option<Vec<Box<dyn
             prepared: None,
         })
     };
-    let kernels = std::iter::once(None).chain(Kernel::ALL.iter().map(|&kernel| Some(kernel)));
+    let held = Kernel::ALL.iter().filter(|&&kernel| gemm.has(kernel));
+    let kernels = std::iter::once(None).chain(held.map(|&kernel| Some(kernel)));
     Ok(Some(kernels.map(make).collect()))
 }
