@@ -1,0 +1,197 @@
+//! What the kernels and the host test (`tests/hopper-test`) agree on: the case lists, launch
+//! shapes, and the values the kernels write or check. The host compiles this same file
+//! (`#[path]`), so the two cannot drift apart. Pure: no dependencies, no `unsafe`.
+
+/// Threads per warpgroup (every wgmma kernel is one warpgroup).
+pub const WARPGROUP: u32 = 128;
+/// Lanes per warp.
+pub const WARP: u32 = 32;
+/// The rows of every wgmma tile (`m64`).
+pub const WGMMA_M: u32 = 64;
+
+/// The wgmma cases: `$m!(entry, form, a, b, n, k_steps, layout, scale_a);` for each.
+///
+/// - `form`: `Ss` (A and B in shared memory) or `Rs` (A in registers, B in shared memory);
+/// - `a`, `b`: the input types (`Bf16`, `F16`, `E4m3`, `E5m2`), K = 16 per step for 16-bit and
+///   32 for 8-bit inputs, so one step is 32 bytes of a row whatever the type;
+/// - `n`: the tile's columns; `k_steps`: instructions (K = `k_steps` steps), the first with
+///   `scale_d` false, the others accumulating, each descriptor advanced by one step;
+/// - `layout`: how A and B sit in shared memory, K-major: `B32`, `B64`, `B128` (swizzled, a row
+///   per span: `k_steps * 32` bytes must fit the span) or `Interleaved` (no swizzle: 8 x 16-byte
+///   core matrices, LBO = 128 bytes along K, SBO = a row's core matrices along M/N);
+/// - `scale_a`: the `SCALE_A` immediate, 1 or -1 (D = scale_a * A B^T).
+///
+/// A is 64 x K, B is N x K (both K contiguous in global memory, as the host writes them), D is
+/// 64 x N f32, row-major, written through `gpu_hopper::wgmma::fragment::accumulator`.
+macro_rules! wgmma_cases {
+    ($m:ident) => {
+        // bf16: the GEMM runs m64n{64,128,256}k16 SS with B128 only.
+        $m!(wgmma_ss_bf16_n16_b128_k4, Ss, Bf16, Bf16, 16, 4, B128, 1);
+        $m!(wgmma_ss_bf16_n64_b64_k2_neg, Ss, Bf16, Bf16, 64, 2, B64, -1);
+        $m!(
+            wgmma_ss_bf16_n32_interleaved_k2,
+            Ss,
+            Bf16,
+            Bf16,
+            32,
+            2,
+            Interleaved,
+            1
+        );
+        $m!(wgmma_rs_bf16_n16_b128_k4, Rs, Bf16, Bf16, 16, 4, B128, 1);
+        $m!(wgmma_rs_bf16_n64_b32_k1, Rs, Bf16, Bf16, 64, 1, B32, 1);
+        $m!(wgmma_rs_bf16_n256_b64_k2, Rs, Bf16, Bf16, 256, 2, B64, 1);
+        // f16.
+        $m!(wgmma_ss_f16_n32_b32_k1, Ss, F16, F16, 32, 1, B32, 1);
+        $m!(wgmma_ss_f16_n128_b128_k2, Ss, F16, F16, 128, 2, B128, 1);
+        $m!(wgmma_rs_f16_n64_b128_k2, Rs, F16, F16, 64, 2, B128, -1);
+        // FP8 (K = 32 per step).
+        $m!(wgmma_ss_e4m3_n64_b128_k2, Ss, E4m3, E4m3, 64, 2, B128, 1);
+        $m!(wgmma_ss_e4m3_n256_b32_k1, Ss, E4m3, E4m3, 256, 1, B32, 1);
+        $m!(wgmma_ss_e5m2_n16_b64_k2, Ss, E5m2, E5m2, 16, 2, B64, 1);
+        $m!(
+            wgmma_ss_e5m2_n96_interleaved_k1,
+            Ss,
+            E5m2,
+            E5m2,
+            96,
+            1,
+            Interleaved,
+            1
+        );
+        $m!(
+            wgmma_ss_e4m3_e5m2_n32_b128_k4,
+            Ss,
+            E4m3,
+            E5m2,
+            32,
+            4,
+            B128,
+            1
+        );
+        $m!(
+            wgmma_ss_e5m2_e4m3_n192_b64_k1,
+            Ss,
+            E5m2,
+            E4m3,
+            192,
+            1,
+            B64,
+            -1
+        );
+        $m!(wgmma_rs_e4m3_n32_b128_k2, Rs, E4m3, E4m3, 32, 2, B128, 1);
+        $m!(wgmma_rs_e5m2_n64_b32_k1, Rs, E5m2, E5m2, 64, 1, B32, 1);
+        $m!(
+            wgmma_rs_e4m3_e5m2_n128_b64_k2,
+            Rs,
+            E4m3,
+            E5m2,
+            128,
+            2,
+            B64,
+            1
+        );
+        $m!(
+            wgmma_rs_e5m2_e4m3_n16_interleaved_k2,
+            Rs,
+            E5m2,
+            E4m3,
+            16,
+            2,
+            Interleaved,
+            1
+        );
+    };
+}
+
+/// Bytes of one K step of a row: 16 16-bit or 32 8-bit elements.
+pub const STEP_BYTES: u32 = 32;
+/// The interleaved layout's distance between core matrices along K (LBO).
+pub const INTERLEAVED_LBO: u32 = 128;
+
+/// The interleaved layout's distance between 8-row groups along M/N (SBO): a row's core
+/// matrices side by side, `k_steps * 2` of them.
+pub const fn interleaved_sbo(k_steps: u32) -> u32 {
+    k_steps * (STEP_BYTES / 16) * INTERLEAVED_LBO
+}
+
+/// The dynamic shared memory of a wgmma case whose rows take `row_bytes` in shared memory (the
+/// swizzle span, or for the interleaved layout the row's bytes): A's 64 rows, then B's `n`.
+pub const fn wgmma_smem_bytes(n: u32, row_bytes: u32) -> u32 {
+    (WGMMA_M + n) * row_bytes
+}
+
+/// Named barriers: the words the producer warps write per round.
+pub const NAMED_BUFFER_WORDS: u32 = 256;
+/// The dynamic shared memory of a named-barrier case: the buffer, then room for the barriers'
+/// shadow of checked builds (the kernel checks at compile time that both fit).
+pub const NAMED_SMEM_BYTES: u32 = NAMED_BUFFER_WORDS * 4 + 256;
+/// Words of output per consumer thread: errors, then the wrapping sum of the words it read.
+pub const NAMED_OUT_WORDS: u32 = 2;
+
+/// The named-barrier cases: `$m!(entry, producer_warps, consumer_warps);` (a block of
+/// `producer_warps + consumer_warps` warps; consumer thread `c` checks the words `c`, `c +
+/// consumer threads`, ... of each round).
+macro_rules! named_barrier_cases {
+    ($m:ident) => {
+        $m!(named_barrier_p1_c3, 1, 3);
+        $m!(named_barrier_p2_c6, 2, 6);
+    };
+}
+
+/// A 32-bit mix (the finaliser of MurmurHash3).
+pub const fn mix(mut x: u32) -> u32 {
+    x ^= x >> 16;
+    x = x.wrapping_mul(0x85EB_CA6B);
+    x ^= x >> 13;
+    x = x.wrapping_mul(0xC2B2_AE35);
+    x ^= x >> 16;
+    x
+}
+
+/// Word `word` of round `round` of block `block` in the named-barrier test.
+pub const fn named_value(seed: u32, block: u32, round: u32, word: u32) -> u32 {
+    mix(seed ^ mix(block.wrapping_mul(0x9E37_79B9) ^ mix(round.wrapping_mul(0x0100_0193) ^ word)))
+}
+
+/// Ordered sequence: its rings.
+pub const SEQUENCE_DEPTH: usize = 2;
+/// The dynamic shared memory of an ordered-sequence case: room for its storage (the kernel
+/// checks at compile time that it fits).
+pub const SEQUENCE_SMEM_BYTES: u32 = 1024;
+
+/// The ordered-sequence cases: `$m!(entry, groups);` (a block of `groups` warpgroups, each a
+/// group of the sequence, `SEQUENCE_DEPTH` rings).
+macro_rules! sequence_cases {
+    ($m:ident) => {
+        $m!(sequence_d2_g2, 2);
+        $m!(sequence_d2_g3, 3);
+    };
+}
+
+/// A log entry of the ordered-sequence test: the group and its turn.
+pub const fn sequence_entry(group: u32, turn: u32) -> u32 {
+    (group << 16) | turn
+}
+
+/// The group and turn of a log entry.
+pub const fn sequence_decode(entry: u32) -> (u32, u32) {
+    (entry >> 16, entry & 0xFFFF)
+}
+
+/// Programmatic dependent launch: threads per block of both kernels.
+pub const PDL_THREADS: u32 = 128;
+/// Words each thread of the primary writes.
+pub const PDL_WORDS_PER_THREAD: u32 = 4;
+
+/// Word `i` of the primary kernel's data.
+pub const fn pdl_value(seed: u32, i: u32) -> u32 {
+    mix(seed ^ i.wrapping_mul(0x2545_F491)) | 1
+}
+
+/// What the reduction kernels do with their box: `tensor_reduce_add`, `_min`, `_max`.
+pub const REDUCE_ADD: u32 = 0;
+/// See [`REDUCE_ADD`].
+pub const REDUCE_MIN: u32 = 1;
+/// See [`REDUCE_ADD`].
+pub const REDUCE_MAX: u32 = 2;
