@@ -1,6 +1,7 @@
 //! Every GPU artifact of the repository, built in one go (`cargo xtask build`, and the GPU step
-//! of `test`): the kernels for each target of [`gpu`]'s table and the GEMM's module; each sm_90
-//! module through the convergence check as it is built ([`ptx_check`]; the GEMM's in its own task).
+//! of `test`): the kernels for each target of [`gpu`]'s table, the GEMM's module and the
+//! toolkit's test module; each sm_90 module through the convergence check as it is built
+//! ([`ptx_check`]; the GEMM's in its own task).
 //! `cargo xtask build --only NAME` builds one of them ([`MODULES`]).
 
 use std::path::PathBuf;
@@ -12,13 +13,15 @@ use crate::ptx_check;
 use crate::util::Result;
 
 /// The modules [`build_all`] builds, in order, by the name `--only` takes (the build's folder
-/// under `target/gpu/`, and `gemm` for the GEMM's `sm_90a`).
-pub const MODULES: [&str; 8] = [
+/// under `target/gpu/`, `gemm` for the GEMM's `sm_90a` and `hopper` for the toolkit's test
+/// kernels' `sm_90a`).
+pub const MODULES: [&str; 9] = [
     "sm_90",
     "sm_100a",
     "sm_90-checked",
     "sm_90-bench",
     "gemm",
+    "hopper",
     "gfx90a",
     "gfx942",
     "gfx1100",
@@ -44,6 +47,7 @@ fn build_one(sh: &Shell, name: &str) -> Result<PathBuf> {
             Ok(bench)
         }
         "gemm" => crate::gemm_kernel::build(sh),
+        "hopper" => crate::hopper::build(sh),
         amd => match AMD.iter().find(|target| target.cpu == amd) {
             Some(target) => gpu::build(sh, target),
             None => Err(format!(

@@ -12,6 +12,7 @@ pub fn lint(sh: &Shell) -> Result {
     })?;
     for manifest in [
         "tests/kernels/Cargo.toml",
+        "tests/hopper-kernels/Cargo.toml",
         "tests/compile-fail/Cargo.toml",
         "crates/gpu-gemm/Cargo.toml",
     ] {
@@ -38,6 +39,8 @@ pub fn lint(sh: &Shell) -> Result {
     for extra in [&[][..], &["--features", "steps"][..]] {
         crate::gemm_kernel::NVPTX_SM90A.cargo_clippy(sh, crate::gemm_kernel::CRATE, extra)?;
     }
+    // The toolkit's test kernels, likewise.
+    crate::gemm_kernel::NVPTX_SM90A.cargo_clippy(sh, crate::hopper::CRATE, &[])?;
     println!("  fmt and clippy clean");
     Ok(())
 }

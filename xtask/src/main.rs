@@ -13,6 +13,7 @@ mod example;
 mod gemm;
 mod gemm_kernel;
 mod gpu;
+mod hopper;
 mod host;
 mod nvidia;
 mod ptx_check;
@@ -35,9 +36,10 @@ usage: cargo xtask <task> [options]
 tasks:
   build [--only NAME]        build the library and the device kernels for every GPU target
                              (nvptx64 sm_90, sm_100a, the checked and bench builds of sm_90, the
-                             GEMM's sm_90a; amdgcn gfx90a, gfx942, gfx1100), a line as each
-                             starts, and print the artifacts; --only builds one: sm_90, sm_100a,
-                             sm_90-checked, sm_90-bench, gemm, gfx90a, gfx942 or gfx1100
+                             GEMM's sm_90a, the toolkit's device tests' sm_90a; amdgcn gfx90a,
+                             gfx942, gfx1100), a line as each starts, and print the artifacts;
+                             --only builds one: sm_90, sm_100a, sm_90-checked, sm_90-bench, gemm,
+                             hopper, gfx90a, gfx942 or gfx1100
   test [--bless]             host tests (the tidy checks included), loom models, GPU builds,
                              compile-fail tests, PTX snapshots
                              (--bless rewrites the snapshots and the convergence check's
@@ -61,11 +63,12 @@ tasks:
                              cargo run --release: it passes, or without a driver prints the
                              no-driver line and exits 4)
   test-nvidia [--bundle DIR] [--quick] [--filter TEXT]
-                             build and run the device suite, the example's launcher and the GEMM's
-                             tests (exact on integers; against cuBLAS: needs cuBLAS) on this
-                             machine's NVIDIA GPU; with --bundle, write DIR (harness + PTX + the
-                             example + the GEMM's programs + run.sh) to run on a GPU machine
-                             without Rust
+                             build and run the device suite, the example's launcher, the GEMM's
+                             tests (exact on integers; against cuBLAS: needs cuBLAS) and the
+                             toolkit's device tests (hopper-test) on this machine's NVIDIA GPU;
+                             with --bundle, write DIR (harness + PTX + the example + the GEMM's
+                             and the toolkit's programs + run.sh) to run on a GPU machine without
+                             Rust
   bench-nvidia [--bundle DIR] [--quick]
                              benchmarks: the library's kernels against hand-written CUDA C++ (nvcc) and
                              cudaMemcpy, side by side; with --bundle, write DIR to run on a GPU machine

@@ -14,8 +14,9 @@ use crate::util::Result;
 /// status), the suite, the suite under synccheck (reduced item counts), the sm_90a assembly of
 /// the module, the SASS of the barrier probes, and the examples: the kernel crate's launcher and
 /// the GEMM example (`@EXAMPLE@`, [`example::RUN_SH_SECTION`]). Logs go to `$OUT` if set, else to `out/` beside
-/// the script. `@SETUP@`, `@NO_DRIVER@`, `@EXAMPLE@` and `@GEMM@` (the GEMM's test and its check
-/// against cuBLAS, [`crate::gemm_kernel::run_sh_section`]) are filled in by [`run_sh`].
+/// the script. `@SETUP@`, `@NO_DRIVER@`, `@EXAMPLE@`, `@GEMM@` (the GEMM's test and its check
+/// against cuBLAS, [`crate::gemm_kernel::run_sh_section`]) and `@HOPPER@` (the toolkit's device
+/// tests, [`crate::hopper::RUN_SH_SECTION`]) are filled in by [`run_sh`].
 const RUN_SH: &str = r#"#!/usr/bin/env bash
 # The gpu-pipeline device suite, self-contained: needs an NVIDIA driver, cuBLAS (CUDA 13:
 # libcublas.so.13, libcublasLt.so.13) for the GEMM's check against it, and CUDA's
@@ -54,6 +55,8 @@ timeout -k 10 180 "$here/pipeline-harness" --ptx "$here/pipeline_kernels.ptx" "$
 @EXAMPLE@
 
 @GEMM@
+
+@HOPPER@
 
 echo "== device suite, checked build (hang diagnostics on: bounded waits, arrival shadows; quick)"
 timeout -k 10 180 "$here/pipeline-harness" --ptx "$here/pipeline_kernels_checked.ptx" --quick 2>&1 | tee "$out/suite_checked.log"
@@ -113,17 +116,20 @@ fn run_sh() -> String {
         .replace("@NO_DRIVER@", &exit::NO_DRIVER.to_string())
         .replace("@EXAMPLE@", example::RUN_SH_SECTION)
         .replace("@GEMM@", &crate::gemm_kernel::run_sh_section())
+        .replace("@HOPPER@", crate::hopper::RUN_SH_SECTION)
 }
 
 /// Builds the PTX, the harness (release), the examples (the kernel crate with its launcher, the
-/// GEMM example), and the GEMM's test and benchmark (for its `--check` pass), and returns the
-/// harness path.
+/// GEMM example), the GEMM's test and benchmark (for its `--check` pass), and the toolkit's test
+/// module and binary, and returns the harness path.
 fn build(sh: &Shell) -> Result<std::path::PathBuf> {
     example::build(sh)?;
     gpu::build(sh, &NVPTX)?;
     gpu::build_checked(sh)?;
     gpu::build(sh, &gpu::NVPTX_SM100A)?;
     crate::gemm_kernel::build(sh)?;
+    crate::hopper::build(sh)?;
+    crate::hopper::build_test(sh)?;
     let commit = device::commit(sh);
     cmd!(sh, "cargo build --release -p gemm-test")
         .run()
@@ -152,6 +158,7 @@ fn bundle(sh: &Shell, harness: &Path, dir: &Path) -> Result {
         .into_iter()
         .chain(example::bundle_files())
         .chain(crate::gemm_kernel::bundle_files())
+        .chain(crate::hopper::bundle_files())
         .collect();
     device::write_bundle(sh, dir, &files, "run.sh", &run_sh())?;
     println!(
@@ -207,16 +214,18 @@ pub fn test(
                 println!(
                     "test-nvidia: SKIPPED: {reason} (the harness and PTX were built; the checked-build suite and the broken kernels are skipped too)"
                 );
-                // The example's launcher and the GEMM test too: each must reach the same
-                // verdict on its own.
+                // The example's launcher, the GEMM test and the toolkit's test too: each must
+                // reach the same verdict on its own.
                 example::run(sh, ci)?;
-                return crate::gemm_kernel::run(sh, ci);
+                crate::gemm_kernel::run(sh, ci)?;
+                return crate::hopper::run(sh, ci);
             }
             Verdict::Failed(message) => return Err(message),
         }
     }
     example::run(sh, ci)?;
-    crate::gemm_kernel::run(sh, ci)
+    crate::gemm_kernel::run(sh, ci)?;
+    crate::hopper::run(sh, ci)
 }
 
 #[cfg(test)]
@@ -227,7 +236,7 @@ mod tests {
     #[test]
     fn run_sh_requires_the_setup_status_for_an_invalid_module() {
         let script = run_sh();
-        for placeholder in ["@SETUP@", "@NO_DRIVER@", "@EXAMPLE@", "@GEMM@"] {
+        for placeholder in ["@SETUP@", "@NO_DRIVER@", "@EXAMPLE@", "@GEMM@", "@HOPPER@"] {
             assert!(super::RUN_SH.contains(placeholder), "{placeholder}");
             assert!(!script.contains(placeholder), "{placeholder} left unfilled");
         }
@@ -256,5 +265,14 @@ mod tests {
         let check = script.find("\"$here/gemm-bench\" --check").unwrap();
         assert!(test < check);
         assert!(check < script.find("exit $status").unwrap());
+    }
+
+    #[test]
+    fn run_sh_runs_the_toolkit_tests_after_the_gemm_and_fails_unless_they_pass() {
+        let script = run_sh();
+        assert!(script.contains(crate::hopper::RUN_SH_SECTION));
+        let test = script.find("\"$here/hopper-test\"").unwrap();
+        assert!(script.find("\"$here/gemm-test\"").unwrap() < test);
+        assert!(test < script.find("exit $status").unwrap());
     }
 }

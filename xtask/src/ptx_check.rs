@@ -1,7 +1,7 @@
 //! The PTX convergence check (`crates/ptx-uniform`) on every sm_90 module the build makes besides
 //! the GEMM's (which `gemm_kernel::check_ptx` checks with its own expectations): the device test
-//! kernels plain, checked and for the benchmarks, and the example kernel crate. One line per
-//! module. And the bless of the checker's fixtures (`--bless` of `snapshots` and `test`).
+//! kernels plain, checked and for the benchmarks, the example kernel crate, and the toolkit's
+//! test kernels (sm_90a, `hopper`). One line per module. And the bless of the checker's fixtures (`--bless` of `snapshots` and `test`).
 //!
 //! No module built here has a finding, so there is no list of accepted ones: the deliberately
 //! broken kernels of the checked build (`tests/kernels/src/broken.rs`) break the pipeline
