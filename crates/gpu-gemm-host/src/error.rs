@@ -22,6 +22,10 @@ pub enum GemmError {
     Device(String),
     /// A CUDA call failed.
     Cuda(String),
+    /// The call cannot be captured into a CUDA graph: it would allocate or upload (a problem
+    /// [`Gemm::run`](crate::Gemm::run) has no plan for yet on that stream, or
+    /// [`Gemm::prepare`](crate::Gemm::prepare)) while its stream is being captured.
+    Capture(String),
 }
 
 impl std::fmt::Display for GemmError {
@@ -31,7 +35,8 @@ impl std::fmt::Display for GemmError {
             | Self::Module(s)
             | Self::Context(s)
             | Self::NoDriver(s)
-            | Self::Device(s) => {
+            | Self::Device(s)
+            | Self::Capture(s) => {
                 write!(f, "gemm: {s}")
             }
             Self::Cuda(s) => write!(f, "gemm: CUDA: {s}"),

@@ -3,10 +3,38 @@
 
 use std::sync::Arc;
 
-use cudarc::driver::{CudaContext, CudaFunction, sys};
+use cudarc::driver::{CudaContext, CudaFunction, CudaStream, sys};
 
+use crate::cache::Capture;
 use crate::error::{check, cuda};
 use crate::{GemmError, Kernel};
+
+/// Whether `stream` is being captured into a CUDA graph, and the capture sequence's id
+/// (`cuStreamGetCaptureInfo`, one driver call that enqueues nothing: on the H200 a fraction of a
+/// microsecond). A capture that failed and is still open counts as one (the driver refuses its
+/// launches; a plan must not be made or freed in it either).
+pub(crate) fn capture_state(stream: &CudaStream) -> Result<Capture, GemmError> {
+    let mut status = sys::CUstreamCaptureStatus::CU_STREAM_CAPTURE_STATUS_NONE;
+    let mut id: sys::cuuint64_t = 0;
+    // SAFETY: a live stream of cudarc's; the driver writes the status and the id, and the
+    // optional outputs (graph, dependencies, edges, their count) are null.
+    let result = unsafe {
+        sys::cuStreamGetCaptureInfo_v3(
+            stream.cu_stream(),
+            &raw mut status,
+            &raw mut id,
+            std::ptr::null_mut(),
+            std::ptr::null_mut(),
+            std::ptr::null_mut(),
+            std::ptr::null_mut(),
+        )
+    };
+    check(result, "cuStreamGetCaptureInfo")?;
+    Ok(match status {
+        sys::CUstreamCaptureStatus::CU_STREAM_CAPTURE_STATUS_NONE => Capture::None,
+        _ => Capture::Active(id),
+    })
+}
 
 /// A 2D bf16 tensor map over `rows` rows of `k` elements at `address`, boxes of 64 x `box_rows`,
 /// 128-byte swizzle (the layout the kernel's wgmma descriptors read and its epilogue stages),

@@ -52,24 +52,27 @@
 //! checked before any launch: its launch ABI version, its entries, their parameters and their
 //! launch bounds. The driver compiles the PTX for the GPU when the module is loaded.
 
-use std::sync::Arc;
+use std::sync::{Arc, Mutex, MutexGuard};
 
 use cudarc::driver::{
     CudaContext, CudaFunction, CudaModule, CudaSlice, CudaStream, DevicePtr, DevicePtrMut,
     SyncOnDrop, sys,
 };
 
+mod cache;
 mod error;
 mod kernel;
 mod launch;
 mod module;
 
+pub use cache::{CacheLimits, CacheStats};
 pub use error::{GemmError, context};
 pub use kernel::{Kernel, Shape, check_shape};
 pub use module::{ABI_SYMBOL, ABI_VERSION};
 
+use cache::{Capture, Key, PlanCache};
 use error::{check, check_device, cuda};
-use launch::{cluster_attribute, launch_config, max_active_clusters, tensor_map};
+use launch::{capture_state, cluster_attribute, launch_config, max_active_clusters, tensor_map};
 use module::Params;
 
 /// The kernels' module, as `cargo xtask build` writes it (`target/gpu/sm_90a/gpu_gemm.ptx`: the
@@ -100,7 +103,7 @@ impl<'a> From<Option<&'a CudaSlice<u16>>> for Addend<'a> {
 }
 
 /// How a prepared problem reads C.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 enum CSource {
     None,
     Buffer(u64),
@@ -117,8 +120,54 @@ impl CSource {
     }
 }
 
-/// The loaded kernels.
+/// The loaded kernels, and the plans of the problems [`run`](Gemm::run) has seen.
+///
+/// `Gemm` is `Send` and `Sync`: one may be shared by threads (the plans are behind a mutex,
+/// held for a lookup, not across a launch or while a plan is made).
+///
+/// # The plan cache
+///
+/// `run` and `run_with` keep the plan of each problem they make (the tensor maps, uploaded,
+/// and the split-K workspace: what [`prepare`](Gemm::prepare) makes), keyed by everything it
+/// is a function of: the kernel, the shape, the addresses of A, B, C and D, how C is read, and
+/// the stream. A call whose key was seen launches the kept plan: no tensor map, no upload, no
+/// allocation. Every check that does not follow from the key (the buffers' lengths and
+/// contexts, the stream's context, beta != 0 without C) runs on every call, so a buffer freed
+/// and another allocated at its address is checked as any other, and gets a plan that is right
+/// for it when it has the same shape (a tensor map encodes only the address, the dims and the
+/// strides). Why the key is enough: the `cache` module's docs.
+///
+/// At most [`CacheLimits::default`] plans and bytes of their device memory are kept, the least
+/// recently used evicted first (and freed in its stream's order); [`set_cache_limits`]
+/// changes the bound, [`clear_cache`] frees them, [`cache_stats`] counts them. Each plan holds
+/// its stream (an `Arc`), so a kept plan keeps its stream alive. Memory bound to buffers that
+/// change address on every call (activations from an allocator that does not reuse them)
+/// misses on every call, as before the cache, and evicts plans that would hit: give such calls
+/// stable buffers, or [`prepare`](Gemm::prepare) them.
+///
+/// # CUDA graphs
+///
+/// `run` can be captured into a CUDA graph (`cuStreamBeginCapture`) once the same call has run
+/// eagerly on that stream: the capture launches the kept plan. A call whose plan does not exist
+/// yet is a [`GemmError::Capture`] (its making allocates and uploads, which a capture cannot
+/// hold), after every other check. A plan a capture used stays with the `Gemm` until it drops
+/// or [`release_captured`](Gemm::release_captured), outside the limits, because the graph holds
+/// its addresses; one with a split-K workspace is not used by eager calls after that (they make
+/// another), so a replay on another stream does not share a workspace with them. As with a
+/// prepared problem, the replays of a graph must not run concurrently with each other (one
+/// executable graph is serialised by CUDA; two instantiated from it are not), and a graph must
+/// not be launched after its `Gemm` is dropped (the module goes with it).
+///
+/// With cudarc's event tracking on (a context with several streams), the tracking of A, B, C
+/// and D waits on and records events in the capture, as for any cudarc buffer; cudarc's own
+/// capture tests turn it off for the capture (`CudaContext::disable_event_tracking`).
+///
+/// [`set_cache_limits`]: Gemm::set_cache_limits
+/// [`clear_cache`]: Gemm::clear_cache
+/// [`cache_stats`]: Gemm::cache_stats
 pub struct Gemm {
+    /// Dropped first: the plans' memory is freed in their streams' order, after their launches.
+    cache: Mutex<PlanCache<Prepared>>,
     _module: Arc<CudaModule>,
     /// The entry points, in the order of [`Kernel::ALL`] (`None`: a step kernel this module
     /// does not hold).
@@ -130,7 +179,7 @@ pub struct Gemm {
 }
 
 /// The device addresses of one problem's matrices.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 struct Addresses {
     a: u64,
     b: u64,
@@ -206,6 +255,7 @@ impl Gemm {
             .expect("the production kernels are in every module load accepts");
         let pairs = max_active_clusters(ctx, Kernel::Cluster, cluster, Kernel::Cluster.cluster())?;
         Ok(Self {
+            cache: Mutex::new(PlanCache::new(CacheLimits::default())),
             functions: loaded.functions,
             _module: loaded.module,
             sms,
@@ -301,15 +351,88 @@ impl Gemm {
         d: &mut CudaSlice<u16>,
     ) -> Result<(), GemmError> {
         let c = c.into();
-        self.check_operands(stream, shape, a, b, c, d)?;
+        // Every check that the plan's key does not imply, on every call (the cache's docs).
+        let checked = self.check_operands(stream, shape, a, b, c, d)?;
         needs_c(beta, c)?;
         // The guards record the GEMM's reads and its write when they drop, after the launch.
         let tracked = Tracked::new(stream, a, b, c, d);
-        let prepared = self.encode(stream, kernel, shape, tracked.addresses)?;
+        let prepared = self.plan(checked, stream, kernel, shape, tracked.addresses)?;
         // SAFETY: the addresses are those of the slices, checked above for the shape and for
-        // this context, borrowed (D mutably) until the guards drop after the launch; the launch
-        // is on `prepared`'s stream.
+        // this context, borrowed (D mutably) until the guards drop after the launch; the plan
+        // is this problem's (its key: kernel, shape, addresses, stream), made for this stream.
         unsafe { self.enqueue(&prepared, alpha, beta) }
+    }
+
+    /// The plan of one problem on `stream`: the kept one, or a new one, kept.
+    fn plan(
+        &self,
+        checked: Checked,
+        stream: &Arc<CudaStream>,
+        kernel: Kernel,
+        shape: Shape,
+        addresses: Addresses,
+    ) -> Result<Arc<Prepared>, GemmError> {
+        let key = key(
+            checked,
+            kernel,
+            shape,
+            addresses,
+            stream.cu_stream() as usize,
+        );
+        // The capture query of the legacy default stream reads the thread's context.
+        self.ctx
+            .bind_to_thread()
+            .map_err(cuda("binding the context"))?;
+        let capture = capture_state(stream)?;
+        if let Some(plan) = self.cache().lookup(&key, capture) {
+            return Ok(plan);
+        }
+        // Under a capture, `encode` refuses (after the checks).
+        let made = Arc::new(self.encode(stream, kernel, shape, addresses)?);
+        let (plan, evicted) = self.cache().insert(key, made, evictable);
+        // Freed (in their streams' order) after the cache is let go.
+        drop(evicted);
+        Ok(plan)
+    }
+
+    /// The plan cache, locked (a panic while it was held left it consistent: every update is
+    /// one step).
+    fn cache(&self) -> MutexGuard<'_, PlanCache<Prepared>> {
+        self.cache.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Sets how many plans, and how many bytes of their device memory, `run` keeps (the
+    /// least recently used are evicted now if they exceed it). `entries: 0` keeps none: every
+    /// call prepares its problem and frees it, as before the cache.
+    pub fn set_cache_limits(&self, limits: CacheLimits) {
+        let evicted = self.cache().set_limits(limits, evictable);
+        drop(evicted);
+    }
+
+    /// What the plan cache holds and how it was used.
+    pub fn cache_stats(&self) -> CacheStats {
+        self.cache().stats()
+    }
+
+    /// Frees every plan kept for eager calls (in their streams' order, after their launches).
+    /// Plans captured graphs use are kept ([`release_captured`](Self::release_captured)).
+    pub fn clear_cache(&self) {
+        let cleared = self.cache().clear(evictable);
+        drop(cleared);
+    }
+
+    /// Frees the plans that captured calls of `run` used (the type's docs: CUDA graphs), in
+    /// their streams' order.
+    ///
+    /// # Safety
+    ///
+    /// No graph that captured a `run` of this `Gemm` is launched again (their launches enqueued
+    /// so far may still run: the memory is freed after them only if they were launched on the
+    /// stream each plan was made for; otherwise, synchronise them first), and no capture that
+    /// called `run` is in progress.
+    pub unsafe fn release_captured(&self) {
+        let released = self.cache().release_captured();
+        drop(released);
     }
 
     /// Builds the tensor maps and the split-K workspace of one problem over these buffers, the
@@ -475,7 +598,7 @@ impl Gemm {
     }
 
     /// The stream and every buffer belong to the module's context, and the buffers are large
-    /// enough for `shape`.
+    /// enough for `shape` ([`check_call`] of what the arguments are).
     fn check_operands(
         &self,
         stream: &CudaStream,
@@ -484,33 +607,72 @@ impl Gemm {
         b: &CudaSlice<u16>,
         c: Addend<'_>,
         d: &CudaSlice<u16>,
-    ) -> Result<(), GemmError> {
-        self.check_stream(stream)?;
+    ) -> Result<Checked, GemmError> {
+        let ours = |ctx: &CudaContext| ctx.cu_ctx() == self.ctx.cu_ctx();
         let c_buffer = match c {
             Addend::Buffer(c) => Some(c),
             Addend::None | Addend::InPlace => None,
         };
-        for (name, buffer) in [
-            ("A", Some(a)),
-            ("B", Some(b)),
-            ("C", c_buffer),
-            ("D", Some(d)),
-        ] {
-            if let Some(buffer) = buffer
-                && buffer.context().cu_ctx() != self.ctx.cu_ctx()
-            {
-                return Err(GemmError::Context(format!(
-                    "{name} belongs to another CUDA context than the one the GEMM module was loaded in"
-                )));
+        let foreign = if !ours(stream.context()) {
+            Some(Foreign::Stream)
+        } else {
+            [
+                ("A", Some(a)),
+                ("B", Some(b)),
+                ("C", c_buffer),
+                ("D", Some(d)),
+            ]
+            .into_iter()
+            .find(|(_, buffer)| buffer.is_some_and(|x| !ours(x.context())))
+            .map(|(name, _)| Foreign::Buffer(name))
+        };
+        let lens = Lens {
+            a: a.len(),
+            b: b.len(),
+            c: c_buffer.map(CudaSlice::len),
+            d: d.len(),
+        };
+        check_call(foreign, shape, lens)
+    }
+
+    /// What a plan of one problem at `addresses` is, on the host: the checks of the kernel
+    /// and the shape, the tensor maps encoded (each address's alignment checked), the split
+    /// count, the grid and the workspace's size. No allocation, no upload, no stream.
+    fn layout(
+        &self,
+        kernel: Kernel,
+        shape: Shape,
+        addresses: Addresses,
+    ) -> Result<Layout, GemmError> {
+        let Shape { m, n, k } = shape;
+        self.function(kernel)?;
+        let capacity = self.capacity(kernel);
+        let splits = kernel.splits(shape, capacity);
+        kernel.check_launch(shape, splits, capacity)?;
+        // A, B, and D and C for the TMA-store epilogue (their rows must be a multiple of 16
+        // bytes: N % 8 == 0; otherwise the kernels store D from registers, read C from global
+        // memory, and the last two maps stay zero; so does C's without C).
+        let mut maps = [0u8; MAPS_BYTES];
+        maps[..128].copy_from_slice(&tensor_map(addresses.a, k, m, kernel.tile_rows())?);
+        maps[128..256].copy_from_slice(&tensor_map(addresses.b, k, n, kernel.b_box_rows())?);
+        let c = addresses.c.address(addresses.d);
+        if n % 8 == 0 {
+            maps[256..384].copy_from_slice(&tensor_map(addresses.d, n, m, 64)?);
+            if c != 0 {
+                maps[384..].copy_from_slice(&tensor_map(c, n, m, 64)?);
             }
         }
-        check_shape(
-            shape,
-            a.len(),
-            b.len(),
-            c_buffer.map(CudaSlice::len),
-            d.len(),
-        )
+        let bytes = kernel.workspace_bytes(shape, splits, capacity)?;
+        let work_bytes = usize::try_from(bytes)
+            .map_err(|_| GemmError::Shape(format!("a split-K workspace of {bytes} bytes")))?;
+        // The grid of the capacity the workspace is sized for, once for every launch.
+        let grid = kernel.grid(shape, splits, capacity)?;
+        Ok(Layout {
+            maps,
+            splits,
+            grid,
+            work_bytes,
+        })
     }
 
     /// The tensor maps and the workspace of one problem at `addresses`, for `stream`.
@@ -521,50 +683,48 @@ impl Gemm {
         shape: Shape,
         addresses: Addresses,
     ) -> Result<Prepared, GemmError> {
-        let Shape { m, n, k } = shape;
-        self.function(kernel)?;
-        let capacity = self.capacity(kernel);
-        let splits = kernel.splits(shape, capacity);
-        kernel.check_launch(shape, splits, capacity)?;
-        // A, B, and D and C for the TMA-store epilogue (their rows must be a multiple of 16
-        // bytes: N % 8 == 0; otherwise the kernels store D from registers, read C from global
-        // memory, and the last two maps stay zero; so does C's without C).
-        let mut maps = [0u8; 512];
-        maps[..128].copy_from_slice(&tensor_map(addresses.a, k, m, kernel.tile_rows())?);
-        maps[128..256].copy_from_slice(&tensor_map(addresses.b, k, n, kernel.b_box_rows())?);
-        let c = addresses.c.address(addresses.d);
-        if n % 8 == 0 {
-            maps[256..384].copy_from_slice(&tensor_map(addresses.d, n, m, 64)?);
-            if c != 0 {
-                maps[384..].copy_from_slice(&tensor_map(c, n, m, 64)?);
-            }
+        let Layout {
+            maps,
+            splits,
+            grid,
+            work_bytes,
+        } = self.layout(kernel, shape, addresses)?;
+        if capture_state(stream)? != Capture::None {
+            return Err(GemmError::Capture(format!(
+                "this problem ({} kernel, {} x {} x {}, these buffers, this stream) has no plan yet, and its stream is being captured into a CUDA graph: making one uploads tensor maps and allocates a split-K workspace, which a capture cannot hold. Make the same run call once before the capture (the capture then launches its kept plan), or Gemm::prepare it before the capture and capture Gemm::launch",
+                kernel.name(),
+                shape.m,
+                shape.n,
+                shape.k
+            )));
         }
         let maps = stream
             .clone_htod(&maps)
             .map_err(cuda("uploading the tensor maps"))?;
-        let bytes = kernel.workspace_bytes(shape, splits, capacity)?;
-        // The grid of the capacity the workspace is sized for, once for every launch.
-        let grid = kernel.grid(shape, splits, capacity)?;
         // Zeroed: the split counters start at zero, and each launch leaves them so.
-        let work = if bytes == 0 {
+        let work = if work_bytes == 0 {
             None
         } else {
-            let bytes = usize::try_from(bytes)
-                .map_err(|_| GemmError::Shape(format!("a split-K workspace of {bytes} bytes")))?;
             Some(
                 stream
-                    .alloc_zeros::<u8>(bytes)
+                    .alloc_zeros::<u8>(work_bytes)
                     .map_err(cuda("allocating the split-K workspace"))?,
             )
         };
+        // The addresses, read once: every launch of the plan is on `stream`, the stream these
+        // buffers were made on and are freed on (cudarc's drop), so no event orders them.
+        let maps_ptr = maps.device_ptr(stream).0;
+        let work_ptr = work.as_ref().map_or(0, |w| w.device_ptr(stream).0);
         Ok(Prepared {
             maps,
+            maps_ptr,
             kernel,
             shape,
             addresses,
             splits,
             grid,
             work,
+            work_ptr,
             stream: stream.clone(),
         })
     }
@@ -578,16 +738,8 @@ impl Gemm {
     unsafe fn enqueue(&self, prepared: &Prepared, alpha: f32, beta: f32) -> Result<(), GemmError> {
         let stream = &prepared.stream;
         let Shape { m, n, k } = prepared.shape;
-        let (maps, _maps_read) = prepared.maps.device_ptr(stream);
-        let (work, _work) = match &prepared.work {
-            Some(w) => {
-                let (p, g) = w.device_ptr(stream);
-                (p, Some(g))
-            }
-            None => (0, None),
-        };
         let mut params = Params {
-            maps,
+            maps: prepared.maps_ptr,
             c: prepared.addresses.c.address(prepared.addresses.d),
             d: prepared.addresses.d,
             m,
@@ -596,7 +748,7 @@ impl Gemm {
             alpha,
             beta,
             splits: prepared.splits,
-            work,
+            work: prepared.work_ptr,
         };
         let mut args = module::pointers(&mut params);
         self.ctx
@@ -628,6 +780,93 @@ impl Gemm {
     }
 }
 
+/// The bytes of a problem's tensor maps: A, B, D and C, 128 each.
+const MAPS_BYTES: usize = 512;
+
+/// A plan's host side ([`Gemm::layout`]).
+struct Layout {
+    maps: [u8; MAPS_BYTES],
+    splits: u32,
+    grid: (u32, u32),
+    work_bytes: usize,
+}
+
+/// The cache key of a problem: everything its plan is a function of (the `cache` module's
+/// docs), for one `Gemm`.
+fn key(_: Checked, kernel: Kernel, shape: Shape, addresses: Addresses, stream: usize) -> Key {
+    let (c_kind, c) = match addresses.c {
+        CSource::None => (0, 0),
+        CSource::Buffer(c) => (1, c),
+        CSource::InPlace => (2, 0),
+    };
+    Key {
+        kernel: kernel.index(),
+        shape: (shape.m, shape.n, shape.k),
+        a: addresses.a,
+        b: addresses.b,
+        c_kind,
+        c,
+        d: addresses.d,
+        stream,
+    }
+}
+
+/// Whether a kept plan may be freed now: not while its stream is being captured (the free
+/// would join the capture). A stream whose state cannot be read is not captured by this
+/// process's calls either way.
+fn evictable(plan: &Prepared) -> bool {
+    !matches!(capture_state(&plan.stream), Ok(Capture::Active(_)))
+}
+
+impl cache::Plan for Prepared {
+    fn bytes(&self) -> u64 {
+        (self.maps.num_bytes() + self.work.as_ref().map_or(0, CudaSlice::num_bytes)) as u64
+    }
+
+    fn has_workspace(&self) -> bool {
+        self.work.is_some()
+    }
+}
+
+/// Which argument of a call belongs to another CUDA context than the module (the first, in
+/// the order of the checks: the stream, then A, B, C, D).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Foreign {
+    Stream,
+    Buffer(&'static str),
+}
+
+/// The lengths of a call's buffers, in bf16 elements (`c`: without a C buffer, `None`).
+#[derive(Clone, Copy, Debug)]
+struct Lens {
+    a: usize,
+    b: usize,
+    c: Option<usize>,
+    d: usize,
+}
+
+/// That a call's checks passed ([`check_call`]): the only way to a plan's [`Key`], so no path
+/// reaches the cache without them.
+#[derive(Clone, Copy, Debug)]
+struct Checked(());
+
+/// The checks of a call that do not follow from its plan's key, on every call, hit or miss:
+/// the contexts (`foreign`), then the shape and the buffers' lengths ([`check_shape`]). Pure.
+fn check_call(foreign: Option<Foreign>, shape: Shape, lens: Lens) -> Result<Checked, GemmError> {
+    match foreign {
+        Some(Foreign::Stream) => Err(GemmError::Context(
+            "the stream belongs to another CUDA context than the one the GEMM module was loaded in: load the module in that context, or use a stream of this one".into(),
+        )),
+        Some(Foreign::Buffer(name)) => Err(GemmError::Context(format!(
+            "{name} belongs to another CUDA context than the one the GEMM module was loaded in"
+        ))),
+        None => {
+            check_shape(shape, lens.a, lens.b, lens.c, lens.d)?;
+            Ok(Checked(()))
+        }
+    }
+}
+
 /// beta != 0 needs a C.
 fn needs_c(beta: f32, c: Addend<'_>) -> Result<(), GemmError> {
     if beta != 0.0 && matches!(c, Addend::None) {
@@ -652,6 +891,8 @@ impl Kernel {
 /// [`Gemm::launch`] (or [`Gemm::launch_raw`]) on the stream it was prepared on.
 pub struct Prepared {
     maps: CudaSlice<u8>,
+    /// `maps`' device address.
+    maps_ptr: u64,
     kernel: Kernel,
     shape: Shape,
     /// The matrices the maps describe.
@@ -662,6 +903,8 @@ pub struct Prepared {
     /// workspace too).
     grid: (u32, u32),
     work: Option<CudaSlice<u8>>,
+    /// `work`'s device address (0 without one).
+    work_ptr: u64,
     /// The stream it was prepared on, the only one it launches on (held, so that its handle
     /// names this stream for as long as the problem exists).
     stream: Arc<CudaStream>,
@@ -698,6 +941,9 @@ pub fn f32_of(x: u16) -> f32 {
 mod tests {
     use super::*;
 
+    /// The checks' token, for keys built in tests.
+    const OK: Checked = Checked(());
+
     #[test]
     fn beta_needs_a_c_and_in_place_is_one() {
         assert!(needs_c(0.0, Addend::None).is_ok());
@@ -715,6 +961,165 @@ mod tests {
         assert_eq!(CSource::None.address(d), 0);
         assert_eq!(CSource::Buffer(0x5000).address(d), 0x5000);
         assert_eq!(CSource::InPlace.address(d), d);
+    }
+
+    #[test]
+    fn a_gemm_may_be_shared_by_threads() {
+        fn shared<T: Send + Sync>() {}
+        shared::<Gemm>();
+        shared::<Prepared>();
+    }
+
+    #[test]
+    fn the_key_holds_every_input_of_a_plan() {
+        let addresses = |c| Addresses {
+            a: 0x1000,
+            b: 0x2000,
+            c,
+            d: 0x3000,
+        };
+        let shape = Shape { m: 1, n: 8, k: 8 };
+        let base = key(OK, Kernel::Persistent, shape, addresses(CSource::None), 7);
+        assert_eq!(
+            base,
+            key(OK, Kernel::Persistent, shape, addresses(CSource::None), 7)
+        );
+        for (what, other) in [
+            (
+                "kernel",
+                key(OK, Kernel::Cluster, shape, addresses(CSource::None), 7),
+            ),
+            (
+                "shape",
+                key(
+                    OK,
+                    Kernel::Persistent,
+                    Shape { m: 2, ..shape },
+                    addresses(CSource::None),
+                    7,
+                ),
+            ),
+            (
+                "stream",
+                key(OK, Kernel::Persistent, shape, addresses(CSource::None), 8),
+            ),
+            (
+                "C in place",
+                key(
+                    OK,
+                    Kernel::Persistent,
+                    shape,
+                    addresses(CSource::InPlace),
+                    7,
+                ),
+            ),
+            (
+                "C a buffer",
+                key(
+                    OK,
+                    Kernel::Persistent,
+                    shape,
+                    addresses(CSource::Buffer(0x5000)),
+                    7,
+                ),
+            ),
+        ] {
+            assert_ne!(base, other, "{what}");
+        }
+        // C = D in place and C a buffer at D's address (which safe calls cannot make) are not
+        // one key either.
+        assert_ne!(
+            key(
+                OK,
+                Kernel::Persistent,
+                shape,
+                addresses(CSource::InPlace),
+                7
+            ),
+            key(
+                OK,
+                Kernel::Persistent,
+                shape,
+                addresses(CSource::Buffer(0x3000)),
+                7
+            )
+        );
+    }
+
+    #[test]
+    fn a_kept_plan_does_not_skip_the_checks_a_changed_argument_fails() {
+        // A plan kept for these addresses; the same addresses come again with arguments that
+        // must fail. The key (all a hit reads) is the same, so only the checks can refuse them,
+        // and `key` takes their token: there is no lookup without them.
+        let shape = Shape {
+            m: 16,
+            n: 4096,
+            k: 4096,
+        };
+        let addresses = Addresses {
+            a: 0x10000,
+            b: 0x20000,
+            c: CSource::None,
+            d: 0x30000,
+        };
+        let lens = Lens {
+            a: 16 * 4096,
+            b: 4096 * 4096,
+            c: None,
+            d: 16 * 4096,
+        };
+        let kept = key(
+            check_call(None, shape, lens).expect("a valid call"),
+            Kernel::PersistentSlim,
+            shape,
+            addresses,
+            7,
+        );
+        let mut cache = cache::PlanCache::new(CacheLimits::default());
+        struct Fake;
+        impl cache::Plan for Fake {
+            fn bytes(&self) -> u64 {
+                1
+            }
+            fn has_workspace(&self) -> bool {
+                true
+            }
+        }
+        cache.insert(kept, Arc::new(Fake), |_| true);
+        // D freed and a shorter buffer allocated at its address.
+        let e = check_call(
+            None,
+            shape,
+            Lens {
+                d: 16 * 4096 - 1,
+                ..lens
+            },
+        )
+        .unwrap_err();
+        assert!(matches!(e, GemmError::Shape(_)), "{e}");
+        assert!(e.to_string().contains("D"), "{e}");
+        // A shorter A, B; a buffer of another context; the stream of another context.
+        assert!(check_call(None, shape, Lens { a: 1, ..lens }).is_err());
+        assert!(check_call(None, shape, Lens { b: 4096, ..lens }).is_err());
+        let e = check_call(Some(Foreign::Buffer("B")), shape, lens).unwrap_err();
+        assert!(
+            matches!(e, GemmError::Context(_)) && e.to_string().contains("B belongs"),
+            "{e}"
+        );
+        let e = check_call(Some(Foreign::Stream), shape, lens).unwrap_err();
+        assert!(e.to_string().contains("the stream belongs"), "{e}");
+        // beta != 0 without C, checked beside them on every call.
+        assert!(needs_c(1.0, Addend::None).is_err());
+        // The valid call again: the same key, a hit.
+        let again = key(
+            check_call(None, shape, lens).unwrap(),
+            Kernel::PersistentSlim,
+            shape,
+            addresses,
+            7,
+        );
+        assert_eq!(again, kept);
+        assert!(cache.lookup(&again, Capture::None).is_some());
     }
 
     #[test]
