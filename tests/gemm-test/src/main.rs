@@ -6,7 +6,9 @@
 //! shape, PASS or FAIL; then one timing
 //! line at 8192^3 (information only: the benchmark against cuBLAS is `cargo xtask bench-gemm`).
 //!
-//! Then the host API's boundaries (`boundary`): modules of another ABI, two streams, two contexts.
+//! Then the host API's boundaries (`boundary`): modules of another ABI, two streams, two contexts;
+//! and `run` captured into CUDA graphs (`graph`): refused before its first call, replayed exactly
+//! after it.
 //!
 //! Usage: `gemm-test PTX [--quick | --sanitize] [--boundary]`. `--quick`: three cases per kernel
 //! and no timing; `--sanitize`: the same three, the boundary tests without the long two-stream
@@ -14,6 +16,7 @@
 //! `--boundary`: only the boundary tests. Exit statuses: `pipeline_suite::exit`.
 
 mod boundary;
+mod graph;
 
 use std::process::ExitCode;
 use std::sync::Arc;
@@ -309,7 +312,10 @@ fn main() -> ExitCode {
             }
         }
     }
-    for (name, outcome) in boundary::run(&ctx, &gemm, ptx, !sanitize) {
+    let outcomes = boundary::run(&ctx, &gemm, ptx, !sanitize)
+        .into_iter()
+        .chain(graph::run(&ctx, &gemm));
+    for (name, outcome) in outcomes {
         match outcome {
             Ok(()) => {
                 println!("PASS {name}");
