@@ -19,6 +19,7 @@ const USAGE: &str = "\
 usage: gemm-bench [--shapes SPEC] [--reps N] [--warmup N] [--quick] [--beta X] [--csv FILE]
                   [--no-gate] [--ours-module FILE] [--seed N]
        gemm-bench --check --ours-module FILE [--shapes SPEC] [--seed N]
+       gemm-bench --host-time --ours-module FILE [--shapes SPEC] [--reps N] [--csv FILE]
 
   --shapes SPEC   square | llm | all | check | MxNxK[,MxNxK...] (sets and shapes may be mixed;
                   K % 8 == 0); default: all (square: 1024^3 .. 16384^3; llm: M in {128, 1024, 8192}
@@ -38,6 +39,15 @@ usage: gemm-bench [--shapes SPEC] [--reps N] [--warmup N] [--quick] [--beta X] [
                   random data against cublasGemmEx within the K-scaled bound, integer data bit for
                   bit against the host reference; one PASS/FAIL line per (shape, beta,
                   implementation). Needs --ours-module; takes no timing flag.
+  --host-time     host microseconds per call, nothing checked: Gemm::run cold (no plan kept)
+                  and repeated (its plan kept; cudarc's event tracking on and off), a prepared
+                  launch and launch_raw, CUDA graph replays of captured runs, cublasGemmEx and
+                  cublasLtMatmul; 100 calls back to back per batch, median over --reps batches
+                  (default 20; --quick 5). Default shapes: 1x4096x4096, 16x4096x4096,
+                  64x4096x4096, 512x4096x4096. --csv FILE appends rows (the benchmark's columns,
+                  implementation host:NAME and wall:NAME, milliseconds per call; the header only
+                  when the file is new). Needs --ours-module; takes --shapes, --reps, --quick,
+                  --csv, not --warmup, --beta, --no-gate, --check.
 
 D = alpha * A * B^T + beta * C; A: M x K, B: N x K, C, D: M x N, row-major bf16, f32 accumulation.
 Exit status: 0 every check passed, 1 a check or a run failed, 2 usage, 3 a kernel hung (--check:
@@ -67,6 +77,8 @@ pub struct Options {
     pub seed: Option<u64>,
     /// The correctness pass (`--check`, [`crate::verify`]) instead of the benchmark.
     pub check: bool,
+    /// The host-time measurement (`--host-time`, [`crate::host_time`]) instead of the benchmark.
+    pub host_time: bool,
 }
 
 /// The flags that set how the benchmark times (or what it writes); `--check` times nothing and
@@ -104,6 +116,7 @@ pub fn parse_args(args: &[String]) -> Result<Command, String> {
         ours_module: None,
         seed: None,
         check: false,
+        host_time: false,
     };
     let mut timing_flags = Vec::new();
     let mut it = args.iter();
@@ -146,9 +159,29 @@ pub fn parse_args(args: &[String]) -> Result<Command, String> {
                 );
             }
             "--check" => options.check = true,
+            "--host-time" => options.host_time = true,
             "-h" | "--help" => return Ok(Command::Help),
             other => return Err(format!("unknown argument `{other}` (--help for the usage)")),
         }
+    }
+    if options.host_time {
+        if options.check {
+            return Err("--host-time and --check are two modes: give one".into());
+        }
+        if let Some(flag) = timing_flags
+            .iter()
+            .find(|f| ["--warmup", "--beta", "--no-gate"].contains(&f.as_str()))
+        {
+            return Err(format!(
+                "{flag} has no meaning with --host-time (it times the host's calls, beta 0, one untimed batch)"
+            ));
+        }
+        if options.ours_module.is_none() {
+            return Err("--host-time needs --ours-module FILE (the GEMM under test)".into());
+        }
+        options.shapes = shapes.unwrap_or_else(|| crate::host_time::SHAPES.to_vec());
+        options.reps = reps.unwrap_or(if options.quick { 5 } else { 20 });
+        return Ok(Command::Run(options));
     }
     if options.check {
         if let Some(flag) = timing_flags.first() {
@@ -530,10 +563,11 @@ fn print_shape(result: &ShapeResult, ours: Option<usize>, impls: &[Box<dyn Gemm>
     }
 }
 
+/// The CSV's first line: the columns of the benchmark's rows and of `--host-time`'s.
+pub const CSV_HEADER: &str = "shape,m,n,k,alpha,beta,implementation,median_ms,min_ms,max_ms,runs,tflops,ours_over_this,check\n";
+
 fn csv_rows(results: &[ShapeResult], ours: Option<usize>) -> String {
-    let mut csv = String::from(
-        "shape,m,n,k,alpha,beta,implementation,median_ms,min_ms,max_ms,runs,tflops,ours_over_this,check\n",
-    );
+    let mut csv = String::from(CSV_HEADER);
     for r in results {
         let s = r.problem.shape;
         for row in &r.rows {
@@ -638,6 +672,21 @@ fn run(options: Options) -> Result<bool, (u8, String)> {
             .as_deref()
             .expect("--check needs a module (parse_args)");
         return crate::verify::run(&device, &options.shapes, module, seed);
+    }
+    if options.host_time {
+        println!(
+            "gemm-bench --host-time: {} (sm_{}{}, {} SMs), CUDA driver {}.{}, commit {}",
+            device.name,
+            device.cc.0,
+            device.cc.1,
+            device.sms,
+            device.driver_version / 1000,
+            (device.driver_version % 1000) / 10,
+            pipeline_harness::report::commit()
+        );
+        // cudarc panics when a symbol is missing from a library it found (an older cuBLAS).
+        return crate::cuda::no_panic("--host-time", || crate::host_time::run(&device, &options))
+            .map_err(|e| (exit::TEST_FAILED, e));
     }
     let setup = |e: String| (exit::SETUP, e);
     // cudarc panics when a symbol is missing from a library it found (an older cuBLAS).
@@ -877,6 +926,33 @@ mod tests {
         assert!(e.contains("too long"), "{e}");
         let e = parse_args(&args("--seed -1")).unwrap_err();
         assert!(e.contains("--seed"), "{e}");
+    }
+
+    #[test]
+    fn host_time_mode() {
+        let o = options("--host-time --ours-module k.ptx");
+        assert!(o.host_time && !o.check);
+        assert_eq!(o.shapes, crate::host_time::SHAPES.to_vec());
+        assert_eq!((o.reps, o.csv.as_ref()), (20, None));
+        let o = options("--host-time --ours-module k.ptx --quick --csv h.csv --shapes 1x8192x8192");
+        assert_eq!(o.shapes, [Shape::new(1, 8192, 8192)]);
+        assert_eq!((o.reps, o.csv), (5, Some(PathBuf::from("h.csv"))));
+        assert_eq!(options("--host-time --ours-module k.ptx --reps 7").reps, 7);
+        assert!(
+            !options("--ours-module k.ptx").host_time,
+            "the benchmark by default"
+        );
+        for (line, says) in [
+            ("--host-time", "--ours-module"),
+            ("--host-time --ours-module k.ptx --check", "two modes"),
+            ("--host-time --ours-module k.ptx --warmup 2", "--warmup"),
+            ("--host-time --ours-module k.ptx --beta 1", "--beta"),
+            ("--host-time --ours-module k.ptx --no-gate", "--no-gate"),
+            ("--host-time --ours-module k.ptx --reps 0", "at least 1"),
+        ] {
+            let e = parse_args(&args(line)).unwrap_err();
+            assert!(e.contains(says), "{line}: {e}");
+        }
     }
 
     #[test]

@@ -7,7 +7,9 @@
 //! in one process on one stream, alternating, timed with CUDA events (median after a warm-up),
 //! and checks every result ([`check`]). `--check` ([`verify`]) is the correctness pass alone,
 //! nothing timed: the GEMM under test against `cublasGemmEx` and a host reference, beta 0 and
-//! not 0, over [`problem::CHECK`]; `cargo xtask test-nvidia` runs it.
+//! not 0, over [`problem::CHECK`]; `cargo xtask test-nvidia` runs it. `--host-time`
+//! ([`host_time`]) times the host's side of a call instead: `Gemm::run` cold and repeated, a
+//! prepared launch, CUDA graph replays, and cuBLAS's own per-call host time.
 //!
 //! Modules: [`problem`] (shapes, the row-major to column-major mapping; pure), [`check`] (bf16,
 //! data, the error bound, the exact reference, medians; pure), [`cuda`] (device, buffers, the
@@ -19,6 +21,7 @@ pub mod bench;
 pub mod check;
 pub mod cuda;
 pub mod gemm;
+pub mod host_time;
 pub mod ours;
 pub mod problem;
 pub mod runs;
