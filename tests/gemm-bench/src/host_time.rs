@@ -223,6 +223,9 @@ fn measure_shape(
             run(&mut buf)
         })?);
         for (name, runs) in [("graph-1", 1), ("graph-N", CALLS)] {
+            // An eager call first: the previous capture took the plan (and its workspace), so
+            // this capture needs a plan of its own, which only an eager call makes.
+            run(&mut buf)?;
             stream
                 .begin_capture(sys::CUstreamCaptureMode::CU_STREAM_CAPTURE_MODE_THREAD_LOCAL)
                 .map_err(cuda("begin_capture"))?;
