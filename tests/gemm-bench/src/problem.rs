@@ -200,12 +200,12 @@ pub fn parse_shapes(spec: &str) -> Result<Vec<Shape>, String> {
             "llm" => llm(),
             "all" => SQUARE.iter().copied().chain(llm()).collect(),
             "check" => CHECK.to_vec(),
-            "sweep" => FAMILIES
+            "sweep" => FAMILIES.iter().flat_map(sweep).chain(SQUARE).collect(),
+            "decode" => FAMILIES
                 .iter()
                 .flat_map(sweep)
-                .chain(SQUARE)
+                .filter(|s| s.m <= 64)
                 .collect(),
-            "decode" => FAMILIES.iter().flat_map(sweep).filter(|s| s.m <= 64).collect(),
             "mid" => FAMILIES
                 .iter()
                 .flat_map(sweep)
@@ -431,7 +431,10 @@ mod tests {
         let all = parse_shapes("sweep").unwrap();
         // 288 family shapes and the squares; three squares are also layers (2048^3 of the 1B
         // model's o projection, 4096^3 of the 8B's, 8192^3 of the 70B's).
-        assert_eq!(all.len(), FAMILIES.len() * 4 * SWEEP_M.len() + SQUARE.len() - 3);
+        assert_eq!(
+            all.len(),
+            FAMILIES.len() * 4 * SWEEP_M.len() + SQUARE.len() - 3
+        );
         let one = parse_shapes("sweep-llama8b").unwrap();
         assert_eq!(one.len(), 4 * 18);
         assert!(one.contains(&Shape::new(1, 28672, 4096)));
