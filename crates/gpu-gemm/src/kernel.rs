@@ -258,16 +258,19 @@ unsafe fn consume<W: Width, const ST: usize, const C: u32, S: MbarScope>(
         let whole = parts == 1 || {
             let work = Workspace::of::<W>(out.work, schedule, config.cluster);
             let slot = schedule.slot(tile, config.cluster, rank);
+            // The thread's first row (of two, 8 apart) is inside D.
+            let live = m0 + g * 64 + 16 * w + l / 4 < m;
             // SAFETY: every consumer thread calls them with the same unit; the workspace is the
             // entries' contract's; the flag word is the layout's.
             unsafe {
-                work.write_partial::<W>(&acc, slot, (split, parts), th);
+                work.write_partial::<W>(&acc, slot, (split, parts), th, live);
                 last_split::<W>(
                     &mut acc,
                     work,
                     slot,
                     (split, parts),
                     th,
+                    live,
                     smem.add(layout.split_flag_at()).cast(),
                     barriers(),
                 )

@@ -51,7 +51,10 @@ impl Workspace {
     }
 
     /// Consumer thread `th` writes its accumulators as split `split` (of `splits`) of slot
-    /// `slot`.
+    /// `slot`, if `live`: its rows are inside D (a thread's accumulators are two rows of the tile,
+    /// the first of them below M). Rows past M are never stored, so their partials are neither
+    /// written nor read: of a decode shape's tile (M = 1 in 128 rows) 4 threads of 256 move
+    /// partials.
     ///
     /// # Safety
     ///
@@ -64,7 +67,11 @@ impl Workspace {
         slot: u32,
         split: (u32, u32),
         th: u32,
+        live: bool,
     ) {
+        if !live {
+            return;
+        }
         // SAFETY: by the contract.
         W::each_quad(acc, |q, v| unsafe {
             self.quad(slot, split, q, th).write(Quad(v))
@@ -78,8 +85,9 @@ impl Workspace {
 /// CTA has then added the splits' partials up into `acc`, in split order (so the sum is the same
 /// whichever CTA finishes last), and reset the counter to zero for the next launch. Of two splits
 /// of a tile up to 128 wide it reads only the other's partial (`a + b` is `b + a`, bit for bit);
-/// otherwise every split's, its own too. No CTA waits for another: the last to arrive does the
-/// work.
+/// otherwise every split's, its own too. Threads whose rows are past M (not `live`) read
+/// nothing: their accumulators are never stored. No CTA waits for another: the last to arrive
+/// does the work.
 ///
 /// # Memory ordering
 ///
@@ -102,6 +110,7 @@ pub(crate) unsafe fn last_split<W: Width>(
     slot: u32,
     (split, parts): (u32, u32),
     th: u32,
+    live: bool,
     flag: *mut u32,
     barriers: Barriers<'_>,
 ) -> bool {
@@ -128,7 +137,9 @@ pub(crate) unsafe fn last_split<W: Width>(
     // Of two splits, the own partial and the other's loads in flight take a 256-wide tile's
     // thread's 128 accumulators twice over, more than its 232 registers (ptxas spills): there
     // the own partial is read back too.
-    if last && parts == 2 && W::BN <= 128 {
+    if !live {
+        // Rows past M: nothing to add up.
+    } else if last && parts == 2 && W::BN <= 128 {
         W::map_quads(acc, |q, own| {
             // SAFETY: the other split's partial, written before its CTA counted (acquired above).
             let v = unsafe { work.quad(slot, (1 - split, 2), q, th).read().0 };
