@@ -120,25 +120,15 @@ impl Kernel {
         self.spec().b_box_rows()
     }
 
-    /// The kernel [`Gemm::run`](crate::Gemm::run) uses for `shape` on a GPU of `sms` SMs. Where
-    /// there are fewer 128 x 256 tiles than half the SMs (which would split every tile), a
-    /// persistent kernel on narrower tiles: 128 x 128 if there are at least half as many of those
-    /// as SMs, 128 x 64 otherwise. Else the single-CTA persistent kernel when there is only one
-    /// row of tiles (a pair's second CTA would compute only padding), and CTA pairs otherwise.
+    /// The kernel [`Gemm::run`](crate::Gemm::run) uses for `shape` on a GPU of `sms` SMs: the
+    /// plan's rule ([`gpu_gemm_plan::default_kernel`], fitted to a measured sweep of M from 1 to
+    /// 1024 over four model families' layers; its docs give the classes).
     pub fn default_for(shape: Shape, sms: u32) -> Kernel {
-        let few = |kernel: Kernel| {
-            let (tm, tn) = kernel.spec().tiles(shape);
-            tm * tn < u64::from(sms / 2)
-        };
-        if few(Kernel::Persistent) && few(Kernel::PersistentNarrow) {
-            Kernel::PersistentSlim
-        } else if few(Kernel::Persistent) {
-            Kernel::PersistentNarrow
-        } else if shape.m <= Kernel::Persistent.tile_rows() {
-            Kernel::Persistent
-        } else {
-            Kernel::Cluster
-        }
+        let spec = gpu_gemm_plan::default_kernel(shape, sms);
+        Kernel::ALL
+            .into_iter()
+            .find(|kernel| kernel.spec().entry == spec.entry)
+            .expect("the plan's default is a kernel of the table")
     }
 
     /// Into how many parts the kernel splits the K range of the tiles it splits, for `shape`,
@@ -454,13 +444,13 @@ mod tests {
     fn the_default_kernel_narrows_the_tiles_where_wide_ones_leave_sms_idle() {
         let shape = |m, n, k| Shape { m, n, k };
         let sms = 132;
-        // The language-model shapes with M = 128 and 16 or 56 tiles of 128 x 256 (measured at 0.79,
-        // 0.78, 0.86 of cuBLAS, split 8 or 2 ways), and 1024^3 (32 tiles, 0.46): the widest
-        // tiles of which there are at least half as many as SMs, or else 128 x 64 ones.
+        // The language-model shapes with M = 128 and 16 or 56 tiles of 128 x 256, and 1024^3
+        // (32 tiles): narrower tiles (the plan's rule, from the sweep of issue 24: 128 x 128
+        // where there are at most 198 of them, 128 x 64 in one wave with K <= 2048).
         for (s, kernel) in [
-            (shape(128, 4096, 4096), Kernel::PersistentSlim),
+            (shape(128, 4096, 4096), Kernel::PersistentNarrow),
             (shape(128, 14336, 4096), Kernel::PersistentNarrow),
-            (shape(128, 4096, 14336), Kernel::PersistentSlim),
+            (shape(128, 4096, 14336), Kernel::PersistentNarrow),
             (shape(1024, 1024, 1024), Kernel::PersistentSlim),
             (shape(1024, 2048, 1024), Kernel::PersistentNarrow),
         ] {

@@ -17,10 +17,12 @@
 #![forbid(unsafe_code)]
 
 pub mod abi;
+mod choice;
 mod config;
 mod layout;
 mod table;
 
+pub use choice::default_kernel;
 pub use config::{CONSUMER_REGS, CONSUMER_WARPS, Config, PRODUCER_REGS};
 pub use gpu_hopper::schedule::{GROUP, MAX_UNITS, Schedule};
 pub use layout::{A_BYTES, BK, BM, BOX_BYTES, Layout, STAGING_BYTES, SWIZZLE};
