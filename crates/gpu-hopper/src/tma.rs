@@ -32,6 +32,13 @@ use gpu_pipeline::arch::nvptx::cvta_to_shared;
 /// order between CTAs is not defined (floating-point sums may differ in the last bits between
 /// runs). Tracked by the calling thread's bulk group, as [`tensor_store`].
 ///
+/// **Known defect (run 57-58 on the H200, 2026-12-02):** the toolkit's device test of the three
+/// reductions (`tests/hopper-kernels/src/tma.rs`: f32, bf16 and s32 add, s32 min and max, 2D and
+/// 3D, boxes inside, overlapping, past the end and at negative coordinates) stops with
+/// `CUDA_ERROR_ILLEGAL_INSTRUCTION` at the reduction (compute-sanitizer: thread 0 of block 3,
+/// the box at negative coordinates), while tensor loads of the same maps and boxes pass. Until
+/// that test passes, do not rely on these three functions.
+///
 /// # Safety
 ///
 /// As [`tensor_store`]: `map` points to a valid [`TensorMap`] of `D` dimensions whose element

@@ -1,0 +1,61 @@
+#!/usr/bin/env python3
+"""An SVG line chart of a `gemm-bench` sweep CSV (standard library only).
+
+usage: plot_sweep.py SWEEP_CSV OUT_SVG [TITLE]
+
+One line per (N, K) of the sweep: `ours` (the host API's default kernel) over the faster of
+cublasGemmEx and cuBLASLt's first choice, against M on a log axis; the 1.0 line is parity.
+"""
+import csv
+import math
+import sys
+from collections import defaultdict
+from xml.sax.saxutils import escape
+
+COLORS = ["#1b6ca8", "#d9480f", "#2b8a3e", "#862e9c", "#e67700", "#0b7285", "#c92a2a", "#5c940d"]
+
+
+def main():
+    path, out = sys.argv[1], sys.argv[2]
+    title = sys.argv[3] if len(sys.argv) > 3 else "ours / the faster cuBLAS default, by M"
+    times = defaultdict(dict)
+    with open(path, newline="") as f:
+        for r in csv.DictReader(f):
+            if r["median_ms"]:
+                times[(int(r["m"]), int(r["n"]), int(r["k"]))][r["implementation"]] = float(r["median_ms"])
+    lines = defaultdict(list)
+    for (m, n, k), t in times.items():
+        if {"ours", "cublasGemmEx", "cublasLt-heuristic"} <= t.keys():
+            lines[(n, k)].append((m, min(t["cublasGemmEx"], t["cublasLt-heuristic"]) / t["ours"]))
+    lines = {nk: sorted(p) for nk, p in lines.items() if len(p) > 1}
+    w, h, left, top, right, bottom = 980, 560, 60, 40, 230, 50
+    ms = [m for p in lines.values() for m, _ in p]
+    x0, x1 = math.log2(min(ms)), math.log2(max(ms))
+    y0, y1 = 0.3, 1.2
+    px = lambda m: left + (math.log2(m) - x0) / max(x1 - x0, 1e-9) * (w - left - right)
+    py = lambda r: top + (y1 - min(max(r, y0), y1)) / (y1 - y0) * (h - top - bottom)
+    s = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{w}" height="{h}" font-family="sans-serif" font-size="12">',
+         f'<rect width="{w}" height="{h}" fill="white"/>',
+         f'<text x="{left}" y="22" font-size="15">{escape(title)}</text>']
+    for i in range(10):
+        r = y0 + i * 0.1
+        s.append(f'<line x1="{left}" x2="{w - right}" y1="{py(r):.1f}" y2="{py(r):.1f}" stroke="{"#444" if abs(r - 1) < 1e-9 else "#ddd"}"/>')
+        s.append(f'<text x="{left - 8}" y="{py(r) + 4:.1f}" text-anchor="end">{r:.1f}</text>')
+    for m in sorted(set(ms)):
+        s.append(f'<text x="{px(m):.1f}" y="{h - bottom + 16}" text-anchor="middle" font-size="10">{m}</text>')
+    s.append(f'<text x="{(left + w - right) / 2}" y="{h - 12}" text-anchor="middle">M (tokens)</text>')
+    for i, (nk, pts) in enumerate(sorted(lines.items())):
+        c = COLORS[i % len(COLORS)]
+        dash = "" if i < len(COLORS) else ' stroke-dasharray="5,3"'
+        d = " ".join(f"{px(m):.1f},{py(r):.1f}" for m, r in pts)
+        s.append(f'<polyline points="{d}" fill="none" stroke="{c}" stroke-width="1.6"{dash}/>')
+        y = top + 14 * i
+        s.append(f'<line x1="{w - right + 12}" x2="{w - right + 32}" y1="{y}" y2="{y}" stroke="{c}" stroke-width="2"{dash}/>')
+        s.append(f'<text x="{w - right + 38}" y="{y + 4}">N {nk[0]}, K {nk[1]}</text>')
+    s.append("</svg>")
+    with open(out, "w") as f:
+        f.write("\n".join(s) + "\n")
+
+
+if __name__ == "__main__":
+    main()
