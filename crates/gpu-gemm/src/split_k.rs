@@ -103,6 +103,10 @@ impl Workspace {
 /// warp converged, after [`Workspace::write_partial`]; `work` is the launch's workspace, `slot`
 /// one of its slots, computed in `parts` splits (one unit each) by this launch; `flag` is the
 /// layout's [`Layout::split_flag_at`] word.
+// Eight arguments: the unit (slot, split and parts), the thread (index and whether its rows
+// are inside D), the flag word and the barriers. Folding two into a tuple changes the kernels'
+// PTX (LLVM schedules it differently), which the H200 runs of 38f5c7b verified as it is.
+#[allow(clippy::too_many_arguments)]
 #[inline(always)]
 pub(crate) unsafe fn last_split<W: Width>(
     acc: &mut W::Acc,
