@@ -48,6 +48,11 @@ echo "== GEMM benchmark (cuBLAS baselines and the Rust GEMM's kernels)"
 timeout -k 10 ${GEMM_TIMEOUT:-900} "$here/gemm-bench" --ours-module "$here/gpu_gemm_steps.ptx" --csv "$out/gemm.csv" "$@" 2>&1 | tee "$out/gemm.log"
 status=${PIPESTATUS[0]}
 echo "gemm-bench exit status: $status (@MEANINGS@)" | tee -a "$out/gemm.log"
+echo "== host time per call: Gemm::run cold and repeated, prepared launches, cuBLAS's own calls, CUDA graph replays"
+timeout -k 10 300 "$here/gemm-bench" --host-time --ours-module "$here/gpu_gemm_steps.ptx" --csv "$out/host-time.csv" 2>&1 | tee "$out/host-time.log"
+host=${PIPESTATUS[0]}
+echo "gemm-bench --host-time exit status: $host" | tee -a "$out/host-time.log"
+[ "$status" -ne 0 ] || status=$host
 exit $status
 "#;
 
@@ -171,6 +176,11 @@ mod tests {
             r#""$here/gemm-bench" --ours-module "$here/gpu_gemm_steps.ptx" --csv "$out/gemm.csv" "$@""#
         ));
         assert!(script.contains("status=${PIPESTATUS[0]}"));
+        // The host-time table follows; its failure fails the script when the benchmark passed.
+        assert!(script.contains(
+            r#""$here/gemm-bench" --host-time --ours-module "$here/gpu_gemm_steps.ptx" --csv "$out/host-time.csv""#
+        ));
+        assert!(script.contains(r#"[ "$status" -ne 0 ] || status=$host"#));
         assert!(script.trim_end().ends_with("exit $status"));
         assert!(script.contains("4 no CUDA driver") && script.contains("5 CUDA setup error"));
         assert!(script.contains("/usr/local/cuda/lib64"));
