@@ -389,18 +389,8 @@ impl fmt::Display for HangRecord {
         if self.sub_stage != NO_SUB_STAGE {
             write!(f, " sub-stage {}", self.sub_stage)?;
         }
-        write!(
-            f,
-            " for lap {}; block ({}, {}, {}), cluster rank {}, thread {} (warp {}), active lanes 0x{:08x}",
-            self.lap,
-            self.block[0],
-            self.block[1],
-            self.block[2],
-            self.cluster_rank,
-            self.thread,
-            self.thread / 32,
-            self.lanes
-        )?;
+        write!(f, " for lap {}; ", self.lap)?;
+        self.fmt_place(f)?;
         writeln!(f)?;
         let arrived = self.arrived_this_lap();
         let missing = i64::from(self.per_phase) - arrived;
@@ -465,21 +455,12 @@ impl fmt::Display for HangRecord {
                 self.held, self.stages
             )?;
         }
-        if self.fault == Fault::Timeout as u32 {
-            writeln!(f)?;
-            write!(
-                f,
-                "  blocked {} us (budget {} us)",
-                self.elapsed_ns / 1000,
-                self.budget_ns / 1000
-            )?;
-        }
-        Ok(())
+        self.fmt_blocked(f)
     }
 }
 
 impl HangRecord {
-    /// Block, thread and lanes, and the time blocked: the common tail of the toolkit records.
+    /// Block, thread and lanes of the reporting thread: every record's second line.
     fn fmt_place(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(
             f,
@@ -494,6 +475,7 @@ impl HangRecord {
         )
     }
 
+    /// The time blocked, on a line of its own, for a timeout: every record's last line.
     fn fmt_blocked(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         if self.fault == Fault::Timeout as u32 {
             writeln!(f)?;
