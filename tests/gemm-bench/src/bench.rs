@@ -674,16 +674,7 @@ fn run(options: Options) -> Result<bool, (u8, String)> {
         return crate::verify::run(&device, &options.shapes, module, seed);
     }
     if options.host_time {
-        println!(
-            "gemm-bench --host-time: {} (sm_{}{}, {} SMs), CUDA driver {}.{}, commit {}",
-            device.name,
-            device.cc.0,
-            device.cc.1,
-            device.sms,
-            device.driver_version / 1000,
-            (device.driver_version % 1000) / 10,
-            pipeline_harness::report::commit()
-        );
+        println!("gemm-bench --host-time: {}", device.describe());
         // cudarc panics when a symbol is missing from a library it found (an older cuBLAS).
         return crate::cuda::no_panic("--host-time", || crate::host_time::run(&device, &options))
             .map_err(|e| (exit::TEST_FAILED, e));
@@ -706,16 +697,7 @@ fn run(options: Options) -> Result<bool, (u8, String)> {
     };
     let mut timer = Timer::new(&device, options.gated).map_err(setup)?;
     let mut rng = Rng::new(seed);
-    println!(
-        "gemm-bench: {} (sm_{}{}, {} SMs), CUDA driver {}.{}, commit {}",
-        device.name,
-        device.cc.0,
-        device.cc.1,
-        device.sms,
-        device.driver_version / 1000,
-        (device.driver_version % 1000) / 10,
-        pipeline_harness::report::commit()
-    );
+    println!("gemm-bench: {}", device.describe());
     println!("{}", clocks());
     println!(
         "D = alpha * A * B^T + beta * C, bf16 row-major (A: M x K, B: N x K), f32 accumulation; TFLOP/s = 2 M N K / median time (the epilogue's 3 M N operations are left out: under 0.02% for K >= 1024)"

@@ -51,6 +51,21 @@ pub struct Device {
 }
 
 impl Device {
+    /// The report's header: name, compute capability, SMs, driver version and the benchmark's
+    /// commit (`NAME (sm_XY, N SMs), CUDA driver A.B, commit C`).
+    pub fn describe(&self) -> String {
+        format!(
+            "{} (sm_{}{}, {} SMs), CUDA driver {}.{}, commit {}",
+            self.name,
+            self.cc.0,
+            self.cc.1,
+            self.sms,
+            self.driver_version / 1000,
+            (self.driver_version % 1000) / 10,
+            pipeline_harness::report::commit()
+        )
+    }
+
     /// Opens device 0 and checks that cuBLAS and cuBLASLt can be loaded. No driver library:
     /// [`OpenError::NoDriver`]; anything else: [`OpenError::Setup`].
     pub fn open() -> Result<Self, OpenError> {

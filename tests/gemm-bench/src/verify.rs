@@ -86,16 +86,7 @@ pub fn run(
     let mut timer = Timer::new(device, false).map_err(setup)?;
     let mut rng = Rng::new(seed);
     let names: Vec<String> = impls.iter().map(|i| i.name()).collect();
-    println!(
-        "gemm-bench --check: {} (sm_{}{}, {} SMs), CUDA driver {}.{}, commit {}",
-        device.name,
-        device.cc.0,
-        device.cc.1,
-        device.sms,
-        device.driver_version / 1000,
-        (device.driver_version % 1000) / 10,
-        pipeline_harness::report::commit()
-    );
+    println!("gemm-bench --check: {}", device.describe());
     println!(
         "correctness only, nothing timed: D = alpha * A * B^T + beta * C (bf16 row-major, A: M x K, B: N x K, f32 accumulation); {} shapes x {} scalar pairs x {} implementations ({}); data seed {seed}",
         shapes.len(),
