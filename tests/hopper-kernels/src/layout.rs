@@ -189,9 +189,13 @@ pub const fn pdl_value(seed: u32, i: u32) -> u32 {
     mix(seed ^ i.wrapping_mul(0x2545_F491)) | 1
 }
 
-/// What the reduction kernels do with their box: `tensor_reduce_add`, `_min`, `_max`.
+/// What the reduction kernels do with their box: `tensor_reduce_add`, `_min`, `_max`, or a
+/// plain `tensor_store` (the same kernel, so that a store and a reduction of the same map and box
+/// are compared).
 pub const REDUCE_ADD: u32 = 0;
 /// See [`REDUCE_ADD`].
 pub const REDUCE_MIN: u32 = 1;
 /// See [`REDUCE_ADD`].
 pub const REDUCE_MAX: u32 = 2;
+/// See [`REDUCE_ADD`].
+pub const REDUCE_STORE: u32 = 3;

@@ -7,11 +7,11 @@
 use gpu_hopper::arch::nvptx::dynamic_smem_1024;
 use gpu_hopper::tma::{
     MbarrierRef, TensorMap, bulk_commit_group, bulk_wait_group, fence_proxy_async, prefetch_tensor,
-    prefetch_tensor_map, tensor_reduce_add, tensor_reduce_max, tensor_reduce_min,
+    prefetch_tensor_map, tensor_reduce_add, tensor_reduce_max, tensor_reduce_min, tensor_store,
 };
 use gpu_pipeline::Mbarrier;
 
-use crate::layout::{REDUCE_ADD, REDUCE_MIN};
+use crate::layout::{REDUCE_ADD, REDUCE_MAX, REDUCE_MIN};
 
 /// Where the box lands in the prefetch kernel's shared memory (the mbarrier sits at 0; a box
 /// without swizzle needs 128-byte alignment).
@@ -35,8 +35,8 @@ unsafe fn coords_of<const D: usize>(coords: *const i32, block: u32) -> [i32; D] 
 }
 
 /// Stages block `b`'s box from `tiles` into shared memory and reduces it into `map`'s tensor
-/// with `op` ([`REDUCE_ADD`], [`REDUCE_MIN`], else max), from thread 0, waiting until the
-/// reduction's writes are performed.
+/// with `op` ([`REDUCE_ADD`], [`REDUCE_MIN`], [`REDUCE_MAX`], else a plain store), from thread
+/// 0, waiting until the reduction's writes are performed.
 ///
 /// # Safety
 ///
@@ -76,7 +76,8 @@ unsafe fn reduce<const D: usize>(
             match op {
                 REDUCE_ADD => tensor_reduce_add::<D>(map, c, smem),
                 REDUCE_MIN => tensor_reduce_min::<D>(map, c, smem),
-                _ => tensor_reduce_max::<D>(map, c, smem),
+                REDUCE_MAX => tensor_reduce_max::<D>(map, c, smem),
+                _ => tensor_store::<D>(map, c, smem),
             }
         }
         bulk_commit_group();

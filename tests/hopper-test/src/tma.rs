@@ -1,7 +1,8 @@
 //! The TMA cases: `tensor_reduce_add` / `_min` / `_max` of boxes from shared memory into 2D and
 //! 3D tensors (f32, bf16, s32), several blocks' boxes overlapping (each element's reduction is
-//! atomic), one box past the tensor's end in every dimension and one at negative coordinates
-//! (their elements outside the tensor must not be written); and `prefetch_tensor` followed by a
+//! atomic) and one box past the tensor's end in every dimension (its elements outside the
+//! tensor must not be written); `tensor_store` of the same kernel, also at negative coordinates
+//! (which reductions may not start at: their leaves' contract); and `prefetch_tensor` followed by a
 //! tensor load of the same box (u32; the part outside the tensor loads as zeros). Every element
 //! of the tensor (reductions) or of the loaded boxes (prefetch) is compared with the host's.
 
@@ -9,7 +10,7 @@ use gpu_hopper_host::{ElementType, L2Promotion, OobFill, Swizzle, Tiled};
 use pipeline_harness::cuda::Gpu;
 
 use crate::device::{Words, address, arg, download, run, upload, words_of};
-use crate::layout::{REDUCE_ADD, REDUCE_MAX, REDUCE_MIN};
+use crate::layout::{REDUCE_ADD, REDUCE_MAX, REDUCE_MIN, REDUCE_STORE};
 use crate::{Case, Seed};
 
 /// The prefetch kernel's box offset in shared memory (`tma::BOX_OFFSET` of the kernels).
@@ -136,7 +137,7 @@ impl Tensor {
 /// A reduction case: the tensor, the operation, each block's box corner, the value ranges of the
 /// tensor and of the boxes.
 struct Reduce {
-    name: &'static str,
+    name: String,
     tensor: Tensor,
     op: u32,
     corners: Vec<Vec<i32>>,
@@ -169,7 +170,9 @@ impl Reduce {
                     want[i] = match self.op {
                         REDUCE_ADD => want[i] + v,
                         REDUCE_MIN => want[i].min(v),
-                        _ => want[i].max(v),
+                        REDUCE_MAX => want[i].max(v),
+                        // Stores replace: the cases' stored boxes do not overlap.
+                        _ => v,
                     };
                 }
             }
@@ -207,7 +210,7 @@ impl Reduce {
             t.len(),
         );
         let wrong: Vec<usize> = (0..t.len()).filter(|&i| got[i] != want[i] as f64).collect();
-        let op = ["add", "min", "max"][self.op as usize];
+        let op = ["add", "min", "max", "store"][self.op as usize];
         let what = format!(
             "{entry} {op}: {} boxes into a {}, {touched} box elements inside it; all {} elements against the host",
             self.corners.len(),
@@ -302,27 +305,79 @@ impl Prefetch {
     }
 }
 
-/// The boxes of a 40 x 24 tensor with 16 x 8 boxes: inside, overlapping the first, past the end
-/// in both dimensions, at negative coordinates, and the first again.
-fn corners_2d() -> Vec<Vec<i32>> {
-    vec![
-        vec![8, 4],
-        vec![16, 8],
-        vec![32, 20],
-        vec![-8, -4],
-        vec![8, 4],
-    ]
+/// Where a case's boxes lie: inside the tensor (several overlapping), past its end in every
+/// dimension, or at negative coordinates. Each placement is its own case, so that a fault names
+/// the placement (a fault loses the context and ends the process's later cases).
+#[derive(Clone, Copy)]
+enum Placement {
+    Inside,
+    PastTheEnd,
+    Negative,
+}
+
+const PLACEMENTS: [Placement; 3] = [
+    Placement::Inside,
+    Placement::PastTheEnd,
+    Placement::Negative,
+];
+
+impl Placement {
+    fn describe(self) -> &'static str {
+        match self {
+            Placement::Inside => "boxes inside, overlapping",
+            Placement::PastTheEnd => "a box past the end",
+            Placement::Negative => "a box at negative coordinates",
+        }
+    }
+}
+
+/// The boxes of a 40 x 24 tensor with 16 x 8 boxes, placed as `p`.
+fn corners_2d(p: Placement) -> Vec<Vec<i32>> {
+    match p {
+        Placement::Inside => vec![vec![8, 4], vec![16, 8], vec![8, 4]],
+        Placement::PastTheEnd => vec![vec![32, 20]],
+        Placement::Negative => vec![vec![-8, -4]],
+    }
 }
 
 /// The boxes of a 24 x 10 x 6 tensor with 8 x 4 x 3 boxes, as [`corners_2d`].
-fn corners_3d() -> Vec<Vec<i32>> {
-    vec![
-        vec![0, 0, 0],
-        vec![4, 2, 1],
-        vec![20, 8, 4],
-        vec![-4, -2, -2],
-        vec![4, 2, 1],
-    ]
+fn corners_3d(p: Placement) -> Vec<Vec<i32>> {
+    match p {
+        Placement::Inside => vec![vec![0, 0, 0], vec![4, 2, 1], vec![4, 2, 1]],
+        Placement::PastTheEnd => vec![vec![20, 8, 4]],
+        Placement::Negative => vec![vec![-4, -2, -2]],
+    }
+}
+
+/// The boxes of the 32 x 12 x 5 bf16 tensor with 16 x 4 x 2 boxes, as [`corners_2d`].
+fn corners_bf16(p: Placement) -> Vec<Vec<i32>> {
+    match p {
+        Placement::Inside => vec![vec![0, 0, 0], vec![8, 2, 1], vec![8, 2, 1]],
+        Placement::PastTheEnd => vec![vec![24, 10, 4]],
+        Placement::Negative => vec![vec![-8, -2, -1]],
+    }
+}
+
+/// The stored boxes of the 2D tensor: as [`corners_2d`] without overlaps (a store replaces, so
+/// the order between blocks would decide the result).
+fn stored_2d(p: Placement) -> Vec<Vec<i32>> {
+    match p {
+        Placement::Inside => vec![vec![8, 4], vec![24, 12]],
+        other => corners_2d(other),
+    }
+}
+
+/// The stored boxes of the 3D tensor, as [`stored_2d`].
+fn stored_3d(p: Placement) -> Vec<Vec<i32>> {
+    match p {
+        Placement::Inside => vec![vec![0, 0, 0], vec![8, 4, 3]],
+        other => corners_3d(other),
+    }
+}
+
+/// Every placement's boxes, for the prefetch cases (one launch: loads take all of them).
+fn all_corners(corners: fn(Placement) -> Vec<Vec<i32>>) -> Vec<Vec<i32>> {
+    PLACEMENTS.iter().flat_map(|&p| corners(p)).collect()
 }
 
 /// The reduction and prefetch cases.
@@ -337,69 +392,103 @@ fn list() -> (Vec<Reduce>, Vec<Prefetch>) {
         dims: vec![24, 10, 6],
         box_dims: vec![8, 4, 3],
     };
-    let reduces = vec![
-        Reduce {
-            name: "tma_reduce_2d add f32",
-            tensor: t2(ElementType::F32),
-            op: REDUCE_ADD,
-            corners: corners_2d(),
-            initial: (-64, 64),
-            tiles: (-8, 8),
-        },
-        Reduce {
-            name: "tma_reduce_3d add bf16",
-            tensor: Tensor {
-                element: ElementType::Bf16,
-                dims: vec![32, 12, 5],
-                box_dims: vec![16, 4, 2],
-            },
-            op: REDUCE_ADD,
-            corners: vec![
-                vec![0, 0, 0],
-                vec![8, 2, 1],
-                vec![24, 10, 4],
-                vec![-8, -2, -1],
-                vec![8, 2, 1],
-            ],
-            // Sums stay within 8 bits of magnitude: exact in bf16.
-            initial: (-32, 32),
-            tiles: (-8, 8),
-        },
-        Reduce {
-            name: "tma_reduce_3d min s32",
-            tensor: t3(ElementType::I32),
-            op: REDUCE_MIN,
-            corners: corners_3d(),
-            initial: (-1_000_000, 1_000_000),
-            tiles: (-1_000_000, 1_000_000),
-        },
-        Reduce {
-            name: "tma_reduce_2d max s32",
-            tensor: t2(ElementType::I32),
-            op: REDUCE_MAX,
-            corners: corners_2d(),
-            initial: (-1_000_000, 1_000_000),
-            tiles: (-1_000_000, 1_000_000),
-        },
-        Reduce {
-            name: "tma_reduce_3d add s32",
-            tensor: t3(ElementType::I32),
-            op: REDUCE_ADD,
-            corners: corners_3d(),
-            initial: (-1_000_000, 1_000_000),
-            tiles: (-1_000_000, 1_000_000),
-        },
+    let bf16 = Tensor {
+        element: ElementType::Bf16,
+        dims: vec![32, 12, 5],
+        box_dims: vec![16, 4, 2],
+    };
+    type Corners = fn(Placement) -> Vec<Vec<i32>>;
+    let configs: Vec<(&str, Tensor, u32, Corners, (i32, i32), (i32, i32))> = vec![
+        (
+            "tma_reduce_2d add f32",
+            t2(ElementType::F32),
+            REDUCE_ADD,
+            corners_2d,
+            (-64, 64),
+            (-8, 8),
+        ),
+        // Sums stay within 8 bits of magnitude: exact in bf16.
+        (
+            "tma_reduce_3d add bf16",
+            bf16,
+            REDUCE_ADD,
+            corners_bf16,
+            (-32, 32),
+            (-8, 8),
+        ),
+        (
+            "tma_reduce_3d min s32",
+            t3(ElementType::I32),
+            REDUCE_MIN,
+            corners_3d,
+            (-1_000_000, 1_000_000),
+            (-1_000_000, 1_000_000),
+        ),
+        (
+            "tma_reduce_2d max s32",
+            t2(ElementType::I32),
+            REDUCE_MAX,
+            corners_2d,
+            (-1_000_000, 1_000_000),
+            (-1_000_000, 1_000_000),
+        ),
+        (
+            "tma_reduce_3d add s32",
+            t3(ElementType::I32),
+            REDUCE_ADD,
+            corners_3d,
+            (-1_000_000, 1_000_000),
+            (-1_000_000, 1_000_000),
+        ),
+        // gpu-pipeline's `tensor_store` through the same kernel, maps and boxes: what the
+        // reductions are compared with.
+        (
+            "tma_reduce_2d store f32",
+            t2(ElementType::F32),
+            REDUCE_STORE,
+            stored_2d,
+            (-64, 64),
+            (-8, 8),
+        ),
+        (
+            "tma_reduce_3d store s32",
+            t3(ElementType::I32),
+            REDUCE_STORE,
+            stored_3d,
+            (-1_000_000, 1_000_000),
+            (-1_000_000, 1_000_000),
+        ),
     ];
+    let reduces = configs
+        .into_iter()
+        .flat_map(|(name, tensor, op, corners, initial, tiles)| {
+            // A reduction's box may not start at a negative coordinate (the leaves' contract:
+            // the H200 faults with an illegal instruction there); a store's may.
+            let placements: &[Placement] = if op == REDUCE_STORE {
+                &PLACEMENTS
+            } else {
+                &PLACEMENTS[..2]
+            };
+            placements.iter().map(move |&p| Reduce {
+                name: format!("{name}, {}", p.describe()),
+                tensor: tensor.clone(),
+                op,
+                corners: corners(p),
+                initial,
+                tiles,
+            })
+        })
+        .collect();
     let prefetches = vec![
         Prefetch {
             name: "tma_prefetch_load_2d u32",
             tensor: t2(ElementType::U32),
-            corners: corners_2d(),
+            corners: all_corners(corners_2d),
         },
         Prefetch {
             name: "tma_prefetch_load_3d u32",
             tensor: t3(ElementType::U32),
-            corners: corners_3d(),
+            corners: all_corners(corners_3d),
         },
     ];
     (reduces, prefetches)
@@ -411,7 +500,7 @@ pub fn cases() -> Vec<Case> {
     let mut cases: Vec<Case> = reduces
         .into_iter()
         .map(|r| Case {
-            name: r.name.to_string(),
+            name: r.name.clone(),
             run: Box::new(move |gpu, seed| r.run(gpu, seed)),
         })
         .collect();
@@ -444,6 +533,23 @@ mod tests {
         assert_eq!(t.index(&[-8, -4], 4 * 16 + 8), Some(0));
     }
 
+    /// A store case's boxes cover no element twice (the result would depend on the blocks'
+    /// order).
+    #[test]
+    fn stored_boxes_do_not_overlap() {
+        let (reduces, _) = list();
+        for r in reduces.iter().filter(|r| r.op == REDUCE_STORE) {
+            let mut seen = std::collections::HashSet::new();
+            for corner in &r.corners {
+                for l in 0..r.tensor.box_len() {
+                    if let Some(i) = r.tensor.index(corner, l) {
+                        assert!(seen.insert(i), "{}: element {i} twice", r.name);
+                    }
+                }
+            }
+        }
+    }
+
     /// Every case's map passes gpu-hopper-host's checks, its corners have its rank, and its box
     /// fits the kernels' shared memory.
     #[test]
@@ -451,7 +557,7 @@ mod tests {
         let (reduces, prefetches) = list();
         let all = reduces
             .iter()
-            .map(|r| (r.name, &r.tensor, &r.corners))
+            .map(|r| (r.name.as_str(), &r.tensor, &r.corners))
             .chain(prefetches.iter().map(|p| (p.name, &p.tensor, &p.corners)));
         for (name, tensor, corners) in all {
             tensor

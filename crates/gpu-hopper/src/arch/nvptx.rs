@@ -303,9 +303,10 @@ leaf! {
     /// # Safety
     ///
     /// As gpu-pipeline's `cp_async_bulk_tensor_store`: `1 <= D <= 5` and the map has `D`
-    /// dimensions and an element type that `.add` supports; `src` is a `.shared::cta` address of
-    /// this CTA, aligned as the map's swizzle needs, holding the box and not written until a
-    /// `cp.async.bulk.wait_group.read` covers the copy.
+    /// dimensions and an element type that `.add` supports; every coordinate of `c[..D]` is
+    /// `>= 0` (a negative one faults on the H200: the toolkit's `tma::tensor_reduce_add`); `src`
+    /// is a `.shared::cta` address of this CTA, aligned as the map's swizzle needs, holding the
+    /// box and not written until a `cp.async.bulk.wait_group.read` covers the copy.
     #[gpu_only("cp.reduce.async.bulk.tensor.global.shared::cta.add.tile.bulk_group")]
     #[inline(always)]
     pub unsafe fn cp_reduce_async_bulk_tensor_add<const D: usize>(map: *const u8, c: [i32; 5], src: u32) {
