@@ -16,8 +16,8 @@
 //! | order ordinary shared-memory writes before a TMA read | [`fence_proxy_async`] |
 //!
 //! Coordinates are in elements, innermost first, signed: a box may lie partly outside the
-//! tensor (loads fill zeros; stores and reductions skip those elements), except that a
-//! reduction's box may not start at a negative coordinate ([`tensor_reduce_add`]).
+//! tensor (loads fill zeros; stores and reductions skip those elements), except that a store's
+//! or a reduction's box may not start at a negative coordinate ([`tensor_reduce_add`]).
 
 pub use gpu_pipeline::{
     MbarrierRef, TensorMap, bulk_commit_group, bulk_wait_group, bulk_wait_group_read,
@@ -38,8 +38,9 @@ use gpu_pipeline::arch::nvptx::cvta_to_shared;
 /// reduction with a negative coordinate stops the kernel with `CUDA_ERROR_ILLEGAL_INSTRUCTION`
 /// (measured with the toolkit's device test, `tests/hopper-kernels/src/tma.rs`, on f32, bf16 and
 /// s32, 2D and 3D; add, min and max alike), while tensor loads and prefetches of the same maps and
-/// boxes take negative coordinates and fill zeros. The PTX ISA's tensor chapter does not state
-/// this restriction; it is the hardware's.
+/// boxes take negative coordinates and fill zeros. Plain tensor stores ([`tensor_store`]) fault
+/// the same way. The PTX ISA's tensor chapter does not state this restriction; it is the
+/// hardware's.
 ///
 /// # Safety
 ///

@@ -1,8 +1,8 @@
 //! The TMA cases: `tensor_reduce_add` / `_min` / `_max` of boxes from shared memory into 2D and
 //! 3D tensors (f32, bf16, s32), several blocks' boxes overlapping (each element's reduction is
 //! atomic) and one box past the tensor's end in every dimension (its elements outside the
-//! tensor must not be written); `tensor_store` of the same kernel, also at negative coordinates
-//! (which reductions may not start at: their leaves' contract); and `prefetch_tensor` followed by a
+//! tensor must not be written), and `tensor_store` of the same kernel and boxes (neither may
+//! start at a negative coordinate: their leaves' contract); and `prefetch_tensor` followed by a
 //! tensor load of the same box (u32; the part outside the tensor loads as zeros). Every element
 //! of the tensor (reductions) or of the loaded boxes (prefetch) is compared with the host's.
 
@@ -306,8 +306,9 @@ impl Prefetch {
 }
 
 /// Where a case's boxes lie: inside the tensor (several overlapping), past its end in every
-/// dimension, or at negative coordinates. Each placement is its own case, so that a fault names
-/// the placement (a fault loses the context and ends the process's later cases).
+/// dimension, or at negative coordinates (loads only: the prefetch cases). Each placement of a
+/// store or reduction is its own case, so that a fault names the placement (a fault loses the
+/// context and ends the process's later cases).
 #[derive(Clone, Copy)]
 enum Placement {
     Inside,
@@ -398,7 +399,9 @@ fn list() -> (Vec<Reduce>, Vec<Prefetch>) {
         box_dims: vec![16, 4, 2],
     };
     type Corners = fn(Placement) -> Vec<Vec<i32>>;
-    let configs: Vec<(&str, Tensor, u32, Corners, (i32, i32), (i32, i32))> = vec![
+    // Name, tensor, operation, boxes, and the value ranges of the tensor and of the boxes.
+    type Config = (&'static str, Tensor, u32, Corners, (i32, i32), (i32, i32));
+    let configs: Vec<Config> = vec![
         (
             "tma_reduce_2d add f32",
             t2(ElementType::F32),
@@ -462,14 +465,10 @@ fn list() -> (Vec<Reduce>, Vec<Prefetch>) {
     let reduces = configs
         .into_iter()
         .flat_map(|(name, tensor, op, corners, initial, tiles)| {
-            // A reduction's box may not start at a negative coordinate (the leaves' contract:
-            // the H200 faults with an illegal instruction there); a store's may.
-            let placements: &[Placement] = if op == REDUCE_STORE {
-                &PLACEMENTS
-            } else {
-                &PLACEMENTS[..2]
-            };
-            placements.iter().map(move |&p| Reduce {
+            // A store's or a reduction's box may not start at a negative coordinate (the
+            // leaves' contract: the H200 faults with an illegal instruction there); loads may,
+            // and the prefetch cases load there.
+            PLACEMENTS[..2].iter().map(move |&p| Reduce {
                 name: format!("{name}, {}", p.describe()),
                 tensor: tensor.clone(),
                 op,

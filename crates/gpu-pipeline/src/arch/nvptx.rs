@@ -1027,7 +1027,9 @@ leaf! {
     ///
     /// # Safety
     ///
-    /// `1 <= D <= 5` and the map has `D` dimensions; `map` is as for
+    /// `1 <= D <= 5` and the map has `D` dimensions; the first `D` coordinates are `>= 0` (the
+    /// H200 stops the kernel with an illegal instruction otherwise; see the backend's
+    /// `tensor_store`); `map` is as for
     /// [`cp_async_bulk_tensor_load`]; `src` is a `.shared::cta` address of this CTA, aligned as the
     /// map's swizzle mode needs, holding the box; it is not written until a
     /// [`bulk_wait_group_read`](crate::bulk_wait_group_read) covers the copy, and the destination is not read until a

@@ -702,14 +702,17 @@ pub fn tensor_coords<const D: usize>(coords: [i32; D]) -> [i32; 5] {
 /// calling thread's bulk async-group (`cp.async.bulk.tensor.Dd.global.shared::cta.bulk_group`,
 /// PTX ISA 8.0, sm_90). Close the group with [`bulk_commit_group`]; wait with
 /// [`bulk_wait_group_read`] before rewriting `src`, [`bulk_wait_group`] before others read the
-/// tensor. Elements of the box outside the tensor are not written. If `src` was written by
-/// ordinary stores, issue [`fence_proxy_async`] first.
+/// tensor. Elements of the box past the tensor's end are not written; the box may not start
+/// before the tensor, though: on the H200 a store with a negative coordinate stops the kernel
+/// with `CUDA_ERROR_ILLEGAL_INSTRUCTION` (measured by the toolkit's device test,
+/// `tests/hopper-kernels/src/tma.rs`; tensor loads take negative coordinates). If `src` was
+/// written by ordinary stores, issue [`fence_proxy_async`] first.
 ///
 /// # Safety
 ///
-/// `map` points to a valid [`TensorMap`] of `D` dimensions in global memory; `src` is a generic
-/// pointer into this CTA's shared memory, aligned as the map's swizzle needs, holding the box,
-/// and not written until a read-wait covers the copy.
+/// Every coordinate is `>= 0`; `map` points to a valid [`TensorMap`] of `D` dimensions in global
+/// memory; `src` is a generic pointer into this CTA's shared memory, aligned as the map's swizzle
+/// needs, holding the box, and not written until a read-wait covers the copy.
 #[inline(always)]
 pub unsafe fn tensor_store<const D: usize>(
     map: *const TensorMap,
