@@ -653,10 +653,17 @@ impl Gemm {
         // bytes: N % 8 == 0; otherwise the kernels store D from registers, read C from global
         // memory, and the last two maps stay zero; so does C's without C).
         let mut maps = [0u8; MAPS_BYTES];
-        maps[..128].copy_from_slice(&tensor_map(addresses.a, k, m, kernel.tile_rows())?);
-        maps[128..256].copy_from_slice(&tensor_map(addresses.b, k, n, kernel.b_box_rows())?);
+        // A kernel that computes the transpose (`D^T = B A^T`) takes B as its A and A as its B.
+        let ((a, rows_a), (b, rows_b)) = if kernel.spec().config.swap_ab {
+            ((addresses.b, n), (addresses.a, m))
+        } else {
+            ((addresses.a, m), (addresses.b, n))
+        };
+        maps[..128].copy_from_slice(&tensor_map(a, k, rows_a, kernel.tile_rows())?);
+        maps[128..256].copy_from_slice(&tensor_map(b, k, rows_b, kernel.b_box_rows())?);
         let c = addresses.c.address(addresses.d);
-        if n % 8 == 0 {
+        // D's and C's maps serve the TMA-store epilogue only.
+        if n % 8 == 0 && kernel.spec().config.tma_store {
             maps[256..384].copy_from_slice(&tensor_map(addresses.d, n, m, 64)?);
             if c != 0 {
                 maps[384..].copy_from_slice(&tensor_map(c, n, m, 64)?);
@@ -737,7 +744,8 @@ impl Gemm {
     /// launch has run, and no other work accesses them meanwhile except as the caller orders.
     unsafe fn enqueue(&self, prepared: &Prepared, alpha: f32, beta: f32) -> Result<(), GemmError> {
         let stream = &prepared.stream;
-        let Shape { m, n, k } = prepared.shape;
+        // The kernel's own problem: N x M for one that computes the transpose.
+        let Shape { m, n, k } = prepared.kernel.spec().problem(prepared.shape);
         let mut params = Params {
             maps: prepared.maps_ptr,
             c: prepared.addresses.c.address(prepared.addresses.d),

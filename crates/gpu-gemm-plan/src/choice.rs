@@ -1,21 +1,29 @@
 //! The default kernel of a shape: a small rule, fitted to a measured sweep.
 //!
-//! The rule was chosen from the sweep of issue 24 (`gemm-bench --shapes decode,mid`: M in
-//! 1..=1024, the linear layers of four model families; `tests/results/2026-12-02-issue24.md`),
-//! where every kernel of the table was timed in the same rounds. On it, the rule picks a kernel
-//! within 3 % of the fastest of ours on 203 of the 240 shapes, and 0.98 of the fastest as a
-//! geometric mean (the rule it replaces: 104 of 240, 0.85). Above M = 1024 (not in that sweep)
-//! the earlier rule stays: CTA pairs, unless the wide tiles leave SMs idle.
+//! The rule was chosen from the sweeps of issue 24 (`gemm-bench --shapes decode,mid`: M in
+//! 1..=1024, the linear layers of four model families; `tests/results/2026-12-02-issue24.md`
+//! and, for the transposing kernels, `tests/results/2026-12-03-issue24-decode.md`), where every
+//! kernel of the table was timed in the same rounds. For M = 97..=1024 it picks a kernel within
+//! 3 % of the fastest of ours on most shapes (0.98 of the fastest as a geometric mean over
+//! M <= 1024); for decode (M <= 64) the transposing kernels are the fastest of ours on all 112
+//! shapes, and the one of M's width is within 3 % of the fastest of them on 110 (0.997 as a
+//! geometric mean). Above M = 1024 (not in that sweep) the earlier rule
+//! stays: CTA pairs, unless the wide tiles leave SMs idle.
 
-use crate::{CLUSTER, KernelSpec, PERSISTENT, PERSISTENT_N64, PERSISTENT_N128, Shape};
+use crate::{
+    CLUSTER, KernelSpec, PERSISTENT, PERSISTENT_N64, PERSISTENT_N128, SKINNY16, SKINNY32, SKINNY64,
+    Shape,
+};
 
 /// The kernel the host API uses for `shape` on a GPU of `sms` SMs.
+///
+/// For M <= 64 (decode): the kernel that computes the transpose on tiles as wide as M needs,
+/// 16, 32 or 64 rows of A ([`SKINNY16`], [`SKINNY32`], [`SKINNY64`]).
 ///
 /// For M <= 1024:
 /// - **128 x 64 tiles** when they make at most one wave (`sms` of them) and K <= 2048: a short
 ///   k-loop, where wider tiles would split K or leave SMs idle;
-/// - else **128 x 128 tiles** while they are few: at most `sms / 5` for decode (M <= 64, where
-///   the wide tiles' deeper split-K wins beyond that), at most `3 sms / 2` otherwise;
+/// - else **128 x 128 tiles** while they are few: at most `3 sms / 2`;
 /// - else **128 x 256 tiles**, one CTA per SM.
 ///
 /// Above: 128 x 64 tiles if the 128 x 256 and 128 x 128 ones are both fewer than half the SMs,
@@ -26,6 +34,15 @@ pub fn default_kernel(shape: Shape, sms: u32) -> &'static KernelSpec {
         rows * cols
     };
     let sms = u64::from(sms.max(1));
+    if shape.m <= 64 {
+        return if shape.m <= 16 {
+            &SKINNY16
+        } else if shape.m <= 32 {
+            &SKINNY32
+        } else {
+            &SKINNY64
+        };
+    }
     if shape.m > 1024 {
         let few = |spec: &KernelSpec| tiles(spec) < sms / 2;
         return if few(&PERSISTENT) && few(&PERSISTENT_N128) {
@@ -39,8 +56,7 @@ pub fn default_kernel(shape: Shape, sms: u32) -> &'static KernelSpec {
     if tiles(&PERSISTENT_N64) <= sms && shape.k <= 2048 {
         return &PERSISTENT_N64;
     }
-    let narrow = if shape.m <= 64 { sms / 5 } else { 3 * sms / 2 };
-    if tiles(&PERSISTENT_N128) <= narrow {
+    if tiles(&PERSISTENT_N128) <= 3 * sms / 2 {
         &PERSISTENT_N128
     } else {
         &PERSISTENT
@@ -59,13 +75,15 @@ mod tests {
     /// and the chosen kernel's time over it).
     #[test]
     fn one_shape_per_class() {
-        // Decode, a short K and few 128 x 64 tiles: 1 x 2048 x 2048 (fastest).
-        assert_eq!(pick(1, 2048, 2048), "persistent-64");
-        // Decode, few 128 x 128 tiles: 1 x 2048 x 8192 (fastest; 128 x 256: 0.78).
-        assert_eq!(pick(1, 2048, 8192), "persistent-128");
-        // Decode, many: 1 x 8192 x 28672 (fastest; 128 x 128: 0.74).
-        assert_eq!(pick(1, 8192, 28672), "persistent");
-        assert_eq!(pick(64, 10240, 8192), "persistent");
+        // Decode: the transposing kernel of M's width (fastest of ours on every decode shape of
+        // the sweep; 1 x 8192 x 28672: 1.02 of the faster cuBLAS default, the 128 x 256 kernel
+        // 0.89).
+        assert_eq!(pick(1, 2048, 2048), "skinny-16");
+        assert_eq!(pick(16, 8192, 28672), "skinny-16");
+        assert_eq!(pick(17, 4096, 4096), "skinny-32");
+        assert_eq!(pick(32, 57344, 8192), "skinny-32");
+        assert_eq!(pick(33, 10240, 8192), "skinny-64");
+        assert_eq!(pick(64, 2048, 2048), "skinny-64");
         // Mid M, a short K in one wave of 128 x 64: 512 x 2048 x 2048 (fastest).
         assert_eq!(pick(512, 2048, 2048), "persistent-64");
         // Mid M, up to 198 tiles of 128 x 128: 384 x 8192 x 8192 (fastest; 128 x 256: 0.87).
@@ -79,15 +97,14 @@ mod tests {
         assert_eq!(pick(2048, 1024, 4096), "persistent-128");
     }
 
-    /// The class edges: 132 tiles of 128 x 64 (one wave) and K = 2048; 26 and 198 tiles of
-    /// 128 x 128.
+    /// The class edges: M = 64 (decode); 132 tiles of 128 x 64 (one wave) and K = 2048; 198
+    /// tiles of 128 x 128.
     #[test]
     fn the_edges_of_the_classes() {
         assert_eq!(pick(128, 132 * 64, 2048), "persistent-64");
         assert_eq!(pick(128, 132 * 64 + 1, 2048), "persistent-128");
         assert_eq!(pick(128, 8192, 2056), "persistent-128");
-        assert_eq!(pick(64, 26 * 128, 4096), "persistent-128");
-        assert_eq!(pick(64, 26 * 128 + 1, 4096), "persistent");
+        assert_eq!(pick(64, 26 * 128 + 1, 4096), "skinny-64");
         assert_eq!(pick(65, 26 * 128 + 1, 4096), "persistent-128");
         assert_eq!(pick(128, 198 * 128, 4096), "persistent-128");
         assert_eq!(pick(128, 198 * 128 + 1, 4096), "persistent");

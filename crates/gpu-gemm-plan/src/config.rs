@@ -33,6 +33,12 @@ pub struct Config {
     /// The persistent schedule splits K as the launch's `splits` says (`false`: it ignores it,
     /// and the split-K code is not compiled in).
     pub split_k: bool,
+    /// The kernel computes the transpose, `D^T = B A^T` ("swap AB"): its tile rows are rows of
+    /// B (N) and its tile columns rows of A (M), so that a small M is the `wgmma`'s N (8 to 64)
+    /// rather than padding 128 tile rows. The host passes B's map as the kernel's A and A's as
+    /// its B, and M and N exchanged; the epilogue writes each element to D transposed back,
+    /// from registers (no TMA store: D's rows are the kernel's columns).
+    pub swap_ab: bool,
 }
 
 impl Config {
@@ -45,6 +51,7 @@ impl Config {
         setmaxnreg: false,
         tma_store: false,
         split_k: false,
+        swap_ab: false,
     };
     /// One CTA, elected warp arrivals, `setmaxnreg`, the TMA-store epilogue and split-K.
     pub const SINGLE: Config = Config {
@@ -53,6 +60,7 @@ impl Config {
         setmaxnreg: true,
         tma_store: true,
         split_k: true,
+        swap_ab: false,
     };
     /// [`Config::SINGLE`] without `setmaxnreg`, for 128 x 64 tiles: their 32 accumulators fit the
     /// 168 registers a thread has at launch (ptxas gives such a kernel fewer, and then ignores
@@ -60,6 +68,13 @@ impl Config {
     pub const SLIM: Config = Config {
         setmaxnreg: false,
         ..Config::SINGLE
+    };
+    /// [`Config::SLIM`] computing the transpose ([`Config::swap_ab`]), D out from registers: the
+    /// decode kernels (M <= 64), whose few accumulators need no `setmaxnreg`.
+    pub const SKINNY: Config = Config {
+        tma_store: false,
+        swap_ab: true,
+        ..Config::SLIM
     };
     /// [`Config::SINGLE`] in CTA pairs with multicast B.
     pub const PAIR: Config = Config {

@@ -85,10 +85,18 @@ mod tests {
     use super::*;
 
     #[test]
-    fn every_layout_of_the_table_is_225_kib() {
-        for (bn, stages) in [(256, 4), (128, 6), (64, 8)] {
+    fn every_layout_of_the_table_fits_with_no_room_for_another_stage() {
+        for (bn, stages) in [(256, 4), (128, 6), (64, 8), (32, 9), (16, 10)] {
             let layout = Layout::new(bn, stages);
-            assert_eq!(layout.bytes(), 225 * 1024, "{bn} x {stages}");
+            assert!(layout.bytes() <= MAX_SMEM, "{bn} x {stages}");
+            let more = Layout {
+                bn,
+                stages: stages + 1,
+            };
+            assert!(
+                more.bytes() > MAX_SMEM,
+                "{bn} x {stages}: room for one more stage"
+            );
             assert_eq!(layout.barriers_at() % 1024, 0);
             assert_eq!(layout.split_flag_at(), layout.bytes() as usize - 4);
         }

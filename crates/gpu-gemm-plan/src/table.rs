@@ -88,6 +88,31 @@ pub const PERSISTENT_N64: KernelSpec = KernelSpec {
     config: Config::SLIM,
     ..PERSISTENT
 };
+/// The decode kernel for M <= 16: [`PERSISTENT`] computing `D^T = B A^T` ([`Config::swap_ab`])
+/// on tiles of 128 rows of B by 16 rows of A (`wgmma.m64n16k16`), in a ring of 10 stages, each
+/// 16 KiB of B: the weights stream through every SM (split-K where their tiles are few), and the
+/// MMAs are 16 wide instead of 128 rows padded from M.
+pub const SKINNY16: KernelSpec = KernelSpec {
+    entry: "gemm_bf16_skinny16",
+    name: "skinny-16",
+    layout: Layout::new(16, 10),
+    config: Config::SKINNY,
+    ..PERSISTENT
+};
+/// [`SKINNY16`] 32 rows of A wide (`wgmma.m64n32k16`), 9 stages: for M <= 32.
+pub const SKINNY32: KernelSpec = KernelSpec {
+    entry: "gemm_bf16_skinny32",
+    name: "skinny-32",
+    layout: Layout::new(32, 9),
+    ..SKINNY16
+};
+/// [`SKINNY16`] 64 rows of A wide (`wgmma.m64n64k16`), 8 stages: for M <= 64.
+pub const SKINNY64: KernelSpec = KernelSpec {
+    entry: "gemm_bf16_skinny64",
+    name: "skinny-64",
+    layout: Layout::new(64, 8),
+    ..SKINNY16
+};
 /// [`PERSISTENT`] in CTA pairs (clusters of 2): the two CTAs of a pair compute vertically
 /// adjacent tiles and share B's box through TMA multicast.
 pub const CLUSTER: KernelSpec = KernelSpec {
@@ -121,7 +146,15 @@ pub const SINGLE_WARPGROUP: KernelSpec = KernelSpec {
 
 /// The production kernels: the module's entries, the host's `Kernel` variants, in the host's
 /// `Kernel::ALL` order.
-pub const KERNELS: [KernelSpec; 4] = [CLUSTER, PERSISTENT, PERSISTENT_N128, PERSISTENT_N64];
+pub const KERNELS: [KernelSpec; 7] = [
+    CLUSTER,
+    PERSISTENT,
+    PERSISTENT_N128,
+    PERSISTENT_N64,
+    SKINNY16,
+    SKINNY32,
+    SKINNY64,
+];
 
 /// The kernels kept only to show the steps of the design (`step: true`): built into the steps
 /// module (the kernel crate's `steps` feature) and the host's `Kernel` variants only with its
@@ -150,6 +183,14 @@ macro_rules! with_kernels {
             /// The persistent kernel on 128 x 64 tiles (`wgmma.m64n64k16`) in a ring of 8 stages
             /// (`gemm_bf16_persistent_n64`): four times the tiles, for the smallest problems.
             PersistentSlim = PERSISTENT_N64,
+            /// The decode kernel for M <= 16 (`gemm_bf16_skinny16`): it computes `D^T = B A^T`
+            /// on tiles of 128 rows of B by 16 of A (`wgmma.m64n16k16`), so that the weights
+            /// stream through every SM and the MMAs are not padded from M to 128 rows.
+            Skinny16 = SKINNY16,
+            /// The decode kernel for M <= 32 (`gemm_bf16_skinny32`, `wgmma.m64n32k16`).
+            Skinny32 = SKINNY32,
+            /// The decode kernel for M <= 64 (`gemm_bf16_skinny64`, `wgmma.m64n64k16`).
+            Skinny64 = SKINNY64,
         }
     };
 }
@@ -212,9 +253,26 @@ impl KernelSpec {
         self.config.split_k && matches!(self.grid, Grid::Persistent)
     }
 
+    /// The problem the kernel itself computes for `shape`: `shape`, or for a kernel that
+    /// computes the transpose ([`Config::swap_ab`]) N x M: its launch passes these M and N, and
+    /// its tiles, splits, grid and workspace are this problem's.
+    pub const fn problem(&self, shape: Shape) -> Shape {
+        if self.config.swap_ab {
+            Shape {
+                m: shape.n,
+                n: shape.m,
+                k: shape.k,
+            }
+        } else {
+            shape
+        }
+    }
+
     /// Tile rows and columns of `shape` as the kernel's schedule counts them: CTA tiles, or for
-    /// CTA pairs cluster tiles (two CTA tiles stacked along M).
+    /// CTA pairs cluster tiles (two CTA tiles stacked along M); of the kernel's own
+    /// [`problem`](Self::problem).
     pub fn tiles(&self, shape: Shape) -> (u64, u64) {
+        let shape = self.problem(shape);
         (
             u64::from(shape.m.div_ceil(self.rows * self.cluster())),
             u64::from(shape.n.div_ceil(self.cols())),

@@ -3,7 +3,10 @@
 
 use gpu_gemm_plan::Shape as Problem;
 use gpu_gemm_plan::abi::Params;
-use gpu_gemm_plan::{BM, CLUSTER, KernelSpec, PERSISTENT, PERSISTENT_N64, PERSISTENT_N128};
+use gpu_gemm_plan::{
+    BM, CLUSTER, KernelSpec, PERSISTENT, PERSISTENT_N64, PERSISTENT_N128, SKINNY16, SKINNY32,
+    SKINNY64,
+};
 use gpu_pipeline::Cta;
 
 use crate::epilogue::Out;
@@ -77,7 +80,7 @@ macro_rules! entry {
         // One `#[repr(C)]` block by value: see [`entry!`].
         #[allow(improper_gpu_kernel_arg)]
         pub unsafe extern "gpu-kernel" fn $name(params: Params) {
-            let (out, Problem { m, n, k }, splits) = Out::of(params);
+            let (out, Problem { m, n, k }, splits) = Out::of(params, $spec.config.swap_ab);
             let maps = out.maps;
             type W = Tile<{ $spec.layout.bn }>;
             let schedule = schedule_of::<W>($spec, m, n, k, splits);
@@ -114,6 +117,24 @@ entry!(
     /// cluster tiles, each CTA 128 rows; each CTA loads its A box and half of the B box,
     /// multicast to both, so B crosses L2 once per pair.
     gemm_bf16_cluster = CLUSTER
+);
+
+entry!(
+    /// The decode kernel for M <= 16: [`gemm_bf16_persistent`] computing `D^T = B A^T` on tiles
+    /// of 128 rows of B by 16 rows of A (`wgmma.m64n16k16`, a ring of 10 stages), D written
+    /// transposed back from registers. The launch passes B's map as `maps[0]`, A's as `maps[1]`
+    /// (box 64 x 16), and M and N exchanged.
+    gemm_bf16_skinny16 = SKINNY16
+);
+
+entry!(
+    /// [`gemm_bf16_skinny16`] 32 rows of A wide (`wgmma.m64n32k16`, 9 stages).
+    gemm_bf16_skinny32 = SKINNY32
+);
+
+entry!(
+    /// [`gemm_bf16_skinny16`] 64 rows of A wide (`wgmma.m64n64k16`, 8 stages).
+    gemm_bf16_skinny64 = SKINNY64
 );
 
 #[cfg(feature = "steps")]

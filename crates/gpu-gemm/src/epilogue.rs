@@ -136,7 +136,8 @@ pub(crate) unsafe fn store_through_smem<'e, W: Width>(
         // SAFETY: the whole warpgroup is here, each warp converged.
         unsafe { warpgroup_sync(g) };
         if leader {
-            // SAFETY: the box is staged; TMA clips rows and columns outside D.
+            // SAFETY: the box is staged; its coordinates are tile offsets, >= 0; TMA clips rows
+            // and columns past D's end.
             unsafe {
                 gpu_pipeline::tensor_store::<2>(
                     map_d,
@@ -241,13 +242,16 @@ pub(crate) struct Out {
     pub(crate) alpha: f32,
     pub(crate) beta: f32,
     pub(crate) work: *mut u32,
+    /// The kernel computes the transpose (`Config::swap_ab`): element (row, col) of its
+    /// problem is D's (col, row), and C's.
+    pub(crate) transposed: bool,
 }
 
 impl Out {
     /// Where the launch's [`Params`] say the kernel writes, the problem's shape, and its split
     /// count: the addresses become pointers (the host passes device addresses as integers).
     #[inline(always)]
-    pub(crate) fn of(params: Params) -> (Self, Shape, u32) {
+    pub(crate) fn of(params: Params, transposed: bool) -> (Self, Shape, u32) {
         let pointer = |address: u64| core::ptr::with_exposed_provenance_mut::<u8>(address as usize);
         let out = Out {
             maps: pointer(params.maps).cast::<TensorMap>().cast_const(),
@@ -256,6 +260,7 @@ impl Out {
             alpha: params.alpha,
             beta: params.beta,
             work: pointer(params.work).cast(),
+            transposed,
         };
         let shape = Shape {
             m: params.m,
@@ -340,6 +345,9 @@ fn c_pair(out: Out, row: u32, col: u32, m: u32, n: u32) -> u32 {
     if row >= m || col >= n {
         return 0;
     }
+    if out.transposed {
+        return c_pair_transposed(out, row, col, m, n);
+    }
     let at = row as usize * n as usize + col as usize;
     // (row, col) and, when `col + 1 < n`, (row, col + 1) lie inside the M x N matrix C, by the
     // check above and the kernels' contract.
@@ -366,6 +374,10 @@ fn d_pair(out: Out, row: u32, col: u32, packed: u32, m: u32, n: u32) {
     if row >= m || col >= n {
         return;
     }
+    if out.transposed {
+        d_pair_transposed(out, row, col, packed, m, n);
+        return;
+    }
     let at = row as usize * n as usize + col as usize;
     // Inside the M x N matrix D, as in `c_pair`.
     if n % 2 == 0 {
@@ -378,6 +390,37 @@ fn d_pair(out: Out, row: u32, col: u32, packed: u32, m: u32, n: u32) {
             // SAFETY: (row, col + 1) is inside D.
             unsafe { out.d.add(at + 1).write((packed >> 16) as u16) };
         }
+    }
+}
+
+/// [`c_pair`] of a kernel that computes the transpose: its (`row`, `col`) and (`row`, `col + 1`)
+/// are C's (`col`, `row`) and (`col + 1`, `row`), C being N x M for the kernel's M x N, so two
+/// 2-byte loads, a column of C apart. (`row`, `col`) is inside the kernel's M x N.
+#[inline(always)]
+fn c_pair_transposed(out: Out, row: u32, col: u32, m: u32, n: u32) -> u32 {
+    let at = col as usize * m as usize + row as usize;
+    // SAFETY: C's (col, row) is inside C: `col < n` rows of `m` elements, `row < m`.
+    let c0 = u32::from(unsafe { out.c.add(at).read() });
+    let c1 = if col + 1 < n {
+        // SAFETY: (col + 1, row) is inside C.
+        u32::from(unsafe { out.c.add(at + m as usize).read() })
+    } else {
+        0
+    };
+    c0 | (c1 << 16)
+}
+
+/// [`d_pair`] of a kernel that computes the transpose, as [`c_pair_transposed`]: two 2-byte
+/// stores. A warp's stores of one pair's element cover 8 consecutive rows of the kernel's tile,
+/// so 16 contiguous bytes of a row of D.
+#[inline(always)]
+fn d_pair_transposed(out: Out, row: u32, col: u32, packed: u32, m: u32, n: u32) {
+    let at = col as usize * m as usize + row as usize;
+    // SAFETY: D's (col, row) is inside D, as in `c_pair_transposed`.
+    unsafe { out.d.add(at).write(packed as u16) };
+    if col + 1 < n {
+        // SAFETY: (col + 1, row) is inside D.
+        unsafe { out.d.add(at + m as usize).write((packed >> 16) as u16) };
     }
 }
 

@@ -104,7 +104,7 @@ pub fn quick() -> Vec<Shape> {
 /// a multiple of 8 but not of 64 (8, 72, 136, 1000), where the last k-block of every tile is
 /// partial. Small enough that the host reference of the
 /// integer check (about 2 * 10^10 multiply-adds in all) and the runs take seconds, not minutes.
-pub const CHECK: [Shape; 18] = [
+pub const CHECK: [Shape; 23] = [
     // Square.
     Shape::new(256, 256, 256),
     Shape::new(1024, 1024, 1024),
@@ -128,6 +128,13 @@ pub const CHECK: [Shape; 18] = [
     // K a multiple of 8, not of 64.
     Shape::new(256, 512, 8),
     Shape::new(520, 264, 72),
+    // Decode (M <= 64, the transposing kernels' class): odd M, N and K not multiples of the
+    // tile, split-K over a long K.
+    Shape::new(1, 4096, 4096),
+    Shape::new(3, 1000, 2056),
+    Shape::new(17, 4097, 1000),
+    Shape::new(63, 2050, 8200),
+    Shape::new(33, 7, 3000),
 ];
 
 /// The M of the sweep (issue 24): decode (1 to 64), mid (96 to 1024) and large.

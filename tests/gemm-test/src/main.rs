@@ -2,8 +2,8 @@
 //! checked **exactly** against a host reference on small-integer inputs (values in -2..=2, so every
 //! product and partial sum is an integer below 2^24 and exact in f32, and the reference rounds to
 //! bf16 as the kernel does), over square shapes, odd M and N (1, 7, 1000, 4097), skinny M (64,
-//! 128), long K (65536), beta 0 and non-zero (non-zero also in place: C is D). One line per
-//! shape, PASS or FAIL; then one timing
+//! 128), decode M (1, 3, 17, 33, 63), long K (65536), beta 0 and non-zero (non-zero also in
+//! place: C is D). One line per shape, PASS or FAIL; then one timing
 //! line at 8192^3 (information only: the benchmark against cuBLAS is `cargo xtask bench-gemm`).
 //!
 //! Then the host API's boundaries (`boundary`): modules of another ABI, two streams, two contexts;
@@ -53,14 +53,23 @@ const CASES: &[Case] = &[
     // Split-K with C: 8 tiles of 128 x 256, 16 of 128 x 128 or 32 of 128 x 64, each split in
     // 8 or 4; the CTA that adds a tile's splits up reads C.
     (192, 1000, 2048, 1.0, 1.0),
+    // Decode (M <= 64, where the default kernels compute the transpose): odd M; N and K not
+    // multiples of the tile; split-K over K (32 tiles of 128 rows of B, each split in 4); C.
+    (1, 4096, 4096, 1.0, 0.0),
+    (3, 1000, 2056, 1.0, 0.5),
+    (17, 4097, 1000, 1.0, 1.0),
+    (63, 2050, 8200, 2.0, 0.0),
+    (33, 7, 3000, 1.0, 1.0),
 ];
 
-/// Cases of the quick and sanitizer modes: one tile, an odd shape with C, and a split-K shape
-/// with C (4097 x 300 x 1024 splits for the persistent kernels).
+/// Cases of the quick and sanitizer modes: one tile, an odd shape with C, a split-K shape with C
+/// (4097 x 300 x 1024 splits for the persistent kernels), and a decode shape with C (split-K for
+/// the transposing kernels).
 const QUICK: &[Case] = &[
     (128, 256, 64, 1.0, 0.0),
     (7, 1000, 136, 1.0, 0.5),
     (4097, 300, 1024, 1.0, 1.0),
+    (3, 1000, 2056, 1.0, 0.5),
 ];
 
 fn fail(code: u8, message: &str) -> ExitCode {

@@ -49,7 +49,7 @@ const _: () = {
 #[allow(improper_gpu_kernel_arg)]
 pub unsafe extern "gpu-kernel" fn gemm_bf16_single(params: Params) {
     // `splits` and the workspace are ignored.
-    let (out, Problem { m, n, k }, _) = Out::of(params);
+    let (out, Problem { m, n, k }, _) = Out::of(params, false);
     let out = Out {
         work: core::ptr::null_mut(),
         ..out
