@@ -268,6 +268,10 @@ struct Row {
 struct ShapeResult {
     problem: Problem,
     rows: Vec<Row>,
+    /// For a decode shape (M <= [`COPY_M`]), the device-to-device copy of as many bytes as the
+    /// GEMM moves, timed in the same rounds ([`copy_bytes`]); its CSV row's `ours_over_this` is
+    /// the fraction of the copy's bandwidth the host API's default reaches.
+    copy: Option<Row>,
     /// A failure of the shape as a whole (allocation, a run that failed).
     error: Option<String>,
 }
@@ -369,6 +373,7 @@ fn bench_shape(
     let mut result = ShapeResult {
         problem,
         rows: Vec::new(),
+        copy: None,
         error: None,
     };
     if let Err(e) = bench_shape_inner(device, timer, impls, &problem, options, rng, &mut result) {
@@ -397,8 +402,30 @@ fn bench_shape_inner(
     };
     buffers.upload(device, &a, &b, &c, problem.beta)?;
     prepare_all(device, timer, impls, problem, &buffers)?;
+    // The equal-bytes copy of a decode shape: a copy of X bytes reads X and writes X.
+    let copy = if shape.m <= COPY_M {
+        let elems = copy_bytes(problem).div_ceil(4);
+        let (src, dst) = (
+            device.alloc(elems, "the copy's source")?,
+            device.alloc(elems, "the copy's destination")?,
+        );
+        device.upload(&src, &rng.uniform_bf16(elems))?;
+        Some((src, dst))
+    } else {
+        None
+    };
+    let items = impls.len() + usize::from(copy.is_some());
     let forced_before = timer.forced.load(std::sync::atomic::Ordering::Relaxed);
-    let times = timer.round_robin(impls.len(), options.warmup, options.reps, |i, step| {
+    let mut times = timer.round_robin(items, options.warmup, options.reps, |i, step| {
+        if i == impls.len() {
+            let (src, dst) = copy
+                .as_ref()
+                .expect("the copy's item exists only with the copy");
+            return match step {
+                Step::Before => Ok(()),
+                Step::Run => device.copy(dst, src),
+            };
+        }
         let ops = buffers.operands(i);
         let imp = &mut impls[i];
         match step {
@@ -412,6 +439,20 @@ fn bench_shape_inner(
         println!(
             "  note: the watchdog opened the timing gate in {forced} round(s) (a host call blocked on the GPU); those rounds were discarded"
         );
+    }
+    if copy.is_some() {
+        let t = times.pop().expect("a time per item");
+        result.copy = Some(Row {
+            name: COPY_NAME.into(),
+            median_ms: check::median(&t),
+            min_ms: t.iter().copied().fold(f64::INFINITY, f64::min),
+            max_ms: t.iter().copied().fold(0.0, f64::max),
+            runs: t.len(),
+            check: format!(
+                "reference: a device-to-device copy of {} bytes, as many read and written as the GEMM moves",
+                copy_bytes(problem) / 2
+            ),
+        });
     }
     for (imp, t) in impls.iter().zip(&times) {
         result.rows.push(Row {
@@ -552,6 +593,28 @@ fn print_shape(result: &ShapeResult, ours: Option<usize>, impls: &[Box<dyn Gemm>
         let _ = write!(line, "\n  {:<20} check: {}", "", row.check);
         println!("{line}");
     }
+    if let Some(copy) = &result.copy {
+        let bytes = copy_bytes(&result.problem) as f64;
+        let rate = |ms: f64| bytes / (ms * 1e-3) / 1e9;
+        let ours_rate = ours
+            .and_then(|o| result.rows.get(o))
+            .and_then(|row| row.median_ms)
+            .zip(copy.median_ms)
+            .map_or(String::new(), |(ours, c)| {
+                format!(
+                    "; ours {:.0} GB/s, {:.3} of the copy's",
+                    rate(ours),
+                    c / ours
+                )
+            });
+        println!(
+            "  {:<20} median {:.4} ms: {:.0} GB/s for the GEMM's {} bytes{ours_rate}",
+            copy.name,
+            copy.median_ms.unwrap_or(f64::NAN),
+            copy.median_ms.map_or(f64::NAN, rate),
+            bytes
+        );
+    }
     match ours {
         None => println!("  {}", ours::SKIPPED),
         Some(o) => println!("  {}", ratio_line(result, o)),
@@ -563,6 +626,19 @@ fn print_shape(result: &ShapeResult, ours: Option<usize>, impls: &[Box<dyn Gemm>
     }
 }
 
+/// Shapes with M up to this are decode shapes: their bandwidth is measured against a copy.
+const COPY_M: usize = 64;
+/// The copy's name in the report and the CSV.
+const COPY_NAME: &str = "copy-equal-bytes";
+
+/// Bytes a GEMM of `problem` moves at least: A and B read, D written (and C read when beta != 0),
+/// 2 bytes an element. The copy it is measured against copies half of them.
+fn copy_bytes(problem: &Problem) -> usize {
+    let (ea, eb, ec) = problem.shape.elems();
+    let c = if problem.beta == 0.0 { 0 } else { ec };
+    2 * (ea + eb + ec + c)
+}
+
 /// The CSV's first line: the columns of the benchmark's rows and of `--host-time`'s.
 pub const CSV_HEADER: &str = "shape,m,n,k,alpha,beta,implementation,median_ms,min_ms,max_ms,runs,tflops,ours_over_this,check\n";
 
@@ -570,7 +646,12 @@ fn csv_rows(results: &[ShapeResult], ours: Option<usize>) -> String {
     let mut csv = String::from(CSV_HEADER);
     for r in results {
         let s = r.problem.shape;
-        for row in &r.rows {
+        for (row, copy) in r
+            .rows
+            .iter()
+            .map(|row| (row, false))
+            .chain(r.copy.iter().map(|row| (row, true)))
+        {
             let over = ours.and_then(|o| ratio(r.rows.get(o), row));
             let opt = |v: Option<f64>, p: usize| v.map_or(String::new(), |v| format!("{v:.p$}"));
             let check = r
@@ -591,7 +672,7 @@ fn csv_rows(results: &[ShapeResult], ours: Option<usize>) -> String {
                 row.min_ms,
                 row.max_ms,
                 row.runs,
-                opt(row.median_ms.map(|ms| s.tflops(ms)), 2),
+                opt(row.median_ms.filter(|_| !copy).map(|ms| s.tflops(ms)), 2),
                 opt(over, 4),
                 check
             );
@@ -796,6 +877,7 @@ mod tests {
                 beta: 0.0,
             },
             rows: Vec::new(),
+            copy: None,
             error: Some("gemm: no kernel".into()),
         };
         assert_eq!(ratio_line(&result, 3), "no ratios (no timed rows)");
@@ -998,11 +1080,15 @@ mod tests {
                 beta: 0.0,
             },
             rows: vec![row("x", Some(2.0)), row("ours", Some(1.0))],
+            copy: Some(row(COPY_NAME, Some(0.5))),
             error: None,
         }];
         let csv = csv_rows(&results, Some(1));
         let lines: Vec<&str> = csv.lines().collect();
-        assert_eq!(lines.len(), 3);
+        assert_eq!(lines.len(), 4);
+        // The copy's row: no TFLOP/s, and ours at half of its bandwidth.
+        assert!(lines[3].contains(&format!(",{COPY_NAME},")), "{csv}");
+        assert!(lines[3].contains(",,0.5000,"), "{csv}");
         let columns = lines[0].split(',').count();
         assert!(
             lines.iter().all(|l| l.split(',').count() == columns),

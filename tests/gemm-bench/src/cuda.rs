@@ -181,6 +181,21 @@ impl Device {
     }
 
     /// Fills `buffer` with the bf16 `bits`, in stream order.
+    /// Enqueues a device-to-device copy of `src` into `dst` (as many elements as `src` has) on
+    /// the stream (`cuMemcpyDtoDAsync`): the equal-bytes copy the decode shapes' bandwidth is
+    /// measured against.
+    pub fn copy(&self, dst: &DeviceBuffer, src: &DeviceBuffer) -> Result<(), String> {
+        assert!(dst.elems >= src.elems);
+        check(
+            // SAFETY: both buffers hold at least `src.elems` 16-bit elements, and they are two
+            // allocations (no overlap).
+            unsafe {
+                sys::cuMemcpyDtoDAsync_v2(dst.ptr, src.ptr, src.elems * 2, self.stream.cu_stream())
+            },
+            "copy between device buffers",
+        )
+    }
+
     pub fn fill(&self, buffer: &DeviceBuffer, bits: u16) -> Result<(), String> {
         check(
             // SAFETY: `buffer` holds `elems` 16-bit elements.
