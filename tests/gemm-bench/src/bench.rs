@@ -21,10 +21,13 @@ usage: gemm-bench [--shapes SPEC] [--reps N] [--warmup N] [--quick] [--beta X] [
        gemm-bench --check --ours-module FILE [--shapes SPEC] [--seed N]
        gemm-bench --host-time --ours-module FILE [--shapes SPEC] [--reps N] [--csv FILE]
 
-  --shapes SPEC   square | llm | all | check | MxNxK[,MxNxK...] (sets and shapes may be mixed;
-                  K % 8 == 0); default: all (square: 1024^3 .. 16384^3; llm: M in {128, 1024, 8192}
-                  x (N, K) in {(4096, 4096), (14336, 4096), (4096, 14336), (28672, 8192)});
-                  with --check: check (18 shapes: square, odd M and N, skinny M, K = 65536)
+  --shapes SPEC   square | llm | all | check | sweep | sweep-FAMILY | decode | mid
+                  | MxNxK[,MxNxK...] (sets and shapes may be mixed; K % 8 == 0); default: all
+                  (square: 1024^3 .. 16384^3; llm: M in {128, 1024, 8192} x (N, K) in
+                  {(4096, 4096), (14336, 4096), (4096, 14336), (28672, 8192)}); sweep: M 1 to
+                  8192 x the linear layers of four model families, and the squares; decode, mid:
+                  its M <= 64 and 96 <= M <= 1024; with --check: check (23 shapes: square, odd M
+                  and N, skinny M, decode M, K = 65536)
   --reps N        timed rounds per shape (default 20; --quick 5)
   --warmup N      untimed rounds before them (default 5; --quick 2)
   --quick         fewer shapes, rounds, autotuning candidates and exact checks
@@ -1017,6 +1020,17 @@ mod tests {
             let e = parse_args(&args(line)).unwrap_err();
             assert!(e.contains(says), "{line}: {e}");
         }
+    }
+
+    /// The usage names every named set of `--shapes` and the check set's size.
+    #[test]
+    fn the_usage_names_the_shape_sets() {
+        for set in ["square", "llm", "all", "check", "sweep", "decode", "mid"] {
+            assert!(problem::parse_shapes(set).is_ok(), "{set}");
+            assert!(USAGE.contains(&format!(" {set}")), "{set}");
+        }
+        let check = format!("check ({} shapes", problem::CHECK.len());
+        assert!(USAGE.contains(&check), "{check}");
     }
 
     #[test]
