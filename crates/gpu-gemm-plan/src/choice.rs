@@ -18,7 +18,9 @@ use crate::{
 /// The kernel the host API uses for `shape` on a GPU of `sms` SMs.
 ///
 /// For M <= 64 (decode): the kernel that computes the transpose on tiles as wide as M needs,
-/// 16, 32 or 64 rows of A ([`SKINNY16`], [`SKINNY32`], [`SKINNY64`]).
+/// 16, 32 or 64 rows of A ([`SKINNY16`], [`SKINNY32`], [`SKINNY64`]); for M > 16 half as wide
+/// when that width would split K in 8 or more parts of at most 4 k-blocks each (few weight
+/// tiles and a short K: 64 x 2048 x 2048 ran in 10.2 us on 32-wide tiles, 12.5 on 64-wide).
 ///
 /// For M <= 1024:
 /// - **128 x 64 tiles** when they make at most one wave (`sms` of them) and K <= 2048: a short
@@ -35,12 +37,22 @@ pub fn default_kernel(shape: Shape, sms: u32) -> &'static KernelSpec {
     };
     let sms = u64::from(sms.max(1));
     if shape.m <= 64 {
-        return if shape.m <= 16 {
-            &SKINNY16
+        let (wide, narrower) = if shape.m <= 16 {
+            return &SKINNY16;
         } else if shape.m <= 32 {
-            &SKINNY32
+            (&SKINNY32, &SKINNY16)
         } else {
-            &SKINNY64
+            (&SKINNY64, &SKINNY32)
+        };
+        // Few tiles and a short K: M's width would split K in 8 or more parts of the minimum 4
+        // k-blocks, and the last split of each tile would add up the most partials for the
+        // least work. Half the width doubles the tiles and halves the splits (and the partials'
+        // size).
+        let splits = wide.splits(shape, sms as u32);
+        return if splits >= 8 && shape.k.div_ceil(crate::BK) <= 4 * splits {
+            narrower
+        } else {
+            wide
         };
     }
     if shape.m > 1024 {
@@ -83,7 +95,15 @@ mod tests {
         assert_eq!(pick(17, 4096, 4096), "skinny-32");
         assert_eq!(pick(32, 57344, 8192), "skinny-32");
         assert_eq!(pick(33, 10240, 8192), "skinny-64");
-        assert_eq!(pick(64, 2048, 2048), "skinny-64");
+        assert_eq!(pick(64, 4096, 4096), "skinny-64");
+        // Few weight tiles and a short K: half of M's width (64 x 2048 x 2048: 32-wide tiles
+        // 10.2 us, 64-wide 12.5; 32 x 2048 x 2048: 16-wide 9.1, 32-wide 9.7), but not with a
+        // long K (64 x 2048 x 8192: 64-wide 16.3, 32-wide 17.9).
+        assert_eq!(pick(64, 2048, 2048), "skinny-32");
+        assert_eq!(pick(32, 2048, 2048), "skinny-16");
+        assert_eq!(pick(64, 2048, 8192), "skinny-64");
+        assert_eq!(pick(64, 3072, 2048), "skinny-64");
+        assert_eq!(pick(16, 2048, 2048), "skinny-16");
         // Mid M, a short K in one wave of 128 x 64: 512 x 2048 x 2048 (fastest).
         assert_eq!(pick(512, 2048, 2048), "persistent-64");
         // Mid M, up to 198 tiles of 128 x 128: 384 x 8192 x 8192 (fastest; 128 x 256: 0.87).
