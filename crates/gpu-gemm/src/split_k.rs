@@ -154,7 +154,28 @@ pub(crate) unsafe fn last_split<W: Width>(
         W::map_quads(acc, |q, _| unsafe {
             work.quad(slot, (0, parts), q, th).read().0
         });
-        for s in 1..parts {
+        let mut first = 1;
+        // Tiles up to 64 wide (the decode kernels' and the 128 x 64 kernel's; 32 accumulators a
+        // thread at most): four splits' loads at once, added in split order, so that a tile of
+        // many splits waits for a quarter of the round trips to L2. Wider tiles have no
+        // registers for them.
+        if W::BN <= 64 {
+            while first + 4 <= parts {
+                W::map_quads(acc, |q, sum| {
+                    // SAFETY: splits `first` to `first + 3`'s partials, as above.
+                    let v = unsafe {
+                        [0, 1, 2, 3].map(|i| work.quad(slot, (first + i, parts), q, th).read().0)
+                    };
+                    let mut sum = sum;
+                    for v in v {
+                        sum = [sum[0] + v[0], sum[1] + v[1], sum[2] + v[2], sum[3] + v[3]];
+                    }
+                    sum
+                });
+                first += 4;
+            }
+        }
+        for s in first..parts {
             W::map_quads(acc, |q, sum| {
                 // SAFETY: split `s`'s partial, as above.
                 let v = unsafe { work.quad(slot, (s, parts), q, th).read().0 };
