@@ -40,7 +40,9 @@ pub fn lint(sh: &Shell) -> Result {
         crate::gemm_kernel::NVPTX_SM90A.cargo_clippy(sh, crate::gemm_kernel::CRATE, extra)?;
     }
     // The toolkit's test kernels, likewise.
-    crate::gemm_kernel::NVPTX_SM90A.cargo_clippy(sh, crate::hopper::CRATE, &[])?;
+    for extra in [&[][..], &["--features", "checked"][..]] {
+        crate::gemm_kernel::NVPTX_SM90A.cargo_clippy(sh, crate::hopper::CRATE, extra)?;
+    }
     println!("  fmt and clippy clean");
     Ok(())
 }

@@ -35,7 +35,7 @@
 //! | a group takes fewer turns than the next one waits for, exits, or blocks | HANG, 0 of N arrivals of the previous group |
 //! | fewer threads take turns in a group than the `arrivals` given to `init` | HANG, k of N arrivals |
 //! | more threads take turns than `arrivals` (phases complete early) | WRONG ARRIVAL COUNT at a completion, or HANG with the surplus |
-//! | a [`Turn`] dropped without `arrive` (an early `return` holding it) | TURN NOT HANDED ON, where it was dropped |
+//! | a [`Turn`] dropped without `arrive` (an early `return` holding it) | TURN NOT HANDED ON, naming the `wait` that took it |
 //!
 //! The count check at a completion is exact with two or more groups (the previous group's next
 //! arrivals on a barrier need the waiter's own arrival first); with one group it is skipped.
@@ -196,6 +196,10 @@ pub struct OrderedSequenceBarrier<S: Signals, const DEPTH: usize, const GROUPS: 
 #[must_use = "the next group waits until this turn is handed on with `arrive`"]
 pub struct Turn<'a, S: Signals, const DEPTH: usize, const GROUPS: usize> {
     barrier: &'a mut OrderedSequenceBarrier<S, DEPTH, GROUPS>,
+    /// Checked builds: the `wait` that took the turn, which a record of a dropped turn names
+    /// (drop glue has no location of the user's).
+    #[cfg(feature = "checked")]
+    taken: &'static core::panic::Location<'static>,
 }
 
 impl<S: Signals, const DEPTH: usize, const GROUPS: usize> OrderedSequenceBarrier<S, DEPTH, GROUPS> {
@@ -277,7 +281,11 @@ impl<S: Signals, const DEPTH: usize, const GROUPS: usize> OrderedSequenceBarrier
                 record.fail(Fault::WrongCount, Some(count));
             }
         }
-        Turn { barrier: self }
+        Turn {
+            barrier: self,
+            #[cfg(feature = "checked")]
+            taken: core::panic::Location::caller(),
+        }
     }
 
     /// Checked builds: the record fields of this view's current turn, awaiting `completions`.
@@ -314,17 +322,18 @@ impl<S: Signals, const DEPTH: usize, const GROUPS: usize> Turn<'_, S, DEPTH, GRO
     }
 }
 
-/// Checked builds: a turn dropped without `arrive` stops the kernel with a record.
+/// Checked builds: a turn dropped without `arrive` stops the kernel with a record that names the
+/// `wait` that took it.
 #[cfg(feature = "checked")]
 impl<S: Signals, const DEPTH: usize, const GROUPS: usize> Drop for Turn<'_, S, DEPTH, GROUPS> {
-    #[track_caller]
     fn drop(&mut self) {
         let b = &*self.barrier;
         let completions = b.turn / DEPTH as u32 + u32::from(b.group != 0);
         let ring = b.turn as usize % DEPTH;
-        b.record(Call::SequenceTurnDropped, completions).fail(
+        b.record(Call::SequenceTurnDropped, completions).fail_at(
             Fault::StageNotReleased,
             b.signals.count(ring, b.group as usize),
+            self.taken,
         );
     }
 }
@@ -646,9 +655,12 @@ mod tests {
         assert!(
             messages.iter().any(|m| m
                 .starts_with("gpu-hopper ordered sequence TURN NOT HANDED ON")
-                && m.contains("group 0 in `(a Turn dropped without arrive)`")
+                && m.contains("group 0 in `(a Turn taken here, dropped without arrive)`")
                 && m.contains("turn 1 (ring 1, lap 0)")
-                && m.contains("group 1 waits for this turn forever")),
+                && m.contains("group 1 waits for this turn forever")
+                // The line of the `wait` that took the turn, not drop glue's in core.
+                && m.contains("src/sequence.rs:")
+                && !m.contains("ptr/mod.rs")),
             "{messages:?}"
         );
         assert!(

@@ -15,10 +15,11 @@
 //! `SETUP` after the other tests; a wrong or missing diagnosis is `TEST_FAILED`.
 
 use std::alloc::{Layout, alloc_zeroed, dealloc};
+use std::ffi::c_void;
 use std::process::{Command, ExitCode, Stdio};
 use std::time::{Duration, Instant};
 
-use cudarc::driver::sys;
+use cudarc::driver::{CudaFunction, sys};
 use gpu_pipeline::checked::HangRecord;
 use pipeline_suite::{BROKEN, BROKEN_SMEM_BYTES, Broken, exit};
 
@@ -28,7 +29,7 @@ use crate::report;
 /// Records the sink holds.
 const CAPACITY: usize = 16;
 /// A broken kernel must end this fast (from the launch to the error seen by the host).
-const LIMIT: Duration = Duration::from_secs(1);
+pub const LIMIT: Duration = Duration::from_secs(1);
 /// Past this (plus twice the module's first load, see `run_all`), the child process is killed and
 /// the test fails (it hung).
 const CHILD_TIMEOUT: Duration = Duration::from_secs(20);
@@ -38,6 +39,31 @@ pub fn run_all(ptx: &str, filter: Option<&str>) -> ExitCode {
     println!(
         "== broken kernels (checked build): each must end within 1 s with the right diagnosis"
     );
+    let tests: Vec<(&str, &str)> = BROKEN
+        .iter()
+        .filter(|t| filter.is_none_or(|f| t.name.contains(f)))
+        .map(|t| (t.name, t.misuse.mistake))
+        .collect();
+    run_children(ptx, &tests, &|name| {
+        vec![
+            "--broken-one".into(),
+            name.into(),
+            "--ptx".into(),
+            ptx.into(),
+        ]
+    })
+}
+
+/// Runs each test of `tests` (name, mistake in words) in a child process of this executable,
+/// started with the arguments `args(name)` (its one-test mode, which ends with a
+/// `pipeline_suite::exit` status), after loading `ptx` once here; prints a PASS or FAIL line per
+/// test with the child's output, and a summary; the exit status of the whole run, as the module's
+/// docs say. Other test programs with broken kernels of their own (the toolkit's) use it too.
+pub fn run_children(
+    ptx: &str,
+    tests: &[(&str, &str)],
+    args: &dyn Fn(&str) -> Vec<String>,
+) -> ExitCode {
     let exe = match std::env::current_exe() {
         Ok(exe) => exe,
         Err(e) => {
@@ -64,12 +90,9 @@ pub fn run_all(ptx: &str, filter: Option<&str>) -> ExitCode {
     // compile again, which must not count as one.
     let child_timeout = CHILD_TIMEOUT + 2 * jit;
     let (mut passed, mut failed, mut not_set_up) = (0, 0, 0);
-    for test in BROKEN
-        .iter()
-        .filter(|t| filter.is_none_or(|f| t.name.contains(f)))
-    {
+    for &(name, mistake) in tests {
         let child = Command::new(&exe)
-            .args(["--broken-one", test.name, "--ptx", ptx])
+            .args(args(name))
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())
             .spawn();
@@ -112,12 +135,7 @@ pub fn run_all(ptx: &str, filter: Option<&str>) -> ExitCode {
             not_set_up += 1;
         }
         let ok = code == Some(exit::PASSED.into());
-        println!(
-            "{} {}  ({})",
-            if ok { "PASS" } else { "FAIL" },
-            test.name,
-            test.misuse.mistake
-        );
+        println!("{} {name}  ({mistake})", if ok { "PASS" } else { "FAIL" });
         for line in stdout.lines() {
             println!("    {line}");
         }
@@ -235,21 +253,57 @@ pub fn run_one(ptx: &str, name: &str) -> ! {
 
 type Verdict = Result<(), String>;
 
-/// Runs one broken kernel: `Err` when it could not be set up, else the verdict on its diagnosis.
-fn run_kernel(ptx: &str, test: &Broken) -> Result<Verdict, OpenError> {
-    let gpu = Gpu::open(ptx)?;
+/// What a launch of a broken kernel came to: how it ended, after how long, and the complete
+/// hang records it left.
+pub struct Trap {
+    /// The stream's end: `Err((true, _))` when the kernel did not end, `Err((false, _))` with the
+    /// CUDA error (a trap's), `Ok` when it completed.
+    pub outcome: Result<Duration, (bool, String)>,
+    /// From the launch to the end seen by the host.
+    pub elapsed: Duration,
+    /// The complete records in the sink.
+    pub records: Vec<HangRecord>,
+}
+
+impl Trap {
+    /// Whether a trap (a CUDA error, not a hang and not a completion) ended the kernel.
+    pub fn trapped(&self) -> bool {
+        matches!(self.outcome, Err((false, _)))
+    }
+
+    /// The reasons it is not the end a broken kernel must have: stopped by a trap within
+    /// [`LIMIT`] (empty: it is).
+    pub fn wrong_end(&self) -> Vec<String> {
+        let mut why = Vec::new();
+        if !self.trapped() {
+            why.push("the kernel was not stopped by a trap".to_string());
+        }
+        if self.elapsed > LIMIT {
+            why.push(format!(
+                "it took {:.0} ms, more than {} ms",
+                self.elapsed.as_secs_f64() * 1e3,
+                LIMIT.as_millis()
+            ));
+        }
+        why
+    }
+}
+
+/// Launches `function` (a kernel of a checked build loaded in `gpu`) with a diagnostics sink in
+/// host memory mapped into the device, waits for its end (10 s at most), and prints how it ended
+/// and every record in plain words. The sink is never freed (a trapped context cannot unregister
+/// it); the caller forgets `gpu` too and leaves the process with `report::exit_now`.
+pub fn launch_trapping(
+    gpu: &Gpu,
+    function: &CudaFunction,
+    shape: (u32, u32, u32, u32),
+    args: &mut [*mut c_void],
+) -> Result<Trap, OpenError> {
     let (records, device) = MappedRecords::new()?;
     gpu.set_diagnostics_sink(device, CAPACITY as u32)?;
-    let function = gpu.function(test.name)?;
+    let (grid, block, cluster, smem) = shape;
     let start = Instant::now();
-    gpu.launch(
-        &function,
-        test.cluster,
-        test.threads,
-        test.cluster,
-        BROKEN_SMEM_BYTES,
-        &mut [],
-    )?;
+    gpu.launch(function, grid, block, cluster, smem, args)?;
     let outcome = gpu.wait(Duration::from_secs(10));
     let elapsed = start.elapsed();
     let ended = match &outcome {
@@ -268,17 +322,27 @@ fn run_kernel(ptx: &str, test: &Broken) -> Result<Verdict, OpenError> {
             println!("  {line}");
         }
     }
-    let mut why = Vec::new();
-    if !matches!(outcome, Err((false, _))) {
-        why.push("the kernel was not stopped by a trap".to_string());
-    }
-    if elapsed > LIMIT {
-        why.push(format!(
-            "it took {:.0} ms, more than {} ms",
-            elapsed.as_secs_f64() * 1e3,
-            LIMIT.as_millis()
-        ));
-    }
+    // A trapped context may fail or block in teardown: the memory stays registered.
+    std::mem::forget(records);
+    Ok(Trap {
+        outcome,
+        elapsed,
+        records: found,
+    })
+}
+
+/// Runs one broken kernel: `Err` when it could not be set up, else the verdict on its diagnosis.
+fn run_kernel(ptx: &str, test: &Broken) -> Result<Verdict, OpenError> {
+    let gpu = Gpu::open(ptx)?;
+    let function = gpu.function(test.name)?;
+    let trap = launch_trapping(
+        &gpu,
+        &function,
+        (test.cluster, test.threads, test.cluster, BROKEN_SMEM_BYTES),
+        &mut [],
+    )?;
+    let found = &trap.records;
+    let mut why = trap.wrong_end();
     let misuse = test.misuse;
     let expected_budget_ns = if misuse.budget_us == 0 {
         u64::from(gpu_pipeline::checked::DEFAULT_WAIT_BUDGET_US) * 1000
@@ -308,7 +372,6 @@ fn run_kernel(ptx: &str, test: &Broken) -> Result<Verdict, OpenError> {
     }
     // A trapped context may fail or block in teardown: the process ends without it.
     std::mem::forget(gpu);
-    std::mem::forget(records);
     Ok(if why.is_empty() {
         println!(
             "diagnosis as expected: {} {:?} (label {})",

@@ -199,3 +199,107 @@ pub const REDUCE_MIN: u32 = 1;
 pub const REDUCE_MAX: u32 = 2;
 /// See [`REDUCE_ADD`].
 pub const REDUCE_STORE: u32 = 3;
+
+/// A broken kernel of the checked build (`broken.rs`, feature `checked`): one mistake with a
+/// toolkit barrier that hangs a kernel built without diagnostics; the checked build must end
+/// within a second, trapped, with a record that says it. One block, no parameters.
+pub struct BrokenCase {
+    /// The kernel's name.
+    pub name: &'static str,
+    /// What goes wrong, in words.
+    pub mistake: &'static str,
+    /// The block's threads.
+    pub threads: u32,
+    /// The label given to the barrier's diagnostics (the record's `label`).
+    pub label: u32,
+    /// The wait budget given with it, in microseconds (the record's `budget_ns` / 1000).
+    pub budget_us: u32,
+    /// The words one record's plain words (its `Display`) must all say.
+    pub says: &'static [&'static str],
+    /// Whether that record names a line of the kernel's own file (`broken.rs`).
+    pub at_call: bool,
+}
+
+/// The dynamic shared memory of every broken kernel: more than the checked storage of a
+/// registry's shadow or a 2 x 2 sequence (the kernels check it at compile time).
+pub const BROKEN_SMEM_BYTES: u32 = 1024;
+
+/// A 64-thread named barrier that warp 1 never reaches (it returns early): warp 0's `sync`
+/// would wait forever in `bar.sync`.
+pub const BROKEN_NAMED_SKIPPED: BrokenCase = BrokenCase {
+    name: "broken_named_skipped",
+    mistake: "a 64-thread named barrier that only warp 0 reaches (warp 1 returns early)",
+    threads: 64,
+    label: 19,
+    budget_us: 20_000,
+    says: &[
+        "gpu-hopper named barrier HANG (wait budget spent): barrier 1 of registry 19",
+        "in `Barriers::sync` at",
+        "phase 0;",
+        "32 of 64 threads reached this phase (this one included): 32 never came",
+    ],
+    at_call: true,
+};
+
+/// A named barrier declared for 64 threads that all 3 warps of the block sync on (a count
+/// written for two warps, then a third added): the hardware would let the first 64 arrivals
+/// through and hold the third warp forever (or count it toward the next phase). The checked
+/// build counts phases from the total arrivals, so the 32 threads past the first 64 wait in
+/// phase 1 for 32 that never come.
+pub const BROKEN_NAMED_OVERFULL: BrokenCase = BrokenCase {
+    name: "broken_named_overfull",
+    mistake: "a named barrier declared for 64 threads that 3 warps (96 threads) sync on",
+    threads: 96,
+    label: 23,
+    budget_us: 20_000,
+    says: &[
+        "gpu-hopper named barrier HANG (wait budget spent): barrier 1 of registry 23",
+        "phase 1;",
+        "32 of 64 threads reached this phase (this one included): 32 never came",
+    ],
+    at_call: true,
+};
+
+/// Two warpgroups take turns (1 ring): group 1 stops after 3 turns, group 0 wants 5, so group
+/// 0's fifth wait gets no arrival.
+pub const BROKEN_SEQUENCE_STOPS: BrokenCase = BrokenCase {
+    name: "broken_sequence_stops",
+    mistake: "ordered sequence of 2 warpgroups: group 1 takes 3 turns, group 0 waits for a 5th",
+    threads: 256,
+    label: 29,
+    budget_us: 20_000,
+    says: &[
+        "gpu-hopper ordered sequence HANG (wait budget spent): sequence 29",
+        "1 rings, 2 groups), group 0 in `OrderedSequenceBarrier::wait`",
+        "turn 4 (ring 0, lap 4)",
+        "0 of 128 arrivals of group 1 for this turn",
+    ],
+    at_call: true,
+};
+
+/// Two warpgroups take turns (2 rings): group 0 leaves its second turn without `arrive` (an
+/// early return holding the `Turn`), which group 1 would wait for forever. The record names the
+/// `wait` that took the turn (drop glue has no line of the user's).
+pub const BROKEN_SEQUENCE_DROPPED: BrokenCase = BrokenCase {
+    name: "broken_sequence_dropped",
+    mistake: "ordered sequence of 2 warpgroups: group 0 drops its second turn without arrive",
+    threads: 256,
+    label: 31,
+    budget_us: 20_000,
+    says: &[
+        "gpu-hopper ordered sequence TURN NOT HANDED ON",
+        "sequence 31",
+        "group 0 in `(a Turn taken here, dropped without arrive)`",
+        "turn 1 (ring 1, lap 0)",
+        "group 1 waits for this turn forever",
+    ],
+    at_call: true,
+};
+
+/// Every broken kernel of the checked build.
+pub const BROKEN_CASES: &[BrokenCase] = &[
+    BROKEN_NAMED_SKIPPED,
+    BROKEN_NAMED_OVERFULL,
+    BROKEN_SEQUENCE_STOPS,
+    BROKEN_SEQUENCE_DROPPED,
+];

@@ -17,6 +17,8 @@
 #[macro_use]
 pub mod layout;
 
+#[cfg(feature = "checked")]
+mod broken;
 mod named;
 mod pdl;
 mod sequence;

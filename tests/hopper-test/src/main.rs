@@ -4,13 +4,16 @@
 //!
 //! ```text
 //! hopper-test PTX [--filter TEXT]
+//! hopper-test CHECKED_PTX --broken [--filter TEXT]
 //! ```
 //!
 //! One `PASS` or `FAIL` line per case, saying what was compared; then a summary line. Without a
 //! CUDA driver it prints `SKIPPED: <reason>` and exits with `pipeline_suite::exit::NO_DRIVER`
 //! (which `cargo xtask ci` alone may take as a skip); a failed case exits `TEST_FAILED`, a hung
 //! kernel `HUNG` at once (a hung context cannot be recovered), a module the driver rejects
-//! `SETUP`.
+//! `SETUP`. With `--broken` and the module of the checked build it runs the broken kernels
+//! instead (`broken.rs`): each mistake with a named barrier or an ordered sequence must end
+//! within a second with the record that says it.
 
 // The kernels' case lists and layouts (first: the case-list macros are used by the modules below).
 #[allow(dead_code)]
@@ -18,6 +21,7 @@
 #[macro_use]
 mod layout;
 
+mod broken;
 mod device;
 mod sync;
 mod tma;
@@ -65,8 +69,11 @@ impl Seed {
 
 fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
+    const USAGE: &str = "usage: hopper-test PTX [--filter TEXT], or hopper-test CHECKED_PTX --broken [--filter TEXT]";
     let mut ptx = None;
     let mut filter = None;
+    let mut broken = false;
+    let mut broken_one = None;
     let mut it = args.iter();
     while let Some(arg) = it.next() {
         match arg.as_str() {
@@ -74,18 +81,26 @@ fn main() -> ExitCode {
                 Some(text) => filter = Some(text.clone()),
                 None => return report::error(exit::USAGE, "--filter needs a text"),
             },
+            "--broken" => broken = true,
+            "--broken-one" => match it.next() {
+                Some(name) => broken_one = Some(name.clone()),
+                None => return report::error(exit::USAGE, "--broken-one needs a case name"),
+            },
             other if !other.starts_with("--") && ptx.is_none() => ptx = Some(other.to_string()),
             other => {
-                return report::error(
-                    exit::USAGE,
-                    format!("unknown argument `{other}`; usage: hopper-test PTX [--filter TEXT]"),
-                );
+                return report::error(exit::USAGE, format!("unknown argument `{other}`; {USAGE}"));
             }
         }
     }
     let Some(ptx) = ptx else {
-        return report::error(exit::USAGE, "usage: hopper-test PTX [--filter TEXT]");
+        return report::error(exit::USAGE, USAGE);
     };
+    if let Some(name) = broken_one {
+        broken::run_one(&ptx, &name);
+    }
+    if broken {
+        return broken::run_all(&ptx, filter.as_deref());
+    }
     let gpu = match Gpu::open(&ptx) {
         Ok(gpu) => gpu,
         Err(e @ OpenError::NoDriver) => {

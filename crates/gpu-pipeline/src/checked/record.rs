@@ -122,7 +122,7 @@ impl Call {
             Self::ConsumerStep => "consumer_step",
             Self::PipelineDropped => "(end of the pipeline's scope)",
             Self::SequenceWait => "OrderedSequenceBarrier::wait",
-            Self::SequenceTurnDropped => "(a Turn dropped without arrive)",
+            Self::SequenceTurnDropped => "(a Turn taken here, dropped without arrive)",
             Self::NamedBarrierSync => "Barriers::sync",
         }
     }

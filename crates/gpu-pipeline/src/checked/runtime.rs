@@ -173,6 +173,20 @@ impl BarrierWait {
         self.stop(fault, observed, 0, Location::caller())
     }
 
+    /// As [`fail`](Self::fail), naming `location` instead of the caller's: for a report made
+    /// where a value is dropped (drop glue has no caller location of the user's), naming where
+    /// the value was made.
+    #[cold]
+    #[inline(never)]
+    pub fn fail_at(
+        self,
+        fault: Fault,
+        observed: Option<u32>,
+        location: &'static Location<'static>,
+    ) -> ! {
+        self.stop(fault, observed, 0, location)
+    }
+
     #[cold]
     #[inline(never)]
     fn stop(
