@@ -236,7 +236,17 @@ pub fn run_one(ptx: &str, name: &str) -> ! {
         eprintln!("error: no broken test named `{name}`");
         report::exit_now(exit::USAGE);
     };
-    let code = match run_kernel(ptx, test) {
+    exit_with(run_kernel(ptx, test))
+}
+
+/// A child's verdict: `Ok(())`, the diagnosis as expected, or what was wrong with it.
+pub type Verdict = Result<(), String>;
+
+/// Ends a child process with the status of `outcome` (`PASSED`, `TEST_FAILED` after a `wrong:`
+/// line, or the error's status after its one line on stderr), at once: a trapped context may
+/// block in teardown.
+pub fn exit_with(outcome: Result<Verdict, OpenError>) -> ! {
+    let code = match outcome {
         Ok(Ok(())) => exit::PASSED,
         Ok(Err(why)) => {
             println!("wrong: {why}");
@@ -247,11 +257,8 @@ pub fn run_one(ptx: &str, name: &str) -> ! {
             error.exit_code()
         }
     };
-    // A trapped context may block in teardown: leave at once.
     report::exit_now(code)
 }
-
-type Verdict = Result<(), String>;
 
 /// What a launch of a broken kernel came to: how it ended, after how long, and the complete
 /// hang records it left.

@@ -5,7 +5,7 @@
 
 use std::process::ExitCode;
 
-use pipeline_harness::broken::{launch_trapping, run_children};
+use pipeline_harness::broken::{Verdict, exit_with, launch_trapping, run_children};
 use pipeline_harness::cuda::{Gpu, OpenError};
 use pipeline_harness::report;
 use pipeline_suite::exit;
@@ -36,24 +36,13 @@ pub fn run_one(ptx: &str, name: &str) -> ! {
         eprintln!("error: no broken case named `{name}`");
         report::exit_now(exit::USAGE);
     };
-    let code = match run_case(ptx, case) {
-        Ok(Ok(())) => exit::PASSED,
-        Ok(Err(why)) => {
-            println!("wrong: {why}");
-            exit::TEST_FAILED
-        }
-        Err(error) => {
-            eprintln!("error: {error}");
-            error.exit_code()
-        }
-    };
-    report::exit_now(code)
+    exit_with(run_case(ptx, case))
 }
 
 /// Launches the case's kernel: `Err` when it could not be set up, else the verdict on its
 /// diagnosis (a trap within the limit, and one record with the case's label, budget, words and,
 /// where the case says so, a line of `broken.rs`).
-fn run_case(ptx: &str, case: &BrokenCase) -> Result<Result<(), String>, OpenError> {
+fn run_case(ptx: &str, case: &BrokenCase) -> Result<Verdict, OpenError> {
     let gpu = Gpu::open(ptx)?;
     let function = gpu.function(case.name)?;
     let trap = launch_trapping(
