@@ -8,6 +8,7 @@ use gpu_gemm_plan::{
 use gpu_pipeline::arch::nvptx as arch;
 use gpu_pipeline::{
     ConsumerHalf, ConsumerStage, Cta, MbarScope, MbarrierRef, NvidiaMbarBackend, TensorMap,
+    prefetch_tensor_map,
 };
 
 use crate::epilogue::{
@@ -62,6 +63,23 @@ pub(crate) unsafe fn gemm<W: Width, const ST: usize, const C: u32, S: MbarScope>
 ) {
     // SAFETY: a special-register read.
     let tid = unsafe { core::arch::nvptx::_thread_idx_x() } as u32;
+    if tid == 0 {
+        // The first tensor load or store through a map fetches its descriptor from global memory
+        // on the critical path; fetched now, it comes in while the barriers are initialised.
+        // SAFETY: `maps[0]` and `maps[1]` are A's and B's maps in global memory, `maps[2]` D's
+        // when the epilogue stages D (N % 8 == 0) and `maps[3]` C's when it also reads C (the
+        // entries' contract).
+        unsafe {
+            prefetch_tensor_map(maps);
+            prefetch_tensor_map(maps.add(1));
+            if config.staged(n) {
+                prefetch_tensor_map(maps.add(2));
+                if out.beta != 0.0 {
+                    prefetch_tensor_map(maps.add(3));
+                }
+            }
+        }
+    }
     // A kernel the caller launches after this one as a programmatic dependent may be scheduled
     // as soon as SMs free up (it waits for this grid's completion itself).
     launch_dependents();
