@@ -52,7 +52,8 @@ pub fn lint(sh: &Shell) -> Result {
 /// checks of `tidy.rs`). Release mode: the stress tests move over 100,000 items per
 /// configuration. Then the library's unit tests and the broken protocols of
 /// `tests/host/tests/checked.rs` with the `checked` feature, and the toolkit's (gpu-hopper's
-/// named barriers and ordered-sequence barrier, misused on host threads).
+/// named barriers and ordered-sequence barrier, misused on host threads); and the attention
+/// plan's with its host reference (feature `std`).
 pub fn test(sh: &Shell) -> Result {
     println!("running the host tests:");
     cmd!(sh, "cargo test --workspace --release")
@@ -70,7 +71,14 @@ pub fn test(sh: &Shell) -> Result {
         "cargo test --release -p gpu-hopper --features gpu-hopper/checked,gpu-pipeline/std --lib"
     )
     .run()
-    .map_err(|_| "host tests of the toolkit's checked build failed (above)".to_string())
+    .map_err(|_| "host tests of the toolkit's checked build failed (above)".to_string())?;
+    println!("running the attention plan's host reference tests (feature std):");
+    cmd!(
+        sh,
+        "cargo test --release -p gpu-attention-plan --features std"
+    )
+    .run()
+    .map_err(|_| "the attention plan's reference tests failed (above)".to_string())
 }
 
 /// The host tests of the safe API under AddressSanitizer (in their own target directory): the
@@ -123,10 +131,11 @@ pub fn loom(sh: &Shell) -> Result {
 /// The crates a user can take from a registry, in `cargo publish` order (each after the crates
 /// it depends on). `gpu-gemm-host` carries its GEMM module (`module/gpu_gemm.ptx`, which
 /// `cargo xtask codegen` writes), so its package is a user's whole GEMM.
-const PUBLISHABLE: [&str; 6] = [
+const PUBLISHABLE: [&str; 7] = [
     "gpu-pipeline",
     "gpu-hopper",
     "gpu-gemm-plan",
+    "gpu-attention-plan",
     "gpu-hopper-host",
     "gpu-gemm-host",
     "ptx-uniform",
@@ -134,10 +143,11 @@ const PUBLISHABLE: [&str; 6] = [
 
 /// The host-side crates whose `rust-version` (the workspace's) is checked with that stable
 /// toolchain: the publishable ones and `gpu-gemm-host`, which is host-only.
-const STABLE_CHECKED: [&str; 6] = [
+const STABLE_CHECKED: [&str; 7] = [
     "gpu-pipeline",
     "gpu-hopper",
     "gpu-gemm-plan",
+    "gpu-attention-plan",
     "gpu-hopper-host",
     "ptx-uniform",
     "gpu-gemm-host",

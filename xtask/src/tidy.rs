@@ -666,7 +666,7 @@ fn size_of(path: &str) -> u64 {
 
 /// The documents whose relative links must point to tracked files, besides every tracked
 /// `tests/results/*.md`.
-const LINKED_DOCUMENTS: [&str; 14] = [
+const LINKED_DOCUMENTS: [&str; 15] = [
     "README.md",
     "ARCHITECTURE.md",
     "CHANGELOG.md",
@@ -675,6 +675,7 @@ const LINKED_DOCUMENTS: [&str; 14] = [
     "crates/gpu-hopper/README.md",
     "crates/gpu-hopper-host/README.md",
     "crates/gpu-gemm-plan/README.md",
+    "crates/gpu-attention-plan/README.md",
     "crates/gpu-gemm/README.md",
     "crates/gpu-gemm-host/README.md",
     "crates/ptx-uniform/README.md",
@@ -1216,23 +1217,25 @@ fn no_import_cycles_between_the_modules_of_any_crate() {
 }
 
 #[test]
-fn the_gemm_plan_forbids_unsafe() {
-    let lib = fs::read_to_string(crate::util::root().join("crates/gpu-gemm-plan/src/lib.rs"))
-        .expect("the plan's lib.rs");
-    assert!(
-        lib.contains("#![forbid(unsafe_code)]"),
-        "crates/gpu-gemm-plan is the pure plan both sides compile: it keeps #![forbid(unsafe_code)]"
-    );
-    let problems: Vec<String> = stripped_files("crates/gpu-gemm-plan/src")
-        .iter()
-        .flat_map(|(file, text)| {
-            impurities(text)
-                .into_iter()
-                .map(move |w| format!("{file}:{w}"))
-        })
-        .filter(|w| !w.contains("cfg"))
-        .collect();
-    assert!(problems.is_empty(), "unsafe in the plan: {problems:?}");
+fn the_plans_forbid_unsafe() {
+    for plan in ["gpu-gemm-plan", "gpu-attention-plan"] {
+        let lib = fs::read_to_string(crate::util::root().join(format!("crates/{plan}/src/lib.rs")))
+            .expect("the plan's lib.rs");
+        assert!(
+            lib.contains("#![forbid(unsafe_code)]"),
+            "crates/{plan} is the pure plan both sides compile: it keeps #![forbid(unsafe_code)]"
+        );
+        let problems: Vec<String> = stripped_files(&format!("crates/{plan}/src"))
+            .iter()
+            .flat_map(|(file, text)| {
+                impurities(text)
+                    .into_iter()
+                    .map(move |w| format!("{file}:{w}"))
+            })
+            .filter(|w| !w.contains("cfg"))
+            .collect();
+        assert!(problems.is_empty(), "unsafe in {plan}: {problems:?}");
+    }
 }
 
 // ---------------------------------------------------------------- tests of the checker
