@@ -5,9 +5,17 @@
 //! `s_j = scale · q_i · k_j` over the keys `j` the mask keeps ([`visible_keys`]),
 //! `LSE = m + ln Σ_j exp(s_j - m)` with `m = max_j s_j`, and
 //! `o_i = Σ_j exp(s_j - LSE) v_j`. A row that sees no key has `o_i = 0` and `LSE = -∞`.
+//!
+//! [`tolerance`] is how far a kernel may be from it (derived in `bound.rs`'s docs), and
+//! [`model`] the kernels' arithmetic on the host (f32 scores, weights rounded to 16 bits for
+//! `P V`, O rounded at the end), on which the tolerance is tested.
+
+mod bound;
 
 use std::vec;
 use std::vec::Vec;
+
+pub use bound::{Tolerance, model, round, tolerance};
 
 use crate::mask::visible_keys;
 use crate::{AttentionError, Problem, Tensor};
