@@ -18,11 +18,15 @@ pub const WGMMA_M: u32 = 64;
 ///   `scale_d` false, the others accumulating, each descriptor advanced by one step;
 /// - `layout`: how A and B sit in shared memory, K-major: `B32`, `B64`, `B128` (swizzled, a row
 ///   per span: `k_steps * 32` bytes must fit the span) or `Interleaved` (no swizzle: 8 x 16-byte
-///   core matrices, LBO = 128 bytes along K, SBO = a row's core matrices along M/N);
+///   core matrices, LBO = 128 bytes along K, SBO = a row's core matrices along M/N); or `B128Mn`
+///   (16-bit inputs only): A K-major as `B128`, B MN-major with 128-byte swizzle, its K rows of N
+///   elements in blocks of 64 columns ([`mn_block_bytes`] apart: LBO; the 8-row groups along K
+///   1024 bytes apart: SBO), read with the transpose immediate;
 /// - `scale_a`: the `SCALE_A` immediate, 1 or -1 (D = scale_a * A B^T).
 ///
-/// A is 64 x K, B is N x K (both K contiguous in global memory, as the host writes them), D is
-/// 64 x N f32, row-major, written through `gpu_hopper::wgmma::fragment::accumulator`.
+/// A is 64 x K, B is N x K (both K contiguous in global memory, as the host writes them; for
+/// `B128Mn` the host writes B transposed, K rows of N), D is 64 x N f32, row-major, written
+/// through `gpu_hopper::wgmma::fragment::accumulator`.
 macro_rules! wgmma_cases {
     ($m:ident) => {
         // bf16: the GEMM runs m64n{64,128,256}k16 SS with B128 only.
@@ -41,6 +45,30 @@ macro_rules! wgmma_cases {
         $m!(wgmma_rs_bf16_n16_b128_k4, Rs, Bf16, Bf16, 16, 4, B128, 1);
         $m!(wgmma_rs_bf16_n64_b32_k1, Rs, Bf16, Bf16, 64, 1, B32, 1);
         $m!(wgmma_rs_bf16_n256_b64_k2, Rs, Bf16, Bf16, 256, 2, B64, 1);
+        // B MN-major (N contiguous, read with the transpose immediate), 128-byte swizzle: the
+        // form of attention's P V, whose V tile is keys x head_dim with head_dim contiguous.
+        $m!(wgmma_rs_bf16_n64_mn128_k4, Rs, Bf16, Bf16, 64, 4, B128Mn, 1);
+        $m!(
+            wgmma_rs_bf16_n128_mn128_k2,
+            Rs,
+            Bf16,
+            Bf16,
+            128,
+            2,
+            B128Mn,
+            1
+        );
+        $m!(
+            wgmma_ss_bf16_n64_mn128_k2,
+            Ss,
+            Bf16,
+            Bf16,
+            64,
+            2,
+            B128Mn,
+            -1
+        );
+        $m!(wgmma_rs_f16_n256_mn128_k1, Rs, F16, F16, 256, 1, B128Mn, 1);
         // f16.
         $m!(wgmma_ss_f16_n32_b32_k1, Ss, F16, F16, 32, 1, B32, 1);
         $m!(wgmma_ss_f16_n128_b128_k2, Ss, F16, F16, 128, 2, B128, 1);
@@ -102,6 +130,17 @@ macro_rules! wgmma_cases {
             1
         );
     };
+}
+
+/// The bytes between the 64-column blocks of an MN-major B of `k_steps` 16-bit K steps: one
+/// block holds all K rows of 128 bytes (the descriptor's LBO).
+pub const fn mn_block_bytes(k_steps: u32) -> u32 {
+    k_steps * 16 * 128
+}
+
+/// The dynamic shared memory of an MN-major case: A's 64 rows of 128 bytes, then B's blocks.
+pub const fn wgmma_mn_smem_bytes(n: u32, k_steps: u32) -> u32 {
+    WGMMA_M * 128 + n.div_ceil(64) * mn_block_bytes(k_steps)
 }
 
 /// Bytes of one K step of a row: 16 16-bit or 32 8-bit elements.

@@ -12,7 +12,9 @@ use gpu_hopper::wgmma::{self, Bf16, E4m3, E5m2, F16, Input, M64, MmaRs, MmaSs, S
 use gpu_pipeline::arch::nvptx::cvta_to_shared;
 use gpu_pipeline::fence_proxy_async;
 
-use crate::layout::{INTERLEAVED_LBO, STEP_BYTES, WARPGROUP, WGMMA_M, interleaved_sbo};
+use crate::layout::{
+    INTERLEAVED_LBO, STEP_BYTES, WARPGROUP, WGMMA_M, interleaved_sbo, mn_block_bytes,
+};
 
 /// How the kernel lays out A and B (K-major) in shared memory, and the descriptor of it.
 #[derive(Clone, Copy)]
@@ -26,6 +28,8 @@ enum Layout {
     B64,
     /// A row per 128-byte span, swizzled (the GEMM's).
     B128,
+    /// A as [`Layout::B128`]; B MN-major, 128-byte swizzle ([`stage_mn`]).
+    B128Mn,
 }
 
 impl Layout {
@@ -36,8 +40,14 @@ impl Layout {
             Layout::Interleaved => None,
             Layout::B32 => Some(Swizzle::B32),
             Layout::B64 => Some(Swizzle::B64),
-            Layout::B128 => Some(Swizzle::B128),
+            Layout::B128 | Layout::B128Mn => Some(Swizzle::B128),
         }
+    }
+
+    /// Whether B is MN-major (read with the transpose immediate).
+    #[inline(always)]
+    fn b_mn_major(self) -> bool {
+        matches!(self, Layout::B128Mn)
     }
 
     /// The shared-memory bytes of one row of `k_steps` steps.
@@ -116,6 +126,38 @@ unsafe fn stage(dst: *mut u8, src: *const u32, rows: u32, k_steps: u32, layout: 
     }
 }
 
+/// Copies B, MN-major (`k_steps * 16` rows of `n` 16-bit elements at `src`, N contiguous), to
+/// `dst` in the 128-byte-swizzled MN-major layout: column block `c` (64 elements, one span) of
+/// every row at `c * mn_block_bytes`, row `k` of a block at `128 k` swizzled, so that the 8-row
+/// groups along K are 1024 bytes apart (SBO) and the blocks `mn_block_bytes` apart (LBO). A word
+/// (two elements) per thread per iteration; the trip count is the same in every thread.
+///
+/// # Safety
+///
+/// `src` holds the rows; `dst` has room for `n / 64` blocks (at least one); every thread of the
+/// warpgroup calls it with its index `t`.
+#[inline(always)]
+unsafe fn stage_mn(dst: *mut u8, src: *const u32, n: u32, k_steps: u32, t: u32) {
+    let row_words = n / 2;
+    let total = k_steps * 16 * row_words;
+    let mut i = 0;
+    while i < total / WARPGROUP {
+        let w = i * WARPGROUP + t;
+        let (k, pair) = (w / row_words, w % row_words);
+        let col = 2 * pair;
+        let at =
+            (col / 64) * mn_block_bytes(k_steps) + Swizzle::B128.apply(k * 128 + (col % 64) * 2);
+        // SAFETY: `w` is inside the source rows and `at` inside the destination's blocks; both
+        // 4-byte aligned.
+        unsafe {
+            dst.add(at as usize)
+                .cast::<u32>()
+                .write(src.add(w as usize).read())
+        };
+        i += 1;
+    }
+}
+
 /// Thread `t`'s four A registers of K step `step` for an RS wgmma, each element read from A (64 x
 /// K row-major at `a`) at the place `fragment::a_16bit` / `a_8bit` gives it.
 ///
@@ -164,7 +206,15 @@ unsafe fn a_fragment<A: Input>(a: *const u8, t: u32, step: u32, k_steps: u32) ->
 /// N and row bytes as dynamic shared memory; `a` holds A (64 x K), `b` holds B (N x K), both
 /// K contiguous, `d` has room for 64 x N f32.
 #[inline(always)]
-unsafe fn mma_case<S, A, B, const RS: bool, const SCALE_A: i32, const K_STEPS: u32>(
+unsafe fn mma_case<
+    S,
+    A,
+    B,
+    const RS: bool,
+    const SCALE_A: i32,
+    const K_STEPS: u32,
+    const TRANS_B: u32,
+>(
     layout: Layout,
     a: *const u8,
     b: *const u8,
@@ -183,8 +233,13 @@ unsafe fn mma_case<S, A, B, const RS: bool, const SCALE_A: i32, const K_STEPS: u
         // SAFETY: A's rows, into the first region (the launch's contract).
         unsafe { stage(smem, a.cast(), WGMMA_M, K_STEPS, layout, t) };
     }
-    // SAFETY: B's rows, after A's region.
-    unsafe { stage(b_smem, b.cast(), S::N, K_STEPS, layout, t) };
+    if layout.b_mn_major() {
+        // SAFETY: B's K rows of N, after A's region (the launch's contract).
+        unsafe { stage_mn(b_smem, b.cast(), S::N, K_STEPS, t) };
+    } else {
+        // SAFETY: B's rows, after A's region.
+        unsafe { stage(b_smem, b.cast(), S::N, K_STEPS, layout, t) };
+    }
     // The ordinary stores above, before wgmma reads the operands (async proxy).
     fence_proxy_async();
     // SAFETY: every thread of the block (the warpgroup).
@@ -192,7 +247,17 @@ unsafe fn mma_case<S, A, B, const RS: bool, const SCALE_A: i32, const K_STEPS: u
     // SAFETY: pointers into this CTA's dynamic shared memory.
     let (a_shared, b_shared) = unsafe { (cvta_to_shared(smem), cvta_to_shared(b_smem)) };
     let desc_a = layout.descriptor(a_shared, K_STEPS);
-    let desc_b = layout.descriptor(b_shared, K_STEPS);
+    let desc_b = if layout.b_mn_major() {
+        MatrixDescriptor::mn_major(b_shared, Swizzle::B128, mn_block_bytes(K_STEPS), 1024)
+    } else {
+        layout.descriptor(b_shared, K_STEPS)
+    };
+    // B's advance per K step: 16 rows of 128 bytes MN-major, otherwise A's.
+    let b_advance = if layout.b_mn_major() {
+        16 * 128
+    } else {
+        layout.step_advance()
+    };
     // Every step's A registers are loaded before the fence: a register written between the
     // fence and the wgmma that reads it would need another fence.
     let mut frags = [[0u32; 4]; 4];
@@ -213,12 +278,12 @@ unsafe fn mma_case<S, A, B, const RS: bool, const SCALE_A: i32, const K_STEPS: u
         let mut step = 0;
         while step < K_STEPS {
             let advance = step * layout.step_advance();
-            let b_step = desc_b.advance(advance).0;
+            let b_step = desc_b.advance(step * b_advance).0;
             if RS {
-                S::mma_rs::<SCALE_A, 1, 0>(&mut acc, frags[step as usize], b_step, step > 0);
+                S::mma_rs::<SCALE_A, 1, TRANS_B>(&mut acc, frags[step as usize], b_step, step > 0);
             } else {
                 let a_step = desc_a.advance(advance).0;
-                S::mma_ss::<SCALE_A, 1, 0, 0>(&mut acc, a_step, b_step, step > 0);
+                S::mma_ss::<SCALE_A, 1, 0, TRANS_B>(&mut acc, a_step, b_step, step > 0);
             }
             step += 1;
         }
@@ -247,6 +312,16 @@ macro_rules! is_rs {
     };
 }
 
+/// The transpose immediate of B for a case's layout: 1 where B is MN-major.
+macro_rules! trans_b {
+    (B128Mn) => {
+        1
+    };
+    ($other:ident) => {
+        0
+    };
+}
+
 /// The entry of one case of `wgmma_cases!`.
 macro_rules! wgmma_entry {
     ($name:ident, $form:ident, $a:ident, $b:ident, $n:literal, $k:literal, $layout:ident, $scale:literal) => {
@@ -260,7 +335,7 @@ macro_rules! wgmma_entry {
         pub unsafe extern "gpu-kernel" fn $name(a: *const u8, b: *const u8, d: *mut f32) {
             // SAFETY: the entry's contract.
             unsafe {
-                mma_case::<M64<$n>, $a, $b, { is_rs!($form) }, { $scale }, $k>(
+                mma_case::<M64<$n>, $a, $b, { is_rs!($form) }, { $scale }, $k, { trans_b!($layout) }>(
                     Layout::$layout,
                     a,
                     b,

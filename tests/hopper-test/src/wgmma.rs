@@ -5,7 +5,7 @@
 //! wrong descriptor or swizzle, or operands in the wrong order is a wrong element.
 
 use crate::device::{address, arg, download, run, upload, words_of};
-use crate::layout::{STEP_BYTES, WARPGROUP, WGMMA_M, wgmma_smem_bytes};
+use crate::layout::{STEP_BYTES, WARPGROUP, WGMMA_M, wgmma_mn_smem_bytes, wgmma_smem_bytes};
 use crate::{Case, Seed};
 
 /// An input type of the cases.
@@ -89,8 +89,22 @@ impl Wgmma {
         match self.layout {
             "B32" => 32,
             "B64" => 64,
-            "B128" => 128,
+            "B128" | "B128Mn" => 128,
             _ => self.k_steps * STEP_BYTES,
+        }
+    }
+
+    /// Whether B goes to the kernel MN-major (transposed: K rows of N).
+    fn b_mn_major(&self) -> bool {
+        self.layout == "B128Mn"
+    }
+
+    /// The case's dynamic shared memory.
+    fn smem_bytes(&self) -> u32 {
+        if self.b_mn_major() {
+            wgmma_mn_smem_bytes(self.n, self.k_steps)
+        } else {
+            wgmma_smem_bytes(self.n, self.row_bytes())
         }
     }
 
@@ -107,11 +121,17 @@ impl Wgmma {
             })
             .collect();
         let da = upload(gpu, &words_of(&self.a.bytes(&a)))?;
-        let db = upload(gpu, &words_of(&self.b.bytes(&b)))?;
+        // MN-major: B^T, K rows of N (the layout of attention's V: keys x head_dim).
+        let b_given: Vec<i32> = if self.b_mn_major() {
+            (0..k * n).map(|i| b[(i % n) * k + i / n]).collect()
+        } else {
+            b.clone()
+        };
+        let db = upload(gpu, &words_of(&self.b.bytes(&b_given)))?;
         // Poison: a NaN that no product gives.
         let dd = upload(gpu, &vec![0x7FC0_DEADu32; m * n])?;
         let (mut pa, mut pb, mut pd) = (address(gpu, &da), address(gpu, &db), address(gpu, &dd));
-        let smem = wgmma_smem_bytes(self.n, self.row_bytes());
+        let smem = self.smem_bytes();
         run(
             gpu,
             self.entry,
@@ -219,7 +239,7 @@ mod tests {
     #[test]
     fn every_case_fits_its_layout() {
         let list = super::list();
-        assert_eq!(list.len(), 19);
+        assert_eq!(list.len(), 23);
         for case in &list {
             assert!(
                 case.k_steps * super::STEP_BYTES <= case.row_bytes(),
@@ -227,7 +247,13 @@ mod tests {
                 case.entry
             );
             assert!(case.a.bits() == case.b.bits(), "{}", case.entry);
-            assert!(super::wgmma_smem_bytes(case.n, case.row_bytes()) <= 48 * 1024);
+            // MN-major B: 16-bit inputs (8-bit wgmma has no transpose), whole 64-column blocks.
+            assert!(
+                !case.b_mn_major() || (case.a.bits() == 16 && case.n % 64 == 0),
+                "{}",
+                case.entry
+            );
+            assert!(case.smem_bytes() <= 48 * 1024);
             assert_eq!(list.iter().filter(|c| c.entry == case.entry).count(), 1);
         }
     }
