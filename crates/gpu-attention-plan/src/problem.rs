@@ -160,15 +160,42 @@ impl<'a> Problem<'a> {
     pub const fn contiguous(
         batch: u32,
         (seq_q, seq_k): (u32, u32),
-        (heads_q, heads_kv): (u32, u32),
+        heads: (u32, u32),
         head_dim: u32,
     ) -> Problem<'static> {
+        let batches = Batches::Fixed {
+            batch,
+            seq_q,
+            seq_k,
+        };
+        Problem::dense(batches, (seq_q, seq_k), heads, head_dim)
+    }
+
+    /// Contiguous bf16 `[tokens, heads, head_dim]` tensors of packed sequences, no mask, the
+    /// default scale.
+    pub const fn varlen(
+        offsets_q: &'a [u32],
+        offsets_k: &'a [u32],
+        heads: (u32, u32),
+        head_dim: u32,
+    ) -> Self {
+        let batches = Batches::Varlen {
+            offsets_q,
+            offsets_k,
+        };
+        Problem::dense(batches, (1, 1), heads, head_dim)
+    }
+
+    /// Contiguous bf16 tensors of `seq_q` and `seq_k` rows a sequence (the batch strides' rows;
+    /// 1 for packed sequences, whose batch stride is not used), no mask, the default scale.
+    const fn dense(
+        batches: Batches<'a>,
+        (seq_q, seq_k): (u32, u32),
+        (heads_q, heads_kv): (u32, u32),
+        head_dim: u32,
+    ) -> Self {
         Problem {
-            batches: Batches::Fixed {
-                batch,
-                seq_q,
-                seq_k,
-            },
+            batches,
             heads_q,
             heads_kv,
             head_dim,
@@ -179,32 +206,6 @@ impl<'a> Problem<'a> {
             k: Strides::contiguous(seq_k, heads_kv, head_dim),
             v: Strides::contiguous(seq_k, heads_kv, head_dim),
             o: Strides::contiguous(seq_q, heads_q, head_dim),
-        }
-    }
-
-    /// Contiguous bf16 `[tokens, heads, head_dim]` tensors of packed sequences, no mask, the
-    /// default scale.
-    pub const fn varlen(
-        offsets_q: &'a [u32],
-        offsets_k: &'a [u32],
-        (heads_q, heads_kv): (u32, u32),
-        head_dim: u32,
-    ) -> Self {
-        Problem {
-            batches: Batches::Varlen {
-                offsets_q,
-                offsets_k,
-            },
-            heads_q,
-            heads_kv,
-            head_dim,
-            element: Element::Bf16,
-            mask: Mask::None,
-            scale: None,
-            q: Strides::contiguous(1, heads_q, head_dim),
-            k: Strides::contiguous(1, heads_kv, head_dim),
-            v: Strides::contiguous(1, heads_kv, head_dim),
-            o: Strides::contiguous(1, heads_q, head_dim),
         }
     }
 

@@ -57,48 +57,66 @@ pub fn forward(problem: &Problem<'_>, inputs: &Inputs<'_>) -> Result<Output, Att
     }
     let d = problem.head_dim;
     let scale = f64::from(problem.scale());
-    let group = problem.group();
     let mut o = vec![0.0; extents.o as usize];
     let mut lse = vec![0.0; extents.lse as usize];
     let at = |x: &[f32], i: u64| f64::from(x[i as usize]);
     let mut scores = Vec::new();
-    for b in 0..problem.batches.count() {
-        let (_, seq_q) = problem.batches.queries(b);
-        let (_, seq_k) = problem.batches.keys(b);
-        for h in 0..problem.heads_q {
-            let kv = h / group;
-            for i in 0..seq_q {
-                let n = visible_keys(problem.mask, seq_q, seq_k, i);
-                scores.clear();
-                scores.extend((0..n).map(|j| {
-                    let dot: f64 = (0..d)
-                        .map(|e| {
-                            at(inputs.q, problem.index(Tensor::Q, b, i, h, e))
-                                * at(inputs.k, problem.index(Tensor::K, b, j, kv, e))
-                        })
-                        .sum();
-                    scale * dot
-                }));
-                let row_lse = log_sum_exp(&scores);
-                lse[problem.lse_index(b, h, i) as usize] = row_lse;
-                if n == 0 {
-                    continue;
-                }
-                for e in 0..d {
-                    let value: f64 = scores
-                        .iter()
-                        .enumerate()
-                        .map(|(j, s)| {
-                            (s - row_lse).exp()
-                                * at(inputs.v, problem.index(Tensor::V, b, j as u32, kv, e))
-                        })
-                        .sum();
-                    o[problem.index(Tensor::O, b, i, h, e) as usize] = value;
-                }
-            }
+    for Row { b, h, kv, i, keys } in rows(problem) {
+        scores.clear();
+        scores.extend((0..keys).map(|j| {
+            let dot: f64 = (0..d)
+                .map(|e| {
+                    at(inputs.q, problem.index(Tensor::Q, b, i, h, e))
+                        * at(inputs.k, problem.index(Tensor::K, b, j, kv, e))
+                })
+                .sum();
+            scale * dot
+        }));
+        let row_lse = log_sum_exp(&scores);
+        lse[problem.lse_index(b, h, i) as usize] = row_lse;
+        if keys == 0 {
+            continue;
+        }
+        for e in 0..d {
+            let value: f64 = scores
+                .iter()
+                .enumerate()
+                .map(|(j, s)| {
+                    (s - row_lse).exp() * at(inputs.v, problem.index(Tensor::V, b, j as u32, kv, e))
+                })
+                .sum();
+            o[problem.index(Tensor::O, b, i, h, e) as usize] = value;
         }
     }
     Ok(Output { o, lse })
+}
+
+/// One query row of a problem: its sequence, query head, K/V head and row, and how many keys
+/// it sees (keys `0..keys`).
+struct Row {
+    b: u32,
+    h: u32,
+    kv: u32,
+    i: u32,
+    keys: u32,
+}
+
+/// Every query row of `problem`, sequence by sequence, head by head.
+fn rows<'p>(problem: &'p Problem<'_>) -> impl Iterator<Item = Row> + 'p {
+    let group = problem.group();
+    (0..problem.batches.count()).flat_map(move |b| {
+        let (_, seq_q) = problem.batches.queries(b);
+        let (_, seq_k) = problem.batches.keys(b);
+        (0..problem.heads_q).flat_map(move |h| {
+            (0..seq_q).map(move |i| Row {
+                b,
+                h,
+                kv: h / group,
+                i,
+                keys: visible_keys(problem.mask, seq_q, seq_k, i),
+            })
+        })
+    })
 }
 
 /// `ln Σ exp(s)`, from the largest term (no overflow); minus infinity for no terms.

@@ -21,8 +21,7 @@
 
 use std::vec::Vec;
 
-use super::{Inputs, Output, forward};
-use crate::mask::visible_keys;
+use super::{Inputs, Output, Row, forward, rows};
 use crate::{AttentionError, Element, Problem, Tensor};
 
 /// The largest differences a kernel's output may have from the reference's, for one problem and
@@ -111,48 +110,39 @@ pub fn model(problem: &Problem<'_>, inputs: &Inputs<'_>) -> Result<Output, Atten
     // The same checks and output layout as the reference's.
     let mut out = forward(problem, inputs)?;
     out.o.iter_mut().for_each(|x| *x = 0.0);
-    let (d, group) = (problem.head_dim, problem.group());
-    let scale = problem.scale();
+    let (d, scale) = (problem.head_dim, problem.scale());
     let mut s = Vec::new();
-    for b in 0..problem.batches.count() {
-        let (_, seq_q) = problem.batches.queries(b);
-        let (_, seq_k) = problem.batches.keys(b);
-        for h in 0..problem.heads_q {
-            let kv = h / group;
-            for i in 0..seq_q {
-                let n = visible_keys(problem.mask, seq_q, seq_k, i);
-                s.clear();
-                s.extend((0..n).map(|j| {
-                    let dot: f32 = (0..d)
-                        .map(|e| {
-                            inputs.q[problem.index(Tensor::Q, b, i, h, e) as usize]
-                                * inputs.k[problem.index(Tensor::K, b, j, kv, e) as usize]
-                        })
-                        .sum();
-                    dot * scale
-                }));
-                let lse_at = problem.lse_index(b, h, i) as usize;
-                if n == 0 {
-                    out.lse[lse_at] = f64::NEG_INFINITY;
-                    continue;
-                }
-                let m = s.iter().copied().fold(f32::NEG_INFINITY, f32::max);
-                let p: Vec<f32> = s.iter().map(|x| (x - m).exp()).collect();
-                let l: f32 = p.iter().sum();
-                out.lse[lse_at] = f64::from(m + l.ln());
-                for e in 0..d {
-                    let acc: f32 = p
-                        .iter()
-                        .enumerate()
-                        .map(|(j, pj)| {
-                            round(problem.element, *pj)
-                                * inputs.v[problem.index(Tensor::V, b, j as u32, kv, e) as usize]
-                        })
-                        .sum();
-                    out.o[problem.index(Tensor::O, b, i, h, e) as usize] =
-                        f64::from(round(problem.element, acc / l));
-                }
-            }
+    for Row { b, h, kv, i, keys } in rows(problem) {
+        s.clear();
+        s.extend((0..keys).map(|j| {
+            let dot: f32 = (0..d)
+                .map(|e| {
+                    inputs.q[problem.index(Tensor::Q, b, i, h, e) as usize]
+                        * inputs.k[problem.index(Tensor::K, b, j, kv, e) as usize]
+                })
+                .sum();
+            dot * scale
+        }));
+        let lse_at = problem.lse_index(b, h, i) as usize;
+        if keys == 0 {
+            out.lse[lse_at] = f64::NEG_INFINITY;
+            continue;
+        }
+        let m = s.iter().copied().fold(f32::NEG_INFINITY, f32::max);
+        let p: Vec<f32> = s.iter().map(|x| (x - m).exp()).collect();
+        let l: f32 = p.iter().sum();
+        out.lse[lse_at] = f64::from(m + l.ln());
+        for e in 0..d {
+            let acc: f32 = p
+                .iter()
+                .enumerate()
+                .map(|(j, pj)| {
+                    round(problem.element, *pj)
+                        * inputs.v[problem.index(Tensor::V, b, j as u32, kv, e) as usize]
+                })
+                .sum();
+            out.o[problem.index(Tensor::O, b, i, h, e) as usize] =
+                f64::from(round(problem.element, acc / l));
         }
     }
     Ok(out)
