@@ -40,25 +40,9 @@ pub struct Output {
 /// The attention forward of `problem` on `inputs`, in f64. The problem is checked first, and
 /// each input must hold the elements [`Problem::extents`] gives.
 pub fn forward(problem: &Problem<'_>, inputs: &Inputs<'_>) -> Result<Output, AttentionError> {
-    problem.check()?;
-    let extents = problem.extents();
-    for (tensor, given, needed) in [
-        (Tensor::Q, inputs.q.len(), extents.q),
-        (Tensor::K, inputs.k.len(), extents.k),
-        (Tensor::V, inputs.v.len(), extents.v),
-    ] {
-        if (given as u64) < needed {
-            return Err(AttentionError::Buffer {
-                tensor,
-                needed,
-                given: given as u64,
-            });
-        }
-    }
+    let Output { mut o, mut lse } = checked_output(problem, inputs)?;
     let d = problem.head_dim;
     let scale = f64::from(problem.scale());
-    let mut o = vec![0.0; extents.o as usize];
-    let mut lse = vec![0.0; extents.lse as usize];
     let at = |x: &[f32], i: u64| f64::from(x[i as usize]);
     let mut scores = Vec::new();
     for Row { b, h, kv, i, keys } in rows(problem) {
@@ -89,6 +73,30 @@ pub fn forward(problem: &Problem<'_>, inputs: &Inputs<'_>) -> Result<Output, Att
         }
     }
     Ok(Output { o, lse })
+}
+
+/// The checks of every host computation here (the problem's rules, then each input holding the
+/// elements [`Problem::extents`] gives), and its zeroed output.
+fn checked_output(problem: &Problem<'_>, inputs: &Inputs<'_>) -> Result<Output, AttentionError> {
+    problem.check()?;
+    let extents = problem.extents();
+    for (tensor, given, needed) in [
+        (Tensor::Q, inputs.q.len(), extents.q),
+        (Tensor::K, inputs.k.len(), extents.k),
+        (Tensor::V, inputs.v.len(), extents.v),
+    ] {
+        if (given as u64) < needed {
+            return Err(AttentionError::Buffer {
+                tensor,
+                needed,
+                given: given as u64,
+            });
+        }
+    }
+    Ok(Output {
+        o: vec![0.0; extents.o as usize],
+        lse: vec![0.0; extents.lse as usize],
+    })
 }
 
 /// One query row of a problem: its sequence, query head, K/V head and row, and how many keys

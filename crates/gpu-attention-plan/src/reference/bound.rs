@@ -21,7 +21,7 @@
 
 use std::vec::Vec;
 
-use super::{Inputs, Output, Row, forward, rows};
+use super::{Inputs, Output, Row, checked_output, rows};
 use crate::{AttentionError, Element, Problem, Tensor};
 
 /// The largest differences a kernel's output may have from the reference's, for one problem and
@@ -44,7 +44,7 @@ fn unit_roundoff(element: Element) -> f64 {
 
 /// The tolerance of `problem` on `inputs` (checked as [`forward`] checks them).
 pub fn tolerance(problem: &Problem<'_>, inputs: &Inputs<'_>) -> Result<Tolerance, AttentionError> {
-    problem.check()?;
+    checked_output(problem, inputs)?;
     let extents = problem.extents();
     let max_abs = |x: &[f32], n: u64| {
         x[..n as usize]
@@ -108,8 +108,7 @@ pub fn round(element: Element, x: f32) -> f32 {
 /// as they are (round them to the type first to model a 16-bit input).
 pub fn model(problem: &Problem<'_>, inputs: &Inputs<'_>) -> Result<Output, AttentionError> {
     // The same checks and output layout as the reference's.
-    let mut out = forward(problem, inputs)?;
-    out.o.iter_mut().for_each(|x| *x = 0.0);
+    let mut out = checked_output(problem, inputs)?;
     let (d, scale) = (problem.head_dim, problem.scale());
     let mut s = Vec::new();
     for Row { b, h, kv, i, keys } in rows(problem) {
@@ -152,6 +151,7 @@ pub fn model(problem: &Problem<'_>, inputs: &Inputs<'_>) -> Result<Output, Atten
 mod tests {
     use std::vec;
 
+    use super::super::forward;
     use super::*;
     use crate::{Batches, Mask};
 
@@ -270,5 +270,24 @@ mod tests {
             "a lost key moved O by {worst}, the tolerance is {}",
             tol.o
         );
+    }
+
+    /// Short buffers are the reference's error, not a panic.
+    #[test]
+    fn short_buffers_are_an_error_here_too() {
+        let p = Problem::contiguous(1, (2, 2), (1, 1), 64);
+        let (short, full) = (vec![0.0; 10], vec![0.0; 128]);
+        let inputs = Inputs {
+            q: &full,
+            k: &full,
+            v: &short,
+        };
+        let expected = AttentionError::Buffer {
+            tensor: Tensor::V,
+            needed: 128,
+            given: 10,
+        };
+        assert_eq!(tolerance(&p, &inputs).unwrap_err(), expected);
+        assert_eq!(model(&p, &inputs).unwrap_err(), expected);
     }
 }
