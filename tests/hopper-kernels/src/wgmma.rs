@@ -87,6 +87,27 @@ impl Layout {
         }
     }
 
+    /// B's descriptor at shared address `start`, at K step 0: MN-major ([`stage_mn`]'s blocks
+    /// as LBO, its 8-row groups as SBO) or as A's.
+    #[inline(always)]
+    fn b_descriptor(self, start: u32, k_steps: u32) -> MatrixDescriptor {
+        if self.b_mn_major() {
+            MatrixDescriptor::mn_major(start, Swizzle::B128, mn_block_bytes(k_steps), 1024)
+        } else {
+            self.descriptor(start, k_steps)
+        }
+    }
+
+    /// B's advance from one K step to the next: 16 rows of 128 bytes MN-major, otherwise A's.
+    #[inline(always)]
+    fn b_step_advance(self) -> u32 {
+        if self.b_mn_major() {
+            16 * 128
+        } else {
+            self.step_advance()
+        }
+    }
+
     /// The descriptor's advance from one K step to the next: 32 bytes inside a swizzled row, two
     /// core matrices along K when interleaved.
     #[inline(always)]
@@ -247,17 +268,7 @@ unsafe fn mma_case<
     // SAFETY: pointers into this CTA's dynamic shared memory.
     let (a_shared, b_shared) = unsafe { (cvta_to_shared(smem), cvta_to_shared(b_smem)) };
     let desc_a = layout.descriptor(a_shared, K_STEPS);
-    let desc_b = if layout.b_mn_major() {
-        MatrixDescriptor::mn_major(b_shared, Swizzle::B128, mn_block_bytes(K_STEPS), 1024)
-    } else {
-        layout.descriptor(b_shared, K_STEPS)
-    };
-    // B's advance per K step: 16 rows of 128 bytes MN-major, otherwise A's.
-    let b_advance = if layout.b_mn_major() {
-        16 * 128
-    } else {
-        layout.step_advance()
-    };
+    let desc_b = layout.b_descriptor(b_shared, K_STEPS);
     // Every step's A registers are loaded before the fence: a register written between the
     // fence and the wgmma that reads it would need another fence.
     let mut frags = [[0u32; 4]; 4];
@@ -278,7 +289,7 @@ unsafe fn mma_case<
         let mut step = 0;
         while step < K_STEPS {
             let advance = step * layout.step_advance();
-            let b_step = desc_b.advance(step * b_advance).0;
+            let b_step = desc_b.advance(step * layout.b_step_advance()).0;
             if RS {
                 S::mma_rs::<SCALE_A, 1, TRANS_B>(&mut acc, frags[step as usize], b_step, step > 0);
             } else {
