@@ -160,37 +160,77 @@ const GEMM_ORIGIN: &str = "// from crates/gpu-gemm: the final module of `cargo x
 pub fn task(sh: &Shell, check: bool) -> Result {
     let sources = run(check);
     let module = crate::gemm_kernel::build(sh).and_then(|_| gemm_module(check));
-    match (sources, module) {
-        (Ok(()), Ok(())) => Ok(()),
-        (Err(e), Ok(())) | (Ok(()), Err(e)) => Err(e),
-        (Err(a), Err(b)) => Err(format!("{a}\n{b}")),
+    let attention = crate::attention::build(sh).and_then(|_| attention_module(check));
+    let errors: Vec<String> = [sources, module, attention]
+        .into_iter()
+        .filter_map(|r| r.err())
+        .collect();
+    if errors.is_empty() {
+        Ok(())
+    } else {
+        Err(errors.join("\n"))
     }
 }
+
+/// The attention kernels' module in `gpu-attention-host`, which embeds it
+/// (`gpu_attention_host::PTX`).
+pub const ATTENTION_MODULE: &str = "crates/gpu-attention-host/module/gpu_attention.ptx";
+
+/// The second line of [`ATTENTION_MODULE`].
+const ATTENTION_ORIGIN: &str = "// from crates/gpu-attention: the final module of `cargo xtask build` (target/gpu/sm_90a/gpu_attention.ptx)\n";
 
 /// Writes [`GEMM_MODULE`] from the GEMM's final module (`gemm_kernel::artifact`, which a build
 /// in this process has just written), or with `check` fails when the committed one differs.
 pub fn gemm_module(check: bool) -> Result {
-    let built_path = crate::gemm_kernel::artifact();
-    let built = std::fs::read_to_string(&built_path)
+    embedded_module(
+        &crate::gemm_kernel::artifact(),
+        GEMM_ORIGIN,
+        GEMM_MODULE,
+        "crates/gpu-gemm",
+        check,
+    )
+}
+
+/// [`gemm_module`] for the attention kernels' module ([`ATTENTION_MODULE`]).
+pub fn attention_module(check: bool) -> Result {
+    embedded_module(
+        &crate::attention::artifact(),
+        ATTENTION_ORIGIN,
+        ATTENTION_MODULE,
+        "crates/gpu-attention",
+        check,
+    )
+}
+
+/// Writes `module` (a host crate's embedded module) from the build at `built_path` behind
+/// [`PREAMBLE`] and `origin`, or with `check` fails when the committed one differs.
+fn embedded_module(
+    built_path: &std::path::Path,
+    origin: &str,
+    module: &str,
+    kernel_crate: &str,
+    check: bool,
+) -> Result {
+    let built = std::fs::read_to_string(built_path)
         .map_err(err(&format!("reading {}", built_path.display())))?;
     only_sysroot_symbols(&built)?;
-    let want = format!("{PREAMBLE}{GEMM_ORIGIN}{built}");
-    let full = root().join(GEMM_MODULE);
+    let want = format!("{PREAMBLE}{origin}{built}");
+    let full = root().join(module);
     let have = std::fs::read_to_string(&full).unwrap_or_default();
     match first_difference(&have, &want) {
         None => {
             if check {
-                println!("codegen: {GEMM_MODULE} is the fresh build's");
+                println!("codegen: {module} is the fresh build's");
             }
             Ok(())
         }
         Some(line) if check => Err(format!(
-            "{GEMM_MODULE} differs from a fresh build of crates/gpu-gemm ({}) from line {line} on: run `cargo xtask codegen` and commit it",
+            "{module} differs from a fresh build of {kernel_crate} ({}) from line {line} on: run `cargo xtask codegen` and commit it",
             built_path.display()
         )),
         Some(_) => {
-            std::fs::write(&full, &want).map_err(err(&format!("writing {GEMM_MODULE}")))?;
-            println!("wrote {GEMM_MODULE} ({} bytes)", want.len());
+            std::fs::write(&full, &want).map_err(err(&format!("writing {module}")))?;
+            println!("wrote {module} ({} bytes)", want.len());
             Ok(())
         }
     }
@@ -220,7 +260,7 @@ fn only_sysroot_symbols(ptx: &str) -> Result {
         return Ok(());
     }
     Err(format!(
-        "the GEMM's module has symbols of {} (a function not inlined): their mangled names hash the checkout's absolute path (cargo hashes path dependencies outside the kernel crate's workspace by their full path), so the embedded module would differ between clones; inline the function (`#[inline(always)]`) or give it an unmangled name",
+        "the embedded module has symbols of {} (a function not inlined): their mangled names hash the checkout's absolute path (cargo hashes path dependencies outside the kernel crate's workspace by their full path), so the embedded module would differ between clones; inline the function (`#[inline(always)]`) or give it an unmangled name",
         if crates.is_empty() {
             "legacy-mangled functions".to_string()
         } else {

@@ -4,6 +4,7 @@
 
 mod amd;
 mod artifacts;
+mod attention;
 mod bench;
 mod codegen;
 mod compile_fail;

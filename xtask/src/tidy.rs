@@ -619,7 +619,10 @@ const MAX_TRACKED_FILE_BYTES: u64 = 256 * 1024;
 /// root: the GEMM's module that gpu-gemm-host embeds (so that its users need no nightly build;
 /// `cargo xtask codegen` writes it, `ci` checks it). Other build outputs are not tracked, and raw
 /// device logs stay in git history (tests/results/README.md).
-const LARGE_FILES_ALLOWED: [&str; 1] = ["crates/gpu-gemm-host/module/gpu_gemm.ptx"];
+const LARGE_FILES_ALLOWED: [&str; 2] = [
+    "crates/gpu-gemm-host/module/gpu_gemm.ptx",
+    "crates/gpu-attention-host/module/gpu_attention.ptx",
+];
 
 /// The device results folder: one summary, its CSV and its plot per milestone.
 const RESULTS: &str = "tests/results";

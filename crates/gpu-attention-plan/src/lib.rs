@@ -23,6 +23,7 @@
 #[cfg(any(feature = "std", test))]
 extern crate std;
 
+pub mod abi;
 mod error;
 pub mod mask;
 mod problem;

@@ -43,6 +43,22 @@ impl<'a> Units<'a> {
         }
     }
 
+    /// The units of `heads` query heads of `batches` in blocks of `block_m` rows, causal or not
+    /// (the kernels' form of [`new`](Self::new), from their launch parameters).
+    pub const fn of(batches: Batches<'a>, heads: u32, causal: bool, block_m: u32) -> Self {
+        Self {
+            batches,
+            heads,
+            causal,
+            block_m,
+        }
+    }
+
+    /// The sequences.
+    pub const fn batches(&self) -> Batches<'a> {
+        self.batches
+    }
+
     /// Query blocks of a sequence of `seq_q` queries.
     fn blocks(&self, seq_q: u32) -> u64 {
         u64::from(seq_q.div_ceil(self.block_m))

@@ -32,6 +32,8 @@ unsafe extern "llvm-intrinsic" {
     fn llvm_barrier_cta_sync_aligned_count(id: u32, count: u32);
     #[link_name = "llvm.nvvm.barrier.cta.arrive.aligned.count"]
     fn llvm_barrier_cta_arrive_aligned_count(id: u32, count: u32);
+    #[link_name = "llvm.nvvm.shfl.sync.bfly.f32"]
+    fn llvm_shfl_sync_bfly_f32(mask: u32, value: f32, lane_mask: u32, clamp: u32) -> f32;
 }
 
 /// `setmaxnreg`'s operand range: 24 to 256, a multiple of 8 (PTX ISA, "setmaxnreg").
@@ -454,5 +456,139 @@ leaf! {
             );
         }
         value
+    }
+}
+
+leaf! {
+    /// `shfl.sync.bfly.b32 d, value, lane_mask, 0x1f, mask;`: the `value` of lane
+    /// `lane ^ lane_mask` (a butterfly step: attention's row maxima and sums over the four lanes
+    /// that hold a row of a `wgmma` accumulator).
+    ///
+    /// Through LLVM's convergent intrinsic `llvm.nvvm.shfl.sync.bfly.f32`, not inline assembly.
+    ///
+    /// PTX ISA 6.0, sm_30. PTX ISA, "Data Movement and Conversion Instructions: shfl.sync".
+    ///
+    /// # Safety
+    ///
+    /// The calling lane and its partner are in `mask`, and every lane of `mask` executes a
+    /// `shfl.sync` with the same mask.
+    #[gpu_only("shfl.sync.bfly.b32")]
+    #[inline(always)]
+    #[must_use]
+    pub unsafe fn shfl_sync_bfly_f32(mask: u32, value: f32, lane_mask: u32) -> f32 {
+        // SAFETY: guaranteed by the caller (all lanes of the mask take part).
+        unsafe { llvm_shfl_sync_bfly_f32(mask, value, lane_mask, 0x1f) }
+    }
+}
+
+leaf! {
+    /// `ex2.approx.ftz.f32 d, x;`: 2^x, with subnormal inputs and results flushed to zero; 2^-inf
+    /// is +0 (attention's softmax in base 2, the scale's log2(e) folded into its factor). Maximum
+    /// relative error 2^-22 over the whole range (the manual's "ex2" table).
+    ///
+    /// PTX ISA 1.0 (`.ftz` form), all SMs. PTX ISA, "Floating Point Instructions: ex2".
+    #[gpu_only("ex2.approx.ftz.f32")]
+    #[inline(always)]
+    #[must_use]
+    pub fn ex2_approx_ftz_f32(x: f32) -> f32 {
+        let y: f32;
+        // SAFETY: a register-only instruction.
+        unsafe {
+            asm!(
+                "ex2.approx.ftz.f32 {y}, {x};",
+                y = out(reg32) y,
+                x = in(reg32) x,
+                options(pure, nomem, nostack, preserves_flags),
+            );
+        }
+        y
+    }
+}
+
+leaf! {
+    /// `lg2.approx.ftz.f32 d, x;`: log2(x), subnormal inputs flushed to zero; log2(+0) is -inf
+    /// (attention's row log-sum-exp). Maximum absolute error 2^-22 over the whole range (the
+    /// manual's "lg2" table).
+    ///
+    /// PTX ISA 1.0 (`.ftz` form), all SMs. PTX ISA, "Floating Point Instructions: lg2".
+    #[gpu_only("lg2.approx.ftz.f32")]
+    #[inline(always)]
+    #[must_use]
+    pub fn lg2_approx_ftz_f32(x: f32) -> f32 {
+        let y: f32;
+        // SAFETY: a register-only instruction.
+        unsafe {
+            asm!(
+                "lg2.approx.ftz.f32 {y}, {x};",
+                y = out(reg32) y,
+                x = in(reg32) x,
+                options(pure, nomem, nostack, preserves_flags),
+            );
+        }
+        y
+    }
+}
+
+leaf! {
+    /// `cvt.rn.f16x2.f32 d, hi, lo;`: `lo` and `hi` rounded to the nearest f16 (ties to even)
+    /// and packed, `lo` in the low half (the first source goes to the upper half), as
+    /// [`cvt_rn_bf16x2_f32`].
+    ///
+    /// PTX ISA 7.0, sm_80. PTX ISA, "Data Movement and Conversion Instructions: cvt".
+    #[gpu_only("cvt.rn.f16x2.f32")]
+    #[inline(always)]
+    #[must_use]
+    pub fn cvt_rn_f16x2_f32(lo: f32, hi: f32) -> u32 {
+        let packed: u32;
+        // SAFETY: a register-only conversion.
+        unsafe {
+            asm!(
+                "cvt.rn.f16x2.f32 {d}, {hi}, {lo};",
+                d = out(reg32) packed,
+                hi = in(reg32) hi,
+                lo = in(reg32) lo,
+                options(pure, nomem, nostack, preserves_flags),
+            );
+        }
+        packed
+    }
+}
+
+leaf! {
+    /// `cvta.to.global.u64 g, address; ld.global.nc.v4.u32 {d0, d1, d2, d3}, [g];`: four words
+    /// of global memory that no thread writes while the kernel runs, through the non-coherent
+    /// (read-only) path. Its result is as uniform as its address (a launch's tables read alike by
+    /// a whole warpgroup: `ptx-uniform` counts `ld.global.nc` so, and a generic load it cannot).
+    /// The conversion makes the generic address a global one, as `ld.global` needs.
+    ///
+    /// PTX ISA 2.0 (`.nc`: 3.1), sm_32 for `.nc`. PTX ISA, "Data Movement and Conversion
+    /// Instructions: ld.global.nc" and "cvta".
+    ///
+    /// # Safety
+    ///
+    /// `address` is the generic address of 16 bytes of global memory, 16-byte aligned, that
+    /// nothing writes while the kernel runs.
+    #[gpu_only("ld.global.nc.v4.u32")]
+    #[inline(always)]
+    #[must_use]
+    pub unsafe fn ld_global_nc_v4_u32(address: u64) -> [u32; 4] {
+        let (a, b, c, d): (u32, u32, u32, u32);
+        // SAFETY: guaranteed by the caller; a read of memory nothing writes.
+        unsafe {
+            asm!(
+                "{{",
+                ".reg .b64 g;",
+                "cvta.to.global.u64 g, {p};",
+                "ld.global.nc.v4.u32 {{{a}, {b}, {c}, {d}}}, [g];",
+                "}}",
+                p = in(reg64) address,
+                a = out(reg32) a,
+                b = out(reg32) b,
+                c = out(reg32) c,
+                d = out(reg32) d,
+                options(pure, readonly, nostack, preserves_flags),
+            );
+        }
+        [a, b, c, d]
     }
 }

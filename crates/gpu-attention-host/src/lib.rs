@@ -1,0 +1,439 @@
+//! Host API of the `gpu-attention` kernels: attention forward on Hopper (sm_90a) through cudarc,
+//! `O = softmax(scale · Q Kᵀ + mask) V` and the row log-sum-exp `LSE` (f32).
+//!
+//! The problem is the plan's [`Problem`] (re-exported here with its types): bf16 or f16 Q, K, V,
+//! O (`u16` bits) in the `[batch, seq, heads, head_dim]` layout with strides, head dimension 64,
+//! 128 or 256, any sequence lengths (tails are masked in the kernel, not padded), causal or not
+//! (causal aligned to the bottom right when `seq_q != seq_k`), grouped-query and multi-query
+//! heads, fixed or variable-length batches (FlashAttention's packed form, cumulative offsets).
+//! Anything the kernels cannot do is an [`Error`] before any launch, never a wrong result.
+//!
+//! ```no_run
+//! # fn main() -> Result<(), Box<dyn std::error::Error>> {
+//! use gpu_attention_host::{Attention, Mask, Problem};
+//!
+//! let ctx = gpu_attention_host::context(0)?;
+//! let stream = ctx.default_stream();
+//! let attention = Attention::new(&ctx)?;
+//! // 2 sequences of 1000 queries and keys, 16 heads of 128, causal.
+//! let problem = Problem::contiguous(2, (1000, 1000), (16, 16), 128).with_mask(Mask::Causal);
+//! let e = problem.extents();
+//! let q = stream.alloc_zeros::<u16>(e.q as usize)?;
+//! let k = stream.alloc_zeros::<u16>(e.k as usize)?;
+//! let v = stream.alloc_zeros::<u16>(e.v as usize)?;
+//! let mut o = stream.alloc_zeros::<u16>(e.o as usize)?;
+//! let mut lse = stream.alloc_zeros::<f32>(e.lse as usize)?;
+//! attention.run(&stream, &problem, &q, &k, &v, &mut o, &mut lse)?;
+//! stream.synchronize()?;
+//! # Ok(())
+//! # }
+//! ```
+//!
+//! # Accuracy
+//!
+//! Scores and the softmax are f32 (`ex2.approx` in base 2 with the scale folded in), P is
+//! rounded to the element type before `P V`, O is accumulated in f32 and rounded once.
+//! `gpu_attention_plan::reference::tolerance` bounds the distance to the exact result; the
+//! device tests check every element against it.
+//!
+//! # Streams and contexts
+//!
+//! [`Attention::run`] takes Q, K, V for reading and O, `LSE` for writing through cudarc's event
+//! tracking, so work on other streams that uses these buffers through cudarc is ordered with it.
+//! Every stream and buffer must belong to the context the module was loaded in
+//! ([`Error::Context`] otherwise). [`Attention::prepare`] and [`Attention::launch_raw`] take raw
+//! addresses and track nothing.
+//!
+//! Inputs must be finite: with a variable-length batch, a key block that runs past its sequence
+//! reads the next sequence's keys (masked out, weighted by 0), so an infinity there would turn
+//! into NaN.
+
+use std::sync::Arc;
+
+use cudarc::driver::{
+    CudaContext, CudaModule, CudaSlice, CudaStream, DevicePtr, DevicePtrMut, sys,
+};
+
+mod error;
+mod module;
+
+pub use error::{Error, context};
+pub use gpu_attention_plan::{
+    AttentionError, Batches, Element, Extents, HEAD_DIMS, Mask, Problem, Strides, Tensor,
+};
+pub use module::{ABI_SYMBOL, ABI_VERSION};
+
+use error::{check, check_device, cuda};
+use gpu_attention_plan::abi::{
+    self, BLOCK_M, KERNELS, KernelSpec, MAP_BYTES, MAPS, Params, THREADS, UNIT_WORDS,
+};
+use gpu_attention_plan::schedule::Units;
+
+/// The kernels' module as `cargo xtask build` writes it (`target/gpu/sm_90a/gpu_attention.ptx`),
+/// behind two comment lines that say how it is generated; `cargo xtask codegen` writes it here
+/// and CI's `cargo xtask codegen --check` fails when it differs from a fresh build.
+pub const PTX: &str = include_str!("../module/gpu_attention.ptx");
+
+/// The device addresses of a problem's tensors (for [`Attention::prepare`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Tensors {
+    pub q: u64,
+    pub k: u64,
+    pub v: u64,
+    pub o: u64,
+    pub lse: u64,
+}
+
+/// The loaded kernels.
+pub struct Attention {
+    ctx: Arc<CudaContext>,
+    _module: Arc<CudaModule>,
+    functions: Vec<cudarc::driver::CudaFunction>,
+    sms: u32,
+}
+
+/// A launch made ready by [`Attention::prepare`]: its tensor maps (and a variable-length batch's
+/// unit table) in device memory, its parameters and grid.
+pub struct Prepared {
+    /// Keeps the maps and the table alive.
+    _buffer: Option<CudaSlice<u8>>,
+    params: Params,
+    kernel: usize,
+    grid: u32,
+}
+
+impl Prepared {
+    /// The CTAs of the launch (0: nothing to compute).
+    pub fn grid(&self) -> u32 {
+        self.grid
+    }
+
+    /// The entry point the launch runs.
+    pub fn entry(&self) -> &'static str {
+        KERNELS[self.kernel].entry
+    }
+}
+
+impl Attention {
+    /// Loads the module embedded in this crate ([`PTX`]) into `ctx`, checked as the `module`
+    /// docs say.
+    pub fn new(ctx: &Arc<CudaContext>) -> Result<Self, Error> {
+        let name = format!(
+            "embedded in gpu-attention-host {}",
+            env!("CARGO_PKG_VERSION")
+        );
+        Self::from_bytes(ctx, PTX.as_bytes().to_vec(), &name, true)
+    }
+
+    /// Loads the module at `path` (PTX text or a cubin), checked the same way.
+    pub fn load(ctx: &Arc<CudaContext>, path: &str) -> Result<Self, Error> {
+        let bytes = std::fs::read(path)
+            .map_err(|e| Error::Module(format!("cannot read the attention module {path}: {e}")))?;
+        Self::from_bytes(ctx, bytes, path, false)
+    }
+
+    fn from_bytes(
+        ctx: &Arc<CudaContext>,
+        bytes: Vec<u8>,
+        name: &str,
+        embedded: bool,
+    ) -> Result<Self, Error> {
+        check_device(ctx)?;
+        let loaded = module::load(ctx, bytes, name, embedded)?;
+        let sms = ctx
+            .attribute(sys::CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT)
+            .map_err(cuda("the SM count"))? as u32;
+        Ok(Self {
+            ctx: ctx.clone(),
+            _module: loaded.module,
+            functions: loaded.functions,
+            sms,
+        })
+    }
+
+    /// Computes `problem` on `stream`: O and `LSE` from Q, K, V, each a buffer of at least the
+    /// problem's [`Extents`] (elements O and `LSE` do not cover are not written).
+    #[allow(clippy::too_many_arguments)]
+    pub fn run(
+        &self,
+        stream: &Arc<CudaStream>,
+        problem: &Problem<'_>,
+        q: &CudaSlice<u16>,
+        k: &CudaSlice<u16>,
+        v: &CudaSlice<u16>,
+        o: &mut CudaSlice<u16>,
+        lse: &mut CudaSlice<f32>,
+    ) -> Result<(), Error> {
+        problem.check()?;
+        self.same_context(stream.context(), "the stream")?;
+        let extents = problem.extents();
+        for (tensor, given, needed, ctx) in [
+            (Tensor::Q, q.len(), extents.q, q.stream().context()),
+            (Tensor::K, k.len(), extents.k, k.stream().context()),
+            (Tensor::V, v.len(), extents.v, v.stream().context()),
+            (Tensor::O, o.len(), extents.o, o.stream().context()),
+        ] {
+            self.same_context(ctx, tensor.name())?;
+            if (given as u64) < needed {
+                return Err(AttentionError::Buffer {
+                    tensor,
+                    needed,
+                    given: given as u64,
+                }
+                .into());
+            }
+        }
+        self.same_context(lse.stream().context(), "LSE")?;
+        if (lse.len() as u64) < extents.lse {
+            return Err(Error::Buffer(format!(
+                "LSE holds {} f32 values; the problem writes {} ([batch, heads_q, seq_q], or [heads_q, tokens] for a variable-length batch): allocate at least that many",
+                lse.len(),
+                extents.lse
+            )));
+        }
+        let (q_ptr, _q) = q.device_ptr(stream);
+        let (k_ptr, _k) = k.device_ptr(stream);
+        let (v_ptr, _v) = v.device_ptr(stream);
+        let (o_ptr, _o) = o.device_ptr_mut(stream);
+        let (lse_ptr, _lse) = lse.device_ptr_mut(stream);
+        let tensors = Tensors {
+            q: q_ptr,
+            k: k_ptr,
+            v: v_ptr,
+            o: o_ptr,
+            lse: lse_ptr,
+        };
+        let prepared = self.prepare(stream, problem, tensors)?;
+        // SAFETY: the tensors are alive (borrowed) and ordered on `stream` by the guards; the
+        // prepared buffer is freed on `stream` after the launch (cudarc frees stream-ordered).
+        unsafe { self.launch_raw(&prepared, stream.cu_stream()) }
+    }
+
+    /// Encodes the tensor maps of `problem` over `tensors`, builds a variable-length batch's
+    /// unit table, and uploads both on `stream` (the upload is ordered before work later
+    /// enqueued on `stream`; launching on another stream needs `stream` synchronized first).
+    /// The problem is checked; the buffers' sizes are the caller's (at least
+    /// [`Problem::extents`]).
+    pub fn prepare(
+        &self,
+        stream: &Arc<CudaStream>,
+        problem: &Problem<'_>,
+        tensors: Tensors,
+    ) -> Result<Prepared, Error> {
+        problem.check()?;
+        self.same_context(stream.context(), "the stream")?;
+        let spec_at = KERNELS
+            .iter()
+            .position(|k| abi::kernel(problem.element, problem.head_dim) == Some(*k))
+            .ok_or(AttentionError::HeadDim(problem.head_dim))?;
+        let spec = KERNELS[spec_at];
+        let units = Units::new(problem, BLOCK_M);
+        let count = units.count();
+        let count32 = u32::try_from(count).map_err(|_| {
+            Error::Buffer(format!(
+                "the problem has {count} blocks of {BLOCK_M} queries, above 2^32: split the batch"
+            ))
+        })?;
+        let (fixed, batch, seq_q, seq_k) = match problem.batches {
+            Batches::Fixed {
+                batch,
+                seq_q,
+                seq_k,
+            } => (true, batch, seq_q, seq_k),
+            Batches::Varlen { .. } => (false, problem.batches.count(), 0, 0),
+        };
+        let mut params = Params {
+            maps: 0,
+            o: tensors.o,
+            lse: tensors.lse,
+            o_strides: [problem.o.batch, problem.o.seq, problem.o.head],
+            batch,
+            seq_q,
+            seq_k,
+            heads_q: problem.heads_q,
+            group: problem.group(),
+            scale_log2: problem.scale() * std::f32::consts::LOG2_E,
+            causal: u32::from(problem.mask == Mask::Causal),
+            varlen: u32::from(!fixed),
+            tokens_q: if fixed {
+                0
+            } else {
+                problem.batches.tokens_q() as u32
+            },
+            units: count32,
+        };
+        if count == 0 {
+            return Ok(Prepared {
+                _buffer: None,
+                params,
+                kernel: spec_at,
+                grid: 0,
+            });
+        }
+        let mut bytes = Vec::with_capacity((MAPS * MAP_BYTES) as usize);
+        for (tensor, address) in [
+            (Tensor::Q, tensors.q),
+            (Tensor::K, tensors.k),
+            (Tensor::V, tensors.v),
+        ] {
+            bytes.extend_from_slice(&tensor_map(problem, spec, tensor, address)?);
+        }
+        if !fixed {
+            for u in 0..count {
+                for word in abi::unit_record(problem, units.get(u)) {
+                    bytes.extend_from_slice(&word.to_le_bytes());
+                }
+            }
+            debug_assert_eq!(
+                bytes.len(),
+                (MAPS * MAP_BYTES) as usize + count as usize * UNIT_WORDS * 4
+            );
+        }
+        let buffer = stream
+            .clone_htod(&bytes)
+            .map_err(cuda("uploading the tensor maps"))?;
+        let (address, _guard) = buffer.device_ptr(stream);
+        params.maps = address;
+        drop(_guard);
+        Ok(Prepared {
+            _buffer: Some(buffer),
+            params,
+            kernel: spec_at,
+            grid: count32.min(self.sms),
+        })
+    }
+
+    /// Launches `prepared` on `stream`.
+    ///
+    /// # Safety
+    ///
+    /// The tensors `prepared` was made for are alive, hold the problem's extents, and no other
+    /// work accesses them while the launch runs except as the caller orders; the upload of
+    /// [`prepare`](Self::prepare) is complete or ordered before `stream`'s launch; `stream`
+    /// belongs to this module's context.
+    pub unsafe fn launch_raw(
+        &self,
+        prepared: &Prepared,
+        stream: sys::CUstream,
+    ) -> Result<(), Error> {
+        if prepared.grid == 0 {
+            return Ok(());
+        }
+        let spec = KERNELS[prepared.kernel];
+        let mut params = prepared.params;
+        let mut args = [(&raw mut params).cast::<std::ffi::c_void>()];
+        self.ctx
+            .bind_to_thread()
+            .map_err(cuda("binding the context"))?;
+        // SAFETY: `args` points to the entries' one parameter, the `Params` block (checked
+        // against the module at load), alive for the call; the maps live in `prepared`; the
+        // tensors by the caller's contract.
+        let status = unsafe {
+            sys::cuLaunchKernel(
+                self.functions[prepared.kernel].cu_function(),
+                prepared.grid,
+                1,
+                1,
+                THREADS,
+                1,
+                1,
+                spec.smem_bytes(),
+                stream,
+                args.as_mut_ptr(),
+                std::ptr::null_mut(),
+            )
+        };
+        check(status, "launching the attention kernel")
+    }
+
+    /// The SMs of the GPU (the persistent grid's most CTAs).
+    pub fn sms(&self) -> u32 {
+        self.sms
+    }
+
+    fn same_context(&self, ctx: &Arc<CudaContext>, what: &str) -> Result<(), Error> {
+        if Arc::ptr_eq(ctx, &self.ctx) {
+            Ok(())
+        } else {
+            Err(Error::Context(format!(
+                "{what} belongs to another CUDA context than the attention module: load the module (Attention::new) in the context of the streams and buffers"
+            )))
+        }
+    }
+}
+
+/// The 4D tensor map of `tensor` (Q, K or V) of `problem` at `address`: `[head_dim, heads, rows,
+/// sequences]` innermost first, boxes of 64 elements x 1 head x the kernel's rows x 1 sequence,
+/// 128-byte swizzle, zeros outside. A dimension of one element gets a stride it never steps
+/// (the driver still checks it).
+fn tensor_map(
+    problem: &Problem<'_>,
+    spec: KernelSpec,
+    tensor: Tensor,
+    address: u64,
+) -> Result<[u8; 128], Error> {
+    use gpu_hopper_host::{ElementType, L2Promotion, OobFill, Swizzle, TensorMapError, Tiled};
+    let (strides, heads) = match tensor {
+        Tensor::Q => (problem.q, problem.heads_q),
+        Tensor::K => (problem.k, problem.heads_kv),
+        _ => (problem.v, problem.heads_kv),
+    };
+    let (rows, sequences) = match problem.batches {
+        Batches::Fixed {
+            batch,
+            seq_q,
+            seq_k,
+        } => (if tensor == Tensor::Q { seq_q } else { seq_k }, batch),
+        Batches::Varlen { .. } => {
+            let tokens = if tensor == Tensor::Q {
+                problem.batches.tokens_q()
+            } else {
+                problem.batches.tokens_k()
+            };
+            (tokens as u32, 1)
+        }
+    };
+    let rows = rows.max(1);
+    let d = u64::from(problem.head_dim);
+    // Bytes; a dimension of one element takes the span of the ones inside it.
+    let head = if heads > 1 { strides.head * 2 } else { d * 2 };
+    let seq = if rows > 1 {
+        strides.seq * 2
+    } else {
+        head * u64::from(heads)
+    };
+    let batch = if sequences > 1 {
+        strides.batch * 2
+    } else {
+        seq * u64::from(rows)
+    };
+    let box_rows = if tensor == Tensor::Q {
+        spec.q_rows()
+    } else {
+        spec.block_n
+    };
+    let map = Tiled {
+        element: match problem.element {
+            Element::Bf16 => ElementType::Bf16,
+            Element::F16 => ElementType::F16,
+        },
+        address,
+        dims: &[d, u64::from(heads), u64::from(rows), u64::from(sequences)],
+        strides: &[head, seq, batch],
+        box_dims: &[64, 1, box_rows, 1],
+        element_strides: &[1, 1, 1, 1],
+        swizzle: Swizzle::B128,
+        l2_promotion: L2Promotion::B256,
+        oob_fill: OobFill::Zero,
+    };
+    match map.encode() {
+        Ok(map) => Ok(*map.as_bytes()),
+        Err(e @ TensorMapError::Driver { .. }) => {
+            Err(Error::Cuda(format!("{}'s tensor map: {e}", tensor.name())))
+        }
+        Err(e) => Err(Error::Buffer(format!(
+            "{}'s tensor map: {e}",
+            tensor.name()
+        ))),
+    }
+}

@@ -1,0 +1,202 @@
+//! Loading the kernels' module, and refusing one this host API cannot launch: before any launch,
+//! (1) the module's ABI global ([`ABI_SYMBOL`]) equals [`ABI_VERSION`]; (2) every entry of the
+//! plan's table exists; (3) each takes exactly one parameter of [`PARAMS_BYTES`]
+//! (`cuFuncGetParamInfo`, and one index past it must fail); (4) each allows exactly the threads it
+//! is launched with (in a PTX text: the `.maxntid` that `cargo xtask build` adds). Each refusal
+//! is an [`Error::Module`] that names the entry and says what to do.
+
+use std::sync::Arc;
+
+use cudarc::driver::{CudaContext, CudaFunction, CudaModule, sys};
+use cudarc::nvrtc::Ptx;
+use gpu_attention_plan::abi::{KERNELS, KernelSpec, PARAMS_BYTES, THREADS};
+
+pub use gpu_attention_plan::abi::ABI_VERSION;
+
+use crate::Error;
+
+/// The name of the module's global that holds its launch ABI version.
+pub const ABI_SYMBOL: &str = "GPU_ATTENTION_ABI";
+
+/// What to do about a module this host API refuses.
+fn remedy(embedded: bool) -> &'static str {
+    if embedded {
+        "the module embedded in gpu-attention-host is not the one its kernel crate builds: regenerate it with `cargo xtask codegen` in the repository"
+    } else {
+        "rebuild it with `cargo xtask build --only attention` (it writes target/gpu/sm_90a/gpu_attention.ptx) from the same checkout as this program"
+    }
+}
+
+/// A loaded module: its handle and an entry point per row of the plan's table.
+pub(crate) struct Loaded {
+    pub module: Arc<CudaModule>,
+    pub functions: Vec<CudaFunction>,
+}
+
+/// Loads `bytes` (PTX text or a cubin) named `name` into `ctx` and checks it.
+pub(crate) fn load(
+    ctx: &Arc<CudaContext>,
+    bytes: Vec<u8>,
+    name: &str,
+    embedded: bool,
+) -> Result<Loaded, Error> {
+    let text = String::from_utf8(bytes)
+        .map_err(|e| e.into_bytes())
+        .and_then(|t| {
+            if t.contains(".entry") {
+                Ok(t)
+            } else {
+                Err(t.into_bytes())
+            }
+        });
+    // A PTX text gives each entry's parameter count; a binary image is asked one index past the
+    // expected parameter instead (which the driver answers with an error, and compute-sanitizer
+    // reports as an API error).
+    let mut counts = Vec::new();
+    let image = match text {
+        Ok(text) => {
+            for k in KERNELS {
+                check_bound_in_text(&text, k, name, embedded)?;
+                counts.push(parameters_in_text(&text, k.entry));
+            }
+            Ptx::from_src(text)
+        }
+        Err(bytes) => {
+            counts.resize(KERNELS.len(), None);
+            Ptx::from_binary(bytes)
+        }
+    };
+    let module = ctx
+        .load_module(image)
+        .map_err(|e| Error::Cuda(format!("loading the attention module {name}: {e:?}")))?;
+    check_abi_version(ctx, &module, name, embedded)?;
+    let functions = KERNELS
+        .iter()
+        .zip(counts)
+        .map(|(&k, count)| entry(&module, k, count, name, embedded))
+        .collect::<Result<Vec<_>, _>>()?;
+    Ok(Loaded { module, functions })
+}
+
+fn check_abi_version(
+    ctx: &Arc<CudaContext>,
+    module: &Arc<CudaModule>,
+    name: &str,
+    embedded: bool,
+) -> Result<(), Error> {
+    let stream = ctx.default_stream();
+    let global = module.get_global(ABI_SYMBOL, &stream).map_err(|_| {
+        Error::Module(format!(
+            "the attention module {name} has no {ABI_SYMBOL} (the launch ABI version this host API checks, {ABI_VERSION}); {}",
+            remedy(embedded)
+        ))
+    })?;
+    if global.len() != 4 {
+        return Err(Error::Module(format!(
+            "the attention module {name}'s {ABI_SYMBOL} is {} bytes, not a u32; {}",
+            global.len(),
+            remedy(embedded)
+        )));
+    }
+    let bytes = stream
+        .clone_dtoh(&global)
+        .map_err(|e| Error::Cuda(format!("reading {ABI_SYMBOL}: {e:?}")))?;
+    let version = u32::from_le_bytes([bytes[0], bytes[1], bytes[2], bytes[3]]);
+    if version != ABI_VERSION {
+        return Err(Error::Module(format!(
+            "the attention module {name} has launch ABI version {version}, this host API launches version {ABI_VERSION}; {}",
+            remedy(embedded)
+        )));
+    }
+    Ok(())
+}
+
+/// Steps 2 to 4 for one entry, and its dynamic shared memory raised to the kernel's.
+fn entry(
+    module: &Arc<CudaModule>,
+    k: KernelSpec,
+    count: Option<usize>,
+    name: &str,
+    embedded: bool,
+) -> Result<CudaFunction, Error> {
+    let function = module.load_function(k.entry).map_err(|_| {
+        Error::Module(format!(
+            "the attention module {name} has no entry point {}; {}",
+            k.entry,
+            remedy(embedded)
+        ))
+    })?;
+    let mut found = Vec::new();
+    for index in 0..count.unwrap_or(2).min(2) {
+        let (mut offset, mut size) = (0usize, 0usize);
+        // SAFETY: a live function handle; the driver writes both values or fails for an index
+        // past the last parameter.
+        let status = unsafe {
+            sys::cuFuncGetParamInfo(function.cu_function(), index, &mut offset, &mut size)
+        };
+        if status != sys::CUresult::CUDA_SUCCESS {
+            break;
+        }
+        found.push((offset, size));
+    }
+    if found != [(0, PARAMS_BYTES)] || count.is_some_and(|c| c != 1) {
+        return Err(Error::Module(format!(
+            "the attention module {name}'s entry {} takes the parameters (offset, bytes) {found:?}, but this host API passes one block of {PARAMS_BYTES} bytes; {}",
+            k.entry,
+            remedy(embedded)
+        )));
+    }
+    let threads = function
+        .get_attribute(sys::CUfunction_attribute::CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK)
+        .map_err(|e| Error::Cuda(format!("{}: its thread limit: {e:?}", k.entry)))?;
+    if u32::try_from(threads) != Ok(THREADS) {
+        return Err(Error::Module(format!(
+            "the attention module {name}'s entry {} allows {threads} threads per block, not {THREADS}: it lacks the launch bound `cargo xtask build` adds; {}",
+            k.entry,
+            remedy(embedded)
+        )));
+    }
+    function
+        .set_attribute(
+            sys::CUfunction_attribute::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
+            k.smem_bytes() as i32,
+        )
+        .map_err(|e| Error::Cuda(format!("{}: dynamic shared memory: {e:?}", k.entry)))?;
+    Ok(function)
+}
+
+/// The parameters of `entry` in a PTX text: the `.param` lines of its parameter list.
+fn parameters_in_text(text: &str, entry: &str) -> Option<usize> {
+    let at = text.find(&format!(".entry {entry}("))?;
+    let list = &text[at..];
+    let end = list.find("\n)").unwrap_or(list.len());
+    Some(
+        list[..end]
+            .lines()
+            .filter(|line| line.trim_start().starts_with(".param"))
+            .count(),
+    )
+}
+
+/// In a PTX text, the entry's parameter list is followed by its `.maxntid`.
+fn check_bound_in_text(text: &str, k: KernelSpec, name: &str, embedded: bool) -> Result<(), Error> {
+    let Some(at) = text.find(&format!(".entry {}(", k.entry)) else {
+        // A missing entry is reported by name when the module is loaded.
+        return Ok(());
+    };
+    let after = &text[at..];
+    let header_end = after.find("\n)").map_or(after.len(), |i| i + 2);
+    let bound = after[header_end..]
+        .lines()
+        .map(str::trim)
+        .find(|line| !line.is_empty());
+    let want = format!(".maxntid {THREADS}, 1, 1");
+    if !bound.is_some_and(|line| line.starts_with(&want)) {
+        return Err(Error::Module(format!(
+            "the attention module {name}'s entry {} lacks the launch bound ({want}) that `cargo xtask build` adds to rustc's PTX (without it ptxas ignores setmaxnreg); {}",
+            k.entry,
+            remedy(embedded)
+        )));
+    }
+    Ok(())
+}

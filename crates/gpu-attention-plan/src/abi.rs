@@ -1,0 +1,252 @@
+//! The launch ABI of the kernels' module and its kernel table: what the kernel crate builds and
+//! the host crate launches, written once.
+//!
+//! Every entry takes one [`Params`] by value. The kernel crate exports [`ABI_VERSION`] as the
+//! global `GPU_ATTENTION_ABI`; the host refuses a module whose global differs or is missing, so a
+//! module built from another version of the crates is an error when it is loaded, not a launch
+//! with the wrong parameters. Bump it with every change to [`Params`], to what a field means, or
+//! to the table.
+
+use crate::Element;
+
+/// The launch ABI version.
+pub const ABI_VERSION: u32 = 1;
+
+/// Query rows per CTA: two consumer warpgroups of 64 rows (`wgmma`'s M).
+pub const BLOCK_M: u32 = 128;
+
+/// Threads per CTA: a producer warpgroup and two consumer warpgroups.
+pub const THREADS: u32 = 384;
+
+/// The shared memory the kernels keep after their tiles: the ring barriers (Q's, K's and V's
+/// full and empty `mbarrier`s, 8 bytes each) in one KiB.
+pub const BARRIER_BYTES: u32 = 1024;
+
+/// One tensor map: 128 bytes (`CUtensorMap`), in global memory, 64-byte aligned.
+pub const MAP_BYTES: u32 = 128;
+
+/// The tensor maps of a launch, in order at [`Params::maps`]: Q, K, V.
+pub const MAPS: u32 = 3;
+
+/// The one launch parameter of every entry, passed by value: the host fills it and hands the
+/// driver a pointer to it. Addresses are device addresses as integers (0 where not used).
+///
+/// The tensor maps at `maps` are 4D over `[batch, seq, heads, head_dim]` (innermost first:
+/// `head_dim`, heads, rows, sequences; a variable-length batch is one sequence of all the
+/// tokens), 16-bit elements, 128-byte swizzle, zeros outside; boxes of 64 elements by one head by
+/// [`KernelSpec::q_rows`] rows (Q) or [`KernelSpec::block_n`] rows (K, V) by one sequence.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Params {
+    /// The tensor maps of Q, K and V ([`MAPS`] of [`MAP_BYTES`]), then, for a variable-length
+    /// batch, the unit table: `units` records of [`UNIT_WORDS`] `u32` ([`unit_record`]) in the
+    /// schedule's order.
+    pub maps: u64,
+    /// O (`head_dim` 16-bit elements per row, at `o_strides`).
+    pub o: u64,
+    /// `LSE` (f32, contiguous: `[batch, heads_q, seq_q]`, or `[heads_q, tokens_q]` for a
+    /// variable-length batch).
+    pub lse: u64,
+    /// O's strides in elements: sequence, row, head (the sequence stride is not used for a
+    /// variable-length batch).
+    pub o_strides: [u64; 3],
+    /// Sequences.
+    pub batch: u32,
+    /// Queries per sequence (a fixed batch; 0 for a variable-length one).
+    pub seq_q: u32,
+    /// Keys per sequence (a fixed batch; 0 for a variable-length one).
+    pub seq_k: u32,
+    /// Query heads.
+    pub heads_q: u32,
+    /// Query heads per K/V head.
+    pub group: u32,
+    /// The scale times log2(e): the softmax runs in base 2.
+    pub scale_log2: f32,
+    /// 1: causal, aligned to the bottom right; 0: no mask.
+    pub causal: u32,
+    /// 1: a variable-length batch (offsets after the maps); 0: fixed.
+    pub varlen: u32,
+    /// All queries of a variable-length batch (`LSE`'s row length); 0 for a fixed batch.
+    pub tokens_q: u32,
+    /// The work units (`schedule::Units::count`): a CTA takes units `blockIdx.x`, `+ gridDim.x`,
+    /// and so on.
+    pub units: u32,
+}
+
+/// Words of a unit record of a variable-length batch's table.
+pub const UNIT_WORDS: usize = 8;
+
+/// The record of unit `u` of a variable-length batch: sequence, query head, query block, the
+/// sequence's first query token, its queries, its first key token, its keys, 0. The kernels read
+/// the table with read-only loads, whose values the PTX check can prove warpgroup-uniform (as
+/// `wgmma` needs of the loops they bound); a fixed batch needs none (its units are arithmetic on
+/// the parameters).
+pub fn unit_record(problem: &crate::Problem<'_>, unit: crate::schedule::Unit) -> [u32; UNIT_WORDS] {
+    let (first_q, len_q) = problem.batches.queries(unit.sequence);
+    let (first_k, len_k) = problem.batches.keys(unit.sequence);
+    [
+        unit.sequence,
+        unit.head,
+        unit.m_block,
+        first_q as u32,
+        len_q,
+        first_k as u32,
+        len_k,
+        0,
+    ]
+}
+
+/// Bytes of [`Params`]: the size the host checks the module's parameter against.
+pub const PARAMS_BYTES: usize = core::mem::size_of::<Params>();
+
+const _: () = assert!(PARAMS_BYTES == 88 && core::mem::align_of::<Params>() == 8);
+
+/// One kernel of the module: its entry, what it computes and its shared-memory layout.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct KernelSpec {
+    /// The entry point's name.
+    pub entry: &'static str,
+    pub element: Element,
+    pub head_dim: u32,
+    /// Keys per block: the N of `S = Q Kᵀ`'s `wgmma` and the K of `O += P V`'s.
+    pub block_n: u32,
+    /// Stages of the K ring and of the V ring (each).
+    pub stages: u32,
+}
+
+impl KernelSpec {
+    /// 64-element (128-byte) spans of a row: the boxes per tile.
+    pub const fn spans(self) -> u32 {
+        self.head_dim / 64
+    }
+
+    /// Rows of Q per tensor load: one consumer warpgroup's.
+    pub const fn q_rows(self) -> u32 {
+        64
+    }
+
+    /// Bytes of one K (or V) stage: `block_n` rows of `head_dim` 16-bit elements.
+    pub const fn kv_stage_bytes(self) -> u32 {
+        self.block_n * self.head_dim * 2
+    }
+
+    /// Bytes of the Q tile: [`BLOCK_M`] rows.
+    pub const fn q_bytes(self) -> u32 {
+        BLOCK_M * self.head_dim * 2
+    }
+
+    /// Where K's stage `s` starts (after Q).
+    pub const fn k_at(self, s: u32) -> u32 {
+        self.q_bytes() + s * self.kv_stage_bytes()
+    }
+
+    /// Where V's stage `s` starts (after K's stages).
+    pub const fn v_at(self, s: u32) -> u32 {
+        self.q_bytes() + (self.stages + s) * self.kv_stage_bytes()
+    }
+
+    /// Where the barriers start: after the tiles.
+    pub const fn barriers_at(self) -> u32 {
+        self.q_bytes() + 2 * self.stages * self.kv_stage_bytes()
+    }
+
+    /// The dynamic shared memory of a launch.
+    pub const fn smem_bytes(self) -> u32 {
+        self.barriers_at() + BARRIER_BYTES
+    }
+}
+
+/// The most dynamic shared memory a CTA may have on sm_90 (227 KiB: CUDA C++ Programming Guide,
+/// "Compute Capabilities", "Technical Specifications" table).
+pub const MAX_SMEM: u32 = 227 * 1024;
+
+const fn spec(entry: &'static str, element: Element, head_dim: u32) -> KernelSpec {
+    // Head dims 64 and 128: 128 keys a block; 256: 64 (the accumulators of O take 128 of a
+    // thread's registers). Stages: as many as the shared memory holds, at most 3.
+    let block_n = if head_dim == 256 { 64 } else { 128 };
+    let stages = if head_dim == 64 { 3 } else { 2 };
+    KernelSpec {
+        entry,
+        element,
+        head_dim,
+        block_n,
+        stages,
+    }
+}
+
+/// The module's kernels: one per element type and head dimension.
+pub const KERNELS: [KernelSpec; 6] = [
+    spec("attention_fwd_bf16_d64", Element::Bf16, 64),
+    spec("attention_fwd_bf16_d128", Element::Bf16, 128),
+    spec("attention_fwd_bf16_d256", Element::Bf16, 256),
+    spec("attention_fwd_f16_d64", Element::F16, 64),
+    spec("attention_fwd_f16_d128", Element::F16, 128),
+    spec("attention_fwd_f16_d256", Element::F16, 256),
+];
+
+const _: () = {
+    let mut i = 0;
+    while i < KERNELS.len() {
+        let k = KERNELS[i];
+        assert!(
+            k.smem_bytes() <= MAX_SMEM,
+            "an attention kernel's layout exceeds the shared memory"
+        );
+        assert!(k.head_dim % 64 == 0 && k.block_n % 16 == 0 && k.block_n <= 256);
+        // The barriers' KiB holds Q's two and the rings' 4 per stage.
+        assert!((2 + 4 * k.stages) * 8 <= BARRIER_BYTES);
+        i += 1;
+    }
+};
+
+/// The kernel of `element` and `head_dim`, if the module has one.
+pub const fn kernel(element: Element, head_dim: u32) -> Option<KernelSpec> {
+    let mut i = 0;
+    while i < KERNELS.len() {
+        let k = KERNELS[i];
+        if k.head_dim == head_dim
+            && matches!(
+                (k.element, element),
+                (Element::Bf16, Element::Bf16) | (Element::F16, Element::F16)
+            )
+        {
+            return Some(k);
+        }
+        i += 1;
+    }
+    None
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::HEAD_DIMS;
+
+    #[test]
+    fn every_supported_problem_has_a_kernel() {
+        for element in [Element::Bf16, Element::F16] {
+            for d in HEAD_DIMS {
+                let k = kernel(element, d).expect("a kernel");
+                assert_eq!((k.element, k.head_dim), (element, d));
+            }
+        }
+        assert_eq!(kernel(Element::Bf16, 96), None);
+    }
+
+    #[test]
+    fn layouts_are_aligned_and_fit() {
+        for k in KERNELS {
+            // Every tile starts at a 1024-byte boundary (the 128-byte swizzle's atom).
+            for at in [
+                k.q_bytes(),
+                k.k_at(1),
+                k.v_at(0),
+                k.v_at(1),
+                k.barriers_at(),
+            ] {
+                assert_eq!(at % 1024, 0, "{}", k.entry);
+            }
+            assert!(k.smem_bytes() <= MAX_SMEM);
+        }
+    }
+}

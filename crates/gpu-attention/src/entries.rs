@@ -1,0 +1,101 @@
+//! The module's entry points: one line per row of the plan's kernel table.
+
+use gpu_attention_plan::abi::{KERNELS, KernelSpec, Params, THREADS};
+use gpu_hopper::wgmma::{Bf16, F16, M64};
+
+use crate::kernel::forward;
+
+/// Whether two strings are equal, in a `const`.
+const fn same(a: &str, b: &str) -> bool {
+    let (a, b) = (a.as_bytes(), b.as_bytes());
+    if a.len() != b.len() {
+        return false;
+    }
+    let mut i = 0;
+    while i < a.len() {
+        if a[i] != b[i] {
+            return false;
+        }
+        i += 1;
+    }
+    true
+}
+
+/// Checks, at compile time, that an entry named `name` is the table row `spec`'s.
+const fn check(spec: KernelSpec, name: &str) {
+    assert!(
+        same(spec.entry, name),
+        "an entry's name differs from its table row's `entry`"
+    );
+}
+
+/// The parameter of every entry, one [`Params`] (the plan's `abi`), passed by value (as the
+/// GEMM's: one `.param .align 8 .b8` block, which the host checks when it loads the module).
+///
+/// # Safety
+///
+/// Every entry's contract: launched with [`THREADS`] threads on a 1D grid of at most
+/// `units` CTAs (the plan's `schedule::Units` of the problem in blocks of `BLOCK_M` rows) and
+/// the dynamic shared memory of its row (`KernelSpec::smem_bytes`); `params` describes a problem
+/// that `Problem::check` accepts, for this row's element type and head dimension; `params.maps`
+/// points to the tensor maps of Q, K and V in global memory as `Params` describes them
+/// (64-byte aligned), followed for a variable-length batch by the offsets; O and `LSE` hold
+/// the problem's extents and overlap nothing the launch reads; nothing else writes them while
+/// the launch runs.
+macro_rules! entry {
+    ($(#[$doc:meta])* $name:ident = $row:literal, $element:ty) => {
+        const _: () = check(KERNELS[$row], stringify!($name));
+        $(#[$doc])*
+        ///
+        /// # Safety
+        ///
+        /// See [`entry!`]: the launch, the tensor maps, the tensors.
+        #[unsafe(no_mangle)]
+        // One `#[repr(C)]` block by value: see [`entry!`].
+        #[allow(improper_gpu_kernel_arg)]
+        pub unsafe extern "gpu-kernel" fn $name(params: Params) {
+            const SPEC: KernelSpec = KERNELS[$row];
+            const _: () = assert!(THREADS == 384);
+            // SAFETY: the entries' contract.
+            unsafe {
+                forward::<
+                    $element,
+                    M64<{ SPEC.block_n }>,
+                    M64<{ SPEC.head_dim }>,
+                    { SPEC.stages as usize },
+                >(SPEC, params)
+            }
+        }
+    };
+}
+
+entry!(
+    /// bf16, head dimension 64 (128 keys a block, 3 stages).
+    attention_fwd_bf16_d64 = 0,
+    Bf16
+);
+entry!(
+    /// bf16, head dimension 128 (128 keys a block, 2 stages).
+    attention_fwd_bf16_d128 = 1,
+    Bf16
+);
+entry!(
+    /// bf16, head dimension 256 (64 keys a block, 2 stages).
+    attention_fwd_bf16_d256 = 2,
+    Bf16
+);
+entry!(
+    /// f16, head dimension 64.
+    attention_fwd_f16_d64 = 3,
+    F16
+);
+entry!(
+    /// f16, head dimension 128.
+    attention_fwd_f16_d128 = 4,
+    F16
+);
+entry!(
+    /// f16, head dimension 256.
+    attention_fwd_f16_d256 = 5,
+    F16
+);

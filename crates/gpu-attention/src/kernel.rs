@@ -1,0 +1,469 @@
+//! The kernel body: the producer lane's loads and the consumer warpgroups' products, softmax
+//! and epilogue, over the CTA's units of the persistent schedule.
+
+use gpu_attention_plan::abi::{BLOCK_M, KernelSpec, MAP_BYTES, MAPS, Params, THREADS, UNIT_WORDS};
+use gpu_attention_plan::mask::key_blocks;
+use gpu_attention_plan::schedule::{Unit, Units};
+use gpu_attention_plan::{Batches, Mask};
+use gpu_hopper::arch::nvptx::{
+    dynamic_smem_1024 as dynamic_smem, ld_global_nc_v4_u32, setmaxnreg_dec, setmaxnreg_inc,
+};
+use gpu_hopper::descriptor::{MatrixDescriptor, Swizzle};
+use gpu_hopper::regs::RegisterSplit;
+use gpu_hopper::wgmma::{self, MmaRs, MmaSs, Shape};
+use gpu_pipeline::arch::nvptx::cvta_to_shared;
+use gpu_pipeline::{ConsumerStage, Cta, NvidiaMbarBackend, ProducerConsumerPipeline, TensorMap};
+
+use crate::element::Element;
+use crate::softmax::{Limits, Rows, finish, step};
+
+/// The consumer warps: each arrives once (its lane 0) on an empty barrier.
+const CONSUMER_WARPS: u32 = 8;
+
+/// A ring of `ST` stages: one producer arrival (the TMA lane's `arrive_expect_tx`) per full
+/// barrier, one arrival per consumer warp per empty barrier.
+type Ring<const ST: usize> =
+    ProducerConsumerPipeline<ST, NvidiaMbarBackend<1, CONSUMER_WARPS, Cta>>;
+
+/// The register split: a producer warpgroup at 24, two consumer warpgroups at 240.
+const REGS: RegisterSplit = RegisterSplit::new(THREADS, 1, 2, 24);
+const _: () = assert!(REGS.producer == 24 && REGS.consumer == 240);
+
+/// Bytes of one 64-element span of `rows` rows: a tensor load's box, 128-byte swizzled.
+const fn span_bytes(rows: u32) -> u32 {
+    rows * 128
+}
+
+/// What a unit reads and writes: its sequence's first query and key token (in the tensors'
+/// `seq` coordinate: 0 for a fixed batch, whose sequences are the maps' fourth coordinate), its
+/// lengths, and its key blocks.
+#[derive(Clone, Copy)]
+struct Work {
+    unit: Unit,
+    /// The maps' sequence coordinate: `b` for a fixed batch, 0 for a variable-length one.
+    seq_coord: i32,
+    first_q: u32,
+    first_k: u32,
+    len_q: u32,
+    len_k: u32,
+    /// Key blocks read, and the first of them that needs the mask.
+    blocks: u32,
+    first_masked: u32,
+}
+
+/// The schedule's view of a launch.
+#[derive(Clone, Copy)]
+struct Launch {
+    /// A fixed batch's units (a variable-length batch's are the table's).
+    units: Units<'static>,
+    /// The unit table of a variable-length batch (its address), or 0.
+    table: u64,
+    mask: Mask,
+    block_n: u32,
+}
+
+impl Launch {
+    #[inline(always)]
+    fn new(params: &Params, table: u64, block_n: u32) -> Self {
+        let batches = Batches::Fixed {
+            batch: params.batch,
+            seq_q: params.seq_q,
+            seq_k: params.seq_k,
+        };
+        let mask = if params.causal != 0 {
+            Mask::Causal
+        } else {
+            Mask::None
+        };
+        Launch {
+            units: Units::of(batches, params.heads_q, params.causal != 0, BLOCK_M),
+            table: if params.varlen != 0 { table } else { 0 },
+            mask,
+            block_n,
+        }
+    }
+
+    /// Unit `u`'s work.
+    ///
+    /// # Safety
+    ///
+    /// For a variable-length batch, `u` is below the table's `units`.
+    #[inline(always)]
+    unsafe fn work(&self, u: u64) -> Work {
+        let (unit, seq_coord, first_q, len_q, first_k, len_k) = if self.table != 0 {
+            let at = self.table + u * (UNIT_WORDS as u64 * 4);
+            // SAFETY: record `u` of the table (the contract), 32-byte aligned (the table follows
+            // the 128-byte maps); nothing writes it during the launch.
+            let (a, b) = unsafe { (ld_global_nc_v4_u32(at), ld_global_nc_v4_u32(at + 16)) };
+            let unit = Unit {
+                sequence: a[0],
+                head: a[1],
+                m_block: a[2],
+            };
+            (unit, 0, a[3], b[0], b[1], b[2])
+        } else {
+            let unit = self.units.get(u);
+            let (_, len_q) = self.units_batches().queries(unit.sequence);
+            let (_, len_k) = self.units_batches().keys(unit.sequence);
+            (unit, unit.sequence as i32, 0, len_q, 0, len_k)
+        };
+        let (blocks, first_masked) = key_blocks(
+            self.mask,
+            (len_q, len_k),
+            unit.m_block,
+            (BLOCK_M, self.block_n),
+        );
+        Work {
+            unit,
+            seq_coord,
+            first_q,
+            first_k,
+            len_q,
+            len_k,
+            blocks,
+            first_masked,
+        }
+    }
+
+    /// A fixed batch's sequences.
+    #[inline(always)]
+    fn units_batches(&self) -> Batches<'static> {
+        self.units.batches()
+    }
+}
+
+/// The kernel body of table row `spec`: `E` its element, `S` the shape of `S = Q Kᵀ` per
+/// warpgroup (`m64n{block_n}`), `O` that of `O += P V` (`m64n{head_dim}`), `ST` its stages.
+///
+/// # Safety
+///
+/// The entries' contract (`entries.rs`).
+#[inline(always)]
+pub(crate) unsafe fn forward<E, S, O, const ST: usize>(spec: KernelSpec, params: Params)
+where
+    E: Element,
+    S: Shape + MmaSs<E::Input, E::Input>,
+    O: Shape + MmaRs<E::Input, E::Input>,
+{
+    const { assert!(ST >= 1) };
+    debug_assert!(S::N == spec.block_n && O::N == spec.head_dim);
+    // SAFETY: a special-register read.
+    let tid = unsafe { core::arch::nvptx::_thread_idx_x() } as u32;
+    let maps = params.maps as *const TensorMap;
+    // A variable-length batch's unit table follows the maps (the contract).
+    let table = params.maps + u64::from(MAPS * MAP_BYTES);
+    if tid == 0 {
+        // SAFETY: the three maps in global memory (the contract).
+        unsafe {
+            for i in 0..MAPS as usize {
+                gpu_pipeline::prefetch_tensor_map(maps.add(i));
+            }
+        }
+    }
+    let smem = dynamic_smem();
+    let bars = spec.barriers_at() as usize;
+    // SAFETY: the barriers' KiB holds the three pipelines' barriers (the plan's assertion).
+    let (q_pipe, k_pipe, v_pipe) = unsafe {
+        (
+            Ring::<1>::new(smem.add(bars).cast()),
+            Ring::<ST>::new(smem.add(bars + Ring::<1>::SMEM_BYTES).cast()),
+            Ring::<ST>::new(
+                smem.add(bars + Ring::<1>::SMEM_BYTES + Ring::<ST>::SMEM_BYTES)
+                    .cast(),
+            ),
+        )
+    };
+    if tid == 0 {
+        // SAFETY: one thread initialises, then the block barrier.
+        unsafe {
+            q_pipe.init();
+            k_pipe.init();
+            v_pipe.init();
+        }
+    }
+    // SAFETY: every thread of the block reaches it, converged.
+    unsafe { core::arch::nvptx::_syncthreads() };
+    let launch = Launch::new(&params, table, spec.block_n);
+    // SAFETY: special-register reads.
+    let (first, stride) = unsafe {
+        (
+            core::arch::nvptx::_block_idx_x() as u64,
+            core::arch::nvptx::_grid_dim_x() as u64,
+        )
+    };
+    let count = u64::from(params.units);
+    if tid < 128 {
+        // SAFETY: the whole producer warpgroup, converged.
+        unsafe { setmaxnreg_dec::<{ REGS.producer }>() };
+        if tid == 0 {
+            let (q_prod, k_prod, v_prod) = (
+                q_pipe.into_producer(),
+                k_pipe.into_producer(),
+                v_pipe.into_producer(),
+            );
+            let spans = spec.spans();
+            let kv_bytes = spec.kv_stage_bytes();
+            let group = params.group;
+            let mut u = first;
+            while u < count {
+                // SAFETY: `u < units`.
+                let work = unsafe { launch.work(u) };
+                let h = work.unit.head;
+                let row0 = (work.first_q + work.unit.m_block * BLOCK_M) as i32;
+                q_prod.produce_tma(spec.q_bytes(), |stage| {
+                    let bar = stage.barrier();
+                    for g in 0..2 {
+                        for s in 0..spans {
+                            // SAFETY: Q's tile is free (the stage's wait); boxes of 64 x 64
+                            // rows at 1024-byte-aligned places inside it.
+                            unsafe {
+                                bar.tensor_load::<4>(
+                                    smem.add(((g * spans + s) * span_bytes(64)) as usize),
+                                    maps,
+                                    [
+                                        (s * 64) as i32,
+                                        h as i32,
+                                        row0 + (g * 64) as i32,
+                                        work.seq_coord,
+                                    ],
+                                )
+                            };
+                        }
+                    }
+                });
+                let kv_head = (h / group) as i32;
+                for j in 0..work.blocks {
+                    let key0 = (work.first_k + j * spec.block_n) as i32;
+                    k_prod.produce_tma(kv_bytes, |stage| {
+                        let bar = stage.barrier();
+                        let at = spec.k_at(stage.index());
+                        for s in 0..spans {
+                            // SAFETY: the stage is free; K's map follows Q's.
+                            unsafe {
+                                bar.tensor_load::<4>(
+                                    smem.add((at + s * span_bytes(spec.block_n)) as usize),
+                                    maps.add(1),
+                                    [(s * 64) as i32, kv_head, key0, work.seq_coord],
+                                )
+                            };
+                        }
+                    });
+                    v_prod.produce_tma(kv_bytes, |stage| {
+                        let bar = stage.barrier();
+                        let at = spec.v_at(stage.index());
+                        for s in 0..spans {
+                            // SAFETY: the stage is free; V's map follows K's.
+                            unsafe {
+                                bar.tensor_load::<4>(
+                                    smem.add((at + s * span_bytes(spec.block_n)) as usize),
+                                    maps.add(2),
+                                    [(s * 64) as i32, kv_head, key0, work.seq_coord],
+                                )
+                            };
+                        }
+                    });
+                }
+                u += stride;
+            }
+        }
+    } else {
+        // SAFETY: each consumer warpgroup, whole and converged.
+        unsafe { setmaxnreg_inc::<{ REGS.consumer }>() };
+        let th = tid - 128;
+        let (q_cons, k_cons, v_cons) = (
+            q_pipe.into_consumer(),
+            k_pipe.into_consumer(),
+            v_pipe.into_consumer(),
+        );
+        let (g, t) = (th / 128, th % 128);
+        let (w, l) = (t / 32, t % 32);
+        // SAFETY: `smem` is this CTA's dynamic shared memory.
+        let base = unsafe { cvta_to_shared(smem) };
+        let q_smem = base + g * spec.spans() * span_bytes(64);
+        let k_major = |at: u32| MatrixDescriptor::k_major(at, Swizzle::B128).0;
+        // V is MN-major: its 64-column spans `block_n * 128` bytes apart (LBO), the 8-row groups
+        // along K 1024 bytes apart (SBO); one k16 step is 16 rows of 128 bytes.
+        let mn_major = |at: u32| {
+            MatrixDescriptor::mn_major(at, Swizzle::B128, span_bytes(spec.block_n), 1024).0
+        };
+        let scale_log2 = params.scale_log2;
+        let mut u = first;
+        while u < count {
+            // SAFETY: `u < units`.
+            let work = unsafe { launch.work(u) };
+            let m0 = work.unit.m_block * BLOCK_M + g * 64 + 16 * w + l / 4;
+            let rows_at = [m0, m0 + 8];
+            let limit = rows_at.map(|r| match launch.mask {
+                Mask::None => work.len_k as i32,
+                Mask::Causal => {
+                    let n = r as i64 + 1 + work.len_k as i64 - work.len_q as i64;
+                    n.clamp(0, work.len_k as i64) as i32
+                }
+            });
+            let mut rows = Rows::START;
+            let mut o = O::ZERO;
+            // Q's stage is released inside the loop, once its last product is done (so the
+            // next unit's Q comes in while this one finishes), or after it when the unit reads
+            // no key block: taken out of the `ManuallyDrop` exactly once either way.
+            let mut q = core::mem::ManuallyDrop::new(q_cons.acquire());
+            for j in 0..work.blocks {
+                let kst = k_cons.acquire();
+                let k_smem = base + spec.k_at(kst.index());
+                let mut s = S::ZERO;
+                // SAFETY: the whole warpgroup, converged; Q's and K's stages are full.
+                unsafe {
+                    wgmma::fence();
+                    unrolled(spec.head_dim / 16, |ks| {
+                        let (span, within) = (ks / 4, (ks % 4) * 32);
+                        S::mma_ss::<1, 1, 0, 0>(
+                            &mut s,
+                            k_major(q_smem + span * span_bytes(64) + within),
+                            k_major(k_smem + span * span_bytes(spec.block_n) + within),
+                            ks > 0,
+                        );
+                    });
+                    wgmma::commit_group();
+                    wgmma::wait_group::<0>();
+                }
+                release(kst, l);
+                if j + 1 == work.blocks {
+                    // The unit's last product with Q is done: the next unit's Q may come in.
+                    // SAFETY: the last iteration, once; the stage is not used after it.
+                    release(unsafe { core::mem::ManuallyDrop::take(&mut q) }, l);
+                }
+                let mask = (j >= work.first_masked).then_some(Limits {
+                    limit,
+                    col0: (j * spec.block_n + 2 * (l % 4)) as i32,
+                });
+                step::<S, O, E>(&mut rows, &mut s, &mut o, scale_log2, mask);
+                let vst = v_cons.acquire();
+                let v_smem = base + spec.v_at(vst.index());
+                let mut lo = [0u32; 2];
+                // SAFETY: the whole warpgroup, converged; V's stage is full; P and O were
+                // written before the fence.
+                unsafe {
+                    wgmma::fence();
+                    S::each_quad(&s, |quad, v| {
+                        if quad % 2 == 0 {
+                            lo = [v[0].to_bits(), v[2].to_bits()];
+                        } else {
+                            let j = quad / 2;
+                            O::mma_rs::<1, 1, 1>(
+                                &mut o,
+                                [lo[0], lo[1], v[0].to_bits(), v[2].to_bits()],
+                                mn_major(v_smem + j * 16 * 128),
+                                true,
+                            );
+                        }
+                    });
+                    wgmma::commit_group();
+                    wgmma::wait_group::<0>();
+                }
+                release(vst, l);
+            }
+            if work.blocks == 0 {
+                // A unit that reads no key block: the loop did not take Q's stage.
+                // SAFETY: not taken in the loop (no iteration), taken once here.
+                release(unsafe { core::mem::ManuallyDrop::take(&mut q) }, l);
+            }
+            let (inv, lse) = finish(&rows);
+            // SAFETY: O and LSE hold the problem's extents (the contract); rows past the
+            // sequence are not written.
+            unsafe { write_out::<E, O>(&params, &work, &o, rows_at, inv, lse, l) };
+            u += stride;
+        }
+    }
+}
+
+/// Calls `f(0)`, .., `f(n - 1)` for a constant `n <= 16`, written out: a loop of `wgmma`s that
+/// LLVM left rolled would compute each descriptor at run time (and the PTX check counts each
+/// kernel's `wgmma`s unrolled).
+#[inline(always)]
+fn unrolled(n: u32, mut f: impl FnMut(u32)) {
+    debug_assert!(n <= 16);
+    macro_rules! calls {
+        ($($i:literal)*) => { $( if $i < n { f($i) } )* };
+    }
+    calls!(0 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15);
+}
+
+/// Releases a stage whose MMAs are done (the warp's `wgmma.wait_group` saw them complete): lane
+/// 0 of each consumer warp arrives.
+#[inline(always)]
+fn release<const N: usize>(
+    stage: ConsumerStage<'_, N, NvidiaMbarBackend<1, CONSUMER_WARPS, Cta>>,
+    lane: u32,
+) {
+    if lane == 0 {
+        stage.arrive();
+    }
+    stage.release_without_signal();
+}
+
+/// A thread's part of a unit's O (its two rows, scaled by `inv`) and, from the first lane of
+/// each row group, its rows' `LSE`.
+///
+/// # Safety
+///
+/// `params.o` and `params.lse` hold the problem's extents.
+#[inline(always)]
+unsafe fn write_out<E: Element, O: Shape>(
+    params: &Params,
+    work: &Work,
+    o: &O::Acc,
+    rows_at: [u32; 2],
+    inv: [f32; 2],
+    lse: [f32; 2],
+    l: u32,
+) {
+    let [batch_stride, seq_stride, head_stride] = params.o_strides;
+    let h = u64::from(work.unit.head);
+    let base = |r: u32| {
+        let seq = if params.varlen != 0 {
+            0
+        } else {
+            u64::from(work.unit.sequence) * batch_stride
+        };
+        seq + u64::from(work.first_q + r) * seq_stride + h * head_stride
+    };
+    let live = rows_at.map(|r| r < work.len_q);
+    let at = rows_at.map(base);
+    let out = params.o as *mut u16;
+    O::each_quad(o, |q, v| {
+        let col = u64::from(8 * q + 2 * (l % 4));
+        if live[0] {
+            // SAFETY: inside O (the contract), 4-byte aligned (strides of 8 elements, even
+            // column).
+            unsafe {
+                out.add((at[0] + col) as usize)
+                    .cast::<u32>()
+                    .write(E::pack(v[0] * inv[0], v[1] * inv[0]))
+            };
+        }
+        if live[1] {
+            // SAFETY: as above.
+            unsafe {
+                out.add((at[1] + col) as usize)
+                    .cast::<u32>()
+                    .write(E::pack(v[2] * inv[1], v[3] * inv[1]))
+            };
+        }
+    });
+    if l % 4 == 0 {
+        let lse_out = params.lse as *mut f32;
+        for r in 0..2 {
+            if live[r] {
+                let row = u64::from(rows_at[r]);
+                let index = if params.varlen != 0 {
+                    h * u64::from(params.tokens_q) + u64::from(work.first_q) + row
+                } else {
+                    (u64::from(work.unit.sequence) * u64::from(params.heads_q) + h)
+                        * u64::from(params.seq_q)
+                        + row
+                };
+                // SAFETY: inside LSE (the contract).
+                unsafe { lse_out.add(index as usize).write(lse[r]) };
+            }
+        }
+    }
+}

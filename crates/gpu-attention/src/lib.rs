@@ -1,0 +1,41 @@
+//! Attention forward for Hopper (sm_90a) on gpu-pipeline and the gpu-hopper toolkit:
+//! `O = softmax(scale · Q Kᵀ + mask) V` and the row log-sum-exp `LSE`, bf16 or f16, head
+//! dimension 64, 128 or 256, fixed or variable-length batches, grouped-query heads, causal or not
+//! (`gpu_attention_plan` is the problem and its rules; `gpu_attention_plan::abi` the launch ABI
+//! and the kernel table this crate builds one entry per row of).
+//!
+//! Each CTA runs three warpgroups over a persistent schedule of work units (a block of 128 query
+//! rows of one head of one sequence, in the plan's order: causal blocks longest first):
+//!
+//! ```text
+//! warpgroup 0, one lane:  Q (once per unit) ─► Q stage      K_j ─► K ring      V_j ─► V ring
+//! warpgroups 1 and 2:     64 query rows each: S = Q K_jᵀ (wgmma SS, K released once it completes),
+//!                         the online softmax in base 2 (scale folded in), P packed to 16 bits in
+//!                         registers, O += P V_j (wgmma RS, V read MN-major; V released once it
+//!                         completes); then O / l and LSE from registers
+//! ```
+//!
+//! `setmaxnreg` moves registers from the producer warpgroup to the consumers. The crate has no
+//! inline assembly: its instructions are the toolkit's and the library's leaves.
+#![no_std]
+#![feature(abi_gpu_kernel, stdarch_nvptx)]
+#![deny(unsafe_op_in_unsafe_fn)]
+#![warn(clippy::undocumented_unsafe_blocks, clippy::missing_safety_doc)]
+
+mod element;
+mod entries;
+mod kernel;
+mod softmax;
+
+pub use entries::*;
+
+/// The module's launch ABI version (the plan's `abi::ABI_VERSION`): the host crate reads this
+/// global when it loads the module and refuses a module whose version differs from its own.
+#[unsafe(no_mangle)]
+pub static GPU_ATTENTION_ABI: u32 = gpu_attention_plan::abi::ABI_VERSION;
+
+#[panic_handler]
+fn panic(_: &core::panic::PanicInfo) -> ! {
+    // SAFETY: `trap` ends the kernel; nothing runs after it.
+    unsafe { core::arch::nvptx::trap() }
+}

@@ -1,0 +1,146 @@
+//! The online softmax of one consumer thread, in base 2 with the scale folded in, over the
+//! accumulators of `S = Q Kᵀ` as `wgmma` leaves them (`gpu_hopper::wgmma::fragment`): thread
+//! `t` of a warpgroup holds two rows, `16 w + l / 4` and 8 below (warp `w`, lane `l`), in the
+//! quads `[row 0 col c, row 0 col c + 1, row 1 col c, row 1 col c + 1]`, `c = 8 q + 2 (l % 4)`;
+//! the four lanes `l % 4` of a row group hold a row between them, so row maxima and sums take
+//! two butterfly shuffles.
+//!
+//! Per key block: `s' = scale · log2(e) · s` (minus infinity where the mask hides a key), the
+//! running maximum `m` of `s'` per row, `p = 2^(s' - m)`, the running sum `l = l · 2^(m_old - m) +
+//! Σ p` (each thread its own columns' part, added up across the four lanes at the end), and O
+//! rescaled by `2^(m_old - m)`. A row that has seen no key yet has `m = -inf`; its exponents use
+//! 0 instead, so `p` and the rescale are 0, never NaN.
+
+use gpu_hopper::arch::nvptx::shfl_sync_bfly_f32;
+use gpu_hopper::arch::nvptx::{ex2_approx_ftz_f32 as ex2, lg2_approx_ftz_f32 as lg2};
+use gpu_hopper::wgmma::Shape;
+
+use crate::element::Element;
+
+/// A thread's two rows: the running maximum of `s'` and its part of the running sum.
+#[derive(Clone, Copy)]
+pub(crate) struct Rows {
+    pub max: [f32; 2],
+    pub sum: [f32; 2],
+}
+
+/// The keys a thread's two rows see in the current block, when the block needs the mask: key
+/// column `c` (in the sequence) of row `r` is seen when `c < limit[r]`; `col0` is the thread's
+/// first column (`n0 + 2 (l % 4)`).
+#[derive(Clone, Copy)]
+pub(crate) struct Limits {
+    pub limit: [i32; 2],
+    pub col0: i32,
+}
+
+impl Rows {
+    pub(crate) const START: Rows = Rows {
+        max: [f32::NEG_INFINITY; 2],
+        sum: [0.0; 2],
+    };
+}
+
+/// The maximum of `x` over the four lanes of its row group.
+#[inline(always)]
+fn quad_max(x: f32) -> f32 {
+    // SAFETY: every lane of the warp calls it (the consumer warps run it converged).
+    let x = x.max(unsafe { shfl_sync_bfly_f32(u32::MAX, x, 1) });
+    // SAFETY: as above.
+    x.max(unsafe { shfl_sync_bfly_f32(u32::MAX, x, 2) })
+}
+
+/// The sum of `x` over the four lanes of its row group.
+#[inline(always)]
+fn quad_sum(x: f32) -> f32 {
+    // SAFETY: every lane of the warp calls it.
+    let x = x + unsafe { shfl_sync_bfly_f32(u32::MAX, x, 1) };
+    // SAFETY: as above.
+    x + unsafe { shfl_sync_bfly_f32(u32::MAX, x, 2) }
+}
+
+/// One key block's step: `s` (the block's scores) becomes P, packed to 16 bits in place (quad
+/// `[p(c), p(c+1)]` of each row as one register: `[row 0's pair, -, row 1's pair, -]`, the A
+/// fragment `mma_rs` takes from quads `2 j` and `2 j + 1` for k-step `j`), `rows` moves on and `o`
+/// is rescaled.
+#[inline(always)]
+pub(crate) fn step<S: Shape, O: Shape, E: Element>(
+    rows: &mut Rows,
+    s: &mut S::Acc,
+    o: &mut O::Acc,
+    scale_log2: f32,
+    mask: Option<Limits>,
+) {
+    match mask {
+        None => S::map_quads(s, |_, v| v.map(|x| x * scale_log2)),
+        Some(Limits { limit, col0 }) => S::map_quads(s, |q, v| {
+            let c = col0 + 8 * q as i32;
+            let keep = |x: f32, c: i32, lim: i32| {
+                if c < lim {
+                    x * scale_log2
+                } else {
+                    f32::NEG_INFINITY
+                }
+            };
+            [
+                keep(v[0], c, limit[0]),
+                keep(v[1], c + 1, limit[0]),
+                keep(v[2], c, limit[1]),
+                keep(v[3], c + 1, limit[1]),
+            ]
+        }),
+    }
+    let mut max = rows.max;
+    S::each_quad(s, |_, v| {
+        max[0] = max[0].max(v[0].max(v[1]));
+        max[1] = max[1].max(v[2].max(v[3]));
+    });
+    let max = max.map(quad_max);
+    let base = max.map(|m| if m == f32::NEG_INFINITY { 0.0 } else { m });
+    let rescale = [ex2(rows.max[0] - base[0]), ex2(rows.max[1] - base[1])];
+    rows.max = max;
+    let mut sum = [0.0f32; 2];
+    S::map_quads(s, |_, v| {
+        let p = [
+            ex2(v[0] - base[0]),
+            ex2(v[1] - base[0]),
+            ex2(v[2] - base[1]),
+            ex2(v[3] - base[1]),
+        ];
+        sum[0] += p[0] + p[1];
+        sum[1] += p[2] + p[3];
+        [
+            f32::from_bits(E::pack(p[0], p[1])),
+            0.0,
+            f32::from_bits(E::pack(p[2], p[3])),
+            0.0,
+        ]
+    });
+    rows.sum = [
+        rows.sum[0] * rescale[0] + sum[0],
+        rows.sum[1] * rescale[1] + sum[1],
+    ];
+    O::map_quads(o, |_, v| {
+        [
+            v[0] * rescale[0],
+            v[1] * rescale[0],
+            v[2] * rescale[1],
+            v[3] * rescale[1],
+        ]
+    });
+}
+
+/// The end of a unit: each row's factor `1 / l` for O (0 for a row that saw no key) and its
+/// `LSE = ln 2 · (m + log2 l)` (minus infinity for a row that saw no key).
+#[inline(always)]
+pub(crate) fn finish(rows: &Rows) -> ([f32; 2], [f32; 2]) {
+    let sum = rows.sum.map(quad_sum);
+    let mut inv = [0.0f32; 2];
+    let mut lse = [f32::NEG_INFINITY; 2];
+    for r in 0..2 {
+        if sum[r] > 0.0 {
+            inv[r] = 1.0 / sum[r];
+            lse[r] = core::f32::consts::LN_2 * (rows.max[r] + lg2(sum[r]));
+        }
+    }
+    (inv, lse)
+}

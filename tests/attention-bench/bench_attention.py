@@ -1,0 +1,260 @@
+#!/usr/bin/env python3
+"""The attention forward benchmark: ours (gpu-attention-host through libattention_bench.so) against
+FlashAttention-3 or FlashAttention-4, cuDNN's SDPA and torch's flash backend (FlashAttention-2), in
+one process, on the same tensors and stream, interleaved.
+
+Method: per shape, every implementation runs once and its output is checked against cuDNN's (or,
+where cuDNN does not run, torch's math backend on a slice); then `--rounds` rounds, each timing every
+implementation in a pseudo-random order (a fixed seed per round) over `--reps` back-to-back calls
+between CUDA events, after `--warmup` calls; the figure is the median over rounds. Random normal
+data, never zeros. FLOPs = 4 * batch * heads * seq^2 * D, halved for causal (FlashAttention's count).
+
+Usage: bench_attention.py --lib libattention_bench.so --anchor fa3|fa4|none [--shapes paper|quick]
+       [--rounds 5] [--reps 10] [--warmup 3] [--csv out.csv]
+"""
+import argparse
+import ctypes
+import math
+import os
+import random
+import sys
+import time
+
+import torch
+import torch.nn.functional as F
+from torch.nn.attention import SDPBackend, sdpa_kernel
+
+
+def paper_shapes(seqs, dims):
+    """FlashAttention-3's setup: 16k tokens, hidden 2048."""
+    out = []
+    for d in dims:
+        for causal in (False, True):
+            for s in seqs:
+                out.append(dict(kind="paper", batch=16384 // s, seq=s, heads=2048 // d, heads_kv=2048 // d, d=d, causal=causal))
+    return out
+
+
+def extra_shapes():
+    # GQA: 32 query heads over 4 K/V heads (Llama-style 8:1), D 128, seq 8k.
+    out = [dict(kind="gqa", batch=2, seq=8192, heads=32, heads_kv=4, d=128, causal=c) for c in (False, True)]
+    # Varlen: 16k tokens in sequences of random lengths 512..4096, D 128, 16 heads.
+    out += [dict(kind="varlen", batch=0, seq=0, heads=16, heads_kv=16, d=128, causal=c) for c in (False, True)]
+    return out
+
+
+def flops(shape, lens=None):
+    d, h = shape["d"], shape["heads"]
+    if lens is not None:
+        pairs = sum(s * s for s in lens)
+    else:
+        pairs = shape["batch"] * shape["seq"] ** 2
+    f = 4.0 * pairs * h * d
+    return f / 2 if shape["causal"] else f
+
+
+class Ours:
+    def __init__(self, path):
+        self.lib = ctypes.CDLL(path)
+        self.lib.gpu_attention_prepare.restype = ctypes.c_int64
+        self.lib.gpu_attention_prepare.argtypes = [ctypes.c_uint64] * 5 + [ctypes.c_uint32] * 8 + [ctypes.c_float, ctypes.c_void_p, ctypes.c_void_p]
+        self.lib.gpu_attention_launch.restype = ctypes.c_int32
+        self.lib.gpu_attention_launch.argtypes = [ctypes.c_int64, ctypes.c_uint64]
+
+    def error(self):
+        buf = ctypes.create_string_buffer(4096)
+        self.lib.gpu_attention_error(buf, 4096)
+        return buf.value.decode()
+
+    def prepare(self, q, k, v, o, lse, shape, offsets=None):
+        b, s = q.shape[0], q.shape[1]
+        oq = ok = None
+        if offsets is not None:
+            arr = (ctypes.c_uint32 * len(offsets))(*offsets)
+            oq = ok = ctypes.cast(arr, ctypes.c_void_p)
+            self._keep = arr
+            b = len(offsets) - 1
+        h = self.lib.gpu_attention_prepare(q.data_ptr(), k.data_ptr(), v.data_ptr(), o.data_ptr(), lse.data_ptr(),
+                                           b, s, k.shape[1], shape["heads"], shape["heads_kv"], shape["d"],
+                                           int(shape["causal"]), 0, 0.0, oq, ok)
+        if h < 0:
+            raise RuntimeError("ours: " + self.error())
+        stream = torch.cuda.current_stream().cuda_stream
+
+        def call():
+            if self.lib.gpu_attention_launch(h, stream) != 0:
+                raise RuntimeError("ours: " + self.error())
+        return call
+
+
+def make_impls(args, shape, q, k, v, lens):
+    """name -> (callable, output tensor getter)."""
+    impls = {}
+    causal = shape["causal"]
+    varlen = lens is not None
+    o = torch.empty_like(q)
+    if varlen:
+        offsets = [0]
+        for s in lens:
+            offsets.append(offsets[-1] + s)
+        lse = torch.empty(shape["heads"], offsets[-1], device="cuda", dtype=torch.float32)
+        call = args.ours.prepare(q, k, v, o, lse, shape, offsets)
+    else:
+        lse = torch.empty(q.shape[0], shape["heads"], q.shape[1], device="cuda", dtype=torch.float32)
+        call = args.ours.prepare(q, k, v, o, lse, shape)
+    impls["ours"] = (call, lambda: o)
+    if varlen:
+        cu = torch.tensor(offsets, device="cuda", dtype=torch.int32)
+        mx = max(lens)
+        if args.anchor == "fa3":
+            from fa3_fwd_interface import flash_attn_varlen_func as fa3v
+            res = {}
+
+            def fa3_call():
+                r = fa3v(q[0], k[0], v[0], cu, cu, mx, mx, causal=causal)
+                res["o"] = r[0] if isinstance(r, tuple) else r
+            impls["fa3"] = (fa3_call, lambda: res["o"].unsqueeze(0))
+        return impls, o
+    qt, kt, vt = (x.transpose(1, 2) for x in (q, k, v))
+    gqa = shape["heads"] != shape["heads_kv"]
+    res = {}
+
+    def sdpa(backend, key):
+        def run():
+            with sdpa_kernel(backend):
+                res[key] = F.scaled_dot_product_attention(qt, kt, vt, is_causal=causal, enable_gqa=gqa)
+        return run
+    impls["cudnn"] = (sdpa(SDPBackend.CUDNN_ATTENTION, "cudnn"), lambda: res["cudnn"].transpose(1, 2))
+    impls["fa2"] = (sdpa(SDPBackend.FLASH_ATTENTION, "fa2"), lambda: res["fa2"].transpose(1, 2))
+    if args.anchor == "fa3":
+        from fa3_fwd_interface import flash_attn_func as fa3
+
+        def fa3_call():
+            r = fa3(q, k, v, causal=causal)
+            res["fa3"] = r[0] if isinstance(r, tuple) else r
+        impls["fa3"] = (fa3_call, lambda: res["fa3"])
+    elif args.anchor == "fa4":
+        from flash_attn.cute import flash_attn_func as fa4
+
+        def fa4_call():
+            r = fa4(q, k, v, causal=causal)
+            res["fa4"] = r[0] if isinstance(r, tuple) else r
+        impls["fa4"] = (fa4_call, lambda: res["fa4"])
+    return impls, o
+
+
+def time_calls(fn, reps):
+    start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+    start.record()
+    for _ in range(reps):
+        fn()
+    end.record()
+    end.synchronize()
+    return start.elapsed_time(end) / reps
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--lib", required=True)
+    ap.add_argument("--anchor", default="none", choices=["fa3", "fa4", "none"])
+    ap.add_argument("--shapes", default="paper")
+    ap.add_argument("--rounds", type=int, default=5)
+    ap.add_argument("--reps", type=int, default=10)
+    ap.add_argument("--warmup", type=int, default=3)
+    ap.add_argument("--csv", default=None)
+    ap.add_argument("--only-d", type=int, default=0)
+    args = ap.parse_args()
+    args.ours = Ours(args.lib)
+    torch.manual_seed(0)
+    seqs = [512, 1024, 2048, 4096, 8192, 16384]
+    dims = [64, 128, 256]
+    if args.shapes == "quick":
+        seqs, dims = [1024, 8192], [128]
+    if args.only_d:
+        dims = [args.only_d]
+    shapes = paper_shapes(seqs, dims) + (extra_shapes() if args.shapes != "quick" else [])
+    rows = []
+    dev = torch.cuda.get_device_name()
+    print(f"bench_attention: {dev}, torch {torch.__version__}, anchor {args.anchor}, rounds {args.rounds}, reps {args.reps}, warmup {args.warmup}", flush=True)
+    for si, shape in enumerate(shapes):
+        lens = None
+        if shape["kind"] == "varlen":
+            rng = random.Random(7)
+            lens, total = [], 0
+            while total < 16384:
+                s = min(rng.randint(512, 4096), 16384 - total)
+                lens.append(s)
+                total += s
+            q = torch.randn(1, total, shape["heads"], shape["d"], device="cuda", dtype=torch.bfloat16)
+            k = torch.randn(1, total, shape["heads_kv"], shape["d"], device="cuda", dtype=torch.bfloat16)
+            v = torch.randn(1, total, shape["heads_kv"], shape["d"], device="cuda", dtype=torch.bfloat16)
+        else:
+            b, s = shape["batch"], shape["seq"]
+            q = torch.randn(b, s, shape["heads"], shape["d"], device="cuda", dtype=torch.bfloat16)
+            k = torch.randn(b, s, shape["heads_kv"], shape["d"], device="cuda", dtype=torch.bfloat16)
+            v = torch.randn(b, s, shape["heads_kv"], shape["d"], device="cuda", dtype=torch.bfloat16)
+        try:
+            impls, _ = make_impls(args, shape, q, k, v, lens)
+        except Exception as e:  # noqa: BLE001
+            print(f"FAIL {shape}: {e}", flush=True)
+            rows.append(dict(shape, impl="ours", ms=float("nan"), tflops=float("nan"), err=float("nan"), note=str(e)[:80]))
+            continue
+        # One call each, outputs checked against a reference: cuDNN where it ran, else FA3, else
+        # torch's math backend on the first sequence.
+        outs, notes = {}, {}
+        for name, (fn, get) in list(impls.items()):
+            try:
+                fn()
+                torch.cuda.synchronize()
+                outs[name] = get().float()
+            except Exception as e:  # noqa: BLE001
+                notes[name] = f"{type(e).__name__}: {str(e)[:100]}"
+                del impls[name]
+        ref_name = next((n for n in ("cudnn", "fa3", "fa4", "fa2") if n in outs), None)
+        errs = {}
+        if ref_name is not None:
+            ref = outs[ref_name]
+            for name, out in outs.items():
+                errs[name] = (out - ref).abs().max().item()
+        else:
+            # Varlen without an anchor: torch's math backend on the first sequence.
+            n0 = lens[0]
+            qt, kt, vt = (x[:, :n0].transpose(1, 2).float() for x in (q, k, v))
+            with sdpa_kernel(SDPBackend.MATH):
+                ref = F.scaled_dot_product_attention(qt, kt, vt, is_causal=shape["causal"]).transpose(1, 2)
+            errs["ours"] = (outs["ours"][:, :n0] - ref).abs().max().item()
+        for name, fn_get in impls.items():
+            for _ in range(args.warmup):
+                fn_get[0]()
+        torch.cuda.synchronize()
+        times = {name: [] for name in impls}
+        for r in range(args.rounds):
+            order = list(impls)
+            random.Random(1000 * si + r).shuffle(order)
+            for name in order:
+                times[name].append(time_calls(impls[name][0], args.reps))
+        f = flops(shape, lens)
+        line = []
+        for name in impls:
+            ms = sorted(times[name])[len(times[name]) // 2]
+            tf = f / (ms * 1e-3) / 1e12
+            rows.append(dict(shape, impl=name, ms=ms, tflops=tf, err=errs.get(name, float("nan")), note=notes.get(name, "")))
+            line.append(f"{name} {tf:6.1f}")
+        for name, note in notes.items():
+            rows.append(dict(shape, impl=name, ms=float("nan"), tflops=float("nan"), err=float("nan"), note=note))
+            line.append(f"{name} FAILED ({note[:40]})")
+        ok = all(e < 0.05 for e in errs.values())
+        tag = "ok" if ok else "CHECK-FAIL"
+        print(f"{shape['kind']:6} d{shape['d']:3} {'causal' if shape['causal'] else 'full  '} seq {shape['seq']:5} b{shape['batch']:2} h{shape['heads']}/{shape['heads_kv']}: " + ", ".join(line) + f"  [max |diff| vs {ref_name or 'math'}: " + ", ".join(f"{n} {e:.2e}" for n, e in errs.items()) + f"] {tag}", flush=True)
+        del impls, outs, q, k, v
+        torch.cuda.empty_cache()
+    if args.csv:
+        keys = ["kind", "d", "causal", "seq", "batch", "heads", "heads_kv", "impl", "ms", "tflops", "err", "note"]
+        with open(args.csv, "w") as fh:
+            fh.write(",".join(keys) + "\n")
+            for row in rows:
+                fh.write(",".join(str(row[k]).replace(",", ";") for k in keys) + "\n")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,167 @@
+//! gpu-attention-host behind a C ABI for `bench_attention.py` (ctypes): the benchmark passes
+//! torch tensors' device addresses and torch's current stream, so ours runs in the process,
+//! on the data and on the stream the anchors use, timed by the same CUDA events.
+//!
+//! - `gpu_attention_prepare(...) -> i64`: a handle (>= 0) for a problem over given addresses
+//!   (its tensor maps uploaded and synchronized), or -1 with the message in
+//!   `gpu_attention_error`.
+//! - `gpu_attention_launch(handle, stream) -> i32`: 0, or -1 with the message.
+//!
+//! The module is the one at `$GPU_ATTENTION_MODULE` if set, else the embedded one. The library
+//! opens GPU 0's primary context, the one torch uses, so the addresses are valid in it.
+
+use std::ffi::c_char;
+use std::sync::{Arc, Mutex, OnceLock};
+
+use gpu_attention_host::{Attention, Element, Mask, Prepared, Problem, Strides, Tensors};
+
+struct State {
+    ctx: Arc<cudarc::driver::CudaContext>,
+    attention: Attention,
+    prepared: Mutex<Vec<Prepared>>,
+}
+
+static STATE: OnceLock<Result<State, String>> = OnceLock::new();
+static ERROR: Mutex<String> = Mutex::new(String::new());
+
+fn state() -> Result<&'static State, String> {
+    STATE
+        .get_or_init(|| {
+            let ctx = gpu_attention_host::context(0).map_err(|e| e.to_string())?;
+            let attention = match std::env::var("GPU_ATTENTION_MODULE") {
+                Ok(path) => Attention::load(&ctx, &path),
+                Err(_) => Attention::new(&ctx),
+            }
+            .map_err(|e| e.to_string())?;
+            Ok(State {
+                ctx,
+                attention,
+                prepared: Mutex::new(Vec::new()),
+            })
+        })
+        .as_ref()
+        .map_err(Clone::clone)
+}
+
+fn fail(message: String) -> i64 {
+    *ERROR.lock().unwrap() = message;
+    -1
+}
+
+/// Makes a launch ready: Q, K, V, O as `[batch, seq, heads, head_dim]` contiguous (`offsets_q`,
+/// `offsets_k`: `batch + 1` host `u32` cumulative offsets of a packed variable-length batch, or
+/// null for a fixed one), `LSE` contiguous; `element` 0 for bf16, 1 for f16; `scale` <= 0 for
+/// the default.
+///
+/// # Safety
+///
+/// The offsets, when not null, point to `batch + 1` values each.
+#[unsafe(no_mangle)]
+#[allow(clippy::too_many_arguments)]
+pub unsafe extern "C" fn gpu_attention_prepare(
+    q: u64,
+    k: u64,
+    v: u64,
+    o: u64,
+    lse: u64,
+    batch: u32,
+    seq_q: u32,
+    seq_k: u32,
+    heads_q: u32,
+    heads_kv: u32,
+    head_dim: u32,
+    causal: u32,
+    element: u32,
+    scale: f32,
+    offsets_q: *const u32,
+    offsets_k: *const u32,
+) -> i64 {
+    let state = match state() {
+        Ok(s) => s,
+        Err(e) => return fail(e),
+    };
+    let varlen = !offsets_q.is_null() && !offsets_k.is_null();
+    let (oq, ok): (&[u32], &[u32]) = if varlen {
+        // SAFETY: the caller's contract.
+        unsafe {
+            (
+                std::slice::from_raw_parts(offsets_q, batch as usize + 1),
+                std::slice::from_raw_parts(offsets_k, batch as usize + 1),
+            )
+        }
+    } else {
+        (&[], &[])
+    };
+    let mut problem = if varlen {
+        Problem::varlen(oq, ok, (heads_q, heads_kv), head_dim)
+    } else {
+        let mut p = Problem::contiguous(batch, (seq_q, seq_k), (heads_q, heads_kv), head_dim);
+        p.q = Strides::contiguous(seq_q, heads_q, head_dim);
+        p
+    };
+    if causal != 0 {
+        problem = problem.with_mask(Mask::Causal);
+    }
+    problem.element = if element == 1 {
+        Element::F16
+    } else {
+        Element::Bf16
+    };
+    if scale > 0.0 {
+        problem.scale = Some(scale);
+    }
+    let stream = state.ctx.default_stream();
+    let prepared = state
+        .attention
+        .prepare(&stream, &problem, Tensors { q, k, v, o, lse });
+    let prepared = match prepared {
+        Ok(p) => p,
+        Err(e) => return fail(e.to_string()),
+    };
+    if let Err(e) = stream.synchronize() {
+        return fail(format!("{e:?}"));
+    }
+    let mut all = state.prepared.lock().unwrap();
+    all.push(prepared);
+    (all.len() - 1) as i64
+}
+
+/// Launches a prepared problem on `stream` (a `CUstream`, torch's `cuda_stream`).
+///
+/// # Safety
+///
+/// The tensors the handle was prepared for are alive; `stream` is a stream of GPU 0's primary
+/// context.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn gpu_attention_launch(handle: i64, stream: u64) -> i32 {
+    let state = match state() {
+        Ok(s) => s,
+        Err(e) => return fail(e) as i32,
+    };
+    let all = state.prepared.lock().unwrap();
+    let Some(prepared) = usize::try_from(handle).ok().and_then(|h| all.get(h)) else {
+        return fail(format!("no prepared problem {handle}")) as i32;
+    };
+    // SAFETY: the caller's contract; the prepare synchronized its upload.
+    let result = unsafe { state.attention.launch_raw(prepared, stream as _) };
+    match result {
+        Ok(()) => 0,
+        Err(e) => fail(e.to_string()) as i32,
+    }
+}
+
+/// Copies the last error's message (NUL-terminated, truncated to `len - 1` bytes) into `out`.
+///
+/// # Safety
+///
+/// `out` has room for `len` bytes.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn gpu_attention_error(out: *mut c_char, len: usize) {
+    let message = ERROR.lock().unwrap();
+    let n = message.len().min(len.saturating_sub(1));
+    // SAFETY: the caller's contract.
+    unsafe {
+        std::ptr::copy_nonoverlapping(message.as_ptr().cast(), out, n);
+        *out.add(n) = 0;
+    }
+}

@@ -1,0 +1,403 @@
+//! `attention-test [MODULE] [--quick]`: the attention kernels on the GPU, every case checked
+//! element by element against the plan's f64 reference (`gpu_attention_plan::reference`) within
+//! its derived bound (`reference::tolerance`), O and `LSE`; O is filled with a sentinel first, and
+//! every element the problem does not write must keep it. Then the host API's errors. Prints
+//! `PASS`/`FAIL` per case and exits non-zero on any failure; without a GPU it prints SKIPPED and
+//! exits with the harness's "no GPU" status (2).
+
+use std::process::ExitCode;
+use std::sync::Arc;
+
+use cudarc::driver::{CudaContext, CudaStream};
+use gpu_attention_host::{Attention, Batches, Element, Error, Mask, Problem, Strides, Tensor};
+use gpu_attention_plan::reference::{Inputs, forward, tolerance};
+
+/// The bits O is filled with before a launch: a NaN in both types, which no result is.
+const SENTINEL: u16 = 0x7FFF;
+
+/// A small xorshift generator: the same data on every run.
+struct Rng(u64);
+
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 ^= self.0 << 13;
+        self.0 ^= self.0 >> 7;
+        self.0 ^= self.0 << 17;
+        self.0
+    }
+    /// Uniform in [-1, 1).
+    fn unit(&mut self) -> f32 {
+        ((self.next() >> 40) as f32 / (1u64 << 23) as f32) - 1.0
+    }
+}
+
+/// The 16-bit encoding of `x` (rounded to nearest even) and its value.
+fn encode(element: Element, x: f32) -> (u16, f32) {
+    let r = gpu_attention_plan::reference::round(element, x);
+    match element {
+        Element::Bf16 => ((r.to_bits() >> 16) as u16, r),
+        Element::F16 => {
+            let bits = f16_bits(r);
+            (bits, f16_value(bits))
+        }
+    }
+}
+
+/// The f16 bits of `x` (already an f16 value, normal or zero).
+fn f16_bits(x: f32) -> u16 {
+    if x == 0.0 {
+        return if x.is_sign_negative() { 0x8000 } else { 0 };
+    }
+    let bits = x.to_bits();
+    let sign = ((bits >> 16) & 0x8000) as u16;
+    let exp = ((bits >> 23) & 0xFF) as i32 - 127 + 15;
+    if exp <= 0 {
+        // Subnormal f16: the value times 2^24 is its integer mantissa.
+        let m = (x.abs() * (1u32 << 24) as f32).round() as u16;
+        return sign | m;
+    }
+    sign | ((exp as u16) << 10) | ((bits >> 13) & 0x3FF) as u16
+}
+
+/// The value of f16 bits.
+fn f16_value(bits: u16) -> f32 {
+    let sign = if bits & 0x8000 != 0 { -1.0 } else { 1.0 };
+    let exp = ((bits >> 10) & 0x1F) as i32;
+    let m = (bits & 0x3FF) as f32;
+    match exp {
+        0 => sign * m * f32::powi(2.0, -24),
+        31 => {
+            if m == 0.0 {
+                sign * f32::INFINITY
+            } else {
+                f32::NAN
+            }
+        }
+        _ => sign * (1.0 + m / 1024.0) * f32::powi(2.0, exp - 15),
+    }
+}
+
+fn value(element: Element, bits: u16) -> f32 {
+    match element {
+        Element::Bf16 => f32::from_bits(u32::from(bits) << 16),
+        Element::F16 => f16_value(bits),
+    }
+}
+
+/// One case: a name and its problem (the offsets of a variable-length one are owned here).
+struct Case {
+    name: String,
+    problem: Problem<'static>,
+}
+
+fn leak(v: Vec<u32>) -> &'static [u32] {
+    Box::leak(v.into_boxed_slice())
+}
+
+fn fixed(
+    batch: u32,
+    (sq, sk): (u32, u32),
+    heads: (u32, u32),
+    d: u32,
+    causal: bool,
+    element: Element,
+) -> Case {
+    let mut p = Problem::contiguous(batch, (sq, sk), heads, d);
+    p.element = element;
+    if causal {
+        p = p.with_mask(Mask::Causal);
+    }
+    Case {
+        name: format!(
+            "fixed b{batch} sq{sq} sk{sk} h{}/{} d{d} {} {:?}",
+            heads.0,
+            heads.1,
+            if causal { "causal" } else { "full" },
+            element
+        ),
+        problem: p,
+    }
+}
+
+fn varlen(lens: &[(u32, u32)], heads: (u32, u32), d: u32, causal: bool) -> Case {
+    let mut oq = vec![0u32];
+    let mut ok = vec![0u32];
+    for &(q, k) in lens {
+        oq.push(oq.last().unwrap() + q);
+        ok.push(ok.last().unwrap() + k);
+    }
+    let mut p = Problem::varlen(leak(oq), leak(ok), heads, d);
+    if causal {
+        p = p.with_mask(Mask::Causal);
+    }
+    Case {
+        name: format!(
+            "varlen {lens:?} h{}/{} d{d} {}",
+            heads.0,
+            heads.1,
+            if causal { "causal" } else { "full" }
+        ),
+        problem: p,
+    }
+}
+
+/// `[batch, heads, seq, head_dim]` tensors (torch's SDPA layout) as strides of the
+/// `[batch, seq, heads, head_dim]` view, with O padded: rows 8 elements longer than its data.
+fn strided(mut case: Case) -> Case {
+    let p = &mut case.problem;
+    let Batches::Fixed { seq_q, seq_k, .. } = p.batches else {
+        return case;
+    };
+    let d = u64::from(p.head_dim);
+    let bhsd = |seq: u32, heads: u32| Strides {
+        batch: u64::from(heads) * u64::from(seq) * d,
+        seq: d,
+        head: u64::from(seq) * d,
+    };
+    p.q = bhsd(seq_q, p.heads_q);
+    p.k = bhsd(seq_k, p.heads_kv);
+    p.v = bhsd(seq_k, p.heads_kv);
+    let row = u64::from(p.heads_q) * d + 8;
+    p.o = Strides {
+        batch: row * u64::from(seq_q),
+        seq: row,
+        head: d,
+    };
+    case.name = format!("{} strided", case.name);
+    case
+}
+
+fn cases(quick: bool) -> Vec<Case> {
+    use Element::{Bf16, F16};
+    let mut v = vec![
+        fixed(1, (1, 1), (1, 1), 64, false, Bf16),
+        fixed(2, (7, 7), (2, 2), 128, false, Bf16),
+        fixed(1, (129, 129), (2, 1), 128, true, Bf16),
+        fixed(1, (1000, 1000), (2, 2), 128, false, Bf16),
+        fixed(1, (1000, 1000), (2, 2), 128, true, Bf16),
+        fixed(2, (100, 300), (4, 1), 64, true, Bf16),
+        fixed(1, (300, 100), (2, 2), 64, true, Bf16),
+        fixed(1, (257, 129), (8, 1), 256, false, Bf16),
+        fixed(1, (200, 333), (8, 1), 256, true, Bf16),
+        fixed(1, (129, 1000), (4, 4), 64, false, F16),
+        fixed(1, (190, 190), (2, 2), 128, true, F16),
+        fixed(1, (65, 65), (1, 1), 256, false, F16),
+        strided(fixed(2, (130, 77), (4, 2), 128, false, Bf16)),
+        strided(fixed(1, (64, 200), (2, 2), 64, true, Bf16)),
+        varlen(&[(1, 1), (129, 300), (7, 7), (200, 77)], (4, 1), 128, false),
+        varlen(&[(33, 33), (1, 129), (300, 300)], (8, 8), 64, true),
+        varlen(&[(130, 5), (3, 250)], (2, 1), 256, true),
+    ];
+    if !quick {
+        v.push(fixed(1, (1000, 1000), (8, 1), 64, true, Bf16));
+        v.push(fixed(1, (777, 1000), (4, 1), 256, false, Bf16));
+        v.push(varlen(
+            &[(1000, 1000), (17, 5), (129, 129)],
+            (4, 4),
+            128,
+            true,
+        ));
+    }
+    v
+}
+
+/// Runs one case; `Ok(line)` or `Err(line)`.
+fn run_case(
+    attention: &Attention,
+    stream: &Arc<CudaStream>,
+    case: &Case,
+    rng: &mut Rng,
+) -> Result<String, String> {
+    let p = &case.problem;
+    let e = p.extents();
+    let draw = |n: u64, rng: &mut Rng| -> (Vec<u16>, Vec<f32>) {
+        (0..n).map(|_| encode(p.element, rng.unit())).unzip()
+    };
+    let (qb, qf) = draw(e.q, rng);
+    let (kb, kf) = draw(e.k, rng);
+    let (vb, vf) = draw(e.v, rng);
+    let inputs = Inputs {
+        q: &qf,
+        k: &kf,
+        v: &vf,
+    };
+    let reference = forward(p, &inputs).map_err(|e| format!("reference: {e}"))?;
+    let tol = tolerance(p, &inputs).map_err(|e| format!("tolerance: {e}"))?;
+    let cuda = |e: cudarc::driver::DriverError| format!("CUDA: {e:?}");
+    let q = stream.clone_htod(&qb).map_err(cuda)?;
+    let k = stream.clone_htod(&kb).map_err(cuda)?;
+    let v = stream.clone_htod(&vb).map_err(cuda)?;
+    let mut o = stream
+        .clone_htod(&vec![SENTINEL; e.o as usize])
+        .map_err(cuda)?;
+    let mut lse = stream
+        .clone_htod(&vec![f32::NAN; e.lse as usize])
+        .map_err(cuda)?;
+    attention
+        .run(stream, p, &q, &k, &v, &mut o, &mut lse)
+        .map_err(|e| format!("run: {e}"))?;
+    let o_host = stream.clone_dtoh(&o).map_err(cuda)?;
+    let lse_host = stream.clone_dtoh(&lse).map_err(cuda)?;
+    // Which elements of O the problem writes.
+    let mut written = vec![false; e.o as usize];
+    for b in 0..p.batches.count() {
+        let (_, seq_q) = p.batches.queries(b);
+        for h in 0..p.heads_q {
+            for i in 0..seq_q {
+                for d in 0..p.head_dim {
+                    written[p.index(Tensor::O, b, i, h, d) as usize] = true;
+                }
+            }
+        }
+    }
+    let (mut worst_o, mut worst_lse) = (0.0f64, 0.0f64);
+    for (i, &bits) in o_host.iter().enumerate() {
+        if !written[i] {
+            if bits != SENTINEL {
+                return Err(format!(
+                    "O[{i}] is outside the problem but was written ({bits:#06x})"
+                ));
+            }
+            continue;
+        }
+        let got = f64::from(value(p.element, bits));
+        let err = (got - reference.o[i]).abs();
+        if err.is_nan() || err > tol.o {
+            return Err(format!(
+                "O[{i}] = {got}, reference {}, error {err:.3e} above the bound {:.3e}",
+                reference.o[i], tol.o
+            ));
+        }
+        worst_o = worst_o.max(err);
+    }
+    for (i, (&got, &want)) in lse_host.iter().zip(&reference.lse).enumerate() {
+        let got = f64::from(got);
+        if want == f64::NEG_INFINITY {
+            if got != f64::NEG_INFINITY {
+                return Err(format!(
+                    "LSE[{i}] = {got}, reference -inf (a row that sees no key)"
+                ));
+            }
+            continue;
+        }
+        let err = (got - want).abs();
+        if err.is_nan() || err > tol.lse {
+            return Err(format!(
+                "LSE[{i}] = {got}, reference {want}, error {err:.3e} above the bound {:.3e}",
+                tol.lse
+            ));
+        }
+        worst_lse = worst_lse.max(err);
+    }
+    Ok(format!(
+        "O max error {worst_o:.2e} (bound {:.2e}), LSE {worst_lse:.2e} (bound {:.2e})",
+        tol.o, tol.lse
+    ))
+}
+
+/// The host API's errors: each bad input is an `Err` with words, before any launch.
+fn errors(attention: &Attention, stream: &Arc<CudaStream>) -> Vec<(String, Result<(), String>)> {
+    let mut out = Vec::new();
+    let alloc = |n: usize| stream.alloc_zeros::<u16>(n).unwrap();
+    let good = Problem::contiguous(1, (64, 64), (2, 2), 64);
+    let e = good.extents();
+    let (q, k, v) = (
+        alloc(e.q as usize),
+        alloc(e.k as usize),
+        alloc(e.v as usize),
+    );
+    let mut o = alloc(e.o as usize);
+    let mut lse = stream.alloc_zeros::<f32>(e.lse as usize).unwrap();
+    let mut expect =
+        |name: &str, p: Problem<'_>, o: &mut cudarc::driver::CudaSlice<u16>, want: &str| {
+            let got = attention.run(stream, &p, &q, &k, &v, o, &mut lse);
+            let verdict = match got {
+                Err(err) if err.to_string().contains(want) => Ok(()),
+                Err(err) => Err(format!("the error `{err}` does not say `{want}`")),
+                Ok(()) => Err("accepted".to_string()),
+            };
+            out.push((name.to_string(), verdict));
+        };
+    let mut bad = good;
+    bad.head_dim = 96;
+    expect("head dim 96", bad, &mut o, "96");
+    let mut bad = good;
+    bad.heads_kv = 3;
+    expect("heads_kv not dividing heads_q", bad, &mut o, "heads");
+    let mut bad = good;
+    bad.q.seq = 130;
+    expect("Q's row stride not a multiple of 8", bad, &mut o, "stride");
+    let offsets_q = [0u32, 10, 5];
+    let offsets_k = [0u32, 10, 20];
+    expect(
+        "offsets not monotonic",
+        Problem::varlen(&offsets_q, &offsets_k, (2, 2), 64),
+        &mut o,
+        "offset",
+    );
+    let mut short = alloc(e.o as usize - 1);
+    expect("O one element short", good, &mut short, "O");
+    out
+}
+
+fn main() -> ExitCode {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let quick = args.iter().any(|a| a == "--quick");
+    let module = args.iter().find(|a| !a.starts_with("--")).cloned();
+    let ctx = match gpu_attention_host::context(0) {
+        Ok(ctx) => ctx,
+        Err(Error::NoDriver(why)) => {
+            println!("SKIPPED: {why}");
+            return ExitCode::from(2);
+        }
+        Err(e) => {
+            println!("FAIL: {e}");
+            return ExitCode::FAILURE;
+        }
+    };
+    let attention = match &module {
+        Some(path) => Attention::load(&ctx, path),
+        None => Attention::new(&ctx),
+    };
+    let attention = match attention {
+        Ok(a) => a,
+        Err(e) => {
+            println!("FAIL: loading the module: {e}");
+            return ExitCode::FAILURE;
+        }
+    };
+    let stream: Arc<CudaStream> = ctx.default_stream();
+    let _: &Arc<CudaContext> = &ctx;
+    let mut rng = Rng(0x9E37_79B9_7F4A_7C15);
+    let (mut pass, mut fail) = (0, 0);
+    for case in cases(quick) {
+        match run_case(&attention, &stream, &case, &mut rng) {
+            Ok(line) => {
+                pass += 1;
+                println!("PASS {}: {line}", case.name);
+            }
+            Err(line) => {
+                fail += 1;
+                println!("FAIL {}: {line}", case.name);
+            }
+        }
+    }
+    for (name, verdict) in errors(&attention, &stream) {
+        match verdict {
+            Ok(()) => {
+                pass += 1;
+                println!("PASS error: {name}");
+            }
+            Err(why) => {
+                fail += 1;
+                println!("FAIL error: {name}: {why}");
+            }
+        }
+    }
+    println!("attention-test: {pass} passed, {fail} failed");
+    if fail == 0 {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::FAILURE
+    }
+}

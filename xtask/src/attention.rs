@@ -1,0 +1,125 @@
+//! The attention kernel crate (`crates/gpu-attention`): its sm_90a build (the module
+//! gpu-attention-host embeds), the launch bounds rustc cannot express, and the PTX checks; its
+//! device test (`tests/attention-test`) in the suite bundle and on this machine.
+
+use std::path::PathBuf;
+use std::time::Instant;
+
+use xshell::Shell;
+
+use crate::gemm_kernel::{NVPTX_SM90A, with_maxntid};
+use crate::util::Result;
+
+/// The kernel crate.
+pub const CRATE: &str = "crates/gpu-attention";
+
+/// The final module's file name under `target/gpu/sm_90a/`.
+pub const MODULE: &str = "gpu_attention.ptx";
+
+/// The final module of [`build`].
+pub fn artifact() -> PathBuf {
+    NVPTX_SM90A.target_dir().join(MODULE)
+}
+
+/// The device test binary.
+pub fn test_binary() -> PathBuf {
+    crate::util::root().join("target/release/attention-test")
+}
+
+/// Builds the kernel crate for sm_90a, adds each entry's launch bound, checks the PTX
+/// ([`check_ptx`]) and writes `target/gpu/sm_90a/gpu_attention.ptx`.
+pub fn build(sh: &Shell) -> Result<PathBuf> {
+    let start = Instant::now();
+    let target = &NVPTX_SM90A;
+    let target_dir = target.target_dir().with_extension("attention");
+    crate::gpu::starting("attention (sm_90a)", target);
+    let output = target.cargo_build_output_in(sh, CRATE, &[], &target_dir)?;
+    if !output.status.success() {
+        eprintln!("{}", String::from_utf8_lossy(&output.stderr));
+        return Err(format!("building {CRATE} (sm_90a) failed"));
+    }
+    let built = target_dir.join(target.triple).join("release").join(MODULE);
+    let mut ptx =
+        std::fs::read_to_string(&built).map_err(|e| format!("reading {}: {e}", built.display()))?;
+    for k in gpu_attention_plan::abi::KERNELS {
+        ptx = with_maxntid(&ptx, k.entry, gpu_attention_plan::abi::THREADS)?;
+    }
+    let reports = check_ptx(&ptx)?;
+    std::fs::create_dir_all(target.target_dir())
+        .map_err(|e| format!("creating {}: {e}", target.target_dir().display()))?;
+    let out = artifact();
+    std::fs::write(&out, &ptx).map_err(|e| format!("writing {}: {e}", out.display()))?;
+    println!(
+        "  {:<8} {:<22} {:>6.1} s  {} (.maxntid per kernel, no local memory)",
+        "attn",
+        target.triple,
+        start.elapsed().as_secs_f64(),
+        out.display()
+    );
+    for r in reports {
+        println!(
+            "           {}: {} .aligned (wgmma: {}) on warpgroup-uniform paths",
+            r.entry, r.aligned, r.wgmmas
+        );
+    }
+    Ok(out)
+}
+
+/// The `wgmma.mma_async` of one kernel: `head_dim / 16` for `S = Q Kᵀ`, `block_n / 16` for
+/// `O += P V` (each unrolled once).
+fn wgmmas(k: gpu_attention_plan::abi::KernelSpec) -> usize {
+    (k.head_dim / 16 + k.block_n / 16) as usize
+}
+
+/// The checks of the module's PTX: no local memory (an accumulator indexed with a variable
+/// would go there and ptxas would serialise the wgmmas), every entry of the table with its
+/// launch bound and its unrolled `wgmma`s, no entry the table does not know, and the
+/// convergence check ([`ptx_uniform`]: no `.aligned` instruction on a path only part of its
+/// warpgroup takes).
+pub fn check_ptx(ptx: &str) -> Result<Vec<ptx_uniform::EntryReport>> {
+    if ptx.contains("__local_depot") || ptx.contains(".local") {
+        return Err(
+            "the attention PTX uses local memory (an accumulator array indexed with a variable?)"
+                .into(),
+        );
+    }
+    let reports = ptx_uniform::check(ptx)
+        .map_err(|e| format!("the attention PTX fails its convergence check:\n{e}"))?;
+    let threads = gpu_attention_plan::abi::THREADS;
+    for k in gpu_attention_plan::abi::KERNELS {
+        let bound = format!(".maxntid {threads}, 1, 1");
+        let at = ptx
+            .find(&format!(".entry {}(", k.entry))
+            .ok_or_else(|| format!("the attention PTX has no entry `{}`", k.entry))?;
+        let head_end = at + ptx[at..].find('{').unwrap_or(0);
+        if !ptx[at..head_end].contains(&bound) {
+            return Err(format!(
+                "the attention entry `{}` lacks its launch bound `{bound}`",
+                k.entry
+            ));
+        }
+        let report = reports
+            .iter()
+            .find(|r| r.entry == k.entry)
+            .ok_or_else(|| format!("the attention PTX has no entry `{}`", k.entry))?;
+        if report.wgmmas != wgmmas(k) {
+            return Err(format!(
+                "the attention entry `{}` has {} wgmma.mma_async, expected {}",
+                k.entry,
+                report.wgmmas,
+                wgmmas(k)
+            ));
+        }
+    }
+    if let Some(other) = reports.iter().find(|r| {
+        !gpu_attention_plan::abi::KERNELS
+            .iter()
+            .any(|k| k.entry == r.entry)
+    }) {
+        return Err(format!(
+            "the attention PTX has an entry `{}` that the plan's table does not list",
+            other.entry
+        ));
+    }
+    Ok(reports)
+}
