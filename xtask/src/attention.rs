@@ -66,9 +66,10 @@ pub fn build(sh: &Shell) -> Result<PathBuf> {
 }
 
 /// The `wgmma.mma_async` of one kernel: `head_dim / 16` for `S = Q Kᵀ`, `block_n / 16` for
-/// `O += P V` (each unrolled once).
+/// `O += P V`, each unrolled twice (the first block's scores and the loop's; the loop's P V and
+/// the last block's).
 fn wgmmas(k: gpu_attention_plan::abi::KernelSpec) -> usize {
-    (k.head_dim / 16 + k.block_n / 16) as usize
+    2 * (k.head_dim / 16 + k.block_n / 16) as usize
 }
 
 /// The checks of the module's PTX: no local memory (an accumulator indexed with a variable

@@ -1,7 +1,9 @@
 //! The kernel body: the producer lane's loads and the consumer warpgroups' products, softmax
 //! and epilogue, over the CTA's units of the persistent schedule.
 
-use gpu_attention_plan::abi::{BLOCK_M, KernelSpec, MAP_BYTES, MAPS, Params, THREADS, UNIT_WORDS};
+use gpu_attention_plan::abi::{
+    BARRIER_BYTES, BLOCK_M, KernelSpec, MAP_BYTES, MAPS, Params, THREADS, UNIT_WORDS,
+};
 use gpu_attention_plan::mask::key_blocks;
 use gpu_attention_plan::schedule::{Unit, Units};
 use gpu_attention_plan::{Batches, Mask};
@@ -10,12 +12,14 @@ use gpu_hopper::arch::nvptx::{
 };
 use gpu_hopper::descriptor::{MatrixDescriptor, Swizzle};
 use gpu_hopper::regs::RegisterSplit;
+use gpu_hopper::sequence::{self, OrderedSequenceBarrier, SequenceStorage};
+use gpu_hopper::warpgroup::WARPGROUP_THREADS;
 use gpu_hopper::wgmma::{self, MmaRs, MmaSs, Shape};
 use gpu_pipeline::arch::nvptx::cvta_to_shared;
 use gpu_pipeline::{ConsumerStage, Cta, NvidiaMbarBackend, ProducerConsumerPipeline, TensorMap};
 
 use crate::element::Element;
-use crate::softmax::{Limits, Rows, finish, step};
+use crate::softmax::{Limits, Rows, finish, rescale_o, scores};
 
 /// The consumer warps: each arrives once (its lane 0) on an empty barrier.
 const CONSUMER_WARPS: u32 = 8;
@@ -24,6 +28,9 @@ const CONSUMER_WARPS: u32 = 8;
 /// barrier, one arrival per consumer warp per empty barrier.
 type Ring<const ST: usize> =
     ProducerConsumerPipeline<ST, NvidiaMbarBackend<1, CONSUMER_WARPS, Cta>>;
+
+/// The consumer warpgroups' turns: one ring, two groups.
+type Order = SequenceStorage<1, 2>;
 
 /// The register split: a producer warpgroup at 24, two consumer warpgroups at 240.
 const REGS: RegisterSplit = RegisterSplit::new(THREADS, 1, 2, 24);
@@ -162,6 +169,16 @@ where
     }
     let smem = dynamic_smem();
     let bars = spec.barriers_at() as usize;
+    let order_at = bars + Ring::<1>::SMEM_BYTES + 2 * Ring::<ST>::SMEM_BYTES;
+    const {
+        assert!(
+            Ring::<1>::SMEM_BYTES + 2 * Ring::<ST>::SMEM_BYTES + size_of::<Order>()
+                <= BARRIER_BYTES as usize,
+            "the attention kernel's barriers outgrew their KiB"
+        )
+    };
+    // SAFETY: inside the barriers' KiB (asserted above).
+    let order_storage = unsafe { smem.add(order_at) }.cast::<Order>();
     // SAFETY: the barriers' KiB holds the three pipelines' barriers (the plan's assertion).
     let (q_pipe, k_pipe, v_pipe) = unsafe {
         (
@@ -179,6 +196,8 @@ where
             q_pipe.init();
             k_pipe.init();
             v_pipe.init();
+            // Every thread of a consumer warpgroup arrives on its turn's barrier.
+            let _ = sequence::init::<1, 2>(order_storage, WARPGROUP_THREADS);
         }
     }
     // SAFETY: every thread of the block reaches it, converged.
@@ -276,16 +295,15 @@ where
             v_pipe.into_consumer(),
         );
         let (g, t) = (th / 128, th % 128);
+        // SAFETY: initialised by thread 0 with the same arrivals, before the block barrier.
+        let grid = unsafe { sequence::handles::<1, 2>(order_storage, WARPGROUP_THREADS) };
+        // The two warpgroups take turns issuing their `wgmma`s (FlashAttention-3's ping-pong):
+        // while one runs its softmax, the tensor cores run the other's products.
+        let mut order = OrderedSequenceBarrier::<_, 1, 2>::new(grid, g);
         let (w, l) = (t / 32, t % 32);
         // SAFETY: `smem` is this CTA's dynamic shared memory.
         let base = unsafe { cvta_to_shared(smem) };
         let q_smem = base + g * spec.spans() * span_bytes(64);
-        let k_major = |at: u32| MatrixDescriptor::k_major(at, Swizzle::B128).0;
-        // V is MN-major: its 64-column spans `block_n * 128` bytes apart (LBO), the 8-row groups
-        // along K 1024 bytes apart (SBO); one k16 step is 16 rows of 128 bytes.
-        let mn_major = |at: u32| {
-            MatrixDescriptor::mn_major(at, Swizzle::B128, span_bytes(spec.block_n), 1024).0
-        };
         let scale_log2 = params.scale_log2;
         let mut u = first;
         while u < count {
@@ -302,69 +320,69 @@ where
             });
             let mut rows = Rows::START;
             let mut o = O::ZERO;
-            // Q's stage is released inside the loop, once its last product is done (so the
-            // next unit's Q comes in while this one finishes), or after it when the unit reads
-            // no key block: taken out of the `ManuallyDrop` exactly once either way.
+            // Q's stage is released once the unit's last product with Q is done (so the next
+            // unit's Q comes in while this one finishes), or at once when the unit reads no key
+            // block: taken out of the `ManuallyDrop` exactly once either way.
             let mut q = core::mem::ManuallyDrop::new(q_cons.acquire());
-            for j in 0..work.blocks {
-                let kst = k_cons.acquire();
-                let k_smem = base + spec.k_at(kst.index());
-                let mut s = S::ZERO;
-                // SAFETY: the whole warpgroup, converged; Q's and K's stages are full.
-                unsafe {
-                    wgmma::fence();
-                    unrolled(spec.head_dim / 16, |ks| {
-                        let (span, within) = (ks / 4, (ks % 4) * 32);
-                        S::mma_ss::<1, 1, 0, 0>(
-                            &mut s,
-                            k_major(q_smem + span * span_bytes(64) + within),
-                            k_major(k_smem + span * span_bytes(spec.block_n) + within),
-                            ks > 0,
-                        );
-                    });
-                    wgmma::commit_group();
-                    wgmma::wait_group::<0>();
-                }
-                release(kst, l);
-                if j + 1 == work.blocks {
-                    // The unit's last product with Q is done: the next unit's Q may come in.
-                    // SAFETY: the last iteration, once; the stage is not used after it.
-                    release(unsafe { core::mem::ManuallyDrop::take(&mut q) }, l);
-                }
-                let mask = (j >= work.first_masked).then_some(Limits {
+            let mask_of = |j: u32| {
+                (j >= work.first_masked).then_some(Limits {
                     limit,
                     col0: (j * spec.block_n + 2 * (l % 4)) as i32,
-                });
-                step::<S, O, E>(&mut rows, &mut s, &mut o, scale_log2, mask);
-                let vst = v_cons.acquire();
-                let v_smem = base + spec.v_at(vst.index());
-                let mut lo = [0u32; 2];
-                // SAFETY: the whole warpgroup, converged; V's stage is full; P and O were
-                // written before the fence.
-                unsafe {
-                    wgmma::fence();
-                    S::each_quad(&s, |quad, v| {
-                        if quad % 2 == 0 {
-                            lo = [v[0].to_bits(), v[2].to_bits()];
-                        } else {
-                            let j = quad / 2;
-                            O::mma_rs::<1, 1, 1>(
-                                &mut o,
-                                [lo[0], lo[1], v[0].to_bits(), v[2].to_bits()],
-                                mn_major(v_smem + j * 16 * 128),
-                                true,
-                            );
-                        }
-                    });
-                    wgmma::commit_group();
-                    wgmma::wait_group::<0>();
-                }
-                release(vst, l);
-            }
+                })
+            };
             if work.blocks == 0 {
-                // A unit that reads no key block: the loop did not take Q's stage.
-                // SAFETY: not taken in the loop (no iteration), taken once here.
+                // SAFETY: taken once, here (the blocks below do not run).
                 release(unsafe { core::mem::ManuallyDrop::take(&mut q) }, l);
+            } else {
+                // Block 0: its scores, then P_0 (O is still zero: no rescale needed).
+                let kst = k_cons.acquire();
+                let mut p = in_turn(&mut order, || {
+                    issue_s::<E, S>(spec, q_smem, base + spec.k_at(kst.index()))
+                });
+                // SAFETY: the whole warpgroup.
+                unsafe { wgmma::wait_group::<0>() };
+                wgmma::fence_accumulators::<S>(&mut p);
+                release(kst, l);
+                if work.blocks == 1 {
+                    // SAFETY: the unit's only product with Q is done; taken once.
+                    release(unsafe { core::mem::ManuallyDrop::take(&mut q) }, l);
+                }
+                let _ = scores::<S, E>(&mut rows, &mut p, scale_log2, mask_of(0));
+                // Blocks 1..: S_j is issued ahead of O += P_{j-1} V_{j-1}, so the softmax of
+                // S_j runs while the tensor cores multiply P_{j-1} V_{j-1}.
+                for j in 1..work.blocks {
+                    let kst = k_cons.acquire();
+                    let vst = v_cons.acquire();
+                    let mut s = in_turn(&mut order, || {
+                        let s = issue_s::<E, S>(spec, q_smem, base + spec.k_at(kst.index()));
+                        issue_pv::<E, S, O>(spec, &mut o, &p, base + spec.v_at(vst.index()));
+                        s
+                    });
+                    // SAFETY: the whole warpgroup: S_j's group is done (at most the newer,
+                    // P V's, is pending).
+                    unsafe { wgmma::wait_group::<1>() };
+                    wgmma::fence_accumulators::<S>(&mut s);
+                    release(kst, l);
+                    if j + 1 == work.blocks {
+                        // SAFETY: the unit's last product with Q is done; taken once.
+                        release(unsafe { core::mem::ManuallyDrop::take(&mut q) }, l);
+                    }
+                    let rescale = scores::<S, E>(&mut rows, &mut s, scale_log2, mask_of(j));
+                    // SAFETY: the whole warpgroup: P V is done.
+                    unsafe { wgmma::wait_group::<0>() };
+                    wgmma::fence_accumulators::<O>(&mut o);
+                    release(vst, l);
+                    rescale_o::<O>(&mut o, rescale);
+                    p = s;
+                }
+                let vst = v_cons.acquire();
+                in_turn(&mut order, || {
+                    issue_pv::<E, S, O>(spec, &mut o, &p, base + spec.v_at(vst.index()))
+                });
+                // SAFETY: the whole warpgroup.
+                unsafe { wgmma::wait_group::<0>() };
+                wgmma::fence_accumulators::<O>(&mut o);
+                release(vst, l);
             }
             let (inv, lse) = finish(&rows);
             // SAFETY: O and LSE hold the problem's extents (the contract); rows past the
@@ -372,6 +390,101 @@ where
             unsafe { write_out::<E, O>(&params, &work, &o, rows_at, inv, lse, l) };
             u += stride;
         }
+    }
+}
+
+/// Whether the consumer warpgroups take turns issuing their `wgmma`s.
+const PINGPONG: bool = true;
+
+/// Runs `f` (a warpgroup's `wgmma` issues) in this warpgroup's turn of `order` (with
+/// [`PINGPONG`]), then hands the turn to the other warpgroup.
+#[inline(always)]
+fn in_turn<S: sequence::Signals, R>(
+    order: &mut OrderedSequenceBarrier<S, 1, 2>,
+    f: impl FnOnce() -> R,
+) -> R {
+    if PINGPONG {
+        let turn = order.wait();
+        let r = f();
+        turn.arrive();
+        r
+    } else {
+        f()
+    }
+}
+
+/// The K-major descriptor of a 128-byte-swizzled tile at shared address `at` (Q and K).
+#[inline(always)]
+fn k_major(at: u32) -> u64 {
+    MatrixDescriptor::k_major(at, Swizzle::B128).0
+}
+
+/// Issues `S = Q Kᵀ` of one warpgroup (its 64 rows of Q at `q_smem`, the K stage at `k_smem`) as
+/// one committed group, and returns the accumulators in flight.
+#[inline(always)]
+fn issue_s<E: Element, S: Shape + MmaSs<E::Input, E::Input>>(
+    spec: KernelSpec,
+    q_smem: u32,
+    k_smem: u32,
+) -> S::Acc {
+    let mut s = S::ZERO;
+    // The accumulators' (ignored) zeros are defined before the fence: an instruction that
+    // defines a wgmma's input registers inside its pipeline stage makes ptxas serialise every
+    // wgmma of the kernel (its C7513).
+    wgmma::fence_accumulators::<S>(&mut s);
+    // SAFETY: the whole warpgroup calls it converged (the consumers' loop); Q's and K's stages
+    // are full.
+    unsafe {
+        wgmma::fence();
+        unrolled(spec.head_dim / 16, |ks| {
+            let (span, within) = (ks / 4, (ks % 4) * 32);
+            S::mma_ss::<1, 1, 0, 0>(
+                &mut s,
+                k_major(q_smem + span * span_bytes(64) + within),
+                k_major(k_smem + span * span_bytes(spec.block_n) + within),
+                ks > 0,
+            );
+        });
+        wgmma::commit_group();
+    }
+    s
+}
+
+/// Issues `O += P V` of one warpgroup (the V stage at `v_smem`) as one committed group; P is
+/// `p`'s packed registers (quads `2 j`, `2 j + 1`: k-step `j`). V is MN-major: its 64-column
+/// spans `block_n * 128` bytes apart (LBO), the 8-row groups along K 1024 bytes apart (SBO); one
+/// k16 step is 16 rows of 128 bytes.
+#[inline(always)]
+fn issue_pv<E: Element, S: Shape, O: Shape + MmaRs<E::Input, E::Input>>(
+    spec: KernelSpec,
+    o: &mut O::Acc,
+    p: &S::Acc,
+    v_smem: u32,
+) {
+    let mn_major =
+        |at: u32| MatrixDescriptor::mn_major(at, Swizzle::B128, span_bytes(spec.block_n), 1024).0;
+    let mut lo = [0u32; 2];
+    // O's rescale and P's packing are placed before the fence (see `issue_s`).
+    let mut p = *p;
+    wgmma::fence_accumulators::<S>(&mut p);
+    wgmma::fence_accumulators::<O>(o);
+    // SAFETY: the whole warpgroup calls it converged; V's stage is full; P and O were written
+    // before the fence.
+    unsafe {
+        wgmma::fence();
+        S::each_quad(&p, |quad, v| {
+            if quad % 2 == 0 {
+                lo = [v[0].to_bits(), v[2].to_bits()];
+            } else {
+                O::mma_rs::<1, 1, 1>(
+                    o,
+                    [lo[0], lo[1], v[0].to_bits(), v[2].to_bits()],
+                    mn_major(v_smem + (quad / 2) * 16 * 128),
+                    true,
+                );
+            }
+        });
+        wgmma::commit_group();
     }
 }
 

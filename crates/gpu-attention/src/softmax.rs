@@ -58,18 +58,17 @@ fn quad_sum(x: f32) -> f32 {
     x + unsafe { shfl_sync_bfly_f32(u32::MAX, x, 2) }
 }
 
-/// One key block's step: `s` (the block's scores) becomes P, packed to 16 bits in place (quad
-/// `[p(c), p(c+1)]` of each row as one register: `[row 0's pair, -, row 1's pair, -]`, the A
-/// fragment `mma_rs` takes from quads `2 j` and `2 j + 1` for k-step `j`), `rows` moves on and `o`
-/// is rescaled.
+/// One key block's scores: `s` becomes P, packed to 16 bits in place (quad `[p(c), p(c+1)]` of
+/// each row as one register: `[row 0's pair, -, row 1's pair, -]`, the A fragment `mma_rs` takes
+/// from quads `2 j` and `2 j + 1` for k-step `j`), and `rows` moves on. Returns the factors O's
+/// rows must be rescaled by ([`rescale_o`]), once no `wgmma` writes O any more.
 #[inline(always)]
-pub(crate) fn step<S: Shape, O: Shape, E: Element>(
+pub(crate) fn scores<S: Shape, E: Element>(
     rows: &mut Rows,
     s: &mut S::Acc,
-    o: &mut O::Acc,
     scale_log2: f32,
     mask: Option<Limits>,
-) {
+) -> [f32; 2] {
     match mask {
         None => S::map_quads(s, |_, v| v.map(|x| x * scale_log2)),
         Some(Limits { limit, col0 }) => S::map_quads(s, |q, v| {
@@ -119,6 +118,12 @@ pub(crate) fn step<S: Shape, O: Shape, E: Element>(
         rows.sum[0] * rescale[0] + sum[0],
         rows.sum[1] * rescale[1] + sum[1],
     ];
+    rescale
+}
+
+/// O's rows times the factors [`scores`] returned.
+#[inline(always)]
+pub(crate) fn rescale_o<O: Shape>(o: &mut O::Acc, rescale: [f32; 2]) {
     O::map_quads(o, |_, v| {
         [
             v[0] * rescale[0],

@@ -592,3 +592,25 @@ leaf! {
         [a, b, c, d]
     }
 }
+
+leaf! {
+    /// An empty assembly statement that takes `x` and gives it back: no instruction, but the
+    /// compiler must treat the value as read and redefined at this point of the program order.
+    /// `wgmma.mma_async` reads and writes its registers asynchronously, which LLVM does not
+    /// model: after a `wgmma.wait_group`, passing each accumulator through this pins its later
+    /// uses after the wait (a volatile statement is not moved across the wait's intrinsic),
+    /// as CUTLASS's `warpgroup_fence_operand` does.
+    ///
+    /// No PTX instruction; inline assembly (volatile: not `pure`), all SMs.
+    #[gpu_only("register fence")]
+    #[inline(always)]
+    #[must_use]
+    pub fn register_fence_f32(x: f32) -> f32 {
+        let mut y = x;
+        // SAFETY: an empty statement: it reads and writes only `y`'s register.
+        unsafe {
+            asm!("// fence {y}", y = inout(reg32) y, options(nomem, nostack, preserves_flags));
+        }
+        y
+    }
+}

@@ -166,6 +166,16 @@ pub use crate::arch::nvptx::{
     wgmma_commit_group as commit_group, wgmma_fence as fence, wgmma_wait_group as wait_group,
 };
 
+/// Passes every accumulator of `d` through
+/// [`register_fence_f32`](crate::arch::nvptx::register_fence_f32): after a [`wait_group`] that
+/// covers the `wgmma`s writing `d`, the compiler cannot move a use of `d` above the wait (it
+/// sees the values redefined here); before an `mma_async` that reads `d`, every write of it
+/// is placed before. CUTLASS's `warpgroup_fence_operand`.
+#[inline(always)]
+pub fn fence_accumulators<S: Shape>(d: &mut S::Acc) {
+    S::map_quads(d, |_, v| v.map(crate::arch::nvptx::register_fence_f32));
+}
+
 /// The `m64nN` shape marker: implements [`Shape`] for each generated N.
 #[derive(Clone, Copy, Debug)]
 pub struct M64<const N: u32>;
