@@ -163,7 +163,14 @@ def main():
     ap.add_argument("--warmup", type=int, default=3)
     ap.add_argument("--csv", default=None)
     ap.add_argument("--only-d", type=int, default=0)
+    ap.add_argument("--only-seq", type=int, default=0)
+    ap.add_argument("--only-causal", default="", choices=["", "0", "1"])
+    ap.add_argument("--impls", default="", help="comma-separated subset of ours,cudnn,fa2,fa3,fa4")
     args = ap.parse_args()
+    if os.environ.get("ATTENTION_FA4_SITE"):
+        # CuTe DSL needs its .pth processed (ANCHORS.md): addsitedir, not PYTHONPATH.
+        import site
+        site.addsitedir(os.environ["ATTENTION_FA4_SITE"])
     args.ours = Ours(args.lib)
     torch.manual_seed(0)
     seqs = [512, 1024, 2048, 4096, 8192, 16384]
@@ -172,7 +179,11 @@ def main():
         seqs, dims = [1024, 8192], [128]
     if args.only_d:
         dims = [args.only_d]
-    shapes = paper_shapes(seqs, dims) + (extra_shapes() if args.shapes != "quick" else [])
+    if args.only_seq:
+        seqs = [args.only_seq]
+    shapes = paper_shapes(seqs, dims) + (extra_shapes() if args.shapes == "paper" else [])
+    if args.only_causal:
+        shapes = [s for s in shapes if s["causal"] == (args.only_causal == "1")]
     rows = []
     dev = torch.cuda.get_device_name()
     print(f"bench_attention: {dev}, torch {torch.__version__}, anchor {args.anchor}, rounds {args.rounds}, reps {args.reps}, warmup {args.warmup}", flush=True)
@@ -199,6 +210,9 @@ def main():
             print(f"FAIL {shape}: {e}", flush=True)
             rows.append(dict(shape, impl="ours", ms=float("nan"), tflops=float("nan"), err=float("nan"), note=str(e)[:80]))
             continue
+        if args.impls:
+            keep = set(args.impls.split(","))
+            impls = {n: f for n, f in impls.items() if n in keep}
         # One call each, outputs checked against a reference: cuDNN where it ran, else FA3, else
         # torch's math backend on the first sequence.
         outs, notes = {}, {}

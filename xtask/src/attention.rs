@@ -5,7 +5,7 @@
 use std::path::PathBuf;
 use std::time::Instant;
 
-use xshell::Shell;
+use xshell::{Shell, cmd};
 
 use crate::gemm_kernel::{NVPTX_SM90A, with_maxntid};
 use crate::util::Result;
@@ -24,6 +24,50 @@ pub fn artifact() -> PathBuf {
 /// The device test binary.
 pub fn test_binary() -> PathBuf {
     crate::util::root().join("target/release/attention-test")
+}
+
+/// The suite bundle's section: the device test (every case against the f64 reference), then
+/// its quick cases under compute-sanitizer's memcheck, synccheck and racecheck. Each bounded,
+/// each fails the run.
+pub const RUN_SH_SECTION: &str = r#"echo "== gpu-attention: every case against the f64 host reference within its derived bound (O and LSE), and the host API's errors"
+timeout -k 10 600 "$here/attention-test" "$here/gpu_attention.ptx" 2>&1 | tee "$out/attention.log"
+[ "${PIPESTATUS[0]}" -eq 0 ] || { echo "FAIL: the attention tests did not pass: $(grep -c '^FAIL' "$out/attention.log") FAIL lines"; status=1; }
+
+echo "== gpu-attention under compute-sanitizer: memcheck, synccheck, racecheck (the quick cases)"
+if command -v compute-sanitizer >/dev/null; then
+  for tool in memcheck synccheck racecheck; do
+    timeout -k 10 900 compute-sanitizer --tool "$tool" --error-exitcode 9 "$here/attention-test" "$here/gpu_attention.ptx" --quick >"$out/attention-$tool.log" 2>&1
+    rc=$?
+    echo "$tool: exit $rc, $(grep -c '^PASS' "$out/attention-$tool.log") cases passed; $(tail -n 1 "$out/attention-$tool.log")"
+    [ $rc -eq 0 ] || { tail -n 30 "$out/attention-$tool.log"; status=1; }
+  done
+else
+  echo "SKIPPED: compute-sanitizer not found"
+fi"#;
+
+/// The files of the suite bundle: (built file, name in the bundle).
+pub fn bundle_files() -> [(PathBuf, &'static str); 2] {
+    [(artifact(), MODULE), (test_binary(), "attention-test")]
+}
+
+/// Builds the test binary (release).
+pub fn build_test(sh: &Shell) -> Result {
+    cmd!(sh, "cargo build --release -p attention-test")
+        .run()
+        .map_err(|_| "building attention-test failed (above)".to_string())
+}
+
+/// Runs the test on this machine, with the harness's verdict: in `ci`, only a missing driver
+/// may be SKIPPED.
+pub fn run(sh: &Shell, ci: bool) -> Result {
+    println!("== gpu-attention: every case against the f64 host reference");
+    crate::device::run_device_program(
+        sh,
+        "gpu-attention device tests",
+        &test_binary(),
+        &[&artifact()],
+        ci,
+    )
 }
 
 /// Builds the kernel crate for sm_90a, adds each entry's launch bound, checks the PTX
@@ -65,11 +109,11 @@ pub fn build(sh: &Shell) -> Result<PathBuf> {
     Ok(out)
 }
 
-/// The `wgmma.mma_async` of one kernel: `head_dim / 16` for `S = Q Kᵀ`, `block_n / 16` for
-/// `O += P V`, each unrolled twice (the first block's scores and the loop's; the loop's P V and
-/// the last block's).
+/// The `wgmma.mma_async` of one kernel: `head_dim / 16` for `S = Q Kᵀ` in two forms (scaled by 1
+/// and, for a negative scale, by -1), `block_n / 16` for `O += P V`, each unrolled twice (the
+/// first block's scores and the loop's; the loop's P V and the last block's).
 fn wgmmas(k: gpu_attention_plan::abi::KernelSpec) -> usize {
-    2 * (k.head_dim / 16 + k.block_n / 16) as usize
+    (4 * k.head_dim / 16 + 2 * k.block_n / 16) as usize
 }
 
 /// The checks of the module's PTX: no local memory (an accumulator indexed with a variable

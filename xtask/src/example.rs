@@ -33,6 +33,11 @@ const GEMM_PROGRAM: &str = "target/release/gemm-example";
 /// The path of its dependency on gpu-gemm-host, as its Cargo.toml has it (quoted): what its
 /// README's `sed` replaces with the user's clone.
 const GEMM_DEPENDENCY_PATH: &str = "\"../../crates/gpu-gemm-host\"";
+/// The attention example: a user's program on gpu-attention-host, on stable Rust.
+pub const ATTENTION_DIR: &str = "examples/attention";
+/// Its program, under its folder.
+const ATTENTION_PROGRAM: &str = "target/release/attention-example";
+
 /// The folder name its README copies it to.
 const GEMM_COPY: &str = "my-gemm";
 
@@ -66,15 +71,27 @@ timeout -k 10 60 "$here/example-launcher" "$here/example_kernels.ptx" 2>&1 | tee
 
 echo "== examples/gemm: a user's program on gpu-gemm-host (its embedded module), checked exactly"
 timeout -k 10 120 "$here/gemm-example" 2>&1 | tee "$out/gemm-example.log"
-[ "${PIPESTATUS[0]}" -eq 0 ] || { echo "FAIL: the GEMM example did not pass"; status=1; }"#;
+[ "${PIPESTATUS[0]}" -eq 0 ] || { echo "FAIL: the GEMM example did not pass"; status=1; }
+
+echo "== examples/attention: a user's program on gpu-attention-host (its embedded module), checked against f64"
+timeout -k 10 180 "$here/attention-example" 2>&1 | tee "$out/attention-example.log"
+[ "${PIPESTATUS[0]}" -eq 0 ] || { echo "FAIL: the attention example did not pass"; status=1; }"#;
 
 /// The files of the examples in the bundle: (built file, name in the bundle).
-pub fn bundle_files() -> [(PathBuf, &'static str); 3] {
+pub fn bundle_files() -> [(PathBuf, &'static str); 4] {
     [
         (ptx(), "example_kernels.ptx"),
         (launcher(), "example-launcher"),
         (gemm_program(), "gemm-example"),
+        (attention_program(), "attention-example"),
     ]
+}
+
+/// The attention example's program after [`build`].
+pub fn attention_program() -> PathBuf {
+    crate::util::root()
+        .join(ATTENTION_DIR)
+        .join(ATTENTION_PROGRAM)
 }
 
 /// The GEMM example's program after [`build`].
@@ -108,15 +125,16 @@ fn user_cargo(sh: &Shell, dir: &str, args: &[&str]) -> Result {
     })
 }
 
-/// Builds the kernel's PTX, the launcher and the GEMM example (release), each from its own
-/// folder.
+/// Builds the kernel's PTX, the launcher, the GEMM example and the attention example (release),
+/// each from its own folder.
 pub fn build(sh: &Shell) -> Result {
     println!("building {DIR} and {GEMM_DIR} from their own folders, as their users would:");
     user_cargo(sh, KERNEL, &["build", "--release", "--locked"])?;
     user_cargo(sh, HOST, &["build", "--release", "--locked"])?;
     user_cargo(sh, GEMM_DIR, &["build", "--release", "--locked"])?;
-    let (ptx, launcher, gemm) = (ptx(), launcher(), gemm_program());
-    for artifact in [&ptx, &launcher, &gemm] {
+    user_cargo(sh, ATTENTION_DIR, &["build", "--release", "--locked"])?;
+    let (ptx, launcher, gemm, attention) = (ptx(), launcher(), gemm_program(), attention_program());
+    for artifact in [&ptx, &launcher, &gemm, &attention] {
         if !artifact.exists() {
             return Err(format!(
                 "the build of {DIR} left no {} (the README says it is there)",
@@ -125,10 +143,11 @@ pub fn build(sh: &Shell) -> Result {
         }
     }
     println!(
-        "  {}\n  {}\n  {}",
+        "  {}\n  {}\n  {}\n  {}",
         ptx.display(),
         launcher.display(),
-        gemm.display()
+        gemm.display(),
+        attention.display()
     );
     crate::ptx_check::check_module("example", &ptx)
 }
@@ -142,7 +161,7 @@ pub fn check(sh: &Shell) -> Result {
     );
     check_copies()?;
     check_gemm_copies()?;
-    for dir in [KERNEL, HOST, GEMM_DIR] {
+    for dir in [KERNEL, HOST, GEMM_DIR, ATTENTION_DIR] {
         user_cargo(sh, dir, &["fmt", "--check"])?;
         user_cargo(
             sh,
@@ -256,7 +275,9 @@ pub fn run(sh: &Shell, ci: bool) -> Result {
     println!("== {DIR}: the README's standalone kernel crate, run by its cudarc launcher");
     crate::device::run_device_program(sh, DIR, &launcher(), &[&ptx()], ci)?;
     println!("== {GEMM_DIR}: a user's program on gpu-gemm-host (its embedded module)");
-    crate::device::run_device_program(sh, GEMM_DIR, &gemm_program(), &[], ci)
+    crate::device::run_device_program(sh, GEMM_DIR, &gemm_program(), &[], ci)?;
+    println!("== {ATTENTION_DIR}: a user's program on gpu-attention-host (its embedded module)");
+    crate::device::run_device_program(sh, ATTENTION_DIR, &attention_program(), &[], ci)
 }
 
 /// The `pub const NAME: u8 = N;` lines of `source`: the launcher's copy of the exit statuses.

@@ -15,6 +15,7 @@ pub fn lint(sh: &Shell) -> Result {
         "tests/hopper-kernels/Cargo.toml",
         "tests/compile-fail/Cargo.toml",
         "crates/gpu-gemm/Cargo.toml",
+        "crates/gpu-attention/Cargo.toml",
     ] {
         cmd!(sh, "cargo fmt --manifest-path {manifest} -- --check")
             .run()
@@ -39,6 +40,8 @@ pub fn lint(sh: &Shell) -> Result {
     for extra in [&[][..], &["--features", "steps"][..]] {
         crate::gemm_kernel::NVPTX_SM90A.cargo_clippy(sh, crate::gemm_kernel::CRATE, extra)?;
     }
+    // The attention kernels, likewise.
+    crate::gemm_kernel::NVPTX_SM90A.cargo_clippy(sh, crate::attention::CRATE, &[])?;
     // The toolkit's test kernels, likewise.
     for extra in [&[][..], &["--features", "checked"][..]] {
         crate::gemm_kernel::NVPTX_SM90A.cargo_clippy(sh, crate::hopper::CRATE, extra)?;
@@ -131,19 +134,20 @@ pub fn loom(sh: &Shell) -> Result {
 /// The crates a user can take from a registry, in `cargo publish` order (each after the crates
 /// it depends on). `gpu-gemm-host` carries its GEMM module (`module/gpu_gemm.ptx`, which
 /// `cargo xtask codegen` writes), so its package is a user's whole GEMM.
-const PUBLISHABLE: [&str; 7] = [
+const PUBLISHABLE: [&str; 8] = [
     "gpu-pipeline",
     "gpu-hopper",
     "gpu-gemm-plan",
     "gpu-attention-plan",
     "gpu-hopper-host",
     "gpu-gemm-host",
+    "gpu-attention-host",
     "ptx-uniform",
 ];
 
 /// The host-side crates whose `rust-version` (the workspace's) is checked with that stable
-/// toolchain: the publishable ones and `gpu-gemm-host`, which is host-only.
-const STABLE_CHECKED: [&str; 7] = [
+/// toolchain: the publishable ones (the two kernel hosts are host-only).
+const STABLE_CHECKED: [&str; 8] = [
     "gpu-pipeline",
     "gpu-hopper",
     "gpu-gemm-plan",
@@ -151,6 +155,7 @@ const STABLE_CHECKED: [&str; 7] = [
     "gpu-hopper-host",
     "ptx-uniform",
     "gpu-gemm-host",
+    "gpu-attention-host",
 ];
 
 /// The dry run's own target directory: its packages (`package/`), the local registry through

@@ -6,6 +6,7 @@ mod amd;
 mod artifacts;
 mod attention;
 mod bench;
+mod bench_attention;
 mod codegen;
 mod compile_fail;
 mod cublas;
@@ -37,10 +38,11 @@ usage: cargo xtask <task> [options]
 tasks:
   build [--only NAME]        build the library and the device kernels for every GPU target
                              (nvptx64 sm_90, sm_100a, the checked and bench builds of sm_90, the
-                             GEMM's sm_90a, the toolkit's device tests' sm_90a; amdgcn gfx90a,
-                             gfx942, gfx1100), a line as each starts, and print the artifacts;
-                             --only builds one: sm_90, sm_100a, sm_90-checked, sm_90-bench, gemm,
-                             hopper, gfx90a, gfx942 or gfx1100
+                             GEMM's sm_90a, the toolkit's device tests' sm_90a, the attention
+                             kernels' sm_90a; amdgcn gfx90a, gfx942, gfx1100), a line as each
+                             starts, and print the artifacts; --only builds one: sm_90, sm_100a,
+                             sm_90-checked, sm_90-bench, gemm, hopper, attention, gfx90a, gfx942
+                             or gfx1100
   test [--bless]             host tests (the tidy checks included), loom models, GPU builds,
                              compile-fail tests, PTX snapshots
                              (--bless rewrites the snapshots and the convergence check's
@@ -77,6 +79,10 @@ tasks:
                              the bf16 GEMM benchmark: cublasGemmEx, cuBLASLt's first heuristic choice
                              and its autotuned fastest, and the Rust GEMM, alternating,
                              every result checked; with --bundle, write DIR to run on a GPU machine
+  bench-attention [--bundle DIR] [--quick]
+                             the attention forward benchmark: ours beside FlashAttention-3 or -4,
+                             cuDNN and torch's flash backend, in one Python process, interleaved,
+                             every output checked; with --bundle, write DIR to run on a GPU machine
   test-amd [--bless]         build for gfx90a/gfx942/gfx1100, check the disassembly and its snapshots,
                              run the counter protocol's host model tests, and the AMD device suite if a
                              ROCm runtime is present (otherwise SKIPPED)
@@ -112,8 +118,10 @@ fn parse_flags(task: &str, args: &[String]) -> Result<Flags> {
                     args.next().ok_or("--bundle needs a directory")?,
                 ));
             }
-            ("test-nvidia" | "bench-nvidia" | "bench-gemm", "--quick") => flags.quick = true,
-            ("bench-nvidia" | "bench-gemm", "--bundle") => {
+            ("test-nvidia" | "bench-nvidia" | "bench-gemm" | "bench-attention", "--quick") => {
+                flags.quick = true
+            }
+            ("bench-nvidia" | "bench-gemm" | "bench-attention", "--bundle") => {
                 flags.bundle = Some(PathBuf::from(
                     args.next().ok_or("--bundle needs a directory")?,
                 ));
@@ -214,6 +222,10 @@ fn run(args: &[String]) -> Result {
             toolchain::check(&sh)?;
             bench::run(&sh, flags.bundle.as_deref(), flags.quick)
         }
+        "bench-attention" => {
+            toolchain::check(&sh)?;
+            bench_attention::run(&sh, flags.bundle.as_deref(), flags.quick)
+        }
         "bench-gemm" => {
             toolchain::check(&sh)?;
             gemm::run(&sh, flags.bundle.as_deref(), flags.quick)
@@ -227,6 +239,7 @@ fn run(args: &[String]) -> Result {
             artifacts::build_all(&sh, None)?;
             // The module gpu-gemm-host embeds is the one just built.
             codegen::gemm_module(true)?;
+            codegen::attention_module(true)?;
             compile_fail::run(&sh)?;
             snapshots::check_nvptx(&sh, false)?;
             host::package(&sh)?;

@@ -58,6 +58,8 @@ timeout -k 10 180 "$here/pipeline-harness" --ptx "$here/pipeline_kernels.ptx" "$
 
 @HOPPER@
 
+@ATTENTION@
+
 echo "== device suite, checked build (hang diagnostics on: bounded waits, arrival shadows; quick)"
 timeout -k 10 180 "$here/pipeline-harness" --ptx "$here/pipeline_kernels_checked.ptx" --quick 2>&1 | tee "$out/suite_checked.log"
 [ "${PIPESTATUS[0]}" -eq 0 ] || status=1
@@ -117,6 +119,7 @@ fn run_sh() -> String {
         .replace("@EXAMPLE@", example::RUN_SH_SECTION)
         .replace("@GEMM@", &crate::gemm_kernel::run_sh_section())
         .replace("@HOPPER@", crate::hopper::RUN_SH_SECTION)
+        .replace("@ATTENTION@", crate::attention::RUN_SH_SECTION)
 }
 
 /// Builds the PTX, the harness (release), the examples (the kernel crate with its launcher, the
@@ -130,6 +133,8 @@ fn build(sh: &Shell) -> Result<std::path::PathBuf> {
     crate::gemm_kernel::build(sh)?;
     crate::hopper::build(sh)?;
     crate::hopper::build_test(sh)?;
+    crate::attention::build(sh)?;
+    crate::attention::build_test(sh)?;
     let commit = device::commit(sh);
     cmd!(sh, "cargo build --release -p gemm-test")
         .run()
@@ -159,6 +164,7 @@ fn bundle(sh: &Shell, harness: &Path, dir: &Path) -> Result {
         .chain(example::bundle_files())
         .chain(crate::gemm_kernel::bundle_files())
         .chain(crate::hopper::bundle_files())
+        .chain(crate::attention::bundle_files())
         .collect();
     device::write_bundle(sh, dir, &files, "run.sh", &run_sh())?;
     println!(
@@ -218,14 +224,16 @@ pub fn test(
                 // reach the same verdict on its own.
                 example::run(sh, ci)?;
                 crate::gemm_kernel::run(sh, ci)?;
-                return crate::hopper::run(sh, ci);
+                crate::hopper::run(sh, ci)?;
+                return crate::attention::run(sh, ci);
             }
             Verdict::Failed(message) => return Err(message),
         }
     }
     example::run(sh, ci)?;
     crate::gemm_kernel::run(sh, ci)?;
-    crate::hopper::run(sh, ci)
+    crate::hopper::run(sh, ci)?;
+    crate::attention::run(sh, ci)
 }
 
 #[cfg(test)]
@@ -236,7 +244,14 @@ mod tests {
     #[test]
     fn run_sh_requires_the_setup_status_for_an_invalid_module() {
         let script = run_sh();
-        for placeholder in ["@SETUP@", "@NO_DRIVER@", "@EXAMPLE@", "@GEMM@", "@HOPPER@"] {
+        for placeholder in [
+            "@SETUP@",
+            "@NO_DRIVER@",
+            "@EXAMPLE@",
+            "@GEMM@",
+            "@HOPPER@",
+            "@ATTENTION@",
+        ] {
             assert!(super::RUN_SH.contains(placeholder), "{placeholder}");
             assert!(!script.contains(placeholder), "{placeholder} left unfilled");
         }

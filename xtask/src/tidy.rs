@@ -669,7 +669,7 @@ fn size_of(path: &str) -> u64 {
 
 /// The documents whose relative links must point to tracked files, besides every tracked
 /// `tests/results/*.md`.
-const LINKED_DOCUMENTS: [&str; 15] = [
+const LINKED_DOCUMENTS: [&str; 17] = [
     "README.md",
     "ARCHITECTURE.md",
     "CHANGELOG.md",
@@ -681,9 +681,11 @@ const LINKED_DOCUMENTS: [&str; 15] = [
     "crates/gpu-attention-plan/README.md",
     "crates/gpu-gemm/README.md",
     "crates/gpu-gemm-host/README.md",
+    "crates/gpu-attention-host/README.md",
     "crates/ptx-uniform/README.md",
     "examples/kernel-crate/README.md",
     "examples/gemm/README.md",
+    "examples/attention/README.md",
     "tests/README.md",
 ];
 

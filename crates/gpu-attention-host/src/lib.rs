@@ -57,6 +57,7 @@ use cudarc::driver::{
 mod error;
 mod module;
 
+pub use cudarc::driver::DriverError;
 pub use error::{Error, context};
 pub use gpu_attention_plan::{
     AttentionError, Batches, Element, Extents, HEAD_DIMS, Mask, Problem, Strides, Tensor,

@@ -304,7 +304,11 @@ where
         // SAFETY: `smem` is this CTA's dynamic shared memory.
         let base = unsafe { cvta_to_shared(smem) };
         let q_smem = base + g * spec.spans() * span_bytes(64);
-        let scale_log2 = params.scale_log2;
+        // The softmax takes a positive factor (its maxima are of the raw scores): a negative
+        // scale negates S in the wgmma instead (its A-scale immediate), and a zero one becomes
+        // the smallest normal (every weight 1, as for 0; a hidden key's minus infinity stays so).
+        let negate = params.scale_log2 < 0.0;
+        let scale_log2 = params.scale_log2.abs().max(f32::MIN_POSITIVE);
         let mut u = first;
         while u < count {
             // SAFETY: `u < units`.
@@ -337,7 +341,7 @@ where
                 // Block 0: its scores, then P_0 (O is still zero: no rescale needed).
                 let kst = k_cons.acquire();
                 let mut p = in_turn(&mut order, || {
-                    issue_s::<E, S>(spec, q_smem, base + spec.k_at(kst.index()))
+                    issue_s::<E, S>(spec, q_smem, base + spec.k_at(kst.index()), negate)
                 });
                 // SAFETY: the whole warpgroup.
                 unsafe { wgmma::wait_group::<0>() };
@@ -354,7 +358,8 @@ where
                     let kst = k_cons.acquire();
                     let vst = v_cons.acquire();
                     let mut s = in_turn(&mut order, || {
-                        let s = issue_s::<E, S>(spec, q_smem, base + spec.k_at(kst.index()));
+                        let s =
+                            issue_s::<E, S>(spec, q_smem, base + spec.k_at(kst.index()), negate);
                         issue_pv::<E, S, O>(spec, &mut o, &p, base + spec.v_at(vst.index()));
                         s
                     });
@@ -419,13 +424,14 @@ fn k_major(at: u32) -> u64 {
     MatrixDescriptor::k_major(at, Swizzle::B128).0
 }
 
-/// Issues `S = Q Kᵀ` of one warpgroup (its 64 rows of Q at `q_smem`, the K stage at `k_smem`) as
-/// one committed group, and returns the accumulators in flight.
+/// Issues `S = Q Kᵀ` of one warpgroup (its 64 rows of Q at `q_smem`, the K stage at `k_smem`;
+/// `-Q Kᵀ` when `negate`) as one committed group, and returns the accumulators in flight.
 #[inline(always)]
 fn issue_s<E: Element, S: Shape + MmaSs<E::Input, E::Input>>(
     spec: KernelSpec,
     q_smem: u32,
     k_smem: u32,
+    negate: bool,
 ) -> S::Acc {
     let mut s = S::ZERO;
     // The accumulators' (ignored) zeros are defined before the fence: an instruction that
@@ -438,12 +444,15 @@ fn issue_s<E: Element, S: Shape + MmaSs<E::Input, E::Input>>(
         wgmma::fence();
         unrolled(spec.head_dim / 16, |ks| {
             let (span, within) = (ks / 4, (ks % 4) * 32);
-            S::mma_ss::<1, 1, 0, 0>(
-                &mut s,
+            let (a, b) = (
                 k_major(q_smem + span * span_bytes(64) + within),
                 k_major(k_smem + span * span_bytes(spec.block_n) + within),
-                ks > 0,
             );
+            if negate {
+                S::mma_ss::<-1, 1, 0, 0>(&mut s, a, b, ks > 0);
+            } else {
+                S::mma_ss::<1, 1, 0, 0>(&mut s, a, b, ks > 0);
+            }
         });
         wgmma::commit_group();
     }

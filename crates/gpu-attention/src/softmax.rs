@@ -6,13 +6,15 @@
 //! two butterfly shuffles.
 //!
 //! Per key block: `s' = scale · log2(e) · s` (minus infinity where the mask hides a key), the
-//! running maximum `m` of `s'` per row, `p = 2^(s' - m)`, the running sum `l = l · 2^(m_old - m) +
+//! running maximum `m` of `s'` per row, `p = 2^(s' - m)` (one fused multiply-add from `s`), the running sum `l = l · 2^(m_old - m) +
 //! Σ p` (each thread its own columns' part, added up across the four lanes at the end), and O
 //! rescaled by `2^(m_old - m)`. A row that has seen no key yet has `m = -inf`; its exponents use
 //! 0 instead, so `p` and the rescale are 0, never NaN.
 
 use gpu_hopper::arch::nvptx::shfl_sync_bfly_f32;
-use gpu_hopper::arch::nvptx::{ex2_approx_ftz_f32 as ex2, lg2_approx_ftz_f32 as lg2};
+use gpu_hopper::arch::nvptx::{
+    ex2_approx_ftz_f32 as ex2, fma_rn_f32 as fma, lg2_approx_ftz_f32 as lg2,
+};
 use gpu_hopper::wgmma::Shape;
 
 use crate::element::Element;
@@ -62,6 +64,9 @@ fn quad_sum(x: f32) -> f32 {
 /// each row as one register: `[row 0's pair, -, row 1's pair, -]`, the A fragment `mma_rs` takes
 /// from quads `2 j` and `2 j + 1` for k-step `j`), and `rows` moves on. Returns the factors O's
 /// rows must be rescaled by ([`rescale_o`]), once no `wgmma` writes O any more.
+///
+/// `scale_log2 > 0`: the maxima are taken of the raw scores (hidden keys minus infinity), and
+/// each weight is one `2^(s · scale_log2 - m)` (a fused multiply-add and an `ex2`).
 #[inline(always)]
 pub(crate) fn scores<S: Shape, E: Element>(
     rows: &mut Rows,
@@ -69,41 +74,36 @@ pub(crate) fn scores<S: Shape, E: Element>(
     scale_log2: f32,
     mask: Option<Limits>,
 ) -> [f32; 2] {
-    match mask {
-        None => S::map_quads(s, |_, v| v.map(|x| x * scale_log2)),
-        Some(Limits { limit, col0 }) => S::map_quads(s, |q, v| {
+    if let Some(Limits { limit, col0 }) = mask {
+        S::map_quads(s, |q, v| {
             let c = col0 + 8 * q as i32;
-            let keep = |x: f32, c: i32, lim: i32| {
-                if c < lim {
-                    x * scale_log2
-                } else {
-                    f32::NEG_INFINITY
-                }
-            };
+            let keep = |x: f32, c: i32, lim: i32| if c < lim { x } else { f32::NEG_INFINITY };
             [
                 keep(v[0], c, limit[0]),
                 keep(v[1], c + 1, limit[0]),
                 keep(v[2], c, limit[1]),
                 keep(v[3], c + 1, limit[1]),
             ]
-        }),
+        });
     }
-    let mut max = rows.max;
+    let mut max = [f32::NEG_INFINITY; 2];
     S::each_quad(s, |_, v| {
         max[0] = max[0].max(v[0].max(v[1]));
         max[1] = max[1].max(v[2].max(v[3]));
     });
-    let max = max.map(quad_max);
+    // In base-2 units, with the running maxima.
+    let max = max.map(quad_max).map(|m| m * scale_log2);
+    let max = [max[0].max(rows.max[0]), max[1].max(rows.max[1])];
     let base = max.map(|m| if m == f32::NEG_INFINITY { 0.0 } else { m });
     let rescale = [ex2(rows.max[0] - base[0]), ex2(rows.max[1] - base[1])];
     rows.max = max;
     let mut sum = [0.0f32; 2];
     S::map_quads(s, |_, v| {
         let p = [
-            ex2(v[0] - base[0]),
-            ex2(v[1] - base[0]),
-            ex2(v[2] - base[1]),
-            ex2(v[3] - base[1]),
+            ex2(fma(v[0], scale_log2, -base[0])),
+            ex2(fma(v[1], scale_log2, -base[0])),
+            ex2(fma(v[2], scale_log2, -base[1])),
+            ex2(fma(v[3], scale_log2, -base[1])),
         ];
         sum[0] += p[0] + p[1];
         sum[1] += p[2] + p[3];

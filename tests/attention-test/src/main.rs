@@ -2,8 +2,9 @@
 //! element by element against the plan's f64 reference (`gpu_attention_plan::reference`) within
 //! its derived bound (`reference::tolerance`), O and `LSE`; O is filled with a sentinel first, and
 //! every element the problem does not write must keep it. Then the host API's errors. Prints
-//! `PASS`/`FAIL` per case and exits non-zero on any failure; without a GPU it prints SKIPPED and
-//! exits with the harness's "no GPU" status (2).
+//! `PASS`/`FAIL` per case and exits with the harness's statuses (`pipeline_suite::exit`): a
+//! failed case `TEST_FAILED`, a module that does not load `SETUP`, no CUDA driver `NO_DRIVER`
+//! (with the one-line reason on stderr).
 
 use std::process::ExitCode;
 use std::sync::Arc;
@@ -11,6 +12,7 @@ use std::sync::Arc;
 use cudarc::driver::{CudaContext, CudaStream};
 use gpu_attention_host::{Attention, Batches, Element, Error, Mask, Problem, Strides, Tensor};
 use gpu_attention_plan::reference::{Inputs, forward, tolerance};
+use pipeline_suite::exit;
 
 /// The bits O is filled with before a launch: a NaN in both types, which no result is.
 const SENTINEL: u16 = 0x7FFF;
@@ -167,6 +169,13 @@ fn strided(mut case: Case) -> Case {
     case
 }
 
+/// The case with a scale of its own.
+fn scaled(mut case: Case, scale: f32) -> Case {
+    case.problem.scale = Some(scale);
+    case.name = format!("{} scale {scale}", case.name);
+    case
+}
+
 fn cases(quick: bool) -> Vec<Case> {
     use Element::{Bf16, F16};
     let mut v = vec![
@@ -187,6 +196,8 @@ fn cases(quick: bool) -> Vec<Case> {
         varlen(&[(1, 1), (129, 300), (7, 7), (200, 77)], (4, 1), 128, false),
         varlen(&[(33, 33), (1, 129), (300, 300)], (8, 8), 64, true),
         varlen(&[(130, 5), (3, 250)], (2, 1), 256, true),
+        scaled(fixed(1, (150, 200), (2, 1), 128, true, Bf16), -0.2),
+        scaled(fixed(1, (70, 90), (2, 2), 64, false, Bf16), 0.0),
     ];
     if !quick {
         v.push(fixed(1, (1000, 1000), (8, 1), 64, true, Bf16));
@@ -347,12 +358,12 @@ fn main() -> ExitCode {
     let ctx = match gpu_attention_host::context(0) {
         Ok(ctx) => ctx,
         Err(Error::NoDriver(why)) => {
-            println!("SKIPPED: {why}");
-            return ExitCode::from(2);
+            eprintln!("error: {why}");
+            return ExitCode::from(exit::NO_DRIVER);
         }
         Err(e) => {
-            println!("FAIL: {e}");
-            return ExitCode::FAILURE;
+            eprintln!("error: {e}");
+            return ExitCode::from(exit::SETUP);
         }
     };
     let attention = match &module {
@@ -362,8 +373,8 @@ fn main() -> ExitCode {
     let attention = match attention {
         Ok(a) => a,
         Err(e) => {
-            println!("FAIL: loading the module: {e}");
-            return ExitCode::FAILURE;
+            eprintln!("error: loading the module: {e}");
+            return ExitCode::from(exit::SETUP);
         }
     };
     let stream: Arc<CudaStream> = ctx.default_stream();
@@ -396,8 +407,8 @@ fn main() -> ExitCode {
     }
     println!("attention-test: {pass} passed, {fail} failed");
     if fail == 0 {
-        ExitCode::SUCCESS
+        ExitCode::from(exit::PASSED)
     } else {
-        ExitCode::FAILURE
+        ExitCode::from(exit::TEST_FAILED)
     }
 }

@@ -614,3 +614,29 @@ leaf! {
         y
     }
 }
+
+leaf! {
+    /// `fma.rn.f32 d, a, b, c;`: `a * b + c` rounded once, to nearest even (the softmax's
+    /// `2^(s · scale - m)` argument in one instruction; LLVM does not contract a separate
+    /// multiply and add on this target unless told to).
+    ///
+    /// PTX ISA 1.0 (`.rn`), all SMs. PTX ISA, "Floating Point Instructions: fma".
+    #[gpu_only("fma.rn.f32")]
+    #[inline(always)]
+    #[must_use]
+    pub fn fma_rn_f32(a: f32, b: f32, c: f32) -> f32 {
+        let d: f32;
+        // SAFETY: a register-only instruction.
+        unsafe {
+            asm!(
+                "fma.rn.f32 {d}, {a}, {b}, {c};",
+                d = out(reg32) d,
+                a = in(reg32) a,
+                b = in(reg32) b,
+                c = in(reg32) c,
+                options(pure, nomem, nostack, preserves_flags),
+            );
+        }
+        d
+    }
+}
