@@ -495,7 +495,8 @@ mod tests {
         assert!(RUN_SH_SECTION.contains("[ \"${PIPESTATUS[0]}\" -eq 0 ] || {"));
         assert!(RUN_SH_SECTION.contains("status=1"));
         assert!(RUN_SH_SECTION.contains("\"$here/gemm-example\" 2>&1"));
-        assert_eq!(RUN_SH_SECTION.matches("status=1").count(), 2);
+        assert!(RUN_SH_SECTION.contains("\"$here/attention-example\" 2>&1"));
+        assert_eq!(RUN_SH_SECTION.matches("status=1").count(), 3);
         let names: Vec<&str> = bundle_files().iter().map(|(_, name)| *name).collect();
         for name in names {
             assert!(RUN_SH_SECTION.contains(&format!("$here/{name}")), "{name}");

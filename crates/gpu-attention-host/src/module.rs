@@ -200,3 +200,44 @@ fn check_bound_in_text(text: &str, k: KernelSpec, name: &str, embedded: bool) ->
     }
     Ok(())
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The embedded module has every entry of the table, each with one parameter and its bound:
+    /// what `load` checks in the text before the driver sees it.
+    #[test]
+    fn the_embedded_module_has_every_entry_with_its_bound() {
+        for k in KERNELS {
+            assert_eq!(
+                parameters_in_text(crate::PTX, k.entry),
+                Some(1),
+                "{}",
+                k.entry
+            );
+            check_bound_in_text(crate::PTX, k, "embedded", true).unwrap();
+        }
+        assert!(crate::PTX.contains(ABI_SYMBOL));
+    }
+
+    #[test]
+    fn a_missing_bound_is_refused_with_what_to_do() {
+        let k = KERNELS[0];
+        let text = format!(
+            ".visible .entry {}(\n\t.param .align 8 .b8 p[88]\n)\n{{\n\tret;\n}}\n",
+            k.entry
+        );
+        let e = check_bound_in_text(&text, k, "m.ptx", false)
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains(".maxntid 384, 1, 1") && e.contains("cargo xtask build"),
+            "{e}"
+        );
+        let bound = text.replace("\n)\n", "\n)\n.maxntid 384, 1, 1\n");
+        check_bound_in_text(&bound, k, "m.ptx", false).unwrap();
+        assert_eq!(parameters_in_text(&bound, k.entry), Some(1));
+        assert_eq!(parameters_in_text(&bound, "other"), None);
+    }
+}

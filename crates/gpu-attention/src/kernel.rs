@@ -442,18 +442,26 @@ fn issue_s<E: Element, S: Shape + MmaSs<E::Input, E::Input>>(
     // are full.
     unsafe {
         wgmma::fence();
-        unrolled(spec.head_dim / 16, |ks| {
+        let at = |ks: u32| {
             let (span, within) = (ks / 4, (ks % 4) * 32);
-            let (a, b) = (
+            (
                 k_major(q_smem + span * span_bytes(64) + within),
                 k_major(k_smem + span * span_bytes(spec.block_n) + within),
-            );
-            if negate {
+            )
+        };
+        // One branch around the whole stage: nothing but the wgmmas and their descriptors
+        // between its first and its last.
+        if negate {
+            unrolled(spec.head_dim / 16, |ks| {
+                let (a, b) = at(ks);
                 S::mma_ss::<-1, 1, 0, 0>(&mut s, a, b, ks > 0);
-            } else {
+            });
+        } else {
+            unrolled(spec.head_dim / 16, |ks| {
+                let (a, b) = at(ks);
                 S::mma_ss::<1, 1, 0, 0>(&mut s, a, b, ks > 0);
-            }
-        });
+            });
+        }
         wgmma::commit_group();
     }
     s
@@ -473,15 +481,13 @@ fn issue_pv<E: Element, S: Shape, O: Shape + MmaRs<E::Input, E::Input>>(
     let mn_major =
         |at: u32| MatrixDescriptor::mn_major(at, Swizzle::B128, span_bytes(spec.block_n), 1024).0;
     let mut lo = [0u32; 2];
-    // O's rescale and P's packing are placed before the fence (see `issue_s`).
-    let mut p = *p;
-    wgmma::fence_accumulators::<S>(&mut p);
-    wgmma::fence_accumulators::<O>(o);
+    // P and O are pinned where they are computed (`scores`, `rescale_o`): no instruction
+    // defines them here, while the scores' group may still be in flight.
     // SAFETY: the whole warpgroup calls it converged; V's stage is full; P and O were written
     // before the fence.
     unsafe {
         wgmma::fence();
-        S::each_quad(&p, |quad, v| {
+        S::each_quad(p, |quad, v| {
             if quad % 2 == 0 {
                 lo = [v[0].to_bits(), v[2].to_bits()];
             } else {

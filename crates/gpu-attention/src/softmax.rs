@@ -14,6 +14,7 @@
 use gpu_hopper::arch::nvptx::shfl_sync_bfly_f32;
 use gpu_hopper::arch::nvptx::{
     ex2_approx_ftz_f32 as ex2, fma_rn_f32 as fma, lg2_approx_ftz_f32 as lg2,
+    register_fence_f32 as fence,
 };
 use gpu_hopper::wgmma::Shape;
 
@@ -107,10 +108,11 @@ pub(crate) fn scores<S: Shape, E: Element>(
         ];
         sum[0] += p[0] + p[1];
         sum[1] += p[2] + p[3];
+        // Pinned here (see `rescale_o`); the unused slots are left to be dropped.
         [
-            f32::from_bits(E::pack(p[0], p[1])),
+            fence(f32::from_bits(E::pack(p[0], p[1]))),
             0.0,
-            f32::from_bits(E::pack(p[2], p[3])),
+            fence(f32::from_bits(E::pack(p[2], p[3]))),
             0.0,
         ]
     });
@@ -121,15 +123,19 @@ pub(crate) fn scores<S: Shape, E: Element>(
     rescale
 }
 
-/// O's rows times the factors [`scores`] returned.
+/// O's rows times the factors [`scores`] returned. The results pass through a register fence:
+/// they are defined here, before the next `wgmma` is issued, and LLVM cannot sink them between
+/// a later group's issue and the `O += P V` that reads them (an instruction that defines a
+/// `wgmma`'s input registers while a group is in flight makes ptxas serialise every `wgmma` of
+/// the kernel: its C7513).
 #[inline(always)]
 pub(crate) fn rescale_o<O: Shape>(o: &mut O::Acc, rescale: [f32; 2]) {
     O::map_quads(o, |_, v| {
         [
-            v[0] * rescale[0],
-            v[1] * rescale[0],
-            v[2] * rescale[1],
-            v[3] * rescale[1],
+            fence(v[0] * rescale[0]),
+            fence(v[1] * rescale[0]),
+            fence(v[2] * rescale[1]),
+            fence(v[3] * rescale[1]),
         ]
     });
 }
