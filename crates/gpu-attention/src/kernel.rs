@@ -328,7 +328,8 @@ where
             // unit's Q comes in while this one finishes), or at once when the unit reads no key
             // block: taken out of the `ManuallyDrop` exactly once either way.
             let mut q = core::mem::ManuallyDrop::new(q_cons.acquire());
-            let mask_of = |j: u32| {
+            let mask_of = #[inline(always)]
+            |j: u32| {
                 (j >= work.first_masked).then_some(Limits {
                     limit,
                     col0: (j * spec.block_n + 2 * (l % 4)) as i32,
@@ -340,9 +341,11 @@ where
             } else {
                 // Block 0: its scores, then P_0 (O is still zero: no rescale needed).
                 let kst = k_cons.acquire();
-                let mut p = in_turn(&mut order, || {
-                    issue_s::<E, S>(spec, q_smem, base + spec.k_at(kst.index()), negate)
-                });
+                let mut p = in_turn(
+                    &mut order,
+                    #[inline(always)]
+                    || issue_s::<E, S>(spec, q_smem, base + spec.k_at(kst.index()), negate),
+                );
                 // SAFETY: the whole warpgroup.
                 unsafe { wgmma::wait_group::<0>() };
                 wgmma::fence_accumulators::<S>(&mut p);
@@ -357,12 +360,20 @@ where
                 for j in 1..work.blocks {
                     let kst = k_cons.acquire();
                     let vst = v_cons.acquire();
-                    let mut s = in_turn(&mut order, || {
-                        let s =
-                            issue_s::<E, S>(spec, q_smem, base + spec.k_at(kst.index()), negate);
-                        issue_pv::<E, S, O>(spec, &mut o, &p, base + spec.v_at(vst.index()));
-                        s
-                    });
+                    let mut s = in_turn(
+                        &mut order,
+                        #[inline(always)]
+                        || {
+                            let s = issue_s::<E, S>(
+                                spec,
+                                q_smem,
+                                base + spec.k_at(kst.index()),
+                                negate,
+                            );
+                            issue_pv::<E, S, O>(spec, &mut o, &p, base + spec.v_at(vst.index()));
+                            s
+                        },
+                    );
                     // SAFETY: the whole warpgroup: S_j's group is done (at most the newer,
                     // P V's, is pending).
                     unsafe { wgmma::wait_group::<1>() };
@@ -381,9 +392,11 @@ where
                     p = s;
                 }
                 let vst = v_cons.acquire();
-                in_turn(&mut order, || {
-                    issue_pv::<E, S, O>(spec, &mut o, &p, base + spec.v_at(vst.index()))
-                });
+                in_turn(
+                    &mut order,
+                    #[inline(always)]
+                    || issue_pv::<E, S, O>(spec, &mut o, &p, base + spec.v_at(vst.index())),
+                );
                 // SAFETY: the whole warpgroup.
                 unsafe { wgmma::wait_group::<0>() };
                 wgmma::fence_accumulators::<O>(&mut o);

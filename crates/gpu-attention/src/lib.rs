@@ -18,7 +18,7 @@
 //! `setmaxnreg` moves registers from the producer warpgroup to the consumers. The crate has no
 //! inline assembly: its instructions are the toolkit's and the library's leaves.
 #![no_std]
-#![feature(abi_gpu_kernel, stdarch_nvptx)]
+#![feature(abi_gpu_kernel, stdarch_nvptx, stmt_expr_attributes)]
 #![deny(unsafe_op_in_unsafe_fn)]
 #![warn(clippy::undocumented_unsafe_blocks, clippy::missing_safety_doc)]
 
