@@ -27,16 +27,16 @@ pub fn test_binary() -> PathBuf {
 }
 
 /// The suite bundle's section: the device test (every case against the f64 reference), then
-/// its quick cases under compute-sanitizer's memcheck, synccheck and racecheck. Each bounded,
+/// its small cases under compute-sanitizer's memcheck, synccheck and racecheck. Each bounded,
 /// each fails the run.
 pub const RUN_SH_SECTION: &str = r#"echo "== gpu-attention: every case against the f64 host reference within its derived bound (O and LSE), and the host API's errors"
 timeout -k 10 600 "$here/attention-test" "$here/gpu_attention.ptx" 2>&1 | tee "$out/attention.log"
 [ "${PIPESTATUS[0]}" -eq 0 ] || { echo "FAIL: the attention tests did not pass: $(grep -c '^FAIL' "$out/attention.log") FAIL lines"; status=1; }
 
-echo "== gpu-attention under compute-sanitizer: memcheck, synccheck, racecheck (the quick cases)"
+echo "== gpu-attention under compute-sanitizer: memcheck, synccheck, racecheck (the small cases)"
 if command -v compute-sanitizer >/dev/null; then
   for tool in memcheck synccheck racecheck; do
-    timeout -k 10 900 compute-sanitizer --tool "$tool" --error-exitcode 9 "$here/attention-test" "$here/gpu_attention.ptx" --quick >"$out/attention-$tool.log" 2>&1
+    timeout -k 10 900 compute-sanitizer --tool "$tool" --error-exitcode 9 "$here/attention-test" "$here/gpu_attention.ptx" --sanitize >"$out/attention-$tool.log" 2>&1
     rc=$?
     echo "$tool: exit $rc, $(grep -c '^PASS' "$out/attention-$tool.log") cases passed; $(tail -n 1 "$out/attention-$tool.log")"
     [ $rc -eq 0 ] || { tail -n 30 "$out/attention-$tool.log"; status=1; }
@@ -131,10 +131,12 @@ pub fn without_label_comments(ptx: &str) -> String {
 }
 
 /// The `wgmma.mma_async` of one kernel: `head_dim / 16` for `S = Q Kᵀ` in two forms (scaled by 1
-/// and, for a negative scale, by -1), `block_n / 16` for `O += P V`, each unrolled twice (the
-/// first block's scores and the loop's; the loop's P V and the last block's).
+/// and, for a negative scale, by -1), `block_n / 16` for `O += P V`; with the row's `overlap`,
+/// each unrolled twice (the first block's scores and the loop's; the loop's P V and the last
+/// block's).
 fn wgmmas(k: gpu_attention_plan::abi::KernelSpec) -> usize {
-    (4 * k.head_dim / 16 + 2 * k.block_n / 16) as usize
+    let copies = if k.overlap { 2 } else { 1 };
+    (copies * (2 * k.head_dim / 16 + k.block_n / 16)) as usize
 }
 
 /// The checks of the module's PTX: no local memory (an accumulator indexed with a variable

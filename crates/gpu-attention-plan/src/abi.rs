@@ -112,6 +112,12 @@ pub struct KernelSpec {
     pub block_n: u32,
     /// Stages of the K ring and of the V ring (each).
     pub stages: u32,
+    /// The consumers issue the scores of block j ahead of `P V` of block j - 1 (FlashAttention-3's
+    /// intra-warpgroup overlap); otherwise each block's products in turn.
+    pub overlap: bool,
+    /// The two consumer warpgroups take turns issuing their `wgmma`s (FlashAttention-3's
+    /// ping-pong, through the toolkit's ordered sequence).
+    pub pingpong: bool,
 }
 
 impl KernelSpec {
@@ -165,12 +171,17 @@ const fn spec(entry: &'static str, element: Element, head_dim: u32) -> KernelSpe
     // thread's registers). Stages: as many as the shared memory holds, at most 3.
     let block_n = if head_dim == 256 { 64 } else { 128 };
     let stages = if head_dim == 64 { 3 } else { 2 };
+    // Both overlaps are written (`gpu-attention`'s kernel) but off: on the H200 each was slower
+    // than the plain loop (tests/results/2026-12-03-issue25.md: ptxas serialises the
+    // overlapped wgmmas, its C7513).
     KernelSpec {
         entry,
         element,
         head_dim,
         block_n,
         stages,
+        overlap: false,
+        pingpong: false,
     }
 }
 

@@ -338,10 +338,44 @@ where
             if work.blocks == 0 {
                 // SAFETY: taken once, here (the blocks below do not run).
                 release(unsafe { core::mem::ManuallyDrop::take(&mut q) }, l);
+            } else if !spec.overlap {
+                // Each block in turn: its scores, their softmax, its P V; the two warpgroups
+                // overlap each other's softmax and products as the scheduler interleaves them.
+                for j in 0..work.blocks {
+                    let kst = k_cons.acquire();
+                    let mut s = in_turn(
+                        spec,
+                        &mut order,
+                        #[inline(always)]
+                        || issue_s::<E, S>(spec, q_smem, base + spec.k_at(kst.index()), negate),
+                    );
+                    // SAFETY: the whole warpgroup.
+                    unsafe { wgmma::wait_group::<0>() };
+                    wgmma::fence_accumulators::<S>(&mut s);
+                    release(kst, l);
+                    if j + 1 == work.blocks {
+                        // SAFETY: the unit's last product with Q is done; taken once.
+                        release(unsafe { core::mem::ManuallyDrop::take(&mut q) }, l);
+                    }
+                    let rescale = scores::<S, E>(&mut rows, &mut s, scale_log2, mask_of(j));
+                    rescale_o::<O>(&mut o, rescale);
+                    let vst = v_cons.acquire();
+                    in_turn(
+                        spec,
+                        &mut order,
+                        #[inline(always)]
+                        || issue_pv::<E, S, O>(spec, &mut o, &s, base + spec.v_at(vst.index())),
+                    );
+                    // SAFETY: the whole warpgroup.
+                    unsafe { wgmma::wait_group::<0>() };
+                    wgmma::fence_accumulators::<O>(&mut o);
+                    release(vst, l);
+                }
             } else {
                 // Block 0: its scores, then P_0 (O is still zero: no rescale needed).
                 let kst = k_cons.acquire();
                 let mut p = in_turn(
+                    spec,
                     &mut order,
                     #[inline(always)]
                     || issue_s::<E, S>(spec, q_smem, base + spec.k_at(kst.index()), negate),
@@ -361,6 +395,7 @@ where
                     let kst = k_cons.acquire();
                     let vst = v_cons.acquire();
                     let mut s = in_turn(
+                        spec,
                         &mut order,
                         #[inline(always)]
                         || {
@@ -393,6 +428,7 @@ where
                 }
                 let vst = v_cons.acquire();
                 in_turn(
+                    spec,
                     &mut order,
                     #[inline(always)]
                     || issue_pv::<E, S, O>(spec, &mut o, &p, base + spec.v_at(vst.index())),
@@ -411,17 +447,15 @@ where
     }
 }
 
-/// Whether the consumer warpgroups take turns issuing their `wgmma`s.
-const PINGPONG: bool = true;
-
-/// Runs `f` (a warpgroup's `wgmma` issues) in this warpgroup's turn of `order` (with
-/// [`PINGPONG`]), then hands the turn to the other warpgroup.
+/// Runs `f` (a warpgroup's `wgmma` issues) in this warpgroup's turn of `order` (when the row
+/// says `pingpong`), then hands the turn to the other warpgroup.
 #[inline(always)]
 fn in_turn<S: sequence::Signals, R>(
+    spec: KernelSpec,
     order: &mut OrderedSequenceBarrier<S, 1, 2>,
     f: impl FnOnce() -> R,
 ) -> R {
-    if PINGPONG {
+    if spec.pingpong {
         let turn = order.wait();
         let r = f();
         turn.arrive();
