@@ -171,9 +171,11 @@ const fn spec(entry: &'static str, element: Element, head_dim: u32) -> KernelSpe
     // thread's registers). Stages: as many as the shared memory holds, at most 3.
     let block_n = if head_dim == 256 { 64 } else { 128 };
     let stages = if head_dim == 64 { 3 } else { 2 };
-    // Both overlaps are written (`gpu-attention`'s kernel) but off: on the H200 each was slower
-    // than the plain loop (tests/results/2026-12-03-issue25.md: ptxas serialises the
-    // overlapped wgmmas, its C7513).
+    // Both overlaps are written (`gpu-attention`'s kernel) but off: as first measured on the
+    // H200 each was slower than the plain loop, because ptxas serialised every wgmma (its
+    // C7513: P's registers were rewritten while the `mma_rs` reading them was in flight). The
+    // kernel now packs P only after that wait, and ptxas no longer reports C7513; they stay
+    // off until measured (tests/results/2026-12-03-issue25.md).
     KernelSpec {
         entry,
         element,

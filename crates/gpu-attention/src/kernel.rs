@@ -19,7 +19,7 @@ use gpu_pipeline::arch::nvptx::cvta_to_shared;
 use gpu_pipeline::{ConsumerStage, Cta, NvidiaMbarBackend, ProducerConsumerPipeline, TensorMap};
 
 use crate::element::Element;
-use crate::softmax::{Limits, Rows, finish, rescale_o, scores};
+use crate::softmax::{Limits, Rows, finish, hold_p, pack, rescale_o, scores, weights};
 
 /// The consumer warps: each arrives once (its lane 0) on an empty barrier.
 const CONSUMER_WARPS: u32 = 8;
@@ -418,12 +418,16 @@ where
                         // SAFETY: the unit's last product with Q is done; taken once.
                         release(unsafe { core::mem::ManuallyDrop::take(&mut q) }, l);
                     }
-                    let rescale = scores::<S, E>(&mut rows, &mut s, scale_log2, mask_of(j));
+                    // The weights in f32 while P_(j-1) V_(j-1) runs; P_j is packed once it is
+                    // done (its A registers are read until then).
+                    let rescale = weights::<S>(&mut rows, &mut s, scale_log2, mask_of(j));
                     // SAFETY: the whole warpgroup: P V is done.
                     unsafe { wgmma::wait_group::<0>() };
                     wgmma::fence_accumulators::<O>(&mut o);
+                    hold_p::<S>(&mut p);
                     release(vst, l);
                     rescale_o::<O>(&mut o, rescale);
+                    pack::<S, E>(&mut s);
                     p = s;
                 }
                 let vst = v_cons.acquire();

@@ -63,17 +63,51 @@ fn quad_sum(x: f32) -> f32 {
 
 /// One key block's scores: `s` becomes P, packed to 16 bits in place (quad `[p(c), p(c+1)]` of
 /// each row as one register: `[row 0's pair, -, row 1's pair, -]`, the A fragment `mma_rs` takes
-/// from quads `2 j` and `2 j + 1` for k-step `j`), and `rows` moves on. Returns the factors O's
-/// rows must be rescaled by ([`rescale_o`]), once no `wgmma` writes O any more.
-///
-/// `scale_log2 > 0`: the maxima are taken of the raw scores (hidden keys minus infinity), and
-/// each weight is one `2^(s · scale_log2 - m)` (a fused multiply-add and an `ex2`).
+/// from quads `2 j` and `2 j + 1` for k-step `j`; each register pinned where it is written, see
+/// [`rescale_o`]), and `rows` moves on. Returns the factors O's rows must be rescaled by
+/// ([`rescale_o`]), once no `wgmma` writes O any more.
 #[inline(always)]
 pub(crate) fn scores<S: Shape, E: Element>(
     rows: &mut Rows,
     s: &mut S::Acc,
     scale_log2: f32,
     mask: Option<Limits>,
+) -> [f32; 2] {
+    softmax_step::<S>(rows, s, scale_log2, mask, |p| {
+        // The unused slots are left to be dropped.
+        [
+            fence(f32::from_bits(E::pack(p[0], p[1]))),
+            0.0,
+            fence(f32::from_bits(E::pack(p[2], p[3]))),
+            0.0,
+        ]
+    })
+}
+
+/// [`scores`] without the packing: `s` holds the weights in f32 (for the overlapped loop,
+/// which packs them with [`pack`] once the `mma_rs` reading the previous P is done).
+#[inline(always)]
+pub(crate) fn weights<S: Shape>(
+    rows: &mut Rows,
+    s: &mut S::Acc,
+    scale_log2: f32,
+    mask: Option<Limits>,
+) -> [f32; 2] {
+    softmax_step::<S>(rows, s, scale_log2, mask, |p| p)
+}
+
+/// One key block's step: `s` becomes `out(2^(s · scale_log2 - m))` quad by quad (0 where the
+/// mask hides a key), and `rows` moves on; returns O's rescale factors.
+///
+/// `scale_log2 > 0`: the maxima are taken of the raw scores (hidden keys minus infinity), and
+/// each weight is one `2^(s · scale_log2 - m)` (a fused multiply-add and an `ex2`).
+#[inline(always)]
+fn softmax_step<S: Shape>(
+    rows: &mut Rows,
+    s: &mut S::Acc,
+    scale_log2: f32,
+    mask: Option<Limits>,
+    out: impl Fn([f32; 4]) -> [f32; 4],
 ) -> [f32; 2] {
     if let Some(Limits { limit, col0 }) = mask {
         S::map_quads(s, |q, v| {
@@ -108,19 +142,39 @@ pub(crate) fn scores<S: Shape, E: Element>(
         ];
         sum[0] += p[0] + p[1];
         sum[1] += p[2] + p[3];
-        // Pinned here (see `rescale_o`); the unused slots are left to be dropped.
-        [
-            fence(f32::from_bits(E::pack(p[0], p[1]))),
-            0.0,
-            fence(f32::from_bits(E::pack(p[2], p[3]))),
-            0.0,
-        ]
+        out(p)
     });
     rows.sum = [
         rows.sum[0] * rescale[0] + sum[0],
         rows.sum[1] * rescale[1] + sum[1],
     ];
     rescale
+}
+
+/// The weights of `s` packed to 16 bits in place, the `mma_rs` A fragment (quad `[p(c), p(c+1)]`
+/// of each row as one register: `[row 0's pair, -, row 1's pair, -]`; k-step `j` takes quads `2 j`
+/// and `2 j + 1`), each register pinned where it is written (see [`rescale_o`]): call it only
+/// while no `wgmma` reads registers (an in-flight `mma_rs` reads its A registers until its wait,
+/// and LLVM, which does not know that, reuses them).
+#[inline(always)]
+pub(crate) fn pack<S: Shape, E: Element>(s: &mut S::Acc) {
+    S::map_quads(s, |_, v| {
+        // The unused slots are left to be dropped.
+        [
+            fence(f32::from_bits(E::pack(v[0], v[1]))),
+            0.0,
+            fence(f32::from_bits(E::pack(v[2], v[3]))),
+            0.0,
+        ]
+    });
+}
+
+/// Keeps P's registers (quads' slots 0 and 2) as they are up to here: after the wait that
+/// retires the `mma_rs` reading them, so that LLVM does not give them to other values while the
+/// product is in flight.
+#[inline(always)]
+pub(crate) fn hold_p<S: Shape>(p: &mut S::Acc) {
+    S::map_quads(p, |_, v| [fence(v[0]), v[1], fence(v[2]), v[3]]);
 }
 
 /// O's rows times the factors [`scores`] returned. The results pass through a register fence:
