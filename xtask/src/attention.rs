@@ -26,12 +26,29 @@ pub fn test_binary() -> PathBuf {
     crate::util::root().join("target/release/attention-test")
 }
 
-/// The suite bundle's section: the device test (every case against the f64 reference), then
-/// its small cases under compute-sanitizer's memcheck, synccheck and racecheck. Each bounded,
-/// each fails the run.
+/// The suite bundle's section: the device test (every case against the f64 reference), the
+/// module through `ptxas -v` (failing where ptxas serialises a kernel's `wgmma`s, its C7513, as
+/// it did to the first overlapped loops), then the small cases under compute-sanitizer's
+/// memcheck, synccheck and racecheck. Each bounded, each fails the run.
 pub const RUN_SH_SECTION: &str = r#"echo "== gpu-attention: every case against the f64 host reference within its derived bound (O and LSE), and the host API's errors"
 timeout -k 10 600 "$here/attention-test" "$here/gpu_attention.ptx" 2>&1 | tee "$out/attention.log"
 [ "${PIPESTATUS[0]}" -eq 0 ] || { echo "FAIL: the attention tests did not pass: $(grep -c '^FAIL' "$out/attention.log") FAIL lines"; status=1; }
+
+echo "== gpu-attention: ptxas -arch=sm_90a -v of the module: no wgmma serialised (ptxas's C7513)"
+if command -v ptxas >/dev/null; then
+  if timeout 300 ptxas -arch=sm_90a -v "$here/gpu_attention.ptx" -o "$out/attention_sm90a.cubin" 2>"$out/ptxas_attention.log"; then
+    rm -f "$out/attention_sm90a.cubin"
+    if grep -q C7513 "$out/ptxas_attention.log"; then
+      grep C7513 "$out/ptxas_attention.log"; echo "FAIL: ptxas serialises the attention kernels' wgmmas"; status=1
+    else
+      echo "ptxas: no wgmma serialised; its frames (count, line): $(grep 'spill stores' "$out/ptxas_attention.log" | sort | uniq -c | tr -s ' ' | tr '\n' ';')"
+    fi
+  else
+    cat "$out/ptxas_attention.log"; echo "FAIL: ptxas rejected the attention module"; status=1
+  fi
+else
+  echo "SKIPPED: ptxas not found"
+fi
 
 echo "== gpu-attention under compute-sanitizer: memcheck, synccheck, racecheck (the small cases)"
 if command -v compute-sanitizer >/dev/null; then
@@ -210,7 +227,8 @@ mod tests {
         for (_, name) in bundle_files() {
             assert!(RUN_SH_SECTION.contains(&format!("$here/{name}")), "{name}");
         }
-        assert_eq!(RUN_SH_SECTION.matches("status=1").count(), 2);
+        assert_eq!(RUN_SH_SECTION.matches("status=1").count(), 4);
+        assert!(RUN_SH_SECTION.contains("grep -q C7513"));
         for tool in ["memcheck", "synccheck", "racecheck"] {
             assert!(RUN_SH_SECTION.contains(tool), "{tool}");
         }
