@@ -204,7 +204,8 @@ impl Attention {
             o: o_ptr,
             lse: lse_ptr,
         };
-        let prepared = self.prepare(stream, problem, tensors)?;
+        // Checked above: the problem and the stream's context.
+        let prepared = self.prepare_checked(stream, problem, tensors)?;
         // SAFETY: the tensors are alive (borrowed) and ordered on `stream` by the guards; the
         // prepared buffer is freed on `stream` after the launch (cudarc frees stream-ordered).
         unsafe { self.launch_raw(&prepared, stream.cu_stream()) }
@@ -223,6 +224,16 @@ impl Attention {
     ) -> Result<Prepared, Error> {
         problem.check()?;
         self.same_context(stream.context(), "the stream")?;
+        self.prepare_checked(stream, problem, tensors)
+    }
+
+    /// [`prepare`](Self::prepare) of a problem already checked, on a stream of this context.
+    fn prepare_checked(
+        &self,
+        stream: &Arc<CudaStream>,
+        problem: &Problem<'_>,
+        tensors: Tensors,
+    ) -> Result<Prepared, Error> {
         let spec_at = KERNELS
             .iter()
             .position(|k| abi::kernel(problem.element, problem.head_dim) == Some(*k))
