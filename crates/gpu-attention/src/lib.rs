@@ -15,8 +15,13 @@
 //!                         completes); then O / l and LSE from registers
 //! ```
 //!
-//! `setmaxnreg` moves registers from the producer warpgroup to the consumers. The crate has no
-//! inline assembly: its instructions are the toolkit's and the library's leaves.
+//! Each consumer runs a block's two products and its softmax in turn; the two warpgroups overlap
+//! each other as the warp schedulers interleave them. FlashAttention-3's overlaps are written too,
+//! behind the plan table's `overlap` (the scores of block j issued ahead of `P V` of block j - 1)
+//! and `pingpong` (the warpgroups taking turns through the toolkit's ordered sequence), and off
+//! until measured faster (`gpu_attention_plan::abi`). `setmaxnreg` moves registers from the
+//! producer warpgroup to the consumers. The crate has no inline assembly: its instructions are
+//! the toolkit's and the library's leaves.
 #![no_std]
 #![feature(abi_gpu_kernel, stdarch_nvptx, stmt_expr_attributes)]
 #![deny(unsafe_op_in_unsafe_fn)]
