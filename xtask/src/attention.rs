@@ -87,17 +87,54 @@ pub fn run(sh: &Shell, ci: bool) -> Result {
     )
 }
 
+/// The modules the benchmark's bundle carries beside the production one: the kernel crate with
+/// its `overlap` and `pingpong` features, alone and together, each `(features, file)`.
+pub const VARIANTS: [(&str, &str); 3] = [
+    ("overlap", "gpu_attention_overlap.ptx"),
+    ("pingpong", "gpu_attention_pingpong.ptx"),
+    ("overlap,pingpong", "gpu_attention_overlap_pingpong.ptx"),
+];
+
+/// A variant module of [`VARIANTS`] after [`build_variant`].
+pub fn variant_artifact(file: &str) -> PathBuf {
+    NVPTX_SM90A.target_dir().join(file)
+}
+
 /// Builds the kernel crate for sm_90a, adds each entry's launch bound, checks the PTX
 /// ([`check_ptx`]) and writes `target/gpu/sm_90a/gpu_attention.ptx`.
 pub fn build(sh: &Shell) -> Result<PathBuf> {
+    build_module(sh, None, MODULE)
+}
+
+/// Builds the variant of [`VARIANTS`] with `features` into `target/gpu/sm_90a/{file}`.
+pub fn build_variant(sh: &Shell, features: &str, file: &str) -> Result<PathBuf> {
+    build_module(sh, Some(features), file)
+}
+
+/// One module: the kernel crate with `features` (in a target folder of its own), the launch
+/// bounds, the label comments dropped, the checks.
+fn build_module(sh: &Shell, features: Option<&str>, file: &str) -> Result<PathBuf> {
     let start = Instant::now();
     let target = &NVPTX_SM90A;
-    let target_dir = target.target_dir().with_extension("attention");
-    crate::gpu::starting("attention (sm_90a)", target);
-    let output = target.cargo_build_output_in(sh, CRATE, &[], &target_dir)?;
+    let (label, extra, target_dir) = match features {
+        None => (
+            "attention (sm_90a)".to_string(),
+            vec![],
+            target.target_dir().with_extension("attention"),
+        ),
+        Some(f) => (
+            format!("attention, features {f} (sm_90a)"),
+            vec!["--features", f],
+            target
+                .target_dir()
+                .with_extension(format!("attention-{}", f.replace(',', "-"))),
+        ),
+    };
+    crate::gpu::starting(&label, target);
+    let output = target.cargo_build_output_in(sh, CRATE, &extra, &target_dir)?;
     if !output.status.success() {
         eprintln!("{}", String::from_utf8_lossy(&output.stderr));
-        return Err(format!("building {CRATE} (sm_90a) failed"));
+        return Err(format!("building {CRATE} ({label}) failed"));
     }
     let built = target_dir.join(target.triple).join("release").join(MODULE);
     let ptx =
@@ -106,10 +143,11 @@ pub fn build(sh: &Shell) -> Result<PathBuf> {
     for k in gpu_attention_plan::abi::KERNELS {
         ptx = with_maxntid(&ptx, k.entry, gpu_attention_plan::abi::THREADS)?;
     }
-    let reports = check_ptx(&ptx)?;
+    let overlap = features.is_some_and(|f| f.split(',').any(|f| f == "overlap"));
+    let reports = check_ptx_of(&ptx, overlap)?;
     std::fs::create_dir_all(target.target_dir())
         .map_err(|e| format!("creating {}: {e}", target.target_dir().display()))?;
-    let out = artifact();
+    let out = target.target_dir().join(file);
     std::fs::write(&out, &ptx).map_err(|e| format!("writing {}: {e}", out.display()))?;
     println!(
         "  {:<8} {:<22} {:>6.1} s  {} (.maxntid per kernel, no local memory)",
@@ -148,11 +186,11 @@ pub fn without_label_comments(ptx: &str) -> String {
 }
 
 /// The `wgmma.mma_async` of one kernel: `head_dim / 16` for `S = Q Kᵀ` in two forms (scaled by 1
-/// and, for a negative scale, by -1), `block_n / 16` for `O += P V`; with the row's `overlap`,
-/// each unrolled twice (the first block's scores and the loop's; the loop's P V and the last
-/// block's).
-fn wgmmas(k: gpu_attention_plan::abi::KernelSpec) -> usize {
-    let copies = if k.overlap { 2 } else { 1 };
+/// and, for a negative scale, by -1), `block_n / 16` for `O += P V`; overlapped (the row's
+/// `overlap`, or the variant's), each unrolled twice (the first block's scores and the loop's;
+/// the loop's P V and the last block's).
+fn wgmmas(k: gpu_attention_plan::abi::KernelSpec, overlap: bool) -> usize {
+    let copies = if k.overlap || overlap { 2 } else { 1 };
     (copies * (2 * k.head_dim / 16 + k.block_n / 16)) as usize
 }
 
@@ -161,7 +199,13 @@ fn wgmmas(k: gpu_attention_plan::abi::KernelSpec) -> usize {
 /// launch bound and its unrolled `wgmma`s, no entry the table does not know, and the
 /// convergence check ([`ptx_uniform`]: no `.aligned` instruction on a path only part of its
 /// warpgroup takes).
+#[cfg(test)]
 pub fn check_ptx(ptx: &str) -> Result<Vec<ptx_uniform::EntryReport>> {
+    check_ptx_of(ptx, false)
+}
+
+/// [`check_ptx`] of a module built with the overlap on (`overlap`) or as the table says.
+fn check_ptx_of(ptx: &str, overlap: bool) -> Result<Vec<ptx_uniform::EntryReport>> {
     if ptx.contains("__local_depot") || ptx.contains(".local") {
         return Err(
             "the attention PTX uses local memory (an accumulator array indexed with a variable?)"
@@ -187,12 +231,12 @@ pub fn check_ptx(ptx: &str) -> Result<Vec<ptx_uniform::EntryReport>> {
             .iter()
             .find(|r| r.entry == k.entry)
             .ok_or_else(|| format!("the attention PTX has no entry `{}`", k.entry))?;
-        if report.wgmmas != wgmmas(k) {
+        if report.wgmmas != wgmmas(k, overlap) {
             return Err(format!(
                 "the attention entry `{}` has {} wgmma.mma_async, expected {}",
                 k.entry,
                 report.wgmmas,
-                wgmmas(k)
+                wgmmas(k, overlap)
             ));
         }
     }

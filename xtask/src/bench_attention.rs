@@ -13,7 +13,9 @@ use crate::util::Result;
 const SCRIPT: &str = "tests/attention-bench/bench_attention.py";
 
 /// The bundle's run script. Arguments go to `bench_attention.py` (`--anchor fa3|fa4|none`,
-/// `--shapes paper|quick`, ...). The anchors come from `$ANCHORS` (default `anchors/` beside the
+/// `--shapes paper|grid|quick`, ...); `ATTENTION_MODULE` names another module of the bundle (the
+/// variants of `attention::VARIANTS`, FlashAttention-3's overlaps on) to run instead of the
+/// production one. The anchors come from `$ANCHORS` (default `anchors/` beside the
 /// script): `fa3/*.whl` (FlashAttention-3's wheel) and `fa4.tar.xz` (FlashAttention-4 and CuTe
 /// DSL, as `../shared/tools/anchor-bundles.sh` packs them), each installed when present.
 const RUN_SH: &str = r#"#!/usr/bin/env bash
@@ -39,7 +41,7 @@ if [ -f "$anchors/fa4.tar.xz" ]; then
   export ATTENTION_FA4_SITE=/tmp/attention-fa4
 fi
 export PYTHONPATH=/tmp/attention-site${PYTHONPATH:+:$PYTHONPATH}
-export GPU_ATTENTION_MODULE=$here/gpu_attention.ptx
+export GPU_ATTENTION_MODULE=$here/${ATTENTION_MODULE:-gpu_attention.ptx}
 timeout -k 10 ${ATTENTION_TIMEOUT:-560} python3 "$here/bench_attention.py" --lib "$here/libattention_bench.so" --csv "$out/attention.csv" "$@" 2>&1 | tee "$out/attention.log"
 exit "${PIPESTATUS[0]}"
 "#;
@@ -49,9 +51,14 @@ fn library() -> PathBuf {
     crate::util::root().join("target/release/libattention_bench.so")
 }
 
-/// Builds the kernels and the bridge.
-fn build(sh: &Shell) -> Result {
+/// Builds the kernels (and, for a bundle, the variant modules) and the bridge.
+fn build(sh: &Shell, variants: bool) -> Result {
     crate::attention::build(sh)?;
+    if variants {
+        for (features, file) in crate::attention::VARIANTS {
+            crate::attention::build_variant(sh, features, file)?;
+        }
+    }
     cmd!(sh, "cargo build --release -p attention-bench")
         .run()
         .map_err(|_| "building attention-bench failed (above)".to_string())
@@ -61,20 +68,18 @@ fn build(sh: &Shell) -> Result {
 /// `run_attention.sh`, `COMMIT`); otherwise run the benchmark here (an NVIDIA Hopper GPU, Python
 /// with torch, and the anchors installed).
 pub fn run(sh: &Shell, bundle_dir: Option<&Path>, quick: bool) -> Result {
-    build(sh)?;
+    build(sh, bundle_dir.is_some())?;
     let root = crate::util::root();
     if let Some(dir) = bundle_dir {
-        crate::device::write_bundle(
-            sh,
-            dir,
-            &[
-                (library(), "libattention_bench.so"),
-                (crate::attention::artifact(), "gpu_attention.ptx"),
-                (root.join(SCRIPT), "bench_attention.py"),
-            ],
-            "run_attention.sh",
-            RUN_SH,
-        )?;
+        let mut files = vec![
+            (library(), "libattention_bench.so"),
+            (crate::attention::artifact(), "gpu_attention.ptx"),
+            (root.join(SCRIPT), "bench_attention.py"),
+        ];
+        for (_, file) in crate::attention::VARIANTS {
+            files.push((crate::attention::variant_artifact(file), file));
+        }
+        crate::device::write_bundle(sh, dir, &files, "run_attention.sh", RUN_SH)?;
         println!(
             "attention bundle written to {}: put the anchors in {}/anchors (../shared/tools/anchor-bundles.sh packs them) and run `{}/run_attention.sh --anchor fa3` (or fa4) on a machine with an NVIDIA Hopper GPU and torch",
             dir.display(),
@@ -106,6 +111,7 @@ mod tests {
         assert!(RUN_SH.contains(r#""$anchors/fa4.tar.xz""#));
         assert!(RUN_SH.contains("timeout -k 10"));
         assert!(RUN_SH.contains(r#"--lib "$here/libattention_bench.so""#));
+        assert!(RUN_SH.contains("${ATTENTION_MODULE:-gpu_attention.ptx}"));
     }
 
     #[test]

@@ -41,7 +41,9 @@ pub fn lint(sh: &Shell) -> Result {
         crate::gemm_kernel::NVPTX_SM90A.cargo_clippy(sh, crate::gemm_kernel::CRATE, extra)?;
     }
     // The attention kernels, likewise.
-    crate::gemm_kernel::NVPTX_SM90A.cargo_clippy(sh, crate::attention::CRATE, &[])?;
+    for extra in [&[][..], &["--features", "overlap,pingpong"][..]] {
+        crate::gemm_kernel::NVPTX_SM90A.cargo_clippy(sh, crate::attention::CRATE, extra)?;
+    }
     // The toolkit's test kernels, likewise.
     for extra in [&[][..], &["--features", "checked"][..]] {
         crate::gemm_kernel::NVPTX_SM90A.cargo_clippy(sh, crate::hopper::CRATE, extra)?;

@@ -29,6 +29,18 @@ const fn check(spec: KernelSpec, name: &str) {
     );
 }
 
+/// A table row with the crate's `overlap` and `pingpong` features applied (the variant modules of
+/// the benchmark; without them, the row as the plan has it).
+const fn variant(mut k: KernelSpec) -> KernelSpec {
+    if cfg!(feature = "overlap") {
+        k.overlap = true;
+    }
+    if cfg!(feature = "pingpong") {
+        k.pingpong = true;
+    }
+    k
+}
+
 /// The parameter of every entry, one [`Params`] (the plan's `abi`), passed by value (as the
 /// GEMM's: one `.param .align 8 .b8` block, which the host checks when it loads the module).
 ///
@@ -54,7 +66,7 @@ macro_rules! entry {
         // One `#[repr(C)]` block by value: see [`entry!`].
         #[allow(improper_gpu_kernel_arg)]
         pub unsafe extern "gpu-kernel" fn $name(params: Params) {
-            const SPEC: KernelSpec = KERNELS[$row];
+            const SPEC: KernelSpec = variant(KERNELS[$row]);
             const _: () = assert!(THREADS == 384);
             // SAFETY: the entries' contract.
             unsafe {
