@@ -110,8 +110,9 @@ impl Launch {
             (unit, 0, a[3], b[0], b[1], b[2])
         } else {
             let unit = self.units.get(u);
-            let (_, len_q) = self.units_batches().queries(unit.sequence);
-            let (_, len_k) = self.units_batches().keys(unit.sequence);
+            let batches = self.units.batches();
+            let (_, len_q) = batches.queries(unit.sequence);
+            let (_, len_k) = batches.keys(unit.sequence);
             (unit, unit.sequence as i32, 0, len_q, 0, len_k)
         };
         let (blocks, first_masked) = key_blocks(
@@ -130,12 +131,6 @@ impl Launch {
             blocks,
             first_masked,
         }
-    }
-
-    /// A fixed batch's sequences.
-    #[inline(always)]
-    fn units_batches(&self) -> Batches<'static> {
-        self.units.batches()
     }
 }
 

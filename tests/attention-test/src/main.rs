@@ -9,7 +9,7 @@
 use std::process::ExitCode;
 use std::sync::Arc;
 
-use cudarc::driver::{CudaContext, CudaStream};
+use cudarc::driver::CudaStream;
 use gpu_attention_host::{Attention, Batches, Element, Error, Mask, Problem, Strides, Tensor};
 use gpu_attention_plan::reference::{Inputs, forward, tolerance};
 use pipeline_suite::exit;
@@ -381,7 +381,6 @@ fn main() -> ExitCode {
         }
     };
     let stream: Arc<CudaStream> = ctx.default_stream();
-    let _: &Arc<CudaContext> = &ctx;
     let mut rng = Rng(0x9E37_79B9_7F4A_7C15);
     let (mut pass, mut fail) = (0, 0);
     let cases: Vec<Case> = cases(quick || sanitize)
