@@ -231,12 +231,16 @@ def main():
             for name, out in outs.items():
                 errs[name] = (out - ref).abs().max().item()
         else:
-            # Varlen without an anchor: torch's math backend on the first sequence.
-            n0 = lens[0]
-            qt, kt, vt = (x[:, :n0].transpose(1, 2).float() for x in (q, k, v))
+            # No other implementation ran (varlen without an anchor, or `--impls ours`): torch's
+            # math backend on the first sequence (a packed batch's first, a fixed batch's first
+            # element), GQA's K and V heads repeated.
+            first = (lambda x: x[:, : lens[0]]) if lens else (lambda x: x[:1])
+            qt, kt, vt = (first(x).transpose(1, 2).float() for x in (q, k, v))
+            rep = shape["heads"] // shape["heads_kv"]
+            kt, vt = kt.repeat_interleave(rep, dim=1), vt.repeat_interleave(rep, dim=1)
             with sdpa_kernel(SDPBackend.MATH):
                 ref = F.scaled_dot_product_attention(qt, kt, vt, is_causal=shape["causal"]).transpose(1, 2)
-            errs["ours"] = (outs["ours"][:, :n0] - ref).abs().max().item()
+            errs["ours"] = (first(outs["ours"]) - ref).abs().max().item()
         for name, fn_get in impls.items():
             for _ in range(args.warmup):
                 fn_get[0]()

@@ -3,14 +3,42 @@
 //!
 //! Every entry takes one [`Params`] by value. The kernel crate exports [`ABI_VERSION`] as the
 //! global `GPU_ATTENTION_ABI`; the host refuses a module whose global differs or is missing, so a
-//! module built from another version of the crates is an error when it is loaded, not a launch
-//! with the wrong parameters. Bump it with every change to [`Params`], to what a field means, or
-//! to the table.
+//! module built from another version of the crates, or from another table (the `narrow` feature's),
+//! is an error when it is loaded, not a launch with the wrong parameters or layout.
 
 use crate::Element;
 
-/// The launch ABI version.
-pub const ABI_VERSION: u32 = 1;
+/// The revision of [`Params`] and of what its fields mean: bump it with every change to them.
+const REVISION: u32 = 1;
+
+/// The launch ABI version: [`REVISION`] and every kernel's layout in [`KERNELS`] (element, head
+/// dimension, keys per block, stages: what the host's maps and shared memory size follow),
+/// hashed (FNV-1a), so that a module and a host built from different tables disagree on it.
+pub const ABI_VERSION: u32 = fingerprint(REVISION, &KERNELS);
+
+const fn fingerprint(revision: u32, kernels: &[KernelSpec]) -> u32 {
+    const fn mix(h: u32, word: u32) -> u32 {
+        let mut h = h;
+        let mut i = 0;
+        while i < 4 {
+            h ^= (word >> (8 * i)) & 0xFF;
+            h = h.wrapping_mul(0x0100_0193);
+            i += 1;
+        }
+        h
+    }
+    let mut h = mix(0x811C_9DC5, revision);
+    let mut i = 0;
+    while i < kernels.len() {
+        let k = kernels[i];
+        h = mix(h, k.element as u32);
+        h = mix(h, k.head_dim);
+        h = mix(h, k.block_n);
+        h = mix(h, k.stages);
+        i += 1;
+    }
+    h
+}
 
 /// Query rows per CTA: two consumer warpgroups of 64 rows (`wgmma`'s M).
 pub const BLOCK_M: u32 = 128;
@@ -166,24 +194,41 @@ impl KernelSpec {
 /// "Compute Capabilities", "Technical Specifications" table).
 pub const MAX_SMEM: u32 = 227 * 1024;
 
+/// Keys per block at `head_dim`, in the default table or the `narrow` one: head dims 64 and 128
+/// 192 keys (128 in the narrow table, the first one, kept to measure against); 256: 64 (the
+/// accumulators of O take 128 of a thread's registers).
+pub const fn keys_per_block(head_dim: u32, narrow: bool) -> u32 {
+    if head_dim == 256 {
+        64
+    } else if narrow {
+        128
+    } else {
+        192
+    }
+}
+
 const fn spec(entry: &'static str, element: Element, head_dim: u32) -> KernelSpec {
-    // Head dims 64 and 128: 128 keys a block; 256: 64 (the accumulators of O take 128 of a
-    // thread's registers). Stages: as many as the shared memory holds, at most 3.
-    let block_n = if head_dim == 256 { 64 } else { 128 };
+    let block_n = keys_per_block(head_dim, cfg!(feature = "narrow"));
+    // Stages: as many as the shared memory holds, at most 3.
     let stages = if head_dim == 64 { 3 } else { 2 };
-    // Both overlaps are written (`gpu-attention`'s kernel) but off: as first measured on the
-    // H200 each was slower than the plain loop, because ptxas serialised every wgmma (its
-    // C7513: P's registers were rewritten while the `mma_rs` reading them was in flight). The
-    // kernel now packs P only after that wait, and ptxas no longer reports C7513; they stay
-    // off until measured (tests/results/2026-12-03-issue25.md).
+    // The consumers' loop per head dimension, as measured on the H200 against the other
+    // choices in the same call (run 82, tests/results/2026-12-03-issue25.md): at 64 the plain
+    // loop (the two warpgroups interleave by themselves; the overlaps' extra registers cost
+    // more than they hide), at 128 both of FlashAttention-3's overlaps, at 256 the
+    // intra-warpgroup one alone.
+    let (overlap, pingpong) = match head_dim {
+        64 => (false, false),
+        128 => (true, true),
+        _ => (true, false),
+    };
     KernelSpec {
         entry,
         element,
         head_dim,
         block_n,
         stages,
-        overlap: false,
-        pingpong: false,
+        overlap,
+        pingpong,
     }
 }
 
@@ -261,5 +306,28 @@ mod tests {
             }
             assert!(k.smem_bytes() <= MAX_SMEM);
         }
+    }
+
+    #[test]
+    fn the_abi_version_follows_the_revision_and_every_layout_field() {
+        assert_eq!(ABI_VERSION, fingerprint(REVISION, &KERNELS));
+        assert_ne!(ABI_VERSION, fingerprint(REVISION + 1, &KERNELS));
+        // Each field the host's maps or shared memory follow, changed in one kernel.
+        let changes: [fn(&mut KernelSpec); 4] = [
+            |k| k.block_n += 64,
+            |k| k.stages += 1,
+            |k| k.head_dim *= 2,
+            |k| k.element = Element::F16,
+        ];
+        for change in changes {
+            let mut table = KERNELS;
+            change(&mut table[1]);
+            assert_ne!(ABI_VERSION, fingerprint(REVISION, &table));
+        }
+        // The loop's overlaps do not change what the host does.
+        let mut table = KERNELS;
+        table[0].overlap = !table[0].overlap;
+        table[0].pingpong = !table[0].pingpong;
+        assert_eq!(ABI_VERSION, fingerprint(REVISION, &table));
     }
 }

@@ -29,9 +29,13 @@ const fn check(spec: KernelSpec, name: &str) {
     );
 }
 
-/// A table row with the crate's `overlap` and `pingpong` features applied (the variant modules of
-/// the benchmark; without them, the row as the plan has it).
+/// A table row with the crate's `plain`, `overlap` and `pingpong` features applied (the variant
+/// modules of the benchmark; without them, the row as the plan has it).
 const fn variant(mut k: KernelSpec) -> KernelSpec {
+    if cfg!(feature = "plain") {
+        k.overlap = false;
+        k.pingpong = false;
+    }
     if cfg!(feature = "overlap") {
         k.overlap = true;
     }

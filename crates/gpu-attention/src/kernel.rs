@@ -289,7 +289,9 @@ where
             k_pipe.into_consumer(),
             v_pipe.into_consumer(),
         );
-        let (g, t) = (th / 128, th % 128);
+        // SAFETY: every lane of the warp, converged.
+        let g = unsafe { gpu_pipeline::arch::nvptx::shfl_sync_idx(u32::MAX, th / 128, 0) };
+        let t = th % 128;
         // SAFETY: initialised by thread 0 with the same arrivals, before the block barrier.
         let grid = unsafe { sequence::handles::<1, 2>(order_storage, WARPGROUP_THREADS) };
         // The two warpgroups take turns issuing their `wgmma`s (FlashAttention-3's ping-pong):
@@ -464,12 +466,6 @@ fn in_turn<S: sequence::Signals, R>(
     }
 }
 
-/// The K-major descriptor of a 128-byte-swizzled tile at shared address `at` (Q and K).
-#[inline(always)]
-fn k_major(at: u32) -> u64 {
-    MatrixDescriptor::k_major(at, Swizzle::B128).0
-}
-
 /// Issues `S = Q Kᵀ` of one warpgroup (its 64 rows of Q at `q_smem`, the K stage at `k_smem`;
 /// `-Q Kᵀ` when `negate`) as one committed group, and returns the accumulators in flight.
 #[inline(always)]
@@ -488,11 +484,17 @@ fn issue_s<E: Element, S: Shape + MmaSs<E::Input, E::Input>>(
     // are full.
     unsafe {
         wgmma::fence();
+        // Each k-step's descriptors are the stage's, advanced (one add each: the start field
+        // of the sum is the sum's start, as the tiles lie below 256 KiB).
+        let (q_desc, k_desc) = (
+            MatrixDescriptor::k_major(q_smem, Swizzle::B128),
+            MatrixDescriptor::k_major(k_smem, Swizzle::B128),
+        );
         let at = |ks: u32| {
             let (span, within) = (ks / 4, (ks % 4) * 32);
             (
-                k_major(q_smem + span * span_bytes(64) + within),
-                k_major(k_smem + span * span_bytes(spec.block_n) + within),
+                q_desc.advance(span * span_bytes(64) + within).0,
+                k_desc.advance(span * span_bytes(spec.block_n) + within).0,
             )
         };
         // One branch around the whole stage: nothing but the wgmmas and their descriptors
@@ -502,13 +504,14 @@ fn issue_s<E: Element, S: Shape + MmaSs<E::Input, E::Input>>(
                 let (a, b) = at(ks);
                 S::mma_ss::<-1, 1, 0, 0>(&mut s, a, b, ks > 0);
             });
+            wgmma::commit_group();
         } else {
             unrolled(spec.head_dim / 16, |ks| {
                 let (a, b) = at(ks);
                 S::mma_ss::<1, 1, 0, 0>(&mut s, a, b, ks > 0);
             });
+            wgmma::commit_group();
         }
-        wgmma::commit_group();
     }
     s
 }
@@ -524,8 +527,7 @@ fn issue_pv<E: Element, S: Shape, O: Shape + MmaRs<E::Input, E::Input>>(
     p: &S::Acc,
     v_smem: u32,
 ) {
-    let mn_major =
-        |at: u32| MatrixDescriptor::mn_major(at, Swizzle::B128, span_bytes(spec.block_n), 1024).0;
+    let v_desc = MatrixDescriptor::mn_major(v_smem, Swizzle::B128, span_bytes(spec.block_n), 1024);
     let mut lo = [0u32; 2];
     // P and O are pinned where they are computed (`scores`, `rescale_o`): no instruction
     // defines them here, while the scores' group may still be in flight.
@@ -540,7 +542,7 @@ fn issue_pv<E: Element, S: Shape, O: Shape + MmaRs<E::Input, E::Input>>(
                 O::mma_rs::<1, 1, 1>(
                     o,
                     [lo[0], lo[1], v[0].to_bits(), v[2].to_bits()],
-                    mn_major(v_smem + (quad / 2) * 16 * 128),
+                    v_desc.advance((quad / 2) * 16 * 128).0,
                     true,
                 );
             }
