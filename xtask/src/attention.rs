@@ -89,18 +89,12 @@ pub fn run(sh: &Shell, ci: bool) -> Result {
 
 /// The modules the benchmark's bundle carries beside the production one, each `(features,
 /// file)`: the kernel crate with its `plain`, `overlap` and `pingpong` features (every kernel's
-/// loop forced so), and with the plan's `narrow` table (128 keys a block at head dims 64 and 128).
-pub const VARIANTS: [(&str, &str); 5] = [
+/// loop forced so).
+pub const VARIANTS: [(&str, &str); 3] = [
     ("plain", "gpu_attention_plain.ptx"),
     ("overlap", "gpu_attention_overlap.ptx"),
     ("overlap,pingpong", "gpu_attention_overlap_pingpong.ptx"),
-    ("narrow", NARROW[0]),
-    ("narrow,plain", NARROW[1]),
 ];
-
-/// The variants of [`VARIANTS`] built with the plan's `narrow` table: the host must be built
-/// with it too (the bundle's `libattention_bench_narrow.so`, `attention-test-narrow`).
-pub const NARROW: [&str; 2] = ["gpu_attention_narrow.ptx", "gpu_attention_narrow_plain.ptx"];
 
 /// A variant module of [`VARIANTS`] after [`build_variant`].
 pub fn variant_artifact(file: &str) -> PathBuf {
@@ -159,7 +153,7 @@ fn build_module(sh: &Shell, features: Option<&str>, file: &str) -> Result<PathBu
     } else {
         None
     };
-    let reports = check_ptx_of(&ptx, forced, has("narrow"))?;
+    let reports = check_ptx_of(&ptx, forced)?;
     std::fs::create_dir_all(target.target_dir())
         .map_err(|e| format!("creating {}: {e}", target.target_dir().display()))?;
     let out = target.target_dir().join(file);
@@ -201,13 +195,12 @@ pub fn without_label_comments(ptx: &str) -> String {
 }
 
 /// The `wgmma.mma_async` of one kernel: `head_dim / 16` for `S = Q Kᵀ` in two forms (scaled by 1
-/// and, for a negative scale, by -1), `block_n / 16` for `O += P V` (the `narrow` table's when `narrow`); overlapped (the row's
+/// and, for a negative scale, by -1), `block_n / 16` for `O += P V`; overlapped (the row's
 /// `overlap`, or `forced` where the variant's features force it), each unrolled twice (the first block's scores and the loop's;
 /// the loop's P V and the last block's).
-fn wgmmas(k: gpu_attention_plan::abi::KernelSpec, forced: Option<bool>, narrow: bool) -> usize {
+fn wgmmas(k: gpu_attention_plan::abi::KernelSpec, forced: Option<bool>) -> usize {
     let copies = if forced.unwrap_or(k.overlap) { 2 } else { 1 };
-    let block_n = gpu_attention_plan::abi::keys_per_block(k.head_dim, narrow);
-    (copies * (2 * k.head_dim / 16 + block_n / 16)) as usize
+    (copies * (2 * k.head_dim / 16 + k.block_n / 16)) as usize
 }
 
 /// The checks of the module's PTX: no local memory (an accumulator indexed with a variable
@@ -217,16 +210,12 @@ fn wgmmas(k: gpu_attention_plan::abi::KernelSpec, forced: Option<bool>, narrow: 
 /// warpgroup takes).
 #[cfg(test)]
 pub fn check_ptx(ptx: &str) -> Result<Vec<ptx_uniform::EntryReport>> {
-    check_ptx_of(ptx, None, false)
+    check_ptx_of(ptx, None)
 }
 
 /// [`check_ptx`] of a module whose loops the features force (`forced`: overlapped or not) or
-/// the table sets (`None`), built with the plan's `narrow` table (`narrow`) or the default.
-fn check_ptx_of(
-    ptx: &str,
-    forced: Option<bool>,
-    narrow: bool,
-) -> Result<Vec<ptx_uniform::EntryReport>> {
+/// the table sets (`None`).
+fn check_ptx_of(ptx: &str, forced: Option<bool>) -> Result<Vec<ptx_uniform::EntryReport>> {
     if ptx.contains("__local_depot") || ptx.contains(".local") {
         return Err(
             "the attention PTX uses local memory (an accumulator array indexed with a variable?)"
@@ -252,7 +241,7 @@ fn check_ptx_of(
             .iter()
             .find(|r| r.entry == k.entry)
             .ok_or_else(|| format!("the attention PTX has no entry `{}`", k.entry))?;
-        let expected = wgmmas(k, forced, narrow);
+        let expected = wgmmas(k, forced);
         if report.wgmmas != expected {
             return Err(format!(
                 "the attention entry `{}` has {} wgmma.mma_async, expected {expected}",

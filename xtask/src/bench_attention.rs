@@ -15,8 +15,7 @@ const SCRIPT: &str = "tests/attention-bench/bench_attention.py";
 /// The bundle's run script. Arguments go to `bench_attention.py` (`--anchor fa3|fa4|none`,
 /// `--shapes paper|grid|quick`, ...); `ATTENTION_MODULE` names another module of the bundle (the
 /// variants of `attention::VARIANTS`, FlashAttention-3's overlaps on) to run instead of the
-/// production one (a `_narrow` module through `libattention_bench_narrow.so`, the bridge of the
-/// plan's `narrow` table). The anchors come from `$ANCHORS` (default `anchors/` beside the
+/// production one. The anchors come from `$ANCHORS` (default `anchors/` beside the
 /// script): `fa3/*.whl` (FlashAttention-3's wheel) and `fa4.tar.xz` (FlashAttention-4 and CuTe
 /// DSL, as `../shared/tools/anchor-bundles.sh` packs them), each installed when present.
 const RUN_SH: &str = r#"#!/usr/bin/env bash
@@ -43,22 +42,13 @@ if [ -f "$anchors/fa4.tar.xz" ]; then
 fi
 export PYTHONPATH=/tmp/attention-site${PYTHONPATH:+:$PYTHONPATH}
 export GPU_ATTENTION_MODULE=$here/${ATTENTION_MODULE:-gpu_attention.ptx}
-# A `narrow` module (the plan's narrow table) runs through the bridge built with the same table.
-lib=libattention_bench.so
-case "${ATTENTION_MODULE:-}" in *_narrow*) lib=libattention_bench_narrow.so ;; esac
-timeout -k 10 ${ATTENTION_TIMEOUT:-560} python3 "$here/bench_attention.py" --lib "$here/$lib" --csv "$out/attention.csv" "$@" 2>&1 | tee "$out/attention.log"
+timeout -k 10 ${ATTENTION_TIMEOUT:-560} python3 "$here/bench_attention.py" --lib "$here/libattention_bench.so" --csv "$out/attention.csv" "$@" 2>&1 | tee "$out/attention.log"
 exit "${PIPESTATUS[0]}"
 "#;
 
 /// The bridge library.
 fn library() -> PathBuf {
     crate::util::root().join("target/release/libattention_bench.so")
-}
-
-/// The bridge built with the plan's `narrow` table (its own target folder), for the `narrow`
-/// modules.
-fn narrow_library() -> PathBuf {
-    crate::util::root().join("target/narrow/release/libattention_bench.so")
 }
 
 /// Builds the kernels (and, for a bundle, the variant modules) and the bridge.
@@ -71,16 +61,7 @@ fn build(sh: &Shell, variants: bool) -> Result {
     }
     cmd!(sh, "cargo build --release -p attention-bench")
         .run()
-        .map_err(|_| "building attention-bench failed (above)".to_string())?;
-    if variants {
-        cmd!(
-            sh,
-            "cargo build --release -p attention-bench --features narrow --target-dir target/narrow"
-        )
-        .run()
-        .map_err(|_| "building attention-bench --features narrow failed (above)".to_string())?;
-    }
-    Ok(())
+        .map_err(|_| "building attention-bench failed (above)".to_string())
 }
 
 /// The task: with `bundle_dir`, write the bundle (the bridge, the module, the script,
@@ -92,7 +73,6 @@ pub fn run(sh: &Shell, bundle_dir: Option<&Path>, quick: bool) -> Result {
     if let Some(dir) = bundle_dir {
         let mut files = vec![
             (library(), "libattention_bench.so"),
-            (narrow_library(), "libattention_bench_narrow.so"),
             (crate::attention::artifact(), "gpu_attention.ptx"),
             (root.join(SCRIPT), "bench_attention.py"),
         ];

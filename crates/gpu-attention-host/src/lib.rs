@@ -236,7 +236,13 @@ impl Attention {
     ) -> Result<Prepared, Error> {
         let spec_at = KERNELS
             .iter()
-            .position(|k| abi::kernel(problem.element, problem.head_dim) == Some(*k))
+            .position(|k| {
+                abi::kernel(
+                    problem.element,
+                    problem.head_dim,
+                    problem.batches.max_keys(),
+                ) == Some(*k)
+            })
             .ok_or(AttentionError::HeadDim(problem.head_dim))?;
         let spec = KERNELS[spec_at];
         let units = Units::new(problem, BLOCK_M);

@@ -3,7 +3,7 @@
 //!
 //! Every entry takes one [`Params`] by value. The kernel crate exports [`ABI_VERSION`] as the
 //! global `GPU_ATTENTION_ABI`; the host refuses a module whose global differs or is missing, so a
-//! module built from another version of the crates, or from another table (the `narrow` feature's),
+//! module built from another version of the crates, or from another table,
 //! is an error when it is loaded, not a launch with the wrong parameters or layout.
 
 use crate::Element;
@@ -194,28 +194,20 @@ impl KernelSpec {
 /// "Compute Capabilities", "Technical Specifications" table).
 pub const MAX_SMEM: u32 = 227 * 1024;
 
-/// Keys per block at `head_dim`, in the default table or the `narrow` one: head dims 64 and 128
-/// 192 keys (128 in the narrow table, the first one, kept to measure against); 256: 64 (the
-/// accumulators of O take 128 of a thread's registers).
-pub const fn keys_per_block(head_dim: u32, narrow: bool) -> u32 {
-    if head_dim == 256 {
-        64
-    } else if narrow {
-        128
-    } else {
-        192
-    }
-}
+/// The longest key sequence a problem may have for the short rows of the table (128 keys a
+/// block) to be chosen over the long ones (192) at head dims 64 and 128: a short sequence's last,
+/// partly masked block (and a causal one's diagonal blocks) waste fewer keys. Run 83 measured
+/// 192-key blocks slower at 512 and 1k keys (D 128 causal, 512: 169 against 232 TFLOP/s with 128)
+/// and faster from 2k (tests/results/2026-12-03-issue25.md).
+pub const SHORT_KEYS: u32 = 1024;
 
-const fn spec(entry: &'static str, element: Element, head_dim: u32) -> KernelSpec {
-    let block_n = keys_per_block(head_dim, cfg!(feature = "narrow"));
+const fn spec(entry: &'static str, element: Element, head_dim: u32, block_n: u32) -> KernelSpec {
     // Stages: as many as the shared memory holds, at most 3.
     let stages = if head_dim == 64 { 3 } else { 2 };
     // The consumers' loop per head dimension, as measured on the H200 against the other
     // choices in the same call (run 82, tests/results/2026-12-03-issue25.md): at 64 the plain
-    // loop (the two warpgroups interleave by themselves; the overlaps' extra registers cost
-    // more than they hide), at 128 both of FlashAttention-3's overlaps, at 256 the
-    // intra-warpgroup one alone.
+    // loop (the two warpgroups interleave by themselves; the overlaps' registers cost more than
+    // they hide), at 128 both of FlashAttention-3's overlaps, at 256 the intra-warpgroup one.
     let (overlap, pingpong) = match head_dim {
         64 => (false, false),
         128 => (true, true),
@@ -232,14 +224,20 @@ const fn spec(entry: &'static str, element: Element, head_dim: u32) -> KernelSpe
     }
 }
 
-/// The module's kernels: one per element type and head dimension.
-pub const KERNELS: [KernelSpec; 6] = [
-    spec("attention_fwd_bf16_d64", Element::Bf16, 64),
-    spec("attention_fwd_bf16_d128", Element::Bf16, 128),
-    spec("attention_fwd_bf16_d256", Element::Bf16, 256),
-    spec("attention_fwd_f16_d64", Element::F16, 64),
-    spec("attention_fwd_f16_d128", Element::F16, 128),
-    spec("attention_fwd_f16_d256", Element::F16, 256),
+/// The module's kernels: per element type, head dims 64 and 128 with 192 keys a block and with
+/// 128 (for key sequences up to [`SHORT_KEYS`]), and 256 with 64 (the accumulators of O take 128
+/// of a thread's registers).
+pub const KERNELS: [KernelSpec; 10] = [
+    spec("attention_fwd_bf16_d64_n192", Element::Bf16, 64, 192),
+    spec("attention_fwd_bf16_d64_n128", Element::Bf16, 64, 128),
+    spec("attention_fwd_bf16_d128_n192", Element::Bf16, 128, 192),
+    spec("attention_fwd_bf16_d128_n128", Element::Bf16, 128, 128),
+    spec("attention_fwd_bf16_d256_n64", Element::Bf16, 256, 64),
+    spec("attention_fwd_f16_d64_n192", Element::F16, 64, 192),
+    spec("attention_fwd_f16_d64_n128", Element::F16, 64, 128),
+    spec("attention_fwd_f16_d128_n192", Element::F16, 128, 192),
+    spec("attention_fwd_f16_d128_n128", Element::F16, 128, 128),
+    spec("attention_fwd_f16_d256_n64", Element::F16, 256, 64),
 ];
 
 const _: () = {
@@ -257,12 +255,20 @@ const _: () = {
     }
 };
 
-/// The kernel of `element` and `head_dim`, if the module has one.
-pub const fn kernel(element: Element, head_dim: u32) -> Option<KernelSpec> {
+/// The kernel of `element` and `head_dim` for a problem whose longest key sequence is
+/// `max_keys`, if the module has one: the short row (128 keys a block) up to [`SHORT_KEYS`]
+/// keys, the long one (192) above; head dim 256 has one row.
+pub const fn kernel(element: Element, head_dim: u32, max_keys: u32) -> Option<KernelSpec> {
+    let want = match head_dim {
+        256 => 64,
+        _ if max_keys <= SHORT_KEYS => 128,
+        _ => 192,
+    };
     let mut i = 0;
     while i < KERNELS.len() {
         let k = KERNELS[i];
         if k.head_dim == head_dim
+            && k.block_n == want
             && matches!(
                 (k.element, element),
                 (Element::Bf16, Element::Bf16) | (Element::F16, Element::F16)
@@ -284,11 +290,27 @@ mod tests {
     fn every_supported_problem_has_a_kernel() {
         for element in [Element::Bf16, Element::F16] {
             for d in HEAD_DIMS {
-                let k = kernel(element, d).expect("a kernel");
-                assert_eq!((k.element, k.head_dim), (element, d));
+                for keys in [1, SHORT_KEYS, SHORT_KEYS + 1, 1 << 20] {
+                    let k = kernel(element, d, keys).expect("a kernel");
+                    assert_eq!((k.element, k.head_dim), (element, d));
+                    let short = keys <= SHORT_KEYS;
+                    let block_n = if d == 256 {
+                        64
+                    } else if short {
+                        128
+                    } else {
+                        192
+                    };
+                    assert_eq!(k.block_n, block_n, "{} for {keys} keys", k.entry);
+                }
             }
         }
-        assert_eq!(kernel(Element::Bf16, 96), None);
+        assert_eq!(kernel(Element::Bf16, 96, 1), None);
+        // Every row is some problem's.
+        for k in KERNELS {
+            let keys = if k.block_n == 192 { SHORT_KEYS + 1 } else { 1 };
+            assert_eq!(kernel(k.element, k.head_dim, keys), Some(k));
+        }
     }
 
     #[test]

@@ -108,6 +108,15 @@ impl Batches<'_> {
         }
     }
 
+    /// The keys of the longest sequence (0 for none): what the kernel's keys per block follow
+    /// (`abi::kernel`).
+    pub fn max_keys(&self) -> u32 {
+        match *self {
+            Batches::Fixed { seq_k, .. } => seq_k,
+            Batches::Varlen { .. } => (0..self.count()).map(|b| self.keys(b).1).max().unwrap_or(0),
+        }
+    }
+
     /// The keys of all sequences.
     pub fn tokens_k(&self) -> u64 {
         match *self {

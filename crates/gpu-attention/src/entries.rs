@@ -86,32 +86,52 @@ macro_rules! entry {
 }
 
 entry!(
-    /// bf16, head dimension 64 (128 keys a block, 3 stages).
-    attention_fwd_bf16_d64 = 0,
+    /// bf16, head dimension 64 (192 keys a block, 3 stages; the plain loop).
+    attention_fwd_bf16_d64_n192 = 0,
     Bf16
 );
 entry!(
-    /// bf16, head dimension 128 (128 keys a block, 2 stages).
-    attention_fwd_bf16_d128 = 1,
+    /// bf16, head dimension 64 (128 keys a block, for key sequences up to the plan's `SHORT_KEYS`).
+    attention_fwd_bf16_d64_n128 = 1,
     Bf16
 );
 entry!(
-    /// bf16, head dimension 256 (64 keys a block, 2 stages).
-    attention_fwd_bf16_d256 = 2,
+    /// bf16, head dimension 128 (192 keys a block, 2 stages; both overlaps).
+    attention_fwd_bf16_d128_n192 = 2,
     Bf16
 );
 entry!(
-    /// f16, head dimension 64.
-    attention_fwd_f16_d64 = 3,
+    /// bf16, head dimension 128 (128 keys a block, for key sequences up to the plan's `SHORT_KEYS`).
+    attention_fwd_bf16_d128_n128 = 3,
+    Bf16
+);
+entry!(
+    /// bf16, head dimension 256 (64 keys a block, 2 stages; the intra-warpgroup overlap).
+    attention_fwd_bf16_d256_n64 = 4,
+    Bf16
+);
+entry!(
+    /// f16, head dimension 64, 192 keys a block (as its bf16 row).
+    attention_fwd_f16_d64_n192 = 5,
     F16
 );
 entry!(
-    /// f16, head dimension 128.
-    attention_fwd_f16_d128 = 4,
+    /// f16, head dimension 64, 128 keys a block (as its bf16 row).
+    attention_fwd_f16_d64_n128 = 6,
     F16
 );
 entry!(
-    /// f16, head dimension 256.
-    attention_fwd_f16_d256 = 5,
+    /// f16, head dimension 128, 192 keys a block (as its bf16 row).
+    attention_fwd_f16_d128_n192 = 7,
+    F16
+);
+entry!(
+    /// f16, head dimension 128, 128 keys a block (as its bf16 row).
+    attention_fwd_f16_d128_n128 = 8,
+    F16
+);
+entry!(
+    /// f16, head dimension 256, 64 keys a block (as its bf16 row).
+    attention_fwd_f16_d256_n64 = 9,
     F16
 );

@@ -198,10 +198,20 @@ fn cases(quick: bool) -> Vec<Case> {
         varlen(&[(130, 5), (3, 250)], (2, 1), 256, true),
         scaled(fixed(1, (150, 200), (2, 1), 128, true, Bf16), -0.2),
         scaled(fixed(1, (70, 90), (2, 2), 64, false, Bf16), 0.0),
+        // Longer than the plan's SHORT_KEYS: the rows of 192 keys a block (a masked tail of
+        // 1100 - 5 * 192 = 140 keys; 1500 = 7 * 192 + 156).
+        fixed(1, (64, 1100), (2, 1), 64, false, Bf16),
+        fixed(1, (130, 1300), (2, 2), 128, true, Bf16),
+        fixed(1, (100, 1500), (2, 1), 128, false, F16),
+        fixed(1, (40, 1100), (1, 1), 64, true, F16),
+        varlen(&[(70, 1200), (5, 3), (33, 1025)], (2, 1), 64, true),
+        scaled(fixed(1, (50, 1100), (1, 1), 128, true, Bf16), -0.2),
     ];
     if !quick {
         v.push(fixed(1, (1000, 1000), (8, 1), 64, true, Bf16));
         v.push(fixed(1, (777, 1000), (4, 1), 256, false, Bf16));
+        v.push(fixed(1, (1500, 1500), (2, 2), 128, true, Bf16));
+        v.push(fixed(1, (1300, 2000), (4, 1), 64, false, F16));
         v.push(varlen(
             &[(1000, 1000), (17, 5), (129, 129)],
             (4, 4),
