@@ -241,6 +241,7 @@ impl Attention {
                     problem.element,
                     problem.head_dim,
                     problem.batches.max_keys(),
+                    problem.mask == Mask::Causal,
                 ) == Some(*k)
             })
             .ok_or(AttentionError::HeadDim(problem.head_dim))?;

@@ -196,10 +196,14 @@ pub const MAX_SMEM: u32 = 227 * 1024;
 
 /// The longest key sequence a problem may have for the short rows of the table (128 keys a
 /// block) to be chosen over the long ones (192) at head dims 64 and 128: a short sequence's last,
-/// partly masked block (and a causal one's diagonal blocks) waste fewer keys. Run 83 measured
-/// 192-key blocks slower at 512 and 1k keys (D 128 causal, 512: 169 against 232 TFLOP/s with 128)
-/// and faster from 2k (tests/results/2026-12-03-issue25.md).
+/// partly masked block (and a causal one's diagonal blocks) waste fewer keys. Runs 83 and 84
+/// measured 192-key blocks slower at 512 and 1k keys (D 128 causal, 512: 169 against 228 TFLOP/s
+/// with 128) and faster from 2k, except D 128 causal at 2k (368 against 418 with 128, run 76),
+/// where the short rows stay up to [`SHORT_KEYS_CAUSAL_D128`] (tests/results/2026-12-03-issue25.md).
 pub const SHORT_KEYS: u32 = 1024;
+
+/// [`SHORT_KEYS`] for a causal problem at head dim 128.
+pub const SHORT_KEYS_CAUSAL_D128: u32 = 2048;
 
 const fn spec(entry: &'static str, element: Element, head_dim: u32, block_n: u32) -> KernelSpec {
     // Stages: as many as the shared memory holds, at most 3.
@@ -255,13 +259,28 @@ const _: () = {
     }
 };
 
+/// The longest key sequence of the short rows at `head_dim` ([`SHORT_KEYS`], or
+/// [`SHORT_KEYS_CAUSAL_D128`]).
+pub const fn short_keys(head_dim: u32, causal: bool) -> u32 {
+    if causal && head_dim == 128 {
+        SHORT_KEYS_CAUSAL_D128
+    } else {
+        SHORT_KEYS
+    }
+}
+
 /// The kernel of `element` and `head_dim` for a problem whose longest key sequence is
-/// `max_keys`, if the module has one: the short row (128 keys a block) up to [`SHORT_KEYS`]
-/// keys, the long one (192) above; head dim 256 has one row.
-pub const fn kernel(element: Element, head_dim: u32, max_keys: u32) -> Option<KernelSpec> {
+/// `max_keys`, if the module has one: the short row (128 keys a block) up to
+/// [`short_keys`] keys, the long one (192) above; head dim 256 has one row.
+pub const fn kernel(
+    element: Element,
+    head_dim: u32,
+    max_keys: u32,
+    causal: bool,
+) -> Option<KernelSpec> {
     let want = match head_dim {
         256 => 64,
-        _ if max_keys <= SHORT_KEYS => 128,
+        _ if max_keys <= short_keys(head_dim, causal) => 128,
         _ => 192,
     };
     let mut i = 0;
@@ -290,26 +309,27 @@ mod tests {
     fn every_supported_problem_has_a_kernel() {
         for element in [Element::Bf16, Element::F16] {
             for d in HEAD_DIMS {
-                for keys in [1, SHORT_KEYS, SHORT_KEYS + 1, 1 << 20] {
-                    let k = kernel(element, d, keys).expect("a kernel");
-                    assert_eq!((k.element, k.head_dim), (element, d));
-                    let short = keys <= SHORT_KEYS;
-                    let block_n = if d == 256 {
-                        64
-                    } else if short {
-                        128
-                    } else {
-                        192
-                    };
-                    assert_eq!(k.block_n, block_n, "{} for {keys} keys", k.entry);
+                for causal in [false, true] {
+                    let limit = if causal && d == 128 { 2048 } else { 1024 };
+                    assert_eq!(short_keys(d, causal), limit);
+                    for keys in [1, limit, limit + 1, 1 << 20] {
+                        let k = kernel(element, d, keys, causal).expect("a kernel");
+                        assert_eq!((k.element, k.head_dim), (element, d));
+                        let block_n = match (d, keys <= limit) {
+                            (256, _) => 64,
+                            (_, true) => 128,
+                            (_, false) => 192,
+                        };
+                        assert_eq!(k.block_n, block_n, "{} for {keys} keys", k.entry);
+                    }
                 }
             }
         }
-        assert_eq!(kernel(Element::Bf16, 96, 1), None);
+        assert_eq!(kernel(Element::Bf16, 96, 1, false), None);
         // Every row is some problem's.
         for k in KERNELS {
-            let keys = if k.block_n == 192 { SHORT_KEYS + 1 } else { 1 };
-            assert_eq!(kernel(k.element, k.head_dim, keys), Some(k));
+            let keys = if k.block_n == 192 { 1 << 20 } else { 1 };
+            assert_eq!(kernel(k.element, k.head_dim, keys, false), Some(k));
         }
     }
 
