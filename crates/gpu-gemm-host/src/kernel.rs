@@ -110,9 +110,23 @@ impl Kernel {
         self.spec().smem_bytes()
     }
 
-    /// CTAs per cluster: 2 for the CTA pairs, 1 otherwise.
+    /// CTAs per cluster tile: 2 for the CTA pairs, 1 otherwise (a cluster-K kernel's clusters
+    /// are its splits of one tile: [`Kernel::launch_cluster`]).
     pub const fn cluster(self) -> u32 {
         self.spec().cluster()
+    }
+
+    /// CTAs per cluster of a launch in `splits` parts: the cluster-K kernels'
+    /// ([`Kernel::Skinny16ClusterK`] and its wider forms) clusters are their `splits`, the
+    /// pairs' 2, the others' 1.
+    pub const fn launch_cluster(self, splits: u32) -> u32 {
+        self.spec().launch_cluster(splits)
+    }
+
+    /// Whether the kernel splits K across the CTAs of a cluster (its capacity then counts
+    /// clusters of 8 CTAs).
+    pub const fn is_cluster_k(self) -> bool {
+        matches!(self.spec().grid, gpu_gemm_plan::Grid::ClusterK)
     }
 
     /// Rows of B's tensor-map box: a CTA of a pair loads half of the tile's.
@@ -185,6 +199,11 @@ impl Kernel {
                 shape.m,
                 self.tile_rows(),
                 self.name()
+            )),
+            LaunchLimit::ClusterSplits { splits, k_blocks } => GemmError::Shape(format!(
+                "{} splits K across the CTAs of a cluster: 1 to 8 parts, at most one per 64 of K's {} ({k_blocks} blocks), not {splits}; Kernel::splits gives the count it launches with",
+                self.name(),
+                shape.k
             )),
             LaunchLimit::Units { units } => GemmError::Shape(format!(
                 "{} x {} needs {units} work units (tiles of {} x {}) for {}, whose schedule counts them in 32 bits (below 2^31)",

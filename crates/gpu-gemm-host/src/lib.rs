@@ -67,6 +67,7 @@ mod module;
 
 pub use cache::{CacheLimits, CacheStats};
 pub use error::{GemmError, context};
+pub use gpu_gemm_plan::ClusterFit;
 pub use kernel::{Kernel, Shape, check_shape};
 pub use module::{ABI_SYMBOL, ABI_VERSION};
 
@@ -173,8 +174,13 @@ pub struct Gemm {
     /// does not hold).
     functions: Vec<Option<CudaFunction>>,
     sms: u32,
-    /// How many CTA pairs of the cluster kernel fit on the GPU at once.
-    pairs: u32,
+    /// How many clusters of each kernel fit on the GPU at once, in the order of
+    /// [`Kernel::ALL`]: CTA pairs for the pair kernel, clusters of 8 for the cluster-K kernels
+    /// (0 where none fits), CTAs (the SMs) for the others.
+    capacities: Vec<u32>,
+    /// For the cluster-K kernels (in the order of [`Kernel::ALL`]; zeros for the others), how
+    /// many clusters of each size, 1 to 8 CTAs, fit at once: their split counts.
+    fits: Vec<ClusterFit>,
     ctx: Arc<CudaContext>,
 }
 
@@ -250,16 +256,36 @@ impl Gemm {
         let sms = ctx
             .attribute(sys::CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT)
             .map_err(cuda("the SM count"))? as u32;
-        let cluster = loaded.functions[Kernel::Cluster.index()]
-            .as_ref()
-            .expect("the production kernels are in every module load accepts");
-        let pairs = max_active_clusters(ctx, Kernel::Cluster, cluster, Kernel::Cluster.cluster())?;
+        let mut capacities = Vec::with_capacity(Kernel::ALL.len());
+        let mut fits = Vec::with_capacity(Kernel::ALL.len());
+        for (kernel, function) in Kernel::ALL.into_iter().zip(&loaded.functions) {
+            let mut fit = [0; 8];
+            let capacity = match function {
+                Some(function) if kernel == Kernel::Cluster => {
+                    max_active_clusters(ctx, kernel, function, kernel.cluster())?
+                }
+                Some(function) if kernel.is_cluster_k() => {
+                    // A size of which none fits is never launched (a GPU that holds no cluster
+                    // of 2 of them runs each tile in one CTA).
+                    fit[0] = sms;
+                    for size in 2..=8 {
+                        fit[size as usize - 1] =
+                            max_active_clusters(ctx, kernel, function, size).unwrap_or(0);
+                    }
+                    fit[7]
+                }
+                _ => sms,
+            };
+            capacities.push(capacity);
+            fits.push(fit);
+        }
         Ok(Self {
             cache: Mutex::new(PlanCache::new(CacheLimits::default())),
             functions: loaded.functions,
             _module: loaded.module,
             sms,
-            pairs,
+            capacities,
+            fits,
             ctx: ctx.clone(),
         })
     }
@@ -289,20 +315,30 @@ impl Gemm {
     /// Into how many parts `kernel` splits each tile's K range for `shape` on this GPU
     /// ([`Kernel::splits`] with this GPU's capacity).
     pub fn splits(&self, kernel: Kernel, shape: Shape) -> u32 {
+        if kernel.is_cluster_k() {
+            return kernel
+                .spec()
+                .cluster_k_splits(shape, &self.fits[kernel.index()]);
+        }
         kernel.splits(shape, self.capacity(kernel))
     }
 
-    /// How many clusters of `kernel` fit at once (CTAs for the single-CTA kernels).
+    /// How many clusters of 1 to 8 CTAs of a cluster-K kernel (element `s - 1` for clusters of
+    /// `s`) this GPU holds at once, as the driver says (`cuOccupancyMaxActiveClusters`), from
+    /// which [`Gemm::splits`] takes its part count; zeros for the other kernels.
+    pub fn cluster_fit(&self, kernel: Kernel) -> ClusterFit {
+        self.fits[kernel.index()]
+    }
+
+    /// How many clusters of `kernel` fit at once (CTAs for the single-CTA kernels, clusters of
+    /// 8 for the cluster-K kernels).
     fn capacity(&self, kernel: Kernel) -> u32 {
-        match kernel {
-            Kernel::Cluster => self.pairs,
-            _ => self.sms,
-        }
+        self.capacities[kernel.index()]
     }
 
     /// How many CTA pairs of [`Kernel::Cluster`] the GPU holds at once: its grid, in pairs.
     pub fn pairs(&self) -> u32 {
-        self.pairs
+        self.capacity(Kernel::Cluster)
     }
 
     /// Enqueues `D = alpha * A * B^T + beta * C` on `stream` with the kernel
@@ -647,7 +683,7 @@ impl Gemm {
         let Shape { m, n, k } = shape;
         self.function(kernel)?;
         let capacity = self.capacity(kernel);
-        let splits = kernel.splits(shape, capacity);
+        let splits = self.splits(kernel, shape);
         kernel.check_launch(shape, splits, capacity)?;
         // A, B, and D and C for the TMA-store epilogue (their rows must be a multiple of 16
         // bytes: N % 8 == 0; otherwise the kernels store D from registers, read C from global
@@ -764,7 +800,7 @@ impl Gemm {
             .map_err(cuda("binding the context"))?;
         let kernel = prepared.kernel;
         let grid = prepared.grid;
-        let mut attribute = cluster_attribute(kernel.cluster());
+        let mut attribute = cluster_attribute(kernel.launch_cluster(prepared.splits));
         let config = launch_config(
             grid,
             kernel.threads(),
@@ -927,6 +963,12 @@ impl Prepared {
     /// The kernel it launches.
     pub fn kernel(&self) -> Kernel {
         self.kernel
+    }
+
+    /// The launch's grid `(x, y)` in CTAs, in clusters of
+    /// [`Kernel::launch_cluster`]`(self.splits())`.
+    pub fn grid(&self) -> (u32, u32) {
+        self.grid
     }
 
     /// The shape it was prepared for.

@@ -39,6 +39,14 @@ pub struct Config {
     /// its B, and M and N exchanged; the epilogue writes each element to D transposed back,
     /// from registers (no TMA store: D's rows are the kernel's columns).
     pub swap_ab: bool,
+    /// Split-K inside a cluster: the launch's clusters are `splits` CTAs, one per split of one
+    /// tile (the grid [`Grid::ClusterK`](crate::Grid::ClusterK)); each CTA leaves its partial
+    /// tile in its own shared memory, and after a cluster barrier adds up one slice of the
+    /// tile's rows from every CTA's partial (distributed shared memory) and writes that slice of
+    /// D. No workspace, no counter, no CTA finishing alone: the split-K of [`Config::split_k`]
+    /// without its global memory round trips. The transposing kernels only (D out from
+    /// registers; the staging buffers hold the partials).
+    pub cluster_k: bool,
 }
 
 impl Config {
@@ -52,6 +60,7 @@ impl Config {
         tma_store: false,
         split_k: false,
         swap_ab: false,
+        cluster_k: false,
     };
     /// One CTA, elected warp arrivals, `setmaxnreg`, the TMA-store epilogue and split-K.
     pub const SINGLE: Config = Config {
@@ -61,6 +70,7 @@ impl Config {
         tma_store: true,
         split_k: true,
         swap_ab: false,
+        cluster_k: false,
     };
     /// [`Config::SINGLE`] without `setmaxnreg`, for 128 x 64 tiles: their 32 accumulators fit the
     /// 168 registers a thread has at launch (ptxas gives such a kernel fewer, and then ignores
@@ -75,6 +85,13 @@ impl Config {
         tma_store: false,
         swap_ab: true,
         ..Config::SLIM
+    };
+    /// [`Config::SKINNY`] with its split-K inside a cluster ([`Config::cluster_k`]) instead of
+    /// through a global workspace: the decode kernels for layers with few weight tiles.
+    pub const SKINNY_CLUSTER_K: Config = Config {
+        split_k: false,
+        cluster_k: true,
+        ..Config::SKINNY
     };
     /// [`Config::SINGLE`] in CTA pairs with multicast B.
     pub const PAIR: Config = Config {

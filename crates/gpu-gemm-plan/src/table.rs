@@ -23,6 +23,13 @@ pub enum Grid {
     /// A persistent grid of at most as many clusters as fit on the GPU at once, each walking its
     /// units of the [`Schedule`] (`blockIdx.x / cluster, gridDim.x / cluster`).
     Persistent,
+    /// One CTA per split of each tile: `tiles x splits` CTAs in clusters of `splits` (the
+    /// launch's cluster dimension, 1, 2, 4 or 8), cluster `c` computing tile `c` of the grouped
+    /// order, its CTA of rank `r` the `r`-th part of K ([`Config::cluster_k`]). Not persistent:
+    /// no CTA waits for another cluster, so more tiles than fit at once run in waves. The
+    /// capacity it is planned with is how many clusters of 8 CTAs fit at once (each holds two
+    /// clusters of 4, four of 2).
+    ClusterK,
 }
 
 /// One row of the kernel table.
@@ -113,6 +120,31 @@ pub const SKINNY64: KernelSpec = KernelSpec {
     layout: Layout::new(64, 8),
     ..SKINNY16
 };
+/// [`SKINNY16`] with split-K inside a cluster ([`Config::cluster_k`], [`Grid::ClusterK`]): one
+/// cluster per tile of 128 rows of B, its `splits` CTAs each streaming a part of K, the parts
+/// added up through distributed shared memory. For layers whose weight tiles are fewer than the
+/// SMs: every SM streams weights, and no CTA adds up the others' partials alone at the end.
+pub const SKINNY16_CLUSTER_K: KernelSpec = KernelSpec {
+    entry: "gemm_bf16_skinny16_cluster_k",
+    name: "skinny-16-ck",
+    config: Config::SKINNY_CLUSTER_K,
+    grid: Grid::ClusterK,
+    ..SKINNY16
+};
+/// [`SKINNY16_CLUSTER_K`] 32 rows of A wide (`wgmma.m64n32k16`, 9 stages).
+pub const SKINNY32_CLUSTER_K: KernelSpec = KernelSpec {
+    entry: "gemm_bf16_skinny32_cluster_k",
+    name: "skinny-32-ck",
+    layout: SKINNY32.layout,
+    ..SKINNY16_CLUSTER_K
+};
+/// [`SKINNY16_CLUSTER_K`] 64 rows of A wide (`wgmma.m64n64k16`, 8 stages).
+pub const SKINNY64_CLUSTER_K: KernelSpec = KernelSpec {
+    entry: "gemm_bf16_skinny64_cluster_k",
+    name: "skinny-64-ck",
+    layout: SKINNY64.layout,
+    ..SKINNY16_CLUSTER_K
+};
 /// [`PERSISTENT`] in CTA pairs (clusters of 2): the two CTAs of a pair compute vertically
 /// adjacent tiles and share B's box through TMA multicast.
 pub const CLUSTER: KernelSpec = KernelSpec {
@@ -146,7 +178,7 @@ pub const SINGLE_WARPGROUP: KernelSpec = KernelSpec {
 
 /// The production kernels: the module's entries, the host's `Kernel` variants, in the host's
 /// `Kernel::ALL` order.
-pub const KERNELS: [KernelSpec; 7] = [
+pub const KERNELS: [KernelSpec; 10] = [
     CLUSTER,
     PERSISTENT,
     PERSISTENT_N128,
@@ -154,6 +186,9 @@ pub const KERNELS: [KernelSpec; 7] = [
     SKINNY16,
     SKINNY32,
     SKINNY64,
+    SKINNY16_CLUSTER_K,
+    SKINNY32_CLUSTER_K,
+    SKINNY64_CLUSTER_K,
 ];
 
 /// The kernels kept only to show the steps of the design (`step: true`): built into the steps
@@ -191,6 +226,17 @@ macro_rules! with_kernels {
             Skinny32 = SKINNY32,
             /// The decode kernel for M <= 64 (`gemm_bf16_skinny64`, `wgmma.m64n64k16`).
             Skinny64 = SKINNY64,
+            /// [`Skinny16`](Self::Skinny16) with split-K inside a cluster
+            /// (`gemm_bf16_skinny16_cluster_k`): one cluster of `splits` CTAs per tile of 128
+            /// rows of B, each streaming a part of K, the parts added up through distributed
+            /// shared memory. For layers with fewer weight tiles than SMs.
+            Skinny16ClusterK = SKINNY16_CLUSTER_K,
+            /// [`Skinny32`](Self::Skinny32) with split-K inside a cluster
+            /// (`gemm_bf16_skinny32_cluster_k`).
+            Skinny32ClusterK = SKINNY32_CLUSTER_K,
+            /// [`Skinny64`](Self::Skinny64) with split-K inside a cluster
+            /// (`gemm_bf16_skinny64_cluster_k`).
+            Skinny64ClusterK = SKINNY64_CLUSTER_K,
         }
     };
 }
@@ -215,6 +261,13 @@ macro_rules! with_steps {
     };
 }
 
+/// How many clusters of each size a [`Grid::ClusterK`] kernel can hold on the GPU at once:
+/// element `s - 1` for clusters of `s` CTAs (`cuOccupancyMaxActiveClusters`).
+pub type ClusterFit = [u32; 8];
+
+/// The fewest k-blocks (of 64) a part of K has in a [`Grid::ClusterK`] kernel's split.
+pub const CLUSTER_K_MIN_BLOCKS: u32 = 2;
+
 /// The largest grid y dimension (CUDA's limit): the tile rows of the per-tile kernels.
 const MAX_GRID_Y: u64 = 65_535;
 
@@ -225,6 +278,9 @@ pub enum LaunchLimit {
     GridRows { rows: u64 },
     /// The schedule would hold `units` work units, not below 2^31.
     Units { units: u64 },
+    /// A [`Grid::ClusterK`] kernel launched in `splits` parts: its clusters are 1 to 8 CTAs
+    /// (the portable cluster size), each part at least one of the `k_blocks`.
+    ClusterSplits { splits: u32, k_blocks: u32 },
 }
 
 impl KernelSpec {
@@ -283,12 +339,56 @@ impl KernelSpec {
     /// when `capacity` clusters fit on the GPU at once: as many parts as keep every cluster busy,
     /// at most 16, each at least 4 k-blocks of 64 ([`gpu_hopper::schedule::split_k`]); 1 for a
     /// kernel without split-K.
+    ///
+    /// A [`Grid::ClusterK`] kernel, whose `capacity` is taken as the clusters of 8 CTAs that fit
+    /// at once: [`KernelSpec::cluster_k_splits`] with the clusters of 4 and 2 that those hold
+    /// (two and four each) and no others; a host that knows how many clusters of each size fit
+    /// calls that with them.
     pub fn splits(&self, shape: Shape, capacity: u32) -> u32 {
+        let (tm, tn) = self.tiles(shape);
+        let k_blocks = shape.k.div_ceil(BK);
+        if matches!(self.grid, Grid::ClusterK) {
+            let mut fit = [0; 8];
+            for s in [2, 4, 8] {
+                fit[s - 1] = capacity.saturating_mul(8 / s as u32);
+            }
+            return self.cluster_k_splits(shape, &fit);
+        }
         if !self.splits_k() {
             return 1;
         }
+        gpu_hopper::schedule::split_k(tm * tn, capacity, k_blocks, 4, 16)
+    }
+
+    /// Into how many parts a [`Grid::ClusterK`] kernel splits K for `shape` when `fit[s - 1]`
+    /// clusters of `s` CTAs fit on the GPU at once: the most parts, 2 to 8, whose clusters (one
+    /// per tile) all fit at once, each part at least [`CLUSTER_K_MIN_BLOCKS`] k-blocks; 1 when
+    /// none does (the kernel then computes each tile whole in one CTA). How many fit depends on
+    /// how the GPU's SMs are grouped (a cluster runs inside one GPC): on the H200, with one CTA
+    /// per SM, fewer than 132 / s for most sizes, so it is asked of the driver, not computed.
+    /// 1 for the other kernels.
+    pub fn cluster_k_splits(&self, shape: Shape, fit: &ClusterFit) -> u32 {
+        if !matches!(self.grid, Grid::ClusterK) {
+            return 1;
+        }
         let (tm, tn) = self.tiles(shape);
-        gpu_hopper::schedule::split_k(tm * tn, capacity, shape.k.div_ceil(BK), 4, 16)
+        let k_blocks = shape.k.div_ceil(BK);
+        (2..=8u32)
+            .rev()
+            .find(|&s| {
+                tm * tn <= u64::from(fit[s as usize - 1]) && k_blocks >= s * CLUSTER_K_MIN_BLOCKS
+            })
+            .unwrap_or(1)
+    }
+
+    /// CTAs per cluster of the launch for `splits`: the [`Grid::ClusterK`] kernels' clusters are
+    /// their `splits`, the others' [`KernelSpec::cluster`].
+    pub const fn launch_cluster(&self, splits: u32) -> u32 {
+        if matches!(self.grid, Grid::ClusterK) {
+            splits
+        } else {
+            self.cluster()
+        }
     }
 
     /// Whether this kernel can run `shape` in `splits` parts with `capacity` clusters: every
@@ -302,6 +402,20 @@ impl KernelSpec {
         capacity: u32,
     ) -> Result<(), LaunchLimit> {
         let (tm, tn) = self.tiles(shape);
+        if matches!(self.grid, Grid::ClusterK) {
+            let k_blocks = shape.k.div_ceil(BK);
+            if !(1..=8).contains(&splits) || splits > k_blocks {
+                return Err(LaunchLimit::ClusterSplits { splits, k_blocks });
+            }
+            // One CTA per split of each tile: the grid's x dimension, and the units the
+            // schedule counts, are the same number.
+            let units = tm * tn * u64::from(splits);
+            return if units < gpu_hopper::schedule::MAX_UNITS {
+                Ok(())
+            } else {
+                Err(LaunchLimit::Units { units })
+            };
+        }
         let splits = if self.splits_k() { splits } else { 1 };
         if matches!(self.grid, Grid::PerTile) && tm > MAX_GRID_Y {
             return Err(LaunchLimit::GridRows { rows: tm });
@@ -336,6 +450,15 @@ impl KernelSpec {
         let (tm, tn) = (tm as u32, tn as u32);
         Ok(match self.grid {
             Grid::PerTile => Schedule::new(tm, tn, 1, 1, first, tm * tn),
+            // Every CTA its own unit: `first` is the CTA's index, the stride the grid's size.
+            Grid::ClusterK => Schedule::new(
+                tm,
+                tn,
+                splits,
+                shape.k.div_ceil(BK),
+                first,
+                tm * tn * splits,
+            ),
             Grid::Persistent => {
                 let splits = if self.splits_k() { splits } else { 1 };
                 let k_blocks = shape.k.div_ceil(BK);
@@ -358,12 +481,14 @@ impl KernelSpec {
         Ok(match self.grid {
             Grid::PerTile => (schedule.tiles_n, schedule.tiles_m),
             Grid::Persistent => (self.cluster() * schedule.stride, 1),
+            Grid::ClusterK => (schedule.stride, 1),
         })
     }
 
     /// The split-K workspace's bytes for `shape` in `splits` parts with `capacity` clusters: a
     /// CTA tile's f32 block (`rows x cols`) per slot (a CTA tile of the split tiles) and split,
-    /// then a 4-byte counter per slot; none without split-K; the launch's limit if it cannot run.
+    /// then a 4-byte counter per slot; none without split-K (nor for the [`Grid::ClusterK`]
+    /// kernels, whose parts meet in shared memory); the launch's limit if it cannot run.
     pub fn workspace_bytes(
         &self,
         shape: Shape,
@@ -371,7 +496,8 @@ impl KernelSpec {
         capacity: u32,
     ) -> Result<u64, LaunchLimit> {
         let schedule = self.schedule(shape, splits, capacity, 0)?;
-        if schedule.splits <= 1 {
+        // The cluster-K kernels' parts meet in shared memory, not in a workspace.
+        if schedule.splits <= 1 || !self.splits_k() {
             return Ok(0);
         }
         let slots = u64::from(schedule.slots(self.cluster()));

@@ -4,8 +4,8 @@
 use gpu_gemm_plan::Shape as Problem;
 use gpu_gemm_plan::abi::Params;
 use gpu_gemm_plan::{
-    BM, CLUSTER, KernelSpec, PERSISTENT, PERSISTENT_N64, PERSISTENT_N128, SKINNY16, SKINNY32,
-    SKINNY64,
+    BM, CLUSTER, KernelSpec, PERSISTENT, PERSISTENT_N64, PERSISTENT_N128, SKINNY16,
+    SKINNY16_CLUSTER_K, SKINNY32, SKINNY32_CLUSTER_K, SKINNY64, SKINNY64_CLUSTER_K,
 };
 use gpu_pipeline::Cta;
 
@@ -39,6 +39,14 @@ const fn check(spec: KernelSpec, name: &str) {
     assert!(
         spec.threads == 384 && spec.rows == BM,
         "entry! builds the three-warpgroup kernel body: 384 threads, 128-row tiles"
+    );
+    assert!(
+        !spec.config.cluster_k
+            || (spec.config.swap_ab
+                && !spec.config.split_k
+                && spec.config.cluster == 1
+                && spec.layout.bn <= 64),
+        "a cluster-K kernel computes the transpose (D leaves from registers, its staging buffers hold the partials), without the global split-K, in clusters of its parts only, on tiles at most 64 wide (the partial fits the staging buffers)"
     );
 }
 
@@ -135,6 +143,25 @@ entry!(
 entry!(
     /// [`gemm_bf16_skinny16`] 64 rows of A wide (`wgmma.m64n64k16`, 8 stages).
     gemm_bf16_skinny64 = SKINNY64
+);
+
+entry!(
+    /// [`gemm_bf16_skinny16`] with split-K inside a cluster: a grid of `tiles x splits` CTAs in
+    /// clusters of `splits` (1 to 8, at most the k-blocks; the launch's cluster dimension), each
+    /// cluster one tile, each CTA the part of K of its rank; the parts added up through
+    /// distributed shared memory. `params.splits` equals the cluster's size, and `work` is not
+    /// used.
+    gemm_bf16_skinny16_cluster_k = SKINNY16_CLUSTER_K
+);
+
+entry!(
+    /// [`gemm_bf16_skinny16_cluster_k`] 32 rows of A wide (`wgmma.m64n32k16`, 9 stages).
+    gemm_bf16_skinny32_cluster_k = SKINNY32_CLUSTER_K
+);
+
+entry!(
+    /// [`gemm_bf16_skinny16_cluster_k`] 64 rows of A wide (`wgmma.m64n64k16`, 8 stages).
+    gemm_bf16_skinny64_cluster_k = SKINNY64_CLUSTER_K
 );
 
 #[cfg(feature = "steps")]

@@ -11,6 +11,7 @@ use gpu_pipeline::{
     prefetch_tensor_map,
 };
 
+use crate::cluster_k;
 use crate::epilogue::{
     EPILOGUE_BARRIERS, Epi, Out, c_stages, epilogue, load_c, store_through_smem,
 };
@@ -111,6 +112,27 @@ pub(crate) unsafe fn gemm<W: Width, const ST: usize, const C: u32, S: MbarScope>
     } else {
         0
     };
+    // A cluster-K kernel's parts of K: the CTAs of its cluster, each the part of its rank.
+    let parts = if config.cluster_k {
+        cluster_k::parts()
+    } else {
+        1
+    };
+    let part = if parts > 1 {
+        gpu_pipeline::cluster_cta_rank()
+    } else {
+        0
+    };
+    if config.cluster_k {
+        // The schedule gives this CTA one unit, part `part` of its tile, when the launch kept
+        // the entries' contract (a grid of tiles x parts CTAs in clusters of `parts`, parts at
+        // most the k-blocks): otherwise its cluster would add up partials nobody wrote.
+        let (_, split, splits) = schedule.unit(schedule.first);
+        if schedule.first >= schedule.total() || split != part || splits != parts {
+            // SAFETY: ends the kernel (the launch broke the entries' contract).
+            unsafe { core::arch::nvptx::trap() };
+        }
+    }
     if paired {
         // SAFETY: every thread of both CTAs arrives once, then waits: the peer's barriers are
         // initialised (`init` ends with `fence.mbarrier_init.release.cluster`) before any remote
@@ -168,22 +190,73 @@ pub(crate) unsafe fn gemm<W: Width, const ST: usize, const C: u32, S: MbarScope>
             // SAFETY: each consumer warpgroup executes it whole, converged.
             unsafe { setmaxnreg_inc::<CONSUMER_REGS>() };
         }
-        // SAFETY: the two consumer warpgroups, whole; the layout, maps and matrices are the
-        // entries' contract's.
+        if config.cluster_k {
+            // SAFETY: the two consumer warpgroups, whole; this CTA's one unit (checked above).
+            unsafe {
+                consume_part::<W, ST, C, S>(
+                    schedule,
+                    smem,
+                    pipe.into_consumer(),
+                    tid - 128,
+                    out,
+                    (m, n),
+                    k_blocks,
+                )
+            };
+        } else {
+            // SAFETY: the two consumer warpgroups, whole; the layout, maps and matrices are the
+            // entries' contract's.
+            unsafe {
+                consume::<W, ST, C, S>(
+                    config,
+                    schedule,
+                    smem,
+                    pipe.into_consumer(),
+                    tid - 128,
+                    rank,
+                    out,
+                    m,
+                    n,
+                    k_blocks,
+                )
+            };
+        }
+    }
+    if parts > 1 {
+        // Every CTA of the cluster has written its partial tile (released by each writer's
+        // arrival, acquired by every wait); then the consumers add up their slices of the tile
+        // from every CTA's partial; the second barrier keeps each CTA's partial (its shared
+        // memory) alive until every CTA's reads of it are done.
+        // SAFETY: every thread of the cluster's CTAs reaches both barriers once, in order (the
+        // launch's one unit per CTA, checked above).
         unsafe {
-            consume::<W, ST, C, S>(
-                config,
-                schedule,
-                smem,
-                pipe.into_consumer(),
-                tid - 128,
-                rank,
-                out,
-                m,
-                n,
-                k_blocks,
-            )
-        };
+            arch::barrier_cluster_arrive_release();
+            arch::barrier_cluster_wait_acquire();
+        }
+        if tid >= 128 {
+            let (tile, _, _) = schedule.unit(schedule.first);
+            let (tm, tn) = schedule.tile(tile);
+            // SAFETY: every CTA of the cluster wrote its partial of this tile before the barrier
+            // above, and keeps it until the barrier below; the kernel computes the transpose
+            // (the entries check it of every cluster-K row).
+            unsafe {
+                cluster_k::reduce_slice::<W>(
+                    smem,
+                    layout,
+                    tid - 128,
+                    (part, parts),
+                    (tm * BM, tn * W::BN),
+                    out,
+                    m,
+                    n,
+                )
+            };
+        }
+        // SAFETY: as above.
+        unsafe {
+            arch::barrier_cluster_arrive_release();
+            arch::barrier_cluster_wait_acquire();
+        }
     }
     if paired {
         // SAFETY: as above. No CTA of a pair exits while its peer may still arrive on its empty
@@ -335,6 +408,60 @@ unsafe fn consume<W: Width, const ST: usize, const C: u32, S: MbarScope>(
     }
 }
 
+/// The consumer warpgroups' part of [`gemm`] in a cluster-K kernel (`Config::cluster_k`): thread
+/// `th` of 256 computes the CTA's one unit, part `split` of K of one tile, and leaves it in the
+/// CTA's partial tile for the cluster's reduction ([`cluster_k`]); a tile in one part (a launch
+/// without clusters) goes to D from registers.
+///
+/// # Safety
+///
+/// The two consumer warpgroups call it, whole; the CTA has one unit in `schedule`; the layout,
+/// maps and matrices are the entries' contract's.
+#[inline(always)]
+unsafe fn consume_part<W: Width, const ST: usize, const C: u32, S: MbarScope>(
+    schedule: Schedule,
+    smem: *mut u8,
+    consumer: ConsumerHalf<ST, NvidiaMbarBackend<1, C, S>>,
+    th: u32,
+    out: Out,
+    (m, n): (u32, u32),
+    k_blocks: u32,
+) {
+    let (g, w, l) = (th / 128, (th % 128) / 32, th % 32);
+    let layout = const { Layout::new(W::BN, ST as u32) };
+    // One lane per consumer warp releases a stage (`Config::warp_arrivals`).
+    let release = |stage: ConsumerStage<'_, ST, NvidiaMbarBackend<1, C, S>>| {
+        if l == 0 {
+            stage.arrive();
+        }
+        stage.release_without_signal();
+    };
+    let issue = |acc: &mut W::Acc, index: u32, first: bool| unsafe {
+        // SAFETY: the stage is full; the whole warpgroup is here.
+        mma_stage::<W>(acc, smem, layout, index, g, first)
+    };
+    let (tile, split, parts) = schedule.unit(schedule.first);
+    let (tm, tn) = schedule.tile(tile);
+    let mut acc = W::ZERO;
+    #[allow(clippy::needless_borrows_for_generic_args)]
+    consume_unit(
+        &consumer,
+        &mut acc,
+        Schedule::k_range(split, parts, k_blocks),
+        &issue,
+        &release,
+        || {},
+    );
+    if parts > 1 {
+        // SAFETY: the layout's staging buffers, which nothing else uses in this kernel; the
+        // cluster barrier after this call orders the writes before any read.
+        unsafe { cluster_k::write_partial::<W>(&acc, smem, layout, th) };
+    } else {
+        let (row0, col0) = (tm * BM + g * 64 + 16 * w + l / 4, tn * W::BN + 2 * (l % 4));
+        epilogue::<W>(&acc, row0, col0, out, m, n);
+    }
+}
+
 /// The persistent schedule: CTA `b` (or CTA pair `b`) computes units `b, b + grid, ...` of
 /// `splits` per cluster tile (clamped to 1..=k-blocks, so that no split is empty; 1 where the
 /// configuration has no split-K).
@@ -381,5 +508,23 @@ pub(crate) fn schedule_of<W: Width>(
             Schedule::new(tiles_m, tiles_n, 1, 1, y * tiles_n + x, tiles_m * tiles_n)
         }
         Grid::Persistent => persistent::<W>(spec.config, m, n, k, splits),
+        Grid::ClusterK => {
+            // SAFETY: special-register reads.
+            let (grid, block) = unsafe {
+                (
+                    core::arch::nvptx::_grid_dim_x() as u32,
+                    core::arch::nvptx::_block_idx_x() as u32,
+                )
+            };
+            // The parts are the cluster's CTAs (the launch's `splits`, which they must equal).
+            Schedule::new(
+                m.div_ceil(BM),
+                n.div_ceil(W::BN),
+                cluster_k::parts(),
+                k.div_ceil(BK),
+                block,
+                grid,
+            )
+        }
     }
 }

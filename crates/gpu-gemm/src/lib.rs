@@ -23,6 +23,7 @@
 #![deny(unsafe_op_in_unsafe_fn)]
 #![warn(clippy::undocumented_unsafe_blocks, clippy::missing_safety_doc)]
 
+mod cluster_k;
 mod entries;
 mod epilogue;
 mod kernel;

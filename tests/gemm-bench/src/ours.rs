@@ -63,6 +63,26 @@ impl Gemm for Ours {
         Ok(())
     }
 
+    fn choice(&self) -> Option<String> {
+        let (prepared, _, _) = self.prepared.as_ref()?;
+        let kernel = prepared.kernel();
+        let splits = prepared.splits();
+        let (x, y) = prepared.grid();
+        let mut text = format!(
+            "{}: {splits} split(s) of K, grid {x} x {y} CTAs in clusters of {}",
+            kernel.name(),
+            kernel.launch_cluster(splits)
+        );
+        if kernel.is_cluster_k() {
+            let fit = self.gemm.cluster_fit(kernel);
+            text.push_str(&format!(
+                " (clusters of 1..8 that fit at once: {})",
+                fit.map(|f| f.to_string()).join(" ")
+            ));
+        }
+        Some(text)
+    }
+
     fn run(
         &mut self,
         stream: &CudaStream,

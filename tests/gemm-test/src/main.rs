@@ -2,9 +2,9 @@
 //! checked **exactly** against a host reference on small-integer inputs (values in -2..=2, so every
 //! product and partial sum is an integer below 2^24 and exact in f32, and the reference rounds to
 //! bf16 as the kernel does), over square shapes, odd M and N (1, 7, 1000, 4097), skinny M (64,
-//! 128), decode M (1, 3, 17, 33, 63), long K (65536), beta 0 and non-zero (non-zero also in
-//! place: C is D). One line per shape, PASS or FAIL; then one timing
-//! line at 8192^3 (information only: the benchmark against cuBLAS is `cargo xtask bench-gemm`).
+//! 128), decode M (1, 3, 5, 17, 33, 63) split across 1, 2, 4 or 8 CTAs of a cluster by the
+//! cluster-K kernels, long K (65536), beta 0 and non-zero (non-zero also in place: C is D). One
+//! line per shape, PASS or FAIL; then one timing line at 8192^3 (information only: the benchmark against cuBLAS is `cargo xtask bench-gemm`).
 //!
 //! Then the host API's boundaries (`boundary`): modules of another ABI, two streams, two contexts;
 //! and `run` captured into CUDA graphs (`graph`): refused before its first call, replayed exactly
@@ -60,6 +60,10 @@ const CASES: &[Case] = &[
     (17, 4097, 1000, 1.0, 1.0),
     (63, 2050, 8200, 2.0, 0.0),
     (33, 7, 3000, 1.0, 1.0),
+    // Split-K inside a cluster (the cluster-K kernels; the others split it through their
+    // workspace): 16 tiles of 128 rows of B in 8 parts each; 64 tiles in 2, with C.
+    (1, 2048, 2048, 1.0, 0.0),
+    (5, 8192, 1024, 1.0, 1.0),
 ];
 
 /// Cases of the quick and sanitizer modes: one tile, an odd shape with C, a split-K shape with C

@@ -35,7 +35,11 @@ fn the_launch_of_each_row_fits_an_sm90_block() {
 
 #[test]
 fn the_hosts_grid_is_the_schedule_the_device_walks() {
-    let capacity = |k: &KernelSpec| 132 / k.cluster();
+    // Clusters of the kernel's own size that fit, or of 8 for the cluster-K kernels.
+    let capacity = |k: &KernelSpec| match k.grid {
+        Grid::ClusterK => 16,
+        _ => 132 / k.cluster(),
+    };
     for k in KERNELS.into_iter().chain(STEPS) {
         for (m, n, kk) in [
             (1, 1, 8),
@@ -52,7 +56,7 @@ fn the_hosts_grid_is_the_schedule_the_device_walks() {
             // Every unit is walked once by the grid's CTAs (clusters), each in its own
             // schedule built from the grid as the device builds it.
             let clusters = match k.grid {
-                Grid::PerTile => gx * gy,
+                Grid::PerTile | Grid::ClusterK => gx * gy,
                 Grid::Persistent => gx / k.cluster(),
             };
             let mut units = Vec::new();
@@ -162,4 +166,65 @@ fn a_transposing_kernel_schedules_the_transposed_problem() {
     let wide = Shape { m: 64, ..shape };
     assert_eq!(SKINNY64.tiles(wide), (28, 1));
     assert_eq!(SKINNY16.tiles(wide), (28, 4));
+}
+
+/// The cluster-K kernels: as many parts of K as the tiles' CTAs fit at once, 8, 4 or 2, each at
+/// least two k-blocks; one cluster per tile, its CTA of rank r the r-th part; no workspace.
+#[test]
+fn a_cluster_k_kernel_splits_each_tile_across_one_cluster() {
+    // 16 clusters of 8 fit (the H200's 132 SMs: 128 CTAs in clusters of 8).
+    let cap = 16;
+    let shape = |m, n, k| Shape { m, n, k };
+    // 1 x 2048 x 2048: 16 tiles of 128 rows of B, 32 k-blocks: 8 parts of 4.
+    let small = shape(1, 2048, 2048);
+    assert_eq!(SKINNY16_CLUSTER_K.splits(small, cap), 8);
+    assert_eq!(SKINNY16_CLUSTER_K.grid(small, 8, cap), Ok((128, 1)));
+    assert_eq!(SKINNY16_CLUSTER_K.launch_cluster(8), 8);
+    assert_eq!(SKINNY16.launch_cluster(8), 1);
+    assert_eq!(CLUSTER.launch_cluster(1), 2);
+    assert_eq!(SKINNY16_CLUSTER_K.workspace_bytes(small, 8, cap), Ok(0));
+    // Tile t's parts are CTAs 8 t .. 8 t + 7, part r on the CTA of rank r.
+    for cta in [0, 5, 8, 127] {
+        let s = SKINNY16_CLUSTER_K.schedule(small, 8, cap, cta).unwrap();
+        assert_eq!((s.first, s.total(), s.stride), (cta, 128, 128));
+        assert_eq!(s.unit(cta), (cta / 8, cta % 8, 8));
+        assert_eq!(s.first + s.stride, s.total() + cta, "one unit per CTA");
+    }
+    // 32 tiles (4096 x 4096): 4 parts; 64 tiles (8192): 2; 28 tiles (3584): 4.
+    assert_eq!(SKINNY16_CLUSTER_K.splits(shape(1, 4096, 4096), cap), 4);
+    assert_eq!(SKINNY16_CLUSTER_K.splits(shape(16, 8192, 8192), cap), 2);
+    assert_eq!(SKINNY64_CLUSTER_K.splits(shape(64, 3584, 3584), cap), 4);
+    // Too many tiles for two parts each (65 x 2 > 128 CTAs): one CTA per tile.
+    let wide = shape(1, 65 * 128, 4096);
+    assert_eq!(SKINNY32_CLUSTER_K.splits(wide, cap), 1);
+    assert_eq!(SKINNY32_CLUSTER_K.grid(wide, 1, cap), Ok((65, 1)));
+    // A short K: parts of at least two k-blocks (3 k-blocks: 1 part; 4: 2; 16: 8).
+    assert_eq!(SKINNY16_CLUSTER_K.splits(shape(1, 2048, 192), cap), 1);
+    assert_eq!(SKINNY16_CLUSTER_K.splits(shape(1, 2048, 256), cap), 2);
+    assert_eq!(SKINNY16_CLUSTER_K.splits(shape(1, 2048, 1024), cap), 8);
+    // With the clusters of each size that fit on the H200 (a cluster stays in one GPC): 16
+    // tiles in 7 parts where 16 clusters of 7 fit but 14 of 8; 32 tiles in 3 where 30 of 4 fit.
+    let h200: ClusterFit = [132, 66, 42, 30, 22, 20, 16, 14];
+    assert_eq!(SKINNY16_CLUSTER_K.cluster_k_splits(small, &h200), 7);
+    assert_eq!(
+        SKINNY16_CLUSTER_K.cluster_k_splits(shape(1, 4096, 4096), &h200),
+        3
+    );
+    assert_eq!(SKINNY16.cluster_k_splits(small, &h200), 1);
+    // A part count it cannot launch: more than 8 CTAs a cluster, more parts than k-blocks.
+    assert_eq!(
+        SKINNY16_CLUSTER_K.check_launch(small, 16, cap),
+        Err(LaunchLimit::ClusterSplits {
+            splits: 16,
+            k_blocks: 32
+        })
+    );
+    assert_eq!(
+        SKINNY16_CLUSTER_K.check_launch(shape(1, 2048, 128), 4, cap),
+        Err(LaunchLimit::ClusterSplits {
+            splits: 4,
+            k_blocks: 2
+        })
+    );
+    assert!(SKINNY16_CLUSTER_K.check_launch(small, 0, cap).is_err());
 }

@@ -640,3 +640,58 @@ leaf! {
         d
     }
 }
+
+leaf! {
+    /// `mov.u32 d, %cluster_nctarank;`: the number of CTAs in this CTA's cluster (1 for a launch
+    /// without clusters: every CTA is then a cluster of one).
+    ///
+    /// PTX ISA 7.8, sm_90. PTX ISA, "Special Registers: %cluster_nctarank".
+    #[gpu_only("mov.u32 %cluster_nctarank")]
+    #[inline(always)]
+    #[must_use]
+    pub fn cluster_nctarank() -> u32 {
+        let ranks: u32;
+        // SAFETY: reads a special register.
+        unsafe {
+            asm!("mov.u32 {d}, %cluster_nctarank;", d = out(reg32) ranks, options(nostack, nomem, preserves_flags));
+        }
+        ranks
+    }
+}
+
+leaf! {
+    /// `ld.shared::cluster.v4.f32 {d0, d1, d2, d3}, [addr];`: four f32 of the shared memory of a
+    /// CTA of this cluster (distributed shared memory), at a `.shared::cluster` address (from
+    /// `mapa.shared::cluster`, gpu-pipeline's `mapa_shared_cluster`; this CTA's own included).
+    /// A weak load: what another CTA wrote is seen after a synchronisation at cluster scope
+    /// (a `barrier.cluster.arrive.release` / `wait.acquire` pair, say) ordered it before.
+    ///
+    /// PTX ISA 7.8 (`.shared::cluster`), sm_90. PTX ISA, "Data Movement and Conversion
+    /// Instructions: ld" and "State Spaces: Shared State Space" (distributed shared memory).
+    ///
+    /// # Safety
+    ///
+    /// `addr` is the `.shared::cluster` address of 16 bytes, 16-byte aligned, of a CTA of this
+    /// cluster that has not exited (nor will before the load completes), and no thread writes
+    /// them unordered with this load.
+    #[gpu_only("ld.shared::cluster.v4.f32")]
+    #[inline(always)]
+    #[must_use]
+    pub unsafe fn ld_shared_cluster_v4_f32(addr: u32) -> [f32; 4] {
+        let (a, b, c, d): (f32, f32, f32, f32);
+        // SAFETY: guaranteed by the caller. Not `readonly`: the load must stay after the
+        // cluster barrier that orders the peer's writes before it.
+        unsafe {
+            asm!(
+                "ld.shared::cluster.v4.f32 {{{a}, {b}, {c}, {d}}}, [{p}];",
+                p = in(reg32) addr,
+                a = out(reg32) a,
+                b = out(reg32) b,
+                c = out(reg32) c,
+                d = out(reg32) d,
+                options(nostack, preserves_flags),
+            );
+        }
+        [a, b, c, d]
+    }
+}
