@@ -89,11 +89,12 @@ pub fn run(sh: &Shell, ci: bool) -> Result {
 
 /// The modules the benchmark's bundle carries beside the production one, each `(features,
 /// file)`: the kernel crate with its `plain`, `overlap` and `pingpong` features (every kernel's
-/// loop forced so).
-pub const VARIANTS: [(&str, &str); 3] = [
+/// loop forced so), and with `balanced` (the persistent CTAs' alternating order of units).
+pub const VARIANTS: [(&str, &str); 4] = [
     ("plain", "gpu_attention_plain.ptx"),
     ("overlap", "gpu_attention_overlap.ptx"),
     ("overlap,pingpong", "gpu_attention_overlap_pingpong.ptx"),
+    ("balanced", "gpu_attention_balanced.ptx"),
 ];
 
 /// A variant module of [`VARIANTS`] after [`build_variant`].

@@ -2,7 +2,10 @@
 //!
 //! A unit is one query block (`block_m` rows) of one query head of one sequence: it reads its
 //! rows of Q once and streams the key blocks it sees ([`key_blocks`](crate::mask::key_blocks)).
-//! A persistent CTA takes units `first, first + grid, ...`, so the order is the schedule:
+//! A persistent grid takes the units in rounds of `grid` (one per CTA), so the order is the
+//! schedule; within a round the CTAs take them in turn, forwards in even rounds and backwards in
+//! odd ones ([`Assignment`]), so that a CTA given a round's longest unit gets the next round's
+//! shortest:
 //!
 //! - causal: the query blocks that see the most keys first (FlashAttention-3's longest-first
 //!   order), so that the last wave holds the shortest units; within a query block index, the
@@ -119,6 +122,81 @@ impl<'a> Units<'a> {
     }
 }
 
+/// The units one CTA of a persistent grid takes, in order: unit `r * grid + c` of each round
+/// `r`, where `c` is the CTA's index in even rounds and, when alternating, `grid - 1 -` it in odd
+/// ones (a boustrophedon: over two rounds of units in decreasing length every CTA gets one long
+/// and one short unit). Over the grid's CTAs every unit below `count` comes exactly once.
+///
+/// With the causal units' longest-first order a plain stride (`c, c + grid, ..`, not
+/// alternating) gives CTA 0 the longest unit of every round: 6 % (D 128) to 12 % (D 256) more
+/// work than the mean at 8k keys, which the whole launch waits for (`causal_rounds_balance_the_ctas`).
+///
+/// A kernel walks it as `while a.unit() < count { ..; a.advance() }`: every value is defined on
+/// every path (an `Option`, as `Iterator::next` returns, left LLVM an undefined payload on the
+/// exhausted path, its PTX `implicit-def`, which the convergence check reads as lane-varying, and
+/// then every `wgmma` of the loop as divergent). The step between a CTA's units alternates
+/// between `2 (grid - 1 - c) + 1` and `2 c + 1`; not alternating, it is `grid`.
+#[derive(Clone, Copy, Debug)]
+pub struct Assignment {
+    unit: u64,
+    step: u64,
+    grid: u64,
+    count: u64,
+    alternate: bool,
+}
+
+impl Assignment {
+    /// The units of CTA `cta` (below `grid`) of a grid of `grid` CTAs over `count` units,
+    /// alternating the order within a round (`alternate`) or not.
+    #[inline(always)]
+    #[must_use]
+    pub const fn new(cta: u64, grid: u64, count: u64, alternate: bool) -> Self {
+        let step = if alternate {
+            2 * (grid - 1 - cta) + 1
+        } else {
+            grid
+        };
+        Self {
+            unit: cta,
+            step,
+            grid,
+            count,
+            alternate,
+        }
+    }
+
+    /// The CTA's current unit: at or past the count once it has no more (a round's units lie in
+    /// `r * grid .. (r + 1) * grid`, so they only grow).
+    #[inline(always)]
+    #[must_use]
+    pub const fn unit(&self) -> u64 {
+        self.unit
+    }
+
+    /// On to the CTA's unit of the next round.
+    #[inline(always)]
+    pub const fn advance(&mut self) {
+        self.unit += self.step;
+        if self.alternate {
+            self.step = 2 * self.grid - self.step;
+        }
+    }
+}
+
+impl Iterator for Assignment {
+    type Item = u64;
+
+    #[inline(always)]
+    fn next(&mut self) -> Option<u64> {
+        let u = self.unit;
+        if u >= self.count {
+            return None;
+        }
+        self.advance();
+        Some(u)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use std::collections::BTreeSet;
@@ -204,5 +282,82 @@ mod tests {
                 .collect::<Vec<_>>(),
             [(0, 0), (0, 1), (0, 2), (1, 0)]
         );
+    }
+
+    #[test]
+    fn a_grid_takes_every_unit_once_in_alternating_rounds() {
+        for (grid, count) in [
+            (1, 1),
+            (1, 5),
+            (4, 4),
+            (4, 9),
+            (132, 2048),
+            (132, 100),
+            (7, 50),
+        ] {
+            let mut seen = Vec::new();
+            for cta in 0..grid {
+                let mine: Vec<u64> = Assignment::new(cta, grid, count, true).collect();
+                // One unit per round, in increasing rounds.
+                for (k, u) in mine.iter().enumerate() {
+                    assert_eq!(u / grid, k as u64, "cta {cta} of {grid}: {mine:?}");
+                    let within = if k % 2 == 0 { cta } else { grid - 1 - cta };
+                    assert_eq!(u % grid, within);
+                }
+                seen.extend(mine);
+            }
+            seen.sort_unstable();
+            assert_eq!(
+                seen,
+                (0..count).collect::<Vec<_>>(),
+                "grid {grid}, {count} units"
+            );
+        }
+        // Not alternating: the plain stride.
+        let plain: Vec<u64> = Assignment::new(3, 4, 20, false).collect();
+        assert_eq!(plain, [3, 7, 11, 15, 19]);
+    }
+
+    /// The most work any CTA gets over the mean, for a causal problem whose units are taken by a
+    /// persistent grid of 132 CTAs (the H200's SMs): a unit's work is its key blocks plus one
+    /// (its Q load and epilogue).
+    fn imbalance(seq: u32, head_dim: u32, block_n: u32, alternate: bool) -> f64 {
+        let (batch, heads) = (16384 / seq, 2048 / head_dim);
+        let p = Problem::contiguous(batch, (seq, seq), (heads, heads), head_dim)
+            .with_mask(Mask::Causal);
+        let units = Units::new(&p, 128);
+        let grid = 132;
+        let work = |u: u64| {
+            let unit = units.get(u);
+            f64::from(key_blocks(p.mask, (seq, seq), unit.m_block, (128, block_n)).0 + 1)
+        };
+        let per_cta: Vec<f64> = (0..grid)
+            .map(|c| {
+                Assignment::new(c, grid, units.count(), alternate)
+                    .map(work)
+                    .sum()
+            })
+            .collect();
+        let mean = per_cta.iter().sum::<f64>() / grid as f64;
+        per_cta.iter().cloned().fold(0.0, f64::max) / mean
+    }
+
+    #[test]
+    fn causal_rounds_balance_the_ctas() {
+        for (seq, d, n) in [
+            (4096, 128, 192),
+            (8192, 128, 192),
+            (8192, 256, 64),
+            (16384, 64, 192),
+        ] {
+            let r = imbalance(seq, d, n, true);
+            assert!(
+                r < 1.01,
+                "seq {seq}, D {d}: the busiest CTA has {r:.3} of the mean"
+            );
+        }
+        // The plain stride, for comparison: CTA 0 takes every round's longest unit.
+        assert!(imbalance(8192, 128, 192, false) > 1.05);
+        assert!(imbalance(8192, 256, 64, false) > 1.10);
     }
 }

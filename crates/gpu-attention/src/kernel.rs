@@ -5,8 +5,14 @@ use gpu_attention_plan::abi::{
     BARRIER_BYTES, BLOCK_M, KernelSpec, MAP_BYTES, MAPS, Params, THREADS, UNIT_WORDS,
 };
 use gpu_attention_plan::mask::key_blocks;
-use gpu_attention_plan::schedule::{Unit, Units};
+use gpu_attention_plan::schedule::{Assignment, Unit, Units};
 use gpu_attention_plan::{Batches, Mask};
+
+/// Whether the persistent CTAs take each round's units in alternating order
+/// ([`Assignment`]: the causal units' longest-first order then spreads over every CTA) rather
+/// than the plain stride. The `balanced` feature's variant module; off in the production one
+/// until a device run measures it.
+const BALANCED: bool = cfg!(feature = "balanced");
 use gpu_hopper::arch::nvptx::{
     dynamic_smem_1024 as dynamic_smem, ld_global_nc_v4_u32, setmaxnreg_dec, setmaxnreg_inc,
 };
@@ -218,8 +224,9 @@ where
             let spans = spec.spans();
             let kv_bytes = spec.kv_stage_bytes();
             let group = params.group;
-            let mut u = first;
-            while u < count {
+            let mut units = Assignment::new(first, stride, count, BALANCED);
+            while units.unit() < count {
+                let u = units.unit();
                 // SAFETY: `u < units`.
                 let work = unsafe { launch.work(u) };
                 let h = work.unit.head;
@@ -277,7 +284,7 @@ where
                         }
                     });
                 }
-                u += stride;
+                units.advance();
             }
         }
     } else {
@@ -306,8 +313,9 @@ where
         // the smallest normal (every weight 1, as for 0; a hidden key's minus infinity stays so).
         let negate = params.scale_log2 < 0.0;
         let scale_log2 = params.scale_log2.abs().max(f32::MIN_POSITIVE);
-        let mut u = first;
-        while u < count {
+        let mut units = Assignment::new(first, stride, count, BALANCED);
+        while units.unit() < count {
+            let u = units.unit();
             // SAFETY: `u < units`.
             let work = unsafe { launch.work(u) };
             let m0 = work.unit.m_block * BLOCK_M + g * 64 + 16 * w + l / 4;
@@ -443,7 +451,7 @@ where
             // SAFETY: O and LSE hold the problem's extents (the contract); rows past the
             // sequence are not written.
             unsafe { write_out::<E, O>(&params, &work, &o, rows_at, inv, lse, l) };
-            u += stride;
+            units.advance();
         }
     }
 }
