@@ -65,12 +65,7 @@ pub(crate) fn parts() -> u32 {
 /// at most 64 columns (the entries check it of every cluster-K row); no thread reads the partial tile until a barrier orders these writes
 /// before it.
 #[inline(always)]
-pub(crate) unsafe fn write_partial<W: Width>(
-    acc: &W::Acc,
-    smem: *mut u8,
-    layout: Layout,
-    th: u32,
-) {
+pub(crate) unsafe fn write_partial<W: Width>(acc: &W::Acc, smem: *mut u8, layout: Layout, th: u32) {
     let (g, w, l) = (th / 128, (th % 128) / 32, th % 32);
     let buffer = partials(smem, layout);
     W::each_pair(acc, |i, v0, v1| {
@@ -175,13 +170,21 @@ fn write_quad(out: Out, (row, col): (u32, u32), v: [f32; 4], m: u32) {
         let cs = if out.beta != 0.0 {
             // SAFETY: see above; 8 aligned bytes.
             let pair = unsafe { c.cast::<[u32; 2]>().read() };
-            [pair[0] as u16, (pair[0] >> 16) as u16, pair[1] as u16, (pair[1] >> 16) as u16]
+            [
+                pair[0] as u16,
+                (pair[0] >> 16) as u16,
+                pair[1] as u16,
+                (pair[1] >> 16) as u16,
+            ]
         } else {
             [0; 4]
         };
         let x = core::array::from_fn::<f32, 4, _>(|j| scaled(out, v[j], cs[j]));
         // SAFETY: see above; 8 aligned bytes.
-        unsafe { d.cast::<[u32; 2]>().write([bf16x2(x[0], x[1]), bf16x2(x[2], x[3])]) };
+        unsafe {
+            d.cast::<[u32; 2]>()
+                .write([bf16x2(x[0], x[1]), bf16x2(x[2], x[3])])
+        };
         return;
     }
     // One element at a time, each with a constant index into `v` (a loop over a variable one
