@@ -11,17 +11,16 @@
 //! stays: CTA pairs, unless the wide tiles leave SMs idle.
 
 use crate::{
-    CLUSTER, KernelSpec, PERSISTENT, PERSISTENT_N64, PERSISTENT_N128, SKINNY16, SKINNY16_CLUSTER_K,
-    SKINNY32, SKINNY32_CLUSTER_K, SKINNY64, SKINNY64_CLUSTER_K, Shape,
+    CLUSTER, KernelSpec, PERSISTENT, PERSISTENT_N64, PERSISTENT_N128, SKINNY16, SKINNY32, SKINNY64,
+    Shape,
 };
 
 /// The kernel the host API uses for `shape` on a GPU of `sms` SMs.
 ///
 /// For M <= 64 (decode): the kernel that computes the transpose on tiles as wide as M needs,
-/// 16, 32 or 64 rows of A ([`SKINNY16`], [`SKINNY32`], [`SKINNY64`]); where its tiles are at
-/// most half the SMs (two CTAs or more each), its form that splits K across the CTAs of a cluster
-/// ([`SKINNY16_CLUSTER_K`] and wider), whose part count the host takes from the clusters that
-/// fit on the GPU.
+/// 16, 32 or 64 rows of A ([`SKINNY16`], [`SKINNY32`], [`SKINNY64`]); for M > 16 half as wide
+/// when that width would split K in 8 or more parts of at most 4 k-blocks each (few weight
+/// tiles and a short K: 64 x 2048 x 2048 ran in 10.2 us on 32-wide tiles, 12.5 on 64-wide).
 ///
 /// For M <= 1024:
 /// - **128 x 64 tiles** when they make at most one wave (`sms` of them) and K <= 2048: a short
@@ -38,18 +37,20 @@ pub fn default_kernel(shape: Shape, sms: u32) -> &'static KernelSpec {
     };
     let sms = u64::from(sms.max(1));
     if shape.m <= 64 {
-        let wide = if shape.m <= 16 {
-            &SKINNY16
+        let (wide, narrower) = if shape.m <= 16 {
+            return &SKINNY16;
         } else if shape.m <= 32 {
-            &SKINNY32
+            (&SKINNY32, &SKINNY16)
         } else {
-            &SKINNY64
+            (&SKINNY64, &SKINNY32)
         };
-        // Few weight tiles (two CTAs or more for each on the GPU) and a K of two parts or
-        // more: the same width with split-K inside a cluster.
-        let few = 2 * tiles(wide) <= sms;
-        return if few && shape.k.div_ceil(crate::BK) >= 2 * crate::CLUSTER_K_MIN_BLOCKS {
-            cluster_k(wide)
+        // Few tiles and a short K: M's width would split K in 8 or more parts of the minimum 4
+        // k-blocks, and the last split of each tile would add up the most partials for the
+        // least work. Half the width doubles the tiles and halves the splits (and the partials'
+        // size).
+        let splits = wide.splits(shape, sms as u32);
+        return if splits >= 8 && shape.k.div_ceil(crate::BK) <= 4 * splits {
+            narrower
         } else {
             wide
         };
@@ -74,15 +75,6 @@ pub fn default_kernel(shape: Shape, sms: u32) -> &'static KernelSpec {
     }
 }
 
-/// The cluster-K form of a transposing kernel.
-fn cluster_k(spec: &KernelSpec) -> &'static KernelSpec {
-    match spec.cols() {
-        16 => &SKINNY16_CLUSTER_K,
-        32 => &SKINNY32_CLUSTER_K,
-        _ => &SKINNY64_CLUSTER_K,
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -95,18 +87,23 @@ mod tests {
     /// and the chosen kernel's time over it).
     #[test]
     fn one_shape_per_class() {
-        // Decode: the transposing kernel of M's width; split across a cluster's CTAs where its
-        // tiles are few (up to 66 on 132 SMs).
-        assert_eq!(pick(1, 2048, 2048), "skinny-16-ck");
-        assert_eq!(pick(16, 8192, 28672), "skinny-16-ck");
-        assert_eq!(pick(16, 16384, 2048), "skinny-16");
-        assert_eq!(pick(17, 4096, 4096), "skinny-32-ck");
+        // Decode: the transposing kernel of M's width (fastest of ours on every decode shape of
+        // the sweep; 1 x 8192 x 28672: 1.02 of the faster cuBLAS default, the 128 x 256 kernel
+        // 0.89).
+        assert_eq!(pick(1, 2048, 2048), "skinny-16");
+        assert_eq!(pick(16, 8192, 28672), "skinny-16");
+        assert_eq!(pick(17, 4096, 4096), "skinny-32");
         assert_eq!(pick(32, 57344, 8192), "skinny-32");
         assert_eq!(pick(33, 10240, 8192), "skinny-64");
-        assert_eq!(pick(64, 4096, 4096), "skinny-64-ck");
-        assert_eq!(pick(64, 2048, 2048), "skinny-64-ck");
-        // K of one part only (fewer than four k-blocks): the plain kernel.
-        assert_eq!(pick(8, 2048, 192), "skinny-16");
+        assert_eq!(pick(64, 4096, 4096), "skinny-64");
+        // Few weight tiles and a short K: half of M's width (64 x 2048 x 2048: 32-wide tiles
+        // 10.2 us, 64-wide 12.5; 32 x 2048 x 2048: 16-wide 9.1, 32-wide 9.7), but not with a
+        // long K (64 x 2048 x 8192: 64-wide 16.3, 32-wide 17.9).
+        assert_eq!(pick(64, 2048, 2048), "skinny-32");
+        assert_eq!(pick(32, 2048, 2048), "skinny-16");
+        assert_eq!(pick(64, 2048, 8192), "skinny-64");
+        assert_eq!(pick(64, 3072, 2048), "skinny-64");
+        assert_eq!(pick(16, 2048, 2048), "skinny-16");
         // Mid M, a short K in one wave of 128 x 64: 512 x 2048 x 2048 (fastest).
         assert_eq!(pick(512, 2048, 2048), "persistent-64");
         // Mid M, up to 198 tiles of 128 x 128: 384 x 8192 x 8192 (fastest; 128 x 256: 0.87).
@@ -120,16 +117,14 @@ mod tests {
         assert_eq!(pick(2048, 1024, 4096), "persistent-128");
     }
 
-    /// The class edges: M = 64 (decode); 66 weight tiles (half the SMs); 132 tiles of 128 x 64 (one wave) and K = 2048; 198
+    /// The class edges: M = 64 (decode); 132 tiles of 128 x 64 (one wave) and K = 2048; 198
     /// tiles of 128 x 128.
     #[test]
     fn the_edges_of_the_classes() {
         assert_eq!(pick(128, 132 * 64, 2048), "persistent-64");
         assert_eq!(pick(128, 132 * 64 + 1, 2048), "persistent-128");
         assert_eq!(pick(128, 8192, 2056), "persistent-128");
-        assert_eq!(pick(64, 26 * 128 + 1, 4096), "skinny-64-ck");
-        assert_eq!(pick(1, 66 * 128, 4096), "skinny-16-ck");
-        assert_eq!(pick(1, 66 * 128 + 1, 4096), "skinny-16");
+        assert_eq!(pick(64, 26 * 128 + 1, 4096), "skinny-64");
         assert_eq!(pick(65, 26 * 128 + 1, 4096), "persistent-128");
         assert_eq!(pick(128, 198 * 128, 4096), "persistent-128");
         assert_eq!(pick(128, 198 * 128 + 1, 4096), "persistent");

@@ -202,15 +202,19 @@ fn a_cluster_k_kernel_splits_each_tile_across_one_cluster() {
     assert_eq!(SKINNY16_CLUSTER_K.splits(shape(1, 2048, 192), cap), 1);
     assert_eq!(SKINNY16_CLUSTER_K.splits(shape(1, 2048, 256), cap), 2);
     assert_eq!(SKINNY16_CLUSTER_K.splits(shape(1, 2048, 1024), cap), 8);
-    // With the clusters of each size that fit on the H200 (a cluster stays in one GPC): 16
-    // tiles in 7 parts where 16 clusters of 7 fit but 14 of 8; 32 tiles in 3 where 30 of 4 fit.
-    let h200: ClusterFit = [132, 66, 42, 30, 22, 20, 16, 14];
-    assert_eq!(SKINNY16_CLUSTER_K.cluster_k_splits(small, &h200), 7);
+    // With the clusters of each size that fit (a cluster stays in one GPC), say 14 of 8, 30 of 4
+    // and 66 of 2: 16 tiles in 4 parts, 28 in 4, 32 in 2.
+    let fit: ClusterFit = [132, 66, 42, 30, 22, 20, 16, 14];
+    assert_eq!(SKINNY16_CLUSTER_K.cluster_k_splits(small, &fit), 4);
     assert_eq!(
-        SKINNY16_CLUSTER_K.cluster_k_splits(shape(1, 4096, 4096), &h200),
-        3
+        SKINNY16_CLUSTER_K.cluster_k_splits(shape(1, 3584, 3584), &fit),
+        4
     );
-    assert_eq!(SKINNY16.cluster_k_splits(small, &h200), 1);
+    assert_eq!(
+        SKINNY16_CLUSTER_K.cluster_k_splits(shape(1, 4096, 4096), &fit),
+        2
+    );
+    assert_eq!(SKINNY16.cluster_k_splits(small, &fit), 1);
     // A part count it cannot launch: more than 8 CTAs a cluster, more parts than k-blocks.
     assert_eq!(
         SKINNY16_CLUSTER_K.check_launch(small, 16, cap),
