@@ -1,10 +1,11 @@
 #!/usr/bin/env python3
 """An SVG line chart of a `gemm-bench` sweep CSV (standard library only).
 
-usage: plot_sweep.py SWEEP_CSV OUT_SVG [TITLE]
+usage: plot_sweep.py SWEEP_CSV OUT_SVG [TITLE] [IMPLEMENTATION]
 
-One line per (N, K) of the sweep: `ours` (the host API's default kernel) over the faster of
-cublasGemmEx and cuBLASLt's first choice, against M on a log axis; the 1.0 line is parity.
+One line per (N, K) of the sweep: `ours` (the host API's default kernel; or the CSV's
+IMPLEMENTATION) over the faster of cublasGemmEx and cuBLASLt's first choice, against M on a log
+axis; the 1.0 line is parity.
 """
 import csv
 import math
@@ -18,6 +19,7 @@ COLORS = ["#1b6ca8", "#d9480f", "#2b8a3e", "#862e9c", "#e67700", "#0b7285", "#c9
 def main():
     path, out = sys.argv[1], sys.argv[2]
     title = sys.argv[3] if len(sys.argv) > 3 else "ours / the faster cuBLAS default, by M"
+    ours = sys.argv[4] if len(sys.argv) > 4 else "ours"
     times = defaultdict(dict)
     with open(path, newline="") as f:
         for r in csv.DictReader(f):
@@ -25,8 +27,8 @@ def main():
                 times[(int(r["m"]), int(r["n"]), int(r["k"]))][r["implementation"]] = float(r["median_ms"])
     lines = defaultdict(list)
     for (m, n, k), t in times.items():
-        if {"ours", "cublasGemmEx", "cublasLt-heuristic"} <= t.keys():
-            lines[(n, k)].append((m, min(t["cublasGemmEx"], t["cublasLt-heuristic"]) / t["ours"]))
+        if {ours, "cublasGemmEx", "cublasLt-heuristic"} <= t.keys():
+            lines[(n, k)].append((m, min(t["cublasGemmEx"], t["cublasLt-heuristic"]) / t[ours]))
     lines = {nk: sorted(p) for nk, p in lines.items() if len(p) > 1}
     w, h, left, top, right, bottom = 980, 560, 60, 40, 230, 50
     ms = [m for p in lines.values() for m, _ in p]
