@@ -345,8 +345,6 @@ impl KernelSpec {
     /// (two and four each) and no others; a host that knows how many clusters of each size fit
     /// calls that with them.
     pub fn splits(&self, shape: Shape, capacity: u32) -> u32 {
-        let (tm, tn) = self.tiles(shape);
-        let k_blocks = shape.k.div_ceil(BK);
         if matches!(self.grid, Grid::ClusterK) {
             let mut fit = [0; 8];
             for s in [2, 4, 8] {
@@ -357,17 +355,18 @@ impl KernelSpec {
         if !self.splits_k() {
             return 1;
         }
-        gpu_hopper::schedule::split_k(tm * tn, capacity, k_blocks, 4, 16)
+        let (tm, tn) = self.tiles(shape);
+        gpu_hopper::schedule::split_k(tm * tn, capacity, shape.k.div_ceil(BK), 4, 16)
     }
 
     /// Into how many parts a [`Grid::ClusterK`] kernel splits K for `shape` when `fit[s - 1]`
     /// clusters of `s` CTAs fit on the GPU at once: the most parts of 8, 4 and 2 (the cluster
     /// sizes run on the H200; the kernels take 2 to 8) whose clusters (one per tile) all fit at
-    /// once, each part at least [`CLUSTER_K_MIN_BLOCKS`] k-blocks; 1 when
-    /// none does (the kernel then computes each tile whole in one CTA). How many fit depends on
-    /// how the GPU's SMs are grouped (a cluster runs inside one GPC): on the H200, with one CTA
-    /// per SM, fewer than 132 / s for most sizes, so it is asked of the driver, not computed.
-    /// 1 for the other kernels.
+    /// once, each part at least [`CLUSTER_K_MIN_BLOCKS`] k-blocks; 1 when none does (the kernel
+    /// then computes each tile whole in one CTA). How many fit depends on how the GPU's SMs are
+    /// grouped (a cluster runs inside one GPC): on the H200, with one CTA per SM, fewer than
+    /// 132 / s for most sizes (run 90: 30 of 4, 15 of 8), so it is asked of the driver, not
+    /// computed. 1 for the other kernels.
     pub fn cluster_k_splits(&self, shape: Shape, fit: &ClusterFit) -> u32 {
         if !matches!(self.grid, Grid::ClusterK) {
             return 1;

@@ -62,8 +62,8 @@ pub(crate) fn parts() -> u32 {
 /// # Safety
 ///
 /// `smem` is the kernel's dynamic shared memory, laid out as `layout`, with a tile of `W::BN`
-/// at most 64 columns (the entries check it of every cluster-K row); no thread reads the partial tile until a barrier orders these writes
-/// before it.
+/// at most 64 columns (the entries check it of every cluster-K row); no thread reads the
+/// partial tile until a barrier orders these writes before it.
 #[inline(always)]
 pub(crate) unsafe fn write_partial<W: Width>(acc: &W::Acc, smem: *mut u8, layout: Layout, th: u32) {
     let (g, w, l) = (th / 128, (th % 128) / 32, th % 32);
@@ -89,10 +89,10 @@ pub(crate) unsafe fn write_partial<W: Width>(acc: &W::Acc, smem: *mut u8, layout
 ///
 /// # Safety
 ///
-/// Every CTA of the cluster (`ranks`, 2 to 8: the portable cluster sizes) wrote its partial tile with [`write_partial`]
-/// for the same tile, ordered before this call by a cluster barrier (release, acquire), and
-/// none overwrites it or exits before every CTA's reads are done (a second cluster barrier);
-/// `out` is the launch's, for a kernel that computes the transpose.
+/// Every CTA of the cluster (`ranks`, 2 to 8: the portable cluster sizes) wrote its partial
+/// tile with [`write_partial`] for the same tile, ordered before this call by a cluster barrier
+/// (release, acquire), and none overwrites it or exits before every CTA's reads are done (a
+/// second cluster barrier); `out` is the launch's, for a kernel that computes the transpose.
 #[inline(always)]
 #[allow(clippy::too_many_arguments)]
 pub(crate) unsafe fn reduce_slice<W: Width>(
