@@ -89,12 +89,13 @@ pub fn run(sh: &Shell, ci: bool) -> Result {
 
 /// The modules the benchmark's bundle carries beside the production one, each `(features,
 /// file)`: the kernel crate with its `plain`, `overlap` and `pingpong` features (every kernel's
-/// loop forced so), and with `balanced` (the persistent CTAs' alternating order of units).
+/// loop forced so), and with `strided` (the persistent CTAs' units in the plain stride, not the
+/// production module's alternating order).
 pub const VARIANTS: [(&str, &str); 4] = [
     ("plain", "gpu_attention_plain.ptx"),
     ("overlap", "gpu_attention_overlap.ptx"),
     ("overlap,pingpong", "gpu_attention_overlap_pingpong.ptx"),
-    ("balanced", "gpu_attention_balanced.ptx"),
+    ("strided", "gpu_attention_strided.ptx"),
 ];
 
 /// A variant module of [`VARIANTS`] after [`build_variant`].

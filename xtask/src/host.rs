@@ -41,7 +41,7 @@ pub fn lint(sh: &Shell) -> Result {
         crate::gemm_kernel::NVPTX_SM90A.cargo_clippy(sh, crate::gemm_kernel::CRATE, extra)?;
     }
     // The attention kernels, likewise.
-    for extra in [&[][..], &["--features", "overlap,pingpong,balanced"][..]] {
+    for extra in [&[][..], &["--features", "overlap,pingpong,strided"][..]] {
         crate::gemm_kernel::NVPTX_SM90A.cargo_clippy(sh, crate::attention::CRATE, extra)?;
     }
     // The toolkit's test kernels, likewise.

@@ -4,7 +4,7 @@
 //! the plan, which the kernels compile too. Pure: no CUDA call, so every rule here is tested on
 //! the host.
 
-use gpu_gemm_plan::{KernelSpec, LaunchLimit};
+use gpu_gemm_plan::{ClusterFit, KernelSpec, LaunchLimit};
 
 use crate::GemmError;
 
@@ -134,11 +134,26 @@ impl Kernel {
         self.spec().b_box_rows()
     }
 
-    /// The kernel [`Gemm::run`](crate::Gemm::run) uses for `shape` on a GPU of `sms` SMs: the
-    /// plan's rule ([`gpu_gemm_plan::default_kernel`], fitted to a measured sweep of M from 1 to
-    /// 1024 over four model families' layers; its docs give the classes).
+    /// The kernel for `shape` on a GPU of `sms` SMs, of those that need no knowledge of how many
+    /// clusters fit: the plan's rule ([`gpu_gemm_plan::default_kernel`], fitted to a measured
+    /// sweep of M from 1 to 1024 over four model families' layers; its docs give the classes).
+    /// [`Gemm::run`](crate::Gemm::run) uses [`Gemm::default_kernel`](crate::Gemm::default_kernel),
+    /// which also takes the cluster-K kernels where they are faster ([`Kernel::default_on`]).
     pub fn default_for(shape: Shape, sms: u32) -> Kernel {
-        let spec = gpu_gemm_plan::default_kernel(shape, sms);
+        Kernel::of(gpu_gemm_plan::default_kernel(shape, sms))
+    }
+
+    /// The kernel for `shape` on a GPU of `sms` SMs where `fit(kernel)` clusters of each size of
+    /// the cluster-K `kernel` fit at once ([`Gemm::cluster_fit`](crate::Gemm::cluster_fit)):
+    /// the plan's [`gpu_gemm_plan::default_kernel_on`].
+    pub fn default_on(shape: Shape, sms: u32, fit: impl Fn(Kernel) -> ClusterFit) -> Kernel {
+        Kernel::of(gpu_gemm_plan::default_kernel_on(shape, sms, |spec| {
+            fit(Kernel::of(spec))
+        }))
+    }
+
+    /// The kernel of a row of the plan's table.
+    fn of(spec: &KernelSpec) -> Kernel {
         Kernel::ALL
             .into_iter()
             .find(|kernel| kernel.spec().entry == spec.entry)
@@ -440,6 +455,31 @@ mod tests {
                 );
             }
         }
+    }
+
+    /// With the clusters that fit, the default takes a cluster-K kernel for a decode layer of
+    /// one wave (the plan's rule), asking for the fit of that kernel; without, never.
+    #[test]
+    fn the_default_kernel_splits_k_in_clusters_where_it_knows_they_fit() {
+        let shape = Shape {
+            m: 1,
+            n: 6144,
+            k: 4096,
+        };
+        let asked = std::cell::Cell::new(None);
+        let fit = |kernel: Kernel| {
+            asked.set(Some(kernel));
+            [132, 66, 39, 30, 22, 17, 15, 15]
+        };
+        assert_eq!(
+            Kernel::default_on(shape, 132, fit),
+            Kernel::Skinny16ClusterK
+        );
+        assert_eq!(asked.get(), Some(Kernel::Skinny16ClusterK));
+        assert_eq!(Kernel::default_for(shape, 132), Kernel::Skinny16);
+        // No cluster of 2 fits: one CTA per tile against the global split in 2.
+        let none = |_: Kernel| [132, 0, 0, 0, 0, 0, 0, 0];
+        assert_eq!(Kernel::default_on(shape, 132, none), Kernel::Skinny16);
     }
 
     #[test]

@@ -330,6 +330,12 @@ impl Gemm {
         self.fits[kernel.index()]
     }
 
+    /// The kernel [`run`](Self::run) uses for `shape` on this GPU: [`Kernel::default_on`] with
+    /// the clusters that fit here ([`Gemm::cluster_fit`]).
+    pub fn default_kernel(&self, shape: Shape) -> Kernel {
+        Kernel::default_on(shape, self.sms, |kernel| self.cluster_fit(kernel))
+    }
+
     /// How many clusters of `kernel` fit at once (CTAs for the single-CTA kernels, clusters of
     /// 8 for the cluster-K kernels).
     fn capacity(&self, kernel: Kernel) -> u32 {
@@ -342,7 +348,7 @@ impl Gemm {
     }
 
     /// Enqueues `D = alpha * A * B^T + beta * C` on `stream` with the kernel
-    /// [`Kernel::default_for`] the shape. `c` is [`Addend::None`] (or `None`: beta must be 0),
+    /// [`Gemm::default_kernel`] picks for the shape. `c` is [`Addend::None`] (or `None`: beta must be 0),
     /// a buffer (`Some(&c)`) or [`Addend::InPlace`] (C is D); C is read only when beta != 0.
     ///
     /// A, B and C are taken for reading and D for writing through cudarc's tracking, across the
@@ -360,7 +366,7 @@ impl Gemm {
         d: &mut CudaSlice<u16>,
     ) -> Result<(), GemmError> {
         self.run_with(
-            Kernel::default_for(shape, self.sms),
+            self.default_kernel(shape),
             stream,
             shape,
             alpha,

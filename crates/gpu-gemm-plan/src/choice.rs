@@ -11,11 +11,47 @@
 //! stays: CTA pairs, unless the wide tiles leave SMs idle.
 
 use crate::{
-    CLUSTER, KernelSpec, PERSISTENT, PERSISTENT_N64, PERSISTENT_N128, SKINNY16, SKINNY32, SKINNY64,
-    Shape,
+    CLUSTER, ClusterFit, Grid, KernelSpec, PERSISTENT, PERSISTENT_N64, PERSISTENT_N128, SKINNY16,
+    SKINNY16_CLUSTER_K, SKINNY32, SKINNY32_CLUSTER_K, SKINNY64, SKINNY64_CLUSTER_K, Shape,
 };
 
-/// The kernel the host API uses for `shape` on a GPU of `sms` SMs.
+/// [`default_kernel`] on a GPU where `fit(spec)` says how many clusters of each size of the
+/// cluster-K kernel `spec` fit at once (`[s - 1]` for clusters of `s` CTAs, as
+/// [`KernelSpec::cluster_k_splits`] takes them): the kernel the host API uses.
+///
+/// For decode (M <= 64) the transposing kernel that [`default_kernel`] picks, in its cluster-K
+/// form ([`SKINNY16_CLUSTER_K`] and wider) where its weight tiles make one wave (at most `sms`)
+/// and the cluster splits each tile's K into at least as many parts as the global split-K would:
+/// the same CTAs, without the global split-K's last CTA adding the others' partials (run 91,
+/// `tests/results/2026-12-05-issue24-cluster-k.md`: 48 weight tiles, 2 parts either way, 6 %
+/// faster in clusters; 80 tiles, one wave unsplit, 4 %). Not where the global split-K takes
+/// more parts than the clusters that fit allow (16 tiles: 8 parts against 6 clusters of 6; on
+/// par or slower), nor past one wave (224 tiles: the persistent kernel, 6 % faster than two
+/// waves of clusters). The other classes as [`default_kernel`].
+pub fn default_kernel_on(
+    shape: Shape,
+    sms: u32,
+    fit: impl Fn(&KernelSpec) -> ClusterFit,
+) -> &'static KernelSpec {
+    let spec = default_kernel(shape, sms);
+    let clustered = match spec.entry {
+        e if e == SKINNY16.entry => &SKINNY16_CLUSTER_K,
+        e if e == SKINNY32.entry => &SKINNY32_CLUSTER_K,
+        e if e == SKINNY64.entry => &SKINNY64_CLUSTER_K,
+        _ => return spec,
+    };
+    debug_assert!(matches!(clustered.grid, Grid::ClusterK));
+    let (tm, tn) = spec.tiles(shape);
+    let one_wave = tm * tn <= u64::from(sms);
+    if one_wave && clustered.cluster_k_splits(shape, &fit(clustered)) >= spec.splits(shape, sms) {
+        clustered
+    } else {
+        spec
+    }
+}
+
+/// The kernel for `shape` on a GPU of `sms` SMs, of those that need no knowledge of how many
+/// clusters fit ([`default_kernel_on`] adds the cluster-K kernels: the host API's choice).
 ///
 /// For M <= 64 (decode): the kernel that computes the transpose on tiles as wide as M needs,
 /// 16, 32 or 64 rows of A ([`SKINNY16`], [`SKINNY32`], [`SKINNY64`]); for M > 16 half as wide
@@ -132,6 +168,36 @@ mod tests {
         assert_eq!(pick(1025, 2048, 4096), "cluster");
     }
 
+    /// With the clusters that fit on the H200 (run 90): decode layers whose weight tiles make
+    /// one wave run in clusters where the clusters split K at least as finely as the global
+    /// split-K (run 91's sweep: within 3 % of our fastest kernel on 106 of 112 decode shapes,
+    /// against 95 without the cluster-K kernels).
+    #[test]
+    fn decode_layers_of_one_wave_split_k_inside_clusters() {
+        let h200 = |_: &KernelSpec| [132, 66, 39, 30, 22, 17, 15, 15];
+        let on = |m, n, k| default_kernel_on(Shape { m, n, k }, 132, h200).name;
+        // 48 tiles: 2 parts either way (6144 x 4096: 18.5 us against 19.6).
+        assert_eq!(on(1, 6144, 4096), "skinny-16-ck");
+        // 80 tiles, unsplit either way (10240 x 8192: 48.2 us against 50.2).
+        assert_eq!(on(1, 10240, 8192), "skinny-16-ck");
+        assert_eq!(on(32, 10240, 8192), "skinny-32-ck");
+        // 28 tiles: 4 parts either way (64 x 3584 x 3584: 12.6 us against 13.7).
+        assert_eq!(on(64, 3584, 3584), "skinny-64-ck");
+        // 16 and 32 tiles: the global split-K takes 8 and 4 parts, clusters 6 and 3.
+        assert_eq!(on(1, 2048, 2048), "skinny-16");
+        assert_eq!(on(16, 4096, 4096), "skinny-16");
+        // Past one wave (224 tiles): the persistent kernel.
+        assert_eq!(on(1, 28672, 4096), "skinny-16");
+        assert_eq!(on(1, 132 * 128, 4096), "skinny-16-ck");
+        assert_eq!(on(1, 132 * 128 + 1, 4096), "skinny-16");
+        // The narrower width first (64 x 2048 x 2048: 32-wide, 16 tiles, 8 parts globally).
+        assert_eq!(on(64, 2048, 2048), "skinny-32");
+        // The other classes as without clusters.
+        for (m, n, k) in [(65, 4096, 4096), (512, 2048, 2048), (8192, 8192, 8192)] {
+            assert_eq!(on(m, n, k), pick(m, n, k));
+        }
+    }
+
     /// Every choice is a production kernel, on any GPU size and for any shape.
     #[test]
     fn the_choice_is_a_production_kernel() {
@@ -139,9 +205,15 @@ mod tests {
             for m in [1, 63, 64, 65, 1024, 1025, 1 << 20] {
                 for n in [1, 64, 4097, 1 << 20] {
                     for k in [8, 2048, 2056, 1 << 16] {
-                        let spec = default_kernel(Shape { m, n, k }, sms);
-                        assert!(crate::KERNELS.iter().any(|k| k.entry == spec.entry));
-                        assert!(!spec.step);
+                        let shape = Shape { m, n, k };
+                        let fit = |_: &KernelSpec| [sms, sms / 2, sms / 3, sms / 4, 0, 0, 0, 0];
+                        for spec in [
+                            default_kernel(shape, sms),
+                            default_kernel_on(shape, sms, fit),
+                        ] {
+                            assert!(crate::KERNELS.iter().any(|k| k.entry == spec.entry));
+                            assert!(!spec.step);
+                        }
                     }
                 }
             }

@@ -22,7 +22,7 @@ mod config;
 mod layout;
 mod table;
 
-pub use choice::default_kernel;
+pub use choice::{default_kernel, default_kernel_on};
 pub use config::{CONSUMER_REGS, CONSUMER_WARPS, Config, PRODUCER_REGS};
 pub use gpu_hopper::schedule::{GROUP, MAX_UNITS, Schedule};
 pub use layout::{A_BYTES, BK, BM, BOX_BYTES, Layout, STAGING_BYTES, SWIZZLE};

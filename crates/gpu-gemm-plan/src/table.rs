@@ -360,9 +360,8 @@ impl KernelSpec {
     }
 
     /// Into how many parts a [`Grid::ClusterK`] kernel splits K for `shape` when `fit[s - 1]`
-    /// clusters of `s` CTAs fit on the GPU at once: the most parts of 8, 4 and 2 (the cluster
-    /// sizes run on the H200; the kernels take 2 to 8) whose clusters (one per tile) all fit at
-    /// once, each part at least [`CLUSTER_K_MIN_BLOCKS`] k-blocks; 1 when none does (the kernel
+    /// clusters of `s` CTAs fit on the GPU at once: the most parts, 2 to 8, whose clusters (one
+    /// per tile) all fit at once, each part at least [`CLUSTER_K_MIN_BLOCKS`] k-blocks; 1 when none does (the kernel
     /// then computes each tile whole in one CTA). How many fit depends on how the GPU's SMs are
     /// grouped (a cluster runs inside one GPC): on the H200, with one CTA per SM, fewer than
     /// 132 / s for most sizes (run 90: 30 of 4, 15 of 8), so it is asked of the driver, not
@@ -373,8 +372,8 @@ impl KernelSpec {
         }
         let (tm, tn) = self.tiles(shape);
         let k_blocks = shape.k.div_ceil(BK);
-        [8, 4, 2]
-            .into_iter()
+        (2..=8u32)
+            .rev()
             .find(|&s| {
                 tm * tn <= u64::from(fit[s as usize - 1]) && k_blocks >= s * CLUSTER_K_MIN_BLOCKS
             })

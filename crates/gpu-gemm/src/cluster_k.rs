@@ -118,54 +118,37 @@ pub(crate) unsafe fn reduce_slice<W: Width>(
         // SAFETY: every CTA of the cluster holds its partial tile at the same offset (the
         // contract), written and ordered before; 16 aligned bytes (r is a multiple of 4, the
         // buffer 1024-aligned).
-        let sum = unsafe {
-            match ranks {
-                2 => sum_over::<2>(local),
-                4 => sum_over::<4>(local),
-                8 => sum_over::<8>(local),
-                _ => sum_in_turn(local, ranks),
-            }
-        };
+        let sum = unsafe { sum_over(local, ranks) };
         write_quad(out, (m0 + r, n0 + c), sum, m);
         item += 256;
     }
 }
 
-/// The four f32 at `local` in the partial tiles of CTAs `0..R` of the cluster, added in rank
-/// order; every load issued before the first add.
+/// The four f32 at `local` in the partial tiles of CTAs `0..ranks` of the cluster (2 to 8),
+/// added in rank order; every load issued before the first add. Unrolled over the 8 ranks a
+/// cluster may have, each load and add guarded by `p < ranks` (a `match` on the count compiles
+/// to a jump table, an indirect branch the convergence check does not follow; a loop over
+/// `ranks` would wait for each load before issuing the next).
 ///
 /// # Safety
 ///
 /// As [`reduce_slice`]: `local` is 16 aligned bytes of the partial tile, which the cluster's
-/// `R` CTAs wrote.
+/// `ranks` CTAs wrote.
 #[inline(always)]
-unsafe fn sum_over<const R: usize>(local: u32) -> [f32; 4] {
-    // SAFETY: by the contract; `p < R`, a rank of the cluster.
-    let parts: [[f32; 4]; R] = core::array::from_fn(|p| unsafe {
-        ld_shared_cluster_v4_f32(mapa_shared_cluster(local, p as u32))
+unsafe fn sum_over(local: u32, ranks: u32) -> [f32; 4] {
+    let parts: [[f32; 4]; 8] = core::array::from_fn(|p| {
+        if (p as u32) < ranks {
+            // SAFETY: by the contract; `p < ranks`, a rank of the cluster.
+            unsafe { ld_shared_cluster_v4_f32(mapa_shared_cluster(local, p as u32)) }
+        } else {
+            [0.0; 4]
+        }
     });
     let mut sum = parts[0];
-    for v in &parts[1..] {
-        sum = [sum[0] + v[0], sum[1] + v[1], sum[2] + v[2], sum[3] + v[3]];
-    }
-    sum
-}
-
-/// [`sum_over`] for any count of CTAs, one load at a time (the host launches clusters of 2, 4
-/// or 8 only; a `match` over every count compiles to a jump table, an indirect branch the
-/// convergence check does not follow).
-///
-/// # Safety
-///
-/// As [`sum_over`], for `ranks` CTAs.
-#[inline(always)]
-unsafe fn sum_in_turn(local: u32, ranks: u32) -> [f32; 4] {
-    // SAFETY: by the contract; rank 0 exists.
-    let mut sum = unsafe { ld_shared_cluster_v4_f32(mapa_shared_cluster(local, 0)) };
-    for p in 1..ranks {
-        // SAFETY: as above, `p < ranks`.
-        let v = unsafe { ld_shared_cluster_v4_f32(mapa_shared_cluster(local, p)) };
-        sum = [sum[0] + v[0], sum[1] + v[1], sum[2] + v[2], sum[3] + v[3]];
+    for (p, v) in parts.iter().enumerate().skip(1) {
+        if (p as u32) < ranks {
+            sum = [sum[0] + v[0], sum[1] + v[1], sum[2] + v[2], sum[3] + v[3]];
+        }
     }
     sum
 }

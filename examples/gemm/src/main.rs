@@ -10,7 +10,7 @@
 
 use std::process::ExitCode;
 
-use gpu_gemm_host::{Gemm, GemmError, Kernel, Shape, bf16, f32_of};
+use gpu_gemm_host::{Gemm, GemmError, Shape, bf16, f32_of};
 
 /// The exit statuses. They are the numbers of the repository's `pipeline_suite::exit` (which
 /// its `cargo xtask` reads when it runs this program): only [`NO_DRIVER`](exit::NO_DRIVER) means
@@ -119,7 +119,7 @@ fn run() -> Result<String, Failure> {
         .clone_dtoh(&d_gpu)
         .map_err(cuda(exit::TEST_FAILED, "downloading D"))?;
     let want = reference(&a, &b);
-    let kernel = Kernel::default_for(shape, gemm.sms());
+    let kernel = gemm.default_kernel(shape);
     if let Some((row, col, got)) = first_wrong(&d, &want) {
         return Err(Failure {
             status: exit::TEST_FAILED,

@@ -27,7 +27,6 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use cudarc::driver::{CudaSlice, CudaStream, DevicePtr, sys};
-use gpu_gemm_host::Kernel;
 
 use crate::bench::{CSV_HEADER, Options};
 use crate::check::median;
@@ -173,7 +172,7 @@ fn measure_shape(
     out.push(cold);
     out.push(batches(stream, reps, CALLS, "run-hit", || run(&mut buf))?);
 
-    let kernel = Kernel::default_for(ours, gemm.sms());
+    let kernel = gemm.default_kernel(ours);
     let prepared = gemm
         .prepare(stream, kernel, ours, &buf.a, &buf.b, None, &buf.d)
         .map_err(|e| e.to_string())?;

@@ -22,7 +22,7 @@ pub const SKIPPED: &str = "ours: SKIPPED (no --ours-module given)";
 /// One kernel of `gpu-gemm` as an implementation of the benchmark.
 struct Ours {
     gemm: Arc<gpu_gemm_host::Gemm>,
-    /// The kernel, or `None` for the host API's choice per shape ([`Kernel::default_for`]).
+    /// The kernel, or `None` for the host API's choice per shape ([`Gemm::default_kernel`]).
     kernel: Option<Kernel>,
     stream: Arc<CudaStream>,
     prepared: Option<(Prepared, (u32, u32, u32), Operands)>,
@@ -50,7 +50,7 @@ impl Gemm for Ours {
             self.gemm.prepare_raw(
                 &self.stream,
                 self.kernel
-                    .unwrap_or(Kernel::default_for(shape, self.gemm.sms())),
+                    .unwrap_or(self.gemm.default_kernel(shape)),
                 shape,
                 operands.a,
                 operands.b,

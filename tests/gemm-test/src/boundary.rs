@@ -395,7 +395,7 @@ fn prepared_launches_are_ordered_with_other_streams(
         mut d,
     } = LongProblem::new(ctx)?;
     let alpha = LongProblem::ALPHA;
-    let kernel = Kernel::default_for(LONG, gemm.sms());
+    let kernel = gemm.default_kernel(LONG);
     let prepared = gemm
         .prepare(&first, kernel, LONG, &a, &b, Some(&c), &d)
         .map_err(|e| e.to_string())?;

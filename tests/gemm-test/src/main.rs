@@ -2,8 +2,8 @@
 //! checked **exactly** against a host reference on small-integer inputs (values in -2..=2, so every
 //! product and partial sum is an integer below 2^24 and exact in f32, and the reference rounds to
 //! bf16 as the kernel does), over square shapes, odd M and N (1, 7, 1000, 4097), skinny M (64,
-//! 128), decode M (1, 3, 5, 17, 33, 63) split across 1, 2, 4 or 8 CTAs of a cluster by the
-//! cluster-K kernels, long K (65536), beta 0 and non-zero (non-zero also in place: C is D). One
+//! 128), decode M (1, 3, 5, 9, 17, 33, 40, 63) split across 1 to 8 CTAs of a cluster by the
+//! cluster-K kernels (each count checked to have run), long K (65536), beta 0 and non-zero (non-zero also in place: C is D). One
 //! line per shape, PASS or FAIL; then one timing line at 8192^3 (information only: the benchmark against cuBLAS is `cargo xtask bench-gemm`).
 //!
 //! Then the host API's boundaries (`boundary`): modules of another ABI, two streams, two contexts;
@@ -61,9 +61,22 @@ const CASES: &[Case] = &[
     (63, 2050, 8200, 2.0, 0.0),
     (33, 7, 3000, 1.0, 1.0),
     // Split-K inside a cluster (the cluster-K kernels; the others split it through their
-    // workspace): 16 tiles of 128 rows of B in 8 parts each; 64 tiles in 2, with C.
+    // workspace), the part count from the clusters that fit on the H200 (15 of 8 or 7, 17 of 6,
+    // 22 of 5, 30 of 4, 39 of 3, 66 of 2): 16 tiles in 6 parts; 64 in 2, with C; 20 in 5;
+    // 24 in 4, with C.
     (1, 2048, 2048, 1.0, 0.0),
     (5, 8192, 1024, 1.0, 1.0),
+    (9, 2560, 2048, 1.0, 0.0),
+    (40, 3000, 1496, 1.0, 1.0),
+    // One tile and 2 s + 1 k-blocks: s parts, on any GPU (every part count 2 to 8; `main`
+    // checks that each ran).
+    (3, 100, 264, 1.0, 0.0),
+    (3, 100, 392, 1.0, 1.0),
+    (3, 100, 520, 1.0, 0.0),
+    (3, 100, 648, 1.0, 1.0),
+    (3, 100, 776, 1.0, 0.0),
+    (3, 100, 904, 1.0, 1.0),
+    (3, 100, 1032, 1.0, 0.0),
 ];
 
 /// Cases of the quick and sanitizer modes: one tile, an odd shape with C, a split-K shape with C
@@ -317,11 +330,28 @@ fn main() -> ExitCode {
     let mut seed = 0x9E37_79B9_7F4A_7C15u64 ^ u64::from(std::process::id());
     let (mut passed, mut failed) = (0, 0);
     for &kernel in if only_boundary { &[][..] } else { KERNELS } {
+        // The part counts a cluster-K kernel ran with (bit s for s parts).
+        let mut parts = 0u32;
         for &case in if quick { QUICK } else { CASES } {
+            let (m, n, k, ..) = case;
+            parts |= 1 << gemm.splits(kernel, Shape { m, n, k });
             match run_case(&gemm, kernel, &stream, case, &mut seed) {
                 Ok(true) => passed += 1,
                 Ok(false) => failed += 1,
                 Err(e) => return fail(exit::TEST_FAILED, &e),
+            }
+        }
+        // Every cluster size the kernel takes (1 to 8 CTAs) must have run: a sum over a part
+        // count that no case reaches is not tested.
+        let all = (1..=8).fold(0, |bits, s| bits | 1 << s);
+        if kernel.is_cluster_k() && !quick {
+            if parts & all == all {
+                println!("PASS {} ran with every part count, 1 to 8", kernel.entry());
+                passed += 1;
+            } else {
+                let missing: Vec<u32> = (1..=8).filter(|s| parts & 1 << s == 0).collect();
+                println!("FAIL {} never ran with {missing:?} parts", kernel.entry());
+                failed += 1;
             }
         }
     }
