@@ -49,8 +49,7 @@ impl Gemm for Ours {
         let prepared = unsafe {
             self.gemm.prepare_raw(
                 &self.stream,
-                self.kernel
-                    .unwrap_or(self.gemm.default_kernel(shape)),
+                self.kernel.unwrap_or(self.gemm.default_kernel(shape)),
                 shape,
                 operands.a,
                 operands.b,
