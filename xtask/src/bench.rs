@@ -13,8 +13,8 @@ use crate::util::Result;
 /// `prebuilt/`), run both alternately, compare their SASS, and plot.
 const RUN_BENCH_SH: &str = r#"#!/usr/bin/env bash
 # gpu-pipeline benchmarks, self-contained: needs an NVIDIA driver, and the CUDA toolkit (nvcc, ptxas,
-# cuobjdump) unless prebuilt/ holds the cubins; python3 with matplotlib for the plot. Results go to
-# $OUT (or out/ beside this).
+# cuobjdump) unless prebuilt/ holds the cubins; python3 for the plot (an SVG, standard library
+# only). Results go to $OUT (or out/ beside this).
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
 out=${OUT:-$here/out}
@@ -61,7 +61,7 @@ if command -v cuobjdump >/dev/null; then
 fi
 rm -f "$out"/*.cubin
 echo "== plot"
-python3 "$here/plot.py" "$out/bench.csv" "$out/bench.png" && echo "plot written: bench.png"
+python3 "$here/plot.py" "$out/bench.csv" "$out/bench.svg" && echo "plot written: bench.svg"
 exit $status
 "#;
 
