@@ -176,6 +176,28 @@ pub const SINGLE_WARPGROUP: KernelSpec = KernelSpec {
     ..PER_TILE
 };
 
+/// A measurement, kept beside the steps: [`SKINNY16`] in a ring of 4 stages (105 KiB of shared
+/// memory instead of 213). Run 91 measured the smallest decode layers at 8.5-9 us whichever way
+/// K was split (2048 x 2048: 8 parts globally, 6 in clusters) against cuBLAS's 7.2-7.5: a fixed
+/// cost; this row and [`SKINNY16_CLUSTER_K_S4`] tell whether it comes with the ring's size (its
+/// shared-memory carveout, its barriers) rather than with the split.
+pub const SKINNY16_S4: KernelSpec = KernelSpec {
+    entry: "gemm_bf16_skinny16_s4",
+    name: "skinny-16-s4",
+    layout: Layout::new(16, 4),
+    step: true,
+    ..SKINNY16
+};
+/// [`SKINNY16_CLUSTER_K`] in a ring of 4 stages: the measurement of [`SKINNY16_S4`] for the
+/// cluster-K form.
+pub const SKINNY16_CLUSTER_K_S4: KernelSpec = KernelSpec {
+    entry: "gemm_bf16_skinny16_cluster_k_s4",
+    name: "skinny-16-ck-s4",
+    layout: Layout::new(16, 4),
+    step: true,
+    ..SKINNY16_CLUSTER_K
+};
+
 /// The production kernels: the module's entries, the host's `Kernel` variants, in the host's
 /// `Kernel::ALL` order.
 pub const KERNELS: [KernelSpec; 10] = [
@@ -191,10 +213,16 @@ pub const KERNELS: [KernelSpec; 10] = [
     SKINNY64_CLUSTER_K,
 ];
 
-/// The kernels kept only to show the steps of the design (`step: true`): built into the steps
-/// module (the kernel crate's `steps` feature) and the host's `Kernel` variants only with its
-/// `steps` feature, for the benchmark's step table.
-pub const STEPS: [KernelSpec; 3] = [PER_TILE, PERSISTENT_FIRST, SINGLE_WARPGROUP];
+/// The kernels kept only to show the steps of the design, and the measurements beside them
+/// (`step: true`): built into the steps module (the kernel crate's `steps` feature) and the
+/// host's `Kernel` variants only with its `steps` feature, for the benchmark's step table.
+pub const STEPS: [KernelSpec; 5] = [
+    PER_TILE,
+    PERSISTENT_FIRST,
+    SINGLE_WARPGROUP,
+    SKINNY16_S4,
+    SKINNY16_CLUSTER_K_S4,
+];
 
 /// Calls `$callback!` with the production rows as `Variant = ROW` items, each with its doc
 /// comment, after the tokens given after the callback's name, if any: the host crate defines its `Kernel` enum from it (with [`with_steps!`]'s rows under
@@ -257,6 +285,12 @@ macro_rules! with_steps {
             /// whose thread 0 issues the tensor loads between its MMAs (`gemm_bf16_single`).
             /// Never split.
             SingleWarpgroup = SINGLE_WARPGROUP,
+            /// A measurement: [`Skinny16`](Self::Skinny16) in a ring of 4 stages
+            /// (`gemm_bf16_skinny16_s4`).
+            Skinny16S4 = SKINNY16_S4,
+            /// A measurement: [`Skinny16ClusterK`](Self::Skinny16ClusterK) in a ring of 4 stages
+            /// (`gemm_bf16_skinny16_cluster_k_s4`).
+            Skinny16ClusterKS4 = SKINNY16_CLUSTER_K_S4,
         }
     };
 }

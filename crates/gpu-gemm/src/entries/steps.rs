@@ -1,10 +1,13 @@
 //! The kernels kept only to show the steps of the design, each measured against the one after it
 //! by the benchmark's step table (the `steps` feature; not in the production module): one CTA
-//! per tile, the first persistent kernel, and the single warpgroup before warp specialization.
+//! per tile, the first persistent kernel, and the single warpgroup before warp specialization;
+//! and the measurements beside them: the 16-wide decode kernels in a ring of 4 stages.
 
 use gpu_gemm_plan::Shape as Problem;
 use gpu_gemm_plan::abi::Params;
-use gpu_gemm_plan::{A_BYTES, BK, PER_TILE, PERSISTENT_FIRST, SINGLE_WARPGROUP};
+use gpu_gemm_plan::{
+    A_BYTES, BK, PER_TILE, PERSISTENT_FIRST, SINGLE_WARPGROUP, SKINNY16_CLUSTER_K_S4, SKINNY16_S4,
+};
 use gpu_hopper::arch::nvptx::{dynamic_smem_1024 as dynamic_smem, wgmma_wait_group};
 use gpu_hopper::wgmma::Shape;
 use gpu_pipeline::{Cta, NvidiaMbarBackend, ProducerConsumerPipeline};
@@ -25,6 +28,17 @@ entry!(
     /// split-K: `splits` is ignored): kept as the step before, measured against
     /// [`gemm_bf16_persistent`] in the same run.
     gemm_bf16_persistent_first = PERSISTENT_FIRST
+);
+
+entry!(
+    /// A measurement: [`super::gemm_bf16_skinny16`] in a ring of 4 stages (105 KiB of shared
+    /// memory instead of 213), against it in the same rounds.
+    gemm_bf16_skinny16_s4 = SKINNY16_S4
+);
+
+entry!(
+    /// A measurement: [`super::gemm_bf16_skinny16_cluster_k`] in a ring of 4 stages.
+    gemm_bf16_skinny16_cluster_k_s4 = SKINNY16_CLUSTER_K_S4
 );
 
 /// The single-warpgroup kernel's layout: the wide kernels' ring of 4 stages of 128 x 256 tiles
