@@ -477,7 +477,10 @@ mod tests {
         one_unbound[1] = false;
         assert!(check_steps(&module([WGMMAS; N], one_unbound, false)).is_err());
         // The single-warpgroup entry with the others' bound of 384 threads.
-        let (single, threads) = STEP_ENTRIES[N - 1];
+        let (single, threads) = *STEP_ENTRIES
+            .iter()
+            .find(|(_, threads)| *threads == 128)
+            .expect("the single-warpgroup entry is a step");
         assert_eq!(threads, 128);
         let wrong_bound = good.replacen(
             &format!(".entry {single}(\n\t.param .u32 {single}_param_0\n)\n.maxntid 128"),
