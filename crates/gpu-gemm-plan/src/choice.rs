@@ -21,13 +21,18 @@ use crate::{
 ///
 /// For decode (M <= 64) the transposing kernel that [`default_kernel`] picks, in its cluster-K
 /// form ([`SKINNY16_CLUSTER_K`] and wider) where its weight tiles make one wave (at most `sms`)
-/// and the cluster splits each tile's K into at least as many parts as the global split-K would:
-/// the same CTAs, without the global split-K's last CTA adding the others' partials (run 91,
-/// `tests/results/2026-12-05-issue24-cluster-k.md`: 48 weight tiles, 2 parts either way, 6 %
-/// faster in clusters; 80 tiles, one wave unsplit, 4 %). Not where the global split-K takes
-/// more parts than the clusters that fit allow (16 tiles: 8 parts against 6 clusters of 6; on
-/// par or slower), nor past one wave (224 tiles: the persistent kernel, 6 % faster than two
-/// waves of clusters). The other classes as [`default_kernel`].
+/// and either the cluster splits each tile's K into at least as many parts as the global
+/// split-K would, or the tiles are 64 wide and split in clusters at all (run 91, `tests/results/2026-12-05-issue24-cluster-k.md`):
+/// - the same CTAs without the global split-K's last CTA adding the others' partials: 48 weight
+///   tiles, 2 parts either way, 6 % faster in clusters; 80 tiles, one wave unsplit, 4 %;
+/// - at 64 wide the partials are four times the 16-wide ones, and adding them up at the end is
+///   the global split-K's cost even with more parts: 64 x 3072 x 2048, 24 tiles in 4 parts in
+///   clusters, 10.4 us, against 5 parts globally, 12.0;
+/// - not at 16 and 32 wide where the global split-K takes more parts than the clusters that fit
+///   allow (16 tiles: 8 parts against 6 clusters of 6; on par or slower), nor past one wave
+///   (224 tiles: the persistent kernel, 6 % faster than two waves of clusters).
+///
+/// The other classes as [`default_kernel`].
 pub fn default_kernel_on(
     shape: Shape,
     sms: u32,
@@ -43,7 +48,9 @@ pub fn default_kernel_on(
     debug_assert!(matches!(clustered.grid, Grid::ClusterK));
     let (tm, tn) = spec.tiles(shape);
     let one_wave = tm * tn <= u64::from(sms);
-    if one_wave && clustered.cluster_k_splits(shape, &fit(clustered)) >= spec.splits(shape, sms) {
+    let parts = clustered.cluster_k_splits(shape, &fit(clustered));
+    let global = spec.splits(shape, sms);
+    if one_wave && (parts >= global || (spec.cols() == 64 && parts >= 2)) {
         clustered
     } else {
         spec
@@ -170,8 +177,8 @@ mod tests {
 
     /// With the clusters that fit on the H200 (run 90): decode layers whose weight tiles make
     /// one wave run in clusters where the clusters split K at least as finely as the global
-    /// split-K (run 91's sweep: within 3 % of our fastest kernel on 106 of 112 decode shapes,
-    /// against 95 without the cluster-K kernels).
+    /// split-K, or the tiles are 64 wide (run 91's sweep: within 3 % of our fastest kernel on 108
+    /// of 112 decode shapes, against 95 without the cluster-K kernels).
     #[test]
     fn decode_layers_of_one_wave_split_k_inside_clusters() {
         let h200 = |_: &KernelSpec| [132, 66, 39, 30, 22, 17, 15, 15];
@@ -183,6 +190,20 @@ mod tests {
         assert_eq!(on(32, 10240, 8192), "skinny-32-ck");
         // 28 tiles: 4 parts either way (64 x 3584 x 3584: 12.6 us against 13.7).
         assert_eq!(on(64, 3584, 3584), "skinny-64-ck");
+        // 64 wide, fewer parts in clusters than globally (24 tiles: 4 against 5; 16 tiles: 6
+        // against 8): still the clusters (64 x 3072 x 2048: 10.4 us against 12.0; 64 x 2048 x
+        // 8192: 15.9 against 16.3).
+        assert_eq!(on(64, 3072, 2048), "skinny-64-ck");
+        assert_eq!(on(64, 2048, 8192), "skinny-64-ck");
+        assert_eq!(on(64, 28672, 4096), "skinny-64");
+        // Where no cluster of 2 fits, a tile's K is not split in clusters: the global split-K.
+        let none = |_: &KernelSpec| [132, 0, 0, 0, 0, 0, 0, 0];
+        let shape = Shape {
+            m: 64,
+            n: 3072,
+            k: 2048,
+        };
+        assert_eq!(default_kernel_on(shape, 132, none).name, "skinny-64");
         // 16 and 32 tiles: the global split-K takes 8 and 4 parts, clusters 6 and 3.
         assert_eq!(on(1, 2048, 2048), "skinny-16");
         assert_eq!(on(16, 4096, 4096), "skinny-16");
