@@ -175,7 +175,7 @@ pub struct Gemm {
     functions: Vec<Option<CudaFunction>>,
     sms: u32,
     /// How many clusters of each kernel fit on the GPU at once, in the order of
-    /// [`Kernel::ALL`]: CTA pairs for the pair kernel, clusters of 8 for the cluster-K kernels
+    /// [`Kernel::ALL`]: CTA pairs for the pair kernels, clusters of 8 for the cluster-K kernels
     /// (0 where none fits), CTAs (the SMs) for the others.
     capacities: Vec<u32>,
     /// For the cluster-K kernels (in the order of [`Kernel::ALL`]; zeros for the others), how
@@ -261,7 +261,8 @@ impl Gemm {
         for (kernel, function) in Kernel::ALL.into_iter().zip(&loaded.functions) {
             let mut fit = [0; 8];
             let capacity = match function {
-                Some(function) if kernel == Kernel::Cluster => {
+                // The CTA pairs (the production pair kernel, and a step in pairs).
+                Some(function) if kernel.cluster() == 2 => {
                     max_active_clusters(ctx, kernel, function, kernel.cluster())?
                 }
                 Some(function) if kernel.is_cluster_k() => {

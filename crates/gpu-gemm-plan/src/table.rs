@@ -198,6 +198,21 @@ pub const SKINNY16_CLUSTER_K_S4: KernelSpec = KernelSpec {
     ..SKINNY16_CLUSTER_K
 };
 
+/// A measurement: [`PERSISTENT_N64`] in CTA pairs ([`Config::cluster`] 2): the two CTAs of a
+/// pair compute vertically adjacent 128 x 64 tiles and share B's 64-row box through TMA
+/// multicast (each loads 32 rows for both), the mid-M shape the issue saw cuBLAS choose (1024^3:
+/// 128 x 64 tiles in clusters of 2) where ours ran at 0.78.
+pub const PERSISTENT_N64_PAIR: KernelSpec = KernelSpec {
+    entry: "gemm_bf16_persistent_n64_pair",
+    name: "persistent-64-pair",
+    config: Config {
+        cluster: 2,
+        ..Config::SLIM
+    },
+    step: true,
+    ..PERSISTENT_N64
+};
+
 /// The production kernels: the module's entries, the host's `Kernel` variants, in the host's
 /// `Kernel::ALL` order.
 pub const KERNELS: [KernelSpec; 10] = [
@@ -216,12 +231,13 @@ pub const KERNELS: [KernelSpec; 10] = [
 /// The kernels kept only to show the steps of the design, and the measurements beside them
 /// (`step: true`): built into the steps module (the kernel crate's `steps` feature) and the
 /// host's `Kernel` variants only with its `steps` feature, for the benchmark's step table.
-pub const STEPS: [KernelSpec; 5] = [
+pub const STEPS: [KernelSpec; 6] = [
     PER_TILE,
     PERSISTENT_FIRST,
     SINGLE_WARPGROUP,
     SKINNY16_S4,
     SKINNY16_CLUSTER_K_S4,
+    PERSISTENT_N64_PAIR,
 ];
 
 /// Calls `$callback!` with the production rows as `Variant = ROW` items, each with its doc
@@ -291,6 +307,9 @@ macro_rules! with_steps {
             /// A measurement: [`Skinny16ClusterK`](Self::Skinny16ClusterK) in a ring of 4 stages
             /// (`gemm_bf16_skinny16_cluster_k_s4`).
             Skinny16ClusterKS4 = SKINNY16_CLUSTER_K_S4,
+            /// A measurement: [`PersistentSlim`](Self::PersistentSlim) in CTA pairs sharing B's
+            /// box by multicast (`gemm_bf16_persistent_n64_pair`).
+            PersistentSlimPair = PERSISTENT_N64_PAIR,
         }
     };
 }

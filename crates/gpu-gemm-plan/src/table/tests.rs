@@ -28,7 +28,11 @@ fn the_launch_of_each_row_fits_an_sm90_block() {
         // The TMA-store epilogue leaves 64 columns at a time; a `wgmma` is 8 to 256 wide, in
         // steps of 8 (16 for the toolkit's generated shapes below 64).
         let step = if k.config.tma_store { 64 } else { 16 };
-        assert_eq!(k.cols() % (step * k.cluster()), 0, "{}", k.name);
+        assert_eq!(k.cols() % step, 0, "{}", k.name);
+        // A pair's CTAs each load half of B's box for both: whole 128-byte swizzle atoms (8
+        // rows), 1024-aligned in the stage.
+        assert_eq!(k.b_box_rows() % 8, 0, "{}", k.name);
+        assert_eq!(k.b_box_rows() * k.cluster(), k.cols(), "{}", k.name);
         assert!(!(k.config.swap_ab && k.config.tma_store), "{}", k.name);
     }
 }

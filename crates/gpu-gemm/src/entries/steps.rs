@@ -1,12 +1,14 @@
 //! The kernels kept only to show the steps of the design, each measured against the one after it
 //! by the benchmark's step table (the `steps` feature; not in the production module): one CTA
 //! per tile, the first persistent kernel, and the single warpgroup before warp specialization;
-//! and the measurements beside them: the 16-wide decode kernels in a ring of 4 stages.
+//! and the measurements beside them: the 16-wide decode kernels in a ring of 4 stages, and the
+//! 128 x 64 kernel in CTA pairs.
 
 use gpu_gemm_plan::Shape as Problem;
 use gpu_gemm_plan::abi::Params;
 use gpu_gemm_plan::{
-    A_BYTES, BK, PER_TILE, PERSISTENT_FIRST, SINGLE_WARPGROUP, SKINNY16_CLUSTER_K_S4, SKINNY16_S4,
+    A_BYTES, BK, PER_TILE, PERSISTENT_FIRST, PERSISTENT_N64_PAIR, SINGLE_WARPGROUP,
+    SKINNY16_CLUSTER_K_S4, SKINNY16_S4,
 };
 use gpu_hopper::arch::nvptx::{dynamic_smem_1024 as dynamic_smem, wgmma_wait_group};
 use gpu_hopper::wgmma::Shape;
@@ -39,6 +41,12 @@ entry!(
 entry!(
     /// A measurement: [`super::gemm_bf16_skinny16_cluster_k`] in a ring of 4 stages.
     gemm_bf16_skinny16_cluster_k_s4 = SKINNY16_CLUSTER_K_S4
+);
+
+entry!(
+    /// A measurement: [`super::gemm_bf16_persistent_n64`] in CTA pairs (clusters of 2 along x),
+    /// B's 64-row box shared by multicast, each CTA loading 32 of its rows for both.
+    gemm_bf16_persistent_n64_pair = PERSISTENT_N64_PAIR
 );
 
 /// The single-warpgroup kernel's layout: the wide kernels' ring of 4 stages of 128 x 256 tiles
