@@ -129,7 +129,8 @@ impl<'a> Units<'a> {
 ///
 /// With the causal units' longest-first order a plain stride (`c, c + grid, ..`, not
 /// alternating) gives CTA 0 the longest unit of every round: 6 % (D 128) to 12 % (D 256) more
-/// work than the mean at 8k keys, which the whole launch waits for (`causal_rounds_balance_the_ctas`).
+/// work than the mean at 8k keys, which the whole launch waits for
+/// (`causal_rounds_balance_the_ctas`).
 ///
 /// A kernel walks it as `while a.unit() < count { ..; a.advance() }`: every value is defined on
 /// every path (an `Option`, as `Iterator::next` returns, left LLVM an undefined payload on the

@@ -349,8 +349,9 @@ impl Gemm {
     }
 
     /// Enqueues `D = alpha * A * B^T + beta * C` on `stream` with the kernel
-    /// [`Gemm::default_kernel`] picks for the shape. `c` is [`Addend::None`] (or `None`: beta must be 0),
-    /// a buffer (`Some(&c)`) or [`Addend::InPlace`] (C is D); C is read only when beta != 0.
+    /// [`Gemm::default_kernel`] picks for the shape. `c` is [`Addend::None`] (or `None`: beta
+    /// must be 0), a buffer (`Some(&c)`) or [`Addend::InPlace`] (C is D); C is read only when
+    /// beta != 0.
     ///
     /// A, B and C are taken for reading and D for writing through cudarc's tracking, across the
     /// launch (the crate docs: streams and contexts).

@@ -22,7 +22,8 @@ use crate::{
 /// For decode (M <= 64) the transposing kernel that [`default_kernel`] picks, in its cluster-K
 /// form ([`SKINNY16_CLUSTER_K`] and wider) where its weight tiles make one wave (at most `sms`)
 /// and either the cluster splits each tile's K into at least as many parts as the global
-/// split-K would, or the tiles are 64 wide and split in clusters at all (run 91, `tests/results/2026-12-05-issue24-cluster-k.md`):
+/// split-K would, or the tiles are 64 wide and split in clusters at all (run 91,
+/// `tests/results/2026-12-05-issue24-cluster-k.md`):
 /// - the same CTAs without the global split-K's last CTA adding the others' partials: 48 weight
 ///   tiles, 2 parts either way, 6 % faster in clusters; 80 tiles, one wave unsplit, 4 %;
 /// - at 64 wide the partials are four times the 16-wide ones, and adding them up at the end is

@@ -414,11 +414,11 @@ impl KernelSpec {
 
     /// Into how many parts a [`Grid::ClusterK`] kernel splits K for `shape` when `fit[s - 1]`
     /// clusters of `s` CTAs fit on the GPU at once: the most parts, 2 to 8, whose clusters (one
-    /// per tile) all fit at once, each part at least [`CLUSTER_K_MIN_BLOCKS`] k-blocks; 1 when none does (the kernel
-    /// then computes each tile whole in one CTA). How many fit depends on how the GPU's SMs are
-    /// grouped (a cluster runs inside one GPC): on the H200, with one CTA per SM, fewer than
-    /// 132 / s for most sizes (run 90: 30 of 4, 15 of 8), so it is asked of the driver, not
-    /// computed. 1 for the other kernels.
+    /// per tile) all fit at once, each part at least [`CLUSTER_K_MIN_BLOCKS`] k-blocks; 1 when
+    /// none does (the kernel then computes each tile whole in one CTA). How many fit depends on
+    /// how the GPU's SMs are grouped (a cluster runs inside one GPC): on the H200, with one CTA
+    /// per SM, fewer than 132 / s for most sizes (run 90: 30 of 4, 15 of 8), so it is asked of
+    /// the driver, not computed. 1 for the other kernels.
     pub fn cluster_k_splits(&self, shape: Shape, fit: &ClusterFit) -> u32 {
         if !matches!(self.grid, Grid::ClusterK) {
             return 1;

@@ -3,8 +3,9 @@
 //! product and partial sum is an integer below 2^24 and exact in f32, and the reference rounds to
 //! bf16 as the kernel does), over square shapes, odd M and N (1, 7, 1000, 4097), skinny M (64,
 //! 128), decode M (1, 3, 5, 9, 17, 33, 40, 63) split across 1 to 8 CTAs of a cluster by the
-//! cluster-K kernels (each count checked to have run), long K (65536), beta 0 and non-zero (non-zero also in place: C is D). One
-//! line per shape, PASS or FAIL; then one timing line at 8192^3 (information only: the benchmark against cuBLAS is `cargo xtask bench-gemm`).
+//! cluster-K kernels (each count checked to have run), long K (65536), beta 0 and non-zero
+//! (non-zero also in place: C is D). One line per shape, PASS or FAIL; then one timing line at
+//! 8192^3 (information only: the benchmark against cuBLAS is `cargo xtask bench-gemm`).
 //!
 //! Then the host API's boundaries (`boundary`): modules of another ABI, two streams, two contexts;
 //! and `run` captured into CUDA graphs (`graph`): refused before its first call, replayed exactly
