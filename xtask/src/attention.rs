@@ -89,13 +89,15 @@ pub fn run(sh: &Shell, ci: bool) -> Result {
 
 /// The modules the benchmark's bundle carries beside the production one, each `(features,
 /// file)`: the kernel crate with its `plain`, `overlap` and `pingpong` features (every kernel's
-/// loop forced so), and with `strided` (the persistent CTAs' units in the plain stride, not the
-/// production module's alternating order).
-pub const VARIANTS: [(&str, &str); 4] = [
+/// loop forced so), with `strided` (the persistent CTAs' units in the plain stride, not the
+/// production module's alternating order), and with `late_rescale` (the overlapped loop scales O
+/// after it issues the next block's scores, FlashAttention-3's order).
+pub const VARIANTS: [(&str, &str); 5] = [
     ("plain", "gpu_attention_plain.ptx"),
     ("overlap", "gpu_attention_overlap.ptx"),
     ("overlap,pingpong", "gpu_attention_overlap_pingpong.ptx"),
     ("strided", "gpu_attention_strided.ptx"),
+    ("late_rescale", "gpu_attention_late_rescale.ptx"),
 ];
 
 /// A variant module of [`VARIANTS`] after [`build_variant`].

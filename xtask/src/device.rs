@@ -73,6 +73,40 @@ pub fn run_device_program(
     args: &[&Path],
     ci: bool,
 ) -> Result {
+    run_judged(sh, what, program, args, |code, stderr| {
+        verdict(what, code, stderr, ci)
+    })
+}
+
+/// As [`run_device_program`] for a negative control: the program must end with a failed test
+/// (`exit::TEST_FAILED`), which is a PASS line here; passing is an error (the tests it runs
+/// cannot fail), and every other status is judged as [`verdict`] judges it (no driver in CI
+/// is SKIPPED).
+pub fn run_device_program_to_fail(
+    sh: &Shell,
+    what: &str,
+    program: &Path,
+    args: &[&Path],
+    ci: bool,
+) -> Result {
+    run_judged(sh, what, program, args, |code, stderr| {
+        let verdict = to_fail(what, code, stderr, ci);
+        if verdict == Verdict::Passed {
+            println!("PASS: {what} failed, as it must");
+        }
+        verdict
+    })
+}
+
+/// Runs `program`, prints its output, and turns `judge(status, stderr)` into the task's result
+/// (a SKIPPED line for [`Verdict::Skipped`]).
+fn run_judged(
+    sh: &Shell,
+    what: &str,
+    program: &Path,
+    args: &[&Path],
+    judge: impl FnOnce(Option<i32>, &str) -> Verdict,
+) -> Result {
     let output = cmd!(sh, "{program} {args...}")
         .ignore_status()
         .quiet()
@@ -80,13 +114,25 @@ pub fn run_device_program(
         .map_err(crate::util::err("cannot run a device program"))?;
     print!("{}", String::from_utf8_lossy(&output.stdout));
     let stderr = String::from_utf8_lossy(&output.stderr);
-    match verdict(what, output.status.code(), &stderr, ci) {
+    match judge(output.status.code(), &stderr) {
         Verdict::Passed => Ok(()),
         Verdict::Skipped(reason) => {
             println!("{what}: SKIPPED: {reason}");
             Ok(())
         }
         Verdict::Failed(message) => Err(message),
+    }
+}
+
+/// The verdict on a negative control (see [`run_device_program_to_fail`]).
+fn to_fail(what: &str, code: Option<i32>, stderr: &str, ci: bool) -> Verdict {
+    use pipeline_suite::exit;
+    match code.and_then(|c| u8::try_from(c).ok()) {
+        Some(exit::TEST_FAILED) => Verdict::Passed,
+        Some(exit::PASSED) => Verdict::Failed(format!(
+            "{what}: every test passed, and it must fail: the tests cannot show the defect they are for"
+        )),
+        _ => verdict(what, code, stderr, ci),
     }
 }
 
@@ -150,6 +196,24 @@ mod tests {
             Verdict::Failed(message) => message,
             other => panic!("expected a failure, got {other:?}"),
         }
+    }
+
+    #[test]
+    fn a_negative_control_passes_only_by_failing_a_test() {
+        use super::to_fail;
+        assert_eq!(
+            to_fail("control", code(exit::TEST_FAILED), "", false),
+            Verdict::Passed
+        );
+        assert!(failed(to_fail("control", code(exit::PASSED), "", false)).contains("must fail"));
+        assert!(matches!(
+            to_fail("control", code(exit::NO_DRIVER), NO_DRIVER_LINE, true),
+            Verdict::Skipped(_)
+        ));
+        for status in [exit::SETUP, exit::HUNG, exit::USAGE] {
+            failed(to_fail("control", code(status), "error: x\n", true));
+        }
+        failed(to_fail("control", None, "", false));
     }
 
     #[test]

@@ -59,13 +59,17 @@ const fn entries<const N: usize>(rows: [gpu_gemm_plan::KernelSpec; N]) -> [(&'st
 pub enum Module {
     Production,
     Steps,
+    /// The production kernels without their `griddepcontrol.wait` (the kernel crate's
+    /// `unwaited` feature): a broken module on which gemm-test's programmatic chains must fail,
+    /// built only into the GEMM bundle ([`build_module`]; not by `cargo xtask build`).
+    Unwaited,
 }
 
 impl Module {
     /// The module's entries.
     pub fn entries(self) -> &'static [(&'static str, u32)] {
         match self {
-            Module::Production => &ENTRIES,
+            Module::Production | Module::Unwaited => &ENTRIES,
             Module::Steps => &STEP_ENTRIES,
         }
     }
@@ -75,6 +79,7 @@ impl Module {
         match self {
             Module::Production => "gpu_gemm.ptx",
             Module::Steps => "gpu_gemm_steps.ptx",
+            Module::Unwaited => "gpu_gemm_unwaited.ptx",
         }
     }
 }
@@ -110,6 +115,16 @@ const RUN_SH_SECTION: &str = r#"echo "== gpu-gemm: the bf16 GEMM, checked exactl
 timeout -k 10 300 "$here/gemm-test" "$here/gpu_gemm.ptx" 2>&1 | tee "$out/gemm.log"
 [ "${PIPESTATUS[0]}" -eq 0 ] || { echo "FAIL: the GEMM test did not pass"; status=1; }
 
+echo "== gpu-gemm: the programmatic chains on the kernels without their griddepcontrol.wait (gpu_gemm_unwaited.ptx) must fail"
+timeout -k 10 120 "$here/gemm-test" "$here/gpu_gemm_unwaited.ptx" --programmatic >"$out/gemm-unwaited.log" 2>&1
+rc=$?
+grep -E "^(PASS|FAIL)" "$out/gemm-unwaited.log"
+if [ $rc -eq @TEST_FAILED@ ]; then
+  echo "PASS: the chains failed without the wait, as they must"
+else
+  echo "FAIL: gemm-test --programmatic on the unwaited module exited $rc, not @TEST_FAILED@ (a failed test): the chains cannot show a missing wait"; status=1
+fi
+
 echo "== gpu-gemm: every kernel (the steps module's) against cublasGemmEx (random data, K-scaled bound) and a host reference (integers), beta 0 and not 0"
 (
 @CUBLAS_PATH@
@@ -129,16 +144,23 @@ else
   echo "SKIPPED: compute-sanitizer not found"
 fi"#;
 
-/// The suite bundle's GEMM section ([`RUN_SH_SECTION`] with the cuBLAS folders filled in).
+/// The suite bundle's GEMM section ([`RUN_SH_SECTION`] with the cuBLAS folders and the failed
+/// test's exit status filled in).
 pub fn run_sh_section() -> String {
-    RUN_SH_SECTION.replace("@CUBLAS_PATH@", &crate::cublas::cublas_path_sh())
+    RUN_SH_SECTION
+        .replace("@CUBLAS_PATH@", &crate::cublas::cublas_path_sh())
+        .replace(
+            "@TEST_FAILED@",
+            &pipeline_suite::exit::TEST_FAILED.to_string(),
+        )
 }
 
 /// The GEMM's files in the suite bundle: (built file, name in the bundle).
-pub fn bundle_files() -> [(PathBuf, &'static str); 4] {
+pub fn bundle_files() -> [(PathBuf, &'static str); 5] {
     [
         (artifact(), "gpu_gemm.ptx"),
         (steps_artifact(), "gpu_gemm_steps.ptx"),
+        (unwaited_artifact(), "gpu_gemm_unwaited.ptx"),
         (
             crate::util::root().join("target/release/gemm-test"),
             "gemm-test",
@@ -185,6 +207,11 @@ pub fn build_module(sh: &Shell, module: Module) -> Result<PathBuf> {
             &["--features", "steps"],
             target.target_dir().with_extension("steps"),
         ),
+        Module::Unwaited => (
+            "gemm unwaited (sm_90a)",
+            &["--features", "unwaited"],
+            target.target_dir().with_extension("unwaited"),
+        ),
     };
     crate::gpu::starting(label, target);
     let output = target.cargo_build_output_in(sh, CRATE, features, &target_dir)?;
@@ -207,10 +234,10 @@ pub fn build_module(sh: &Shell, module: Module) -> Result<PathBuf> {
     std::fs::write(&out, &ptx).map_err(|e| format!("writing {}: {e}", out.display()))?;
     println!(
         "  {:<8} {:<22} {:>6.1} s  {} (.maxntid per kernel; {WGMMAS} wgmma per kernel, no local memory)",
-        if module == Module::Production {
-            "gemm"
-        } else {
-            "steps"
+        match module {
+            Module::Production => "gemm",
+            Module::Steps => "steps",
+            Module::Unwaited => "unwaited",
         },
         target.triple,
         start.elapsed().as_secs_f64(),
@@ -234,6 +261,22 @@ pub fn run(sh: &Shell, ci: bool) -> Result {
     let test = crate::util::root().join("target/release/gemm-test");
     let module = artifact();
     let tested = crate::device::run_device_program(sh, "gpu-gemm", &test, &[&module], ci);
+    println!(
+        "== gpu-gemm: the programmatic chains on the kernels without their griddepcontrol.wait must fail"
+    );
+    let unwaited = unwaited_artifact();
+    let negative = crate::device::run_device_program_to_fail(
+        sh,
+        "gpu-gemm programmatic chains on the unwaited module",
+        &test,
+        &[&unwaited, Path::new("--programmatic")],
+        ci,
+    );
+    let tested = match (tested, negative) {
+        (Ok(()), negative) => negative,
+        (Err(e), Ok(())) => Err(e),
+        (Err(a), Err(b)) => Err(format!("{a}\n{b}")),
+    };
     println!(
         "== gpu-gemm: every kernel against cublasGemmEx (random data, K-scaled bound) and a host reference (integers), beta 0 and not 0"
     );
@@ -267,6 +310,16 @@ pub fn steps_artifact() -> PathBuf {
     NVPTX_SM90A.target_dir().join(Module::Steps.file())
 }
 
+/// Builds the broken module [`Module::Unwaited`] (for the device test's negative control).
+pub fn build_unwaited(sh: &Shell) -> Result<PathBuf> {
+    build_module(sh, Module::Unwaited)
+}
+
+/// The broken module of [`build_unwaited`].
+pub fn unwaited_artifact() -> PathBuf {
+    NVPTX_SM90A.target_dir().join(Module::Unwaited.file())
+}
+
 /// Adds `.maxntid threads, 1, 1` to `entry`: rustc has no launch-bounds attribute, and without
 /// one ptxas may give a thread more registers than 384 threads can have (and ignores
 /// `setmaxnreg`: C7508). The directive goes between the parameter list and the body (PTX ISA,
@@ -288,6 +341,13 @@ pub fn with_maxntid(ptx: &str, entry: &str, threads: u32) -> Result<String> {
         &ptx[..close],
         &ptx[close..]
     ))
+}
+
+/// The text of `entry`, from its `.entry` line to the next entry's (or the end).
+fn entry_text<'a>(ptx: &'a str, entry: &str) -> Option<&'a str> {
+    let at = ptx.find(&format!(".entry {entry}("))?;
+    let rest = &ptx[at + 1..];
+    Some(&ptx[at..at + 1 + rest.find(".entry ").unwrap_or(rest.len())])
 }
 
 /// The launch-bound directive right after `entry`'s parameter list, if any.
@@ -334,6 +394,26 @@ pub fn check_module_ptx(ptx: &str, module: Module) -> Result<Vec<ptx_uniform::En
         if maxntid_of(ptx, entry).as_deref() != Some(want.as_str()) {
             return Err(format!(
                 "the GEMM entry `{entry}` lacks its launch bound `{want}`"
+            ));
+        }
+    }
+    // Every entry waits for its prerequisite grid before it touches global memory (ABI
+    // version 3: the host may launch it as a programmatic dependent); the broken module has no
+    // wait at all.
+    for &(entry, _) in entries {
+        let waits = entry_text(ptx, entry)
+            .ok_or_else(|| format!("the GEMM PTX has no entry `{entry}`"))?
+            .matches("griddepcontrol.wait")
+            .count();
+        let want = usize::from(module != Module::Unwaited);
+        if waits != want {
+            return Err(format!(
+                "the GEMM entry `{entry}` has {waits} griddepcontrol.wait, expected {want}: {}",
+                if want == 1 {
+                    "a programmatic dependent launch of it could touch memory before the kernel before it is done (gpu-gemm's kernel.rs waits after its barrier setup)"
+                } else {
+                    "the unwaited module must not wait"
+                }
             ));
         }
     }
@@ -412,7 +492,7 @@ mod tests {
         };
         let wgmma = "\twgmma.mma_async.sync.aligned.m64n8k16.f32.bf16.bf16 {%f0, %f1, %f2, %f3}, %rd1, %rd2, 1, 1, 1, 0, 0;\n";
         format!(
-            ".visible .entry {name}(\n\t.param .u32 {name}_param_0\n)\n{bound}{{\n\t.reg .pred \t%p<2>;\n\t.reg .b32 \t%r<2>;\n\t.reg .b64 \t%rd<3>;\n\t.reg .f32 \t%f<4>;\n\tmov.u32 \t%r1, %tid.x;\n\t{test};\n\t@%p1 bra \t$L__BB0_2;\n{}$L__BB0_2:\n\tret;\n}}\n",
+            ".visible .entry {name}(\n\t.param .u32 {name}_param_0\n)\n{bound}{{\n\t.reg .pred \t%p<2>;\n\t.reg .b32 \t%r<2>;\n\t.reg .b64 \t%rd<3>;\n\t.reg .f32 \t%f<4>;\n\tmov.u32 \t%r1, %tid.x;\n\tgriddepcontrol.wait;\n\t{test};\n\t@%p1 bra \t$L__BB0_2;\n{}$L__BB0_2:\n\tret;\n}}\n",
             wgmma.repeat(wgmmas)
         )
     }
@@ -468,6 +548,30 @@ mod tests {
         );
         assert!(check_steps(&cta).is_ok());
         assert!(check_steps(&format!("{good}.local .align 4 .b8 __local_depot0[512];")).is_err());
+        // An entry without its wait: a programmatic dependent launch of it could race.
+        let unwaited = good.replacen("\tgriddepcontrol.wait;\n", "", 1);
+        assert_ne!(unwaited, good);
+        let e = check_steps(&unwaited).unwrap_err();
+        assert!(
+            e.contains(STEP_ENTRIES[0].0) && e.contains("griddepcontrol.wait"),
+            "{e}"
+        );
+        // The broken module's check asks for no wait in any production entry.
+        let production = |wait: bool| {
+            let mut ptx = String::from(".version 8.0\n.target sm_90a\n.address_size 64\n");
+            for (name, threads) in ENTRIES {
+                ptx.push_str(&entry(name, WGMMAS, Some(threads), false));
+            }
+            if wait {
+                ptx
+            } else {
+                ptx.replace("\tgriddepcontrol.wait;\n", "")
+            }
+        };
+        check_ptx(&production(true)).unwrap();
+        assert!(check_ptx(&production(false)).is_err());
+        check_module_ptx(&production(false), Module::Unwaited).unwrap();
+        assert!(check_module_ptx(&production(true), Module::Unwaited).is_err());
         assert!(check_steps(&module(with(0, 1), [true; N], false)).is_err());
         let mut moved = with(0, WGMMAS - 1);
         moved[1] = WGMMAS + 1;
@@ -503,10 +607,18 @@ mod tests {
         for (_, name) in bundle_files() {
             assert!(section.contains(&format!("$here/{name}")), "{name}");
         }
-        // Three steps (the sanitizers in one loop), each bounded, each logged, each failing the
+        // Four steps (the sanitizers in one loop), each bounded, each logged, each failing the
         // run.
-        assert_eq!(section.matches("timeout -k 10 ").count(), 3);
-        assert_eq!(section.matches("status=1").count(), 3);
+        assert_eq!(section.matches("timeout -k 10 ").count(), 4);
+        assert_eq!(section.matches("status=1").count(), 4);
+        // The negative control passes only by a failed test.
+        assert!(section.contains(&format!(
+            "if [ $rc -eq {} ]; then",
+            pipeline_suite::exit::TEST_FAILED
+        )));
+        assert!(
+            section.contains(r#""$here/gemm-test" "$here/gpu_gemm_unwaited.ptx" --programmatic"#)
+        );
         assert_eq!(section.matches("[ \"${PIPESTATUS[0]}\" -eq 0 ]").count(), 2);
         assert!(section.contains(r#"tee "$out/gemm.log""#));
         assert!(section.contains(r#"tee "$out/gemm-check.log""#));

@@ -131,6 +131,7 @@ fn build(sh: &Shell) -> Result<std::path::PathBuf> {
     gpu::build_checked(sh)?;
     gpu::build(sh, &gpu::NVPTX_SM100A)?;
     crate::gemm_kernel::build(sh)?;
+    crate::gemm_kernel::build_unwaited(sh)?;
     crate::hopper::build(sh)?;
     crate::hopper::build_test(sh)?;
     crate::attention::build(sh)?;

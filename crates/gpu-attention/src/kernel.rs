@@ -14,6 +14,13 @@ use gpu_attention_plan::{Batches, Mask};
 /// alternating processes: D 128 589 TFLOP/s against the stride's 550-563, D 256 650 against
 /// 584-586); the `strided` feature's variant module keeps the plain stride to measure against.
 const BALANCED: bool = !cfg!(feature = "strided");
+
+/// Whether the overlapped loop rescales O for block j - 1 after it issues block j's scores
+/// (FlashAttention-3's order: the tensor cores multiply `Q K_jᵀ` while the consumers scale O,
+/// and nothing but packing P sits between `P_(j-2) V_(j-2)`'s completion and the next issue),
+/// rather than as soon as `P_(j-2) V_(j-2)` completes: the `late_rescale` feature's variant
+/// module, measured against production before it is taken.
+const LATE_RESCALE: bool = cfg!(feature = "late_rescale");
 use gpu_hopper::arch::nvptx::{
     dynamic_smem_1024 as dynamic_smem, ld_global_nc_v4_u32, setmaxnreg_dec, setmaxnreg_inc,
 };
@@ -395,6 +402,9 @@ where
                     release(unsafe { core::mem::ManuallyDrop::take(&mut q) }, l);
                 }
                 let _ = scores::<S, E>(&mut rows, &mut p, scale_log2, mask_of(0));
+                // With `LATE_RESCALE`, O's factors for the P waiting to be multiplied (1: none
+                // yet, O is zero).
+                let mut pending = [1.0f32; 2];
                 // Blocks 1..: S_j is issued ahead of O += P_{j-1} V_{j-1}, so the softmax of
                 // S_j runs while the tensor cores multiply P_{j-1} V_{j-1}.
                 for j in 1..work.blocks {
@@ -411,6 +421,11 @@ where
                                 base + spec.k_at(kst.index()),
                                 negate,
                             );
+                            if LATE_RESCALE {
+                                // No group writes O now (P_(j-2) V_(j-2) completed last
+                                // iteration); S_j's is in flight and does not touch it.
+                                rescale_o::<O>(&mut o, pending);
+                            }
                             issue_pv::<E, S, O>(spec, &mut o, &p, base + spec.v_at(vst.index()));
                             s
                         },
@@ -432,9 +447,16 @@ where
                     wgmma::fence_accumulators::<O>(&mut o);
                     hold_p::<S>(&mut p);
                     release(vst, l);
-                    rescale_o::<O>(&mut o, rescale);
+                    if LATE_RESCALE {
+                        pending = rescale;
+                    } else {
+                        rescale_o::<O>(&mut o, rescale);
+                    }
                     pack::<S, E>(&mut s);
                     p = s;
+                }
+                if LATE_RESCALE {
+                    rescale_o::<O>(&mut o, pending);
                 }
                 let vst = v_cons.acquire();
                 in_turn(

@@ -68,20 +68,51 @@ pub(crate) fn tensor_map(
     }
 }
 
+/// The launch attributes of a GEMM kernel: a cluster dimension when it asks for clusters of more
+/// than one CTA, and programmatic stream serialization when `programmatic`
+/// ([`crate::Gemm::set_programmatic_launch`]). Only the clustered kernels are cluster launches: a
+/// cluster dimension of 1 x 1 x 1 still launches as clusters, and the single-CTA persistent kernel
+/// ran 11 % slower back to back that way on the H200 (tests/results/2026-12-01-issue13.md).
+pub(crate) struct Attributes {
+    list: [sys::CUlaunchAttribute; 2],
+    count: u32,
+}
+
+impl Attributes {
+    pub(crate) fn new(cluster: u32, programmatic: bool) -> Self {
+        // SAFETY: a launch attribute is plain data; zero is a valid start for every field.
+        let mut list: [sys::CUlaunchAttribute; 2] = unsafe { std::mem::zeroed() };
+        let mut count = 0;
+        if cluster > 1 {
+            list[count] = cluster_attribute(cluster);
+            count += 1;
+        }
+        if programmatic {
+            // The driver API's `CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION`: the grid
+            // may start once the stream's previous kernel has triggered
+            // (`griddepcontrol.launch_dependents`, or its end); each GEMM thread waits for that
+            // kernel (`griddepcontrol.wait`, ABI version 3) before it touches global memory.
+            list[count].id =
+                sys::CUlaunchAttributeID::CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION;
+            list[count].value.programmaticStreamSerializationAllowed = 1;
+            count += 1;
+        }
+        Attributes {
+            list,
+            count: count as u32,
+        }
+    }
+}
+
 /// The launch configuration of a GEMM kernel (`threads` threads, `smem` bytes of dynamic shared
-/// memory) on `grid` and `stream`, with `attribute` (a cluster dimension) when it asks for clusters of more than one
-/// CTA. Only the pair kernel is a cluster launch: a cluster dimension of 1 x 1 x 1 still launches
-/// as clusters, and the single-CTA persistent kernel ran 11 % slower back to back that way on the
-/// H200 (tests/results/2026-12-01-issue13.md).
+/// memory) on `grid` and `stream`, with `attributes` (which must outlive the launch call).
 pub(crate) fn launch_config(
     grid: (u32, u32),
     threads: u32,
     smem: u32,
     stream: sys::CUstream,
-    attribute: &mut sys::CUlaunchAttribute,
+    attributes: &mut Attributes,
 ) -> sys::CUlaunchConfig {
-    // SAFETY: reads the union field this module writes (`cluster_attribute`).
-    let clustered = unsafe { attribute.value.clusterDim.x } > 1;
     sys::CUlaunchConfig {
         gridDimX: grid.0,
         gridDimY: grid.1,
@@ -91,13 +122,13 @@ pub(crate) fn launch_config(
         blockDimZ: 1,
         sharedMemBytes: smem,
         hStream: stream,
-        attrs: attribute,
-        numAttrs: u32::from(clustered),
+        attrs: attributes.list.as_mut_ptr(),
+        numAttrs: attributes.count,
     }
 }
 
-/// A launch attribute asking for clusters of `size` CTAs along x (1: no clusters).
-pub(crate) fn cluster_attribute(size: u32) -> sys::CUlaunchAttribute {
+/// A launch attribute asking for clusters of `size` CTAs along x.
+fn cluster_attribute(size: u32) -> sys::CUlaunchAttribute {
     // SAFETY: a launch attribute is plain data; zero is a valid start for every field.
     let mut attribute: sys::CUlaunchAttribute = unsafe { std::mem::zeroed() };
     attribute.id = sys::CUlaunchAttributeID::CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION;
@@ -117,16 +148,16 @@ pub(crate) fn max_active_clusters(
     size: u32,
 ) -> Result<u32, GemmError> {
     ctx.bind_to_thread().map_err(cuda("binding the context"))?;
-    let mut attribute = cluster_attribute(size);
+    let mut attributes = Attributes::new(size, false);
     let config = launch_config(
         (size, 1),
         kernel.threads(),
         kernel.smem_bytes(),
         std::ptr::null_mut(),
-        &mut attribute,
+        &mut attributes,
     );
     let mut clusters = 0i32;
-    // SAFETY: the configuration and its attribute are live locals; the driver writes `clusters`.
+    // SAFETY: the configuration and its attributes are live locals; the driver writes `clusters`.
     let status = unsafe {
         sys::cuOccupancyMaxActiveClusters(
             &raw mut clusters,

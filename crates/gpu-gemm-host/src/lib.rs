@@ -52,6 +52,7 @@
 //! checked before any launch: its launch ABI version, its entries, their parameters and their
 //! launch bounds. The driver compiles the PTX for the GPU when the module is loaded.
 
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 
 use cudarc::driver::{
@@ -73,7 +74,7 @@ pub use module::{ABI_SYMBOL, ABI_VERSION};
 
 use cache::{Capture, Key, PlanCache};
 use error::{check, check_device, cuda};
-use launch::{capture_state, cluster_attribute, launch_config, max_active_clusters, tensor_map};
+use launch::{Attributes, capture_state, launch_config, max_active_clusters, tensor_map};
 use module::Params;
 
 /// The kernels' module, as `cargo xtask build` writes it (`target/gpu/sm_90a/gpu_gemm.ptx`: the
@@ -181,6 +182,9 @@ pub struct Gemm {
     /// For the cluster-K kernels (in the order of [`Kernel::ALL`]; zeros for the others), how
     /// many clusters of each size, 1 to 8 CTAs, fit at once: their split counts.
     fits: Vec<ClusterFit>,
+    /// Whether launches ask for programmatic stream serialization
+    /// ([`Gemm::set_programmatic_launch`]).
+    programmatic: AtomicBool,
     ctx: Arc<CudaContext>,
 }
 
@@ -287,8 +291,36 @@ impl Gemm {
             sms,
             capacities,
             fits,
+            programmatic: AtomicBool::new(false),
             ctx: ctx.clone(),
         })
+    }
+
+    /// Launches the kernels of [`run`](Self::run), [`run_with`](Self::run_with),
+    /// [`launch`](Self::launch) and [`launch_raw`](Self::launch_raw) from now on as programmatic
+    /// dependents of the kernel before them in their stream (`on`), or in plain stream order (off,
+    /// the default).
+    ///
+    /// On, a GEMM's CTAs may start while the kernel before it finishes, as soon as that kernel
+    /// allows it (`griddepcontrol.launch_dependents`, which every GEMM kernel executes at its
+    /// start; a kernel that never does allows it when it ends): they set up their barriers and
+    /// fetch their tensor maps, then each thread waits for that kernel to complete and its writes
+    /// to be visible (`griddepcontrol.wait`) before it reads A, B or C, writes D or touches the
+    /// workspace. So the results are those of stream order whatever the kernel before is (the
+    /// module's ABI version 3, which `load` checks, promises the wait); what it saves is the gap
+    /// between the kernels, in a chain of GEMMs above all. Operations other than kernels (copies,
+    /// event waits) order the GEMM as before. CUDA graphs captured from such launches keep
+    /// the programmatic edges.
+    ///
+    /// A kernel of yours launched after a GEMM with programmatic stream serialization must still
+    /// execute `griddepcontrol.wait` before it reads D ([`launch`](Self::launch)).
+    pub fn set_programmatic_launch(&self, on: bool) {
+        self.programmatic.store(on, Ordering::Relaxed);
+    }
+
+    /// Whether launches are programmatic dependents ([`set_programmatic_launch`](Self::set_programmatic_launch)).
+    pub fn programmatic_launch(&self) -> bool {
+        self.programmatic.load(Ordering::Relaxed)
     }
 
     /// The GPU's SM count: the persistent grid.
@@ -808,18 +840,23 @@ impl Gemm {
             .map_err(cuda("binding the context"))?;
         let kernel = prepared.kernel;
         let grid = prepared.grid;
-        let mut attribute = cluster_attribute(kernel.launch_cluster(prepared.splits));
+        let mut attributes = Attributes::new(
+            kernel.launch_cluster(prepared.splits),
+            self.programmatic.load(Ordering::Relaxed),
+        );
         let config = launch_config(
             grid,
             kernel.threads(),
             kernel.smem_bytes(),
             stream.cu_stream(),
-            &mut attribute,
+            &mut attributes,
         );
         // SAFETY: `args` points to the entries' one parameter, the `Params` block (the module's
         // entries were checked against `module::LAYOUT` at load), alive for the call;
         // the tensor maps and workspace live in `prepared`, the matrices by the caller's
-        // contract; the configuration and its attribute are live locals.
+        // contract; the configuration and its attributes are live locals. A programmatic
+        // launch is sound because every entry of a module of ABI version 3 (checked at load)
+        // waits for the stream's previous kernel before it touches global memory.
         let status = unsafe {
             sys::cuLaunchKernelEx(
                 &raw const config,

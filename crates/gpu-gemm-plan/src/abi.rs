@@ -4,8 +4,11 @@
 //! from another version of the crates is an error when it is loaded, not a launch with the wrong
 //! parameters. Bump it with every change to [`Params`] or to what a field means.
 
-/// The launch ABI version: 2 since the entries take one [`Params`] (1: ten scalar parameters).
-pub const ABI_VERSION: u32 = 2;
+/// The launch ABI version: 3 since every entry waits for its prerequisite grid
+/// (`griddepcontrol.wait`) before it accesses global memory, so that the host may launch it as a
+/// programmatic dependent (2: one [`Params`], and no such wait: a module of version 2 launched
+/// so could read A before the kernel before it wrote it; 1: ten scalar parameters).
+pub const ABI_VERSION: u32 = 3;
 
 /// The one launch parameter of every entry, passed by value (`.param .align 8 .b8 p[56]` in the
 /// PTX): the host fills it and hands the driver a pointer to it, the device reads each field

@@ -20,7 +20,7 @@ use crate::split_k::{SPLIT_K_BARRIERS, Workspace, last_split};
 use crate::tile::Width;
 use gpu_hopper::arch::nvptx::{
     dynamic_smem_1024 as dynamic_smem, griddepcontrol_launch_dependents as launch_dependents,
-    setmaxnreg_dec, setmaxnreg_inc,
+    griddepcontrol_wait, setmaxnreg_dec, setmaxnreg_inc,
 };
 use gpu_hopper::barrier::{BarrierRegistry, BarrierShadow, Barriers};
 
@@ -144,6 +144,16 @@ pub(crate) unsafe fn gemm<W: Width, const ST: usize, const C: u32, S: MbarScope>
     } else {
         // SAFETY: every thread of the block reaches it, converged.
         unsafe { core::arch::nvptx::_syncthreads() };
+    }
+    // Launched as a programmatic dependent (the host's `set_programmatic_launch`), this grid may
+    // start while the kernel before it in the stream still runs: each thread waits here for that
+    // grid's completion and its memory before any access below to global memory (A, B and C, the
+    // workspace, D). The setup above overlaps that kernel's end: it reads only the tensor maps,
+    // which the host wrote before the launch with no kernel between (ABI version 3). Launched
+    // otherwise, the wait returns at once. PTX ISA, "griddepcontrol". (The `unwaited` feature's
+    // module drops it: the broken variant gemm-test's programmatic chain must fail on.)
+    if !cfg!(feature = "unwaited") {
+        griddepcontrol_wait();
     }
     let k_blocks = k.div_ceil(BK);
     // Rows of A per CTA; a pair's cluster tile is `config.cluster` CTA tiles high.

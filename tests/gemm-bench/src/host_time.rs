@@ -13,7 +13,12 @@
 //! - `cublasGemmEx` and `cublasLtMatmul` (cuBLASLt's first heuristic choice, its plan made
 //!   beforehand as the benchmark does): cuBLAS's own per-call host time;
 //! - `graph-1`: `cuGraphLaunch` of a graph that captured one `Gemm::run`, and `graph-N`: of a
-//!   graph of [`CALLS`] captured runs, per GEMM.
+//!   graph of [`CALLS`] captured runs, per GEMM;
+//! - `run-hit-pdl`, `launch-raw-pdl` and `graph-N-pdl`: `run-hit`, `launch-raw` and `graph-N`
+//!   with `Gemm::set_programmatic_launch(true)`, each call a programmatic dependent of the one
+//!   before it: their wall time against the plain ones' is what the overlap of one GEMM's start
+//!   with the end of the one before saves in a chain (`graph-N` is the one whose wall time is the
+//!   GPU's alone, the host far ahead).
 //!
 //! Method: a batch is [`CALLS`] calls back to back, the stream not synchronised inside it (so
 //! the host time is the enqueue alone, the GPU running behind); host time per call = the batch's
@@ -186,6 +191,20 @@ fn measure_shape(
         // SAFETY: the buffers it was prepared for, alive, used on this stream only.
         unsafe { gemm.launch_raw(stream, &prepared, 1.0, 0.0) }.map_err(|e| e.to_string())
     })?);
+    // The same two, each call a programmatic dependent of the one before.
+    let programmatic = gemm.programmatic_launch();
+    gemm.set_programmatic_launch(true);
+    let pdl = (|| -> Result<[Measure; 2], String> {
+        Ok([
+            batches(stream, reps, CALLS, "run-hit-pdl", || run(&mut buf))?,
+            batches(stream, reps, CALLS, "launch-raw-pdl", || {
+                // SAFETY: as above.
+                unsafe { gemm.launch_raw(stream, &prepared, 1.0, 0.0) }.map_err(|e| e.to_string())
+            })?,
+        ])
+    })();
+    gemm.set_programmatic_launch(programmatic);
+    out.extend(pdl?);
 
     // cuBLAS on the same buffers.
     let operands = Operands {
@@ -221,7 +240,13 @@ fn measure_shape(
         out.push(batches(stream, reps, CALLS, "run-hit-untracked", || {
             run(&mut buf)
         })?);
-        for (name, runs) in [("graph-1", 1), ("graph-N", CALLS)] {
+        let programmatic = gemm.programmatic_launch();
+        for (name, runs, pdl) in [
+            ("graph-1", 1, false),
+            ("graph-N", CALLS, false),
+            ("graph-N-pdl", CALLS, true),
+        ] {
+            gemm.set_programmatic_launch(pdl);
             // An eager call first: the previous capture took the plan (and its workspace), so
             // this capture needs a plan of its own, which only an eager call makes.
             run(&mut buf)?;
@@ -245,6 +270,7 @@ fn measure_shape(
             }
             out.push(m);
         }
+        gemm.set_programmatic_launch(programmatic);
         // The captured plans are the graphs'; the graphs are gone (dropped above, after the
         // stream's synchronisation in `batches`).
         stream.synchronize().map_err(cuda("the graphs"))?;

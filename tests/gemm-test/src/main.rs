@@ -11,13 +11,20 @@
 //! and `run` captured into CUDA graphs (`graph`): refused before its first call, replayed exactly
 //! after it.
 //!
-//! Usage: `gemm-test PTX [--quick | --sanitize] [--boundary]`. `--quick`: three cases per kernel
-//! and no timing; `--sanitize`: the same three, the boundary tests without the long two-stream
-//! problems (for compute-sanitizer, under which a 2048 x 2048 x 524288 GEMM takes too long);
-//! `--boundary`: only the boundary tests. Exit statuses: `pipeline_suite::exit`.
+//! Then programmatic dependent launches (`programmatic`): chains of GEMMs launched as
+//! programmatic dependents, each reading or overwriting what the GEMM before it writes or reads,
+//! exact (and captured into a graph).
+//!
+//! Usage: `gemm-test PTX [--quick | --sanitize] [--boundary | --programmatic]`. `--quick`: three
+//! cases per kernel and no timing; `--sanitize`: the same three, the boundary tests without the
+//! long two-stream problems (for compute-sanitizer, under which a 2048 x 2048 x 524288 GEMM takes
+//! too long); `--boundary`: only the boundary tests; `--programmatic`: only the programmatic
+//! chains (the GEMM bundle runs them on the `unwaited` module, where they must fail). Exit
+//! statuses: `pipeline_suite::exit`.
 
 mod boundary;
 mod graph;
+mod programmatic;
 
 use std::process::ExitCode;
 use std::sync::Arc;
@@ -306,11 +313,12 @@ fn main() -> ExitCode {
     let sanitize = args.iter().any(|a| a == "--sanitize");
     let quick = sanitize || args.iter().any(|a| a == "--quick");
     let only_boundary = args.iter().any(|a| a == "--boundary");
+    let only_programmatic = args.iter().any(|a| a == "--programmatic");
     let paths: Vec<&String> = args.iter().filter(|a| !a.starts_with("--")).collect();
     let [ptx] = paths.as_slice() else {
         return fail(
             exit::USAGE,
-            "usage: gemm-test PTX [--quick | --sanitize] [--boundary]",
+            "usage: gemm-test PTX [--quick | --sanitize] [--boundary | --programmatic]",
         );
     };
     let ctx = match gpu_gemm_host::context(0) {
@@ -330,7 +338,8 @@ fn main() -> ExitCode {
     );
     let mut seed = 0x9E37_79B9_7F4A_7C15u64 ^ u64::from(std::process::id());
     let (mut passed, mut failed) = (0, 0);
-    for &kernel in if only_boundary { &[][..] } else { KERNELS } {
+    let only_hosts = only_boundary || only_programmatic;
+    for &kernel in if only_hosts { &[][..] } else { KERNELS } {
         // The part counts a cluster-K kernel ran with (bit s for s parts).
         let mut parts = 0u32;
         for &case in if quick { QUICK } else { CASES } {
@@ -356,9 +365,14 @@ fn main() -> ExitCode {
             }
         }
     }
-    let outcomes = boundary::run(&ctx, &gemm, ptx, !sanitize)
-        .into_iter()
-        .chain(graph::run(&ctx, &gemm));
+    let outcomes = if only_programmatic {
+        programmatic::run(&ctx, &gemm)
+    } else {
+        let mut outcomes = boundary::run(&ctx, &gemm, ptx, !sanitize);
+        outcomes.extend(graph::run(&ctx, &gemm));
+        outcomes.extend(programmatic::run(&ctx, &gemm));
+        outcomes
+    };
     for (name, outcome) in outcomes {
         match outcome {
             Ok(()) => {
@@ -371,7 +385,7 @@ fn main() -> ExitCode {
             }
         }
     }
-    if !quick && !only_boundary {
+    if !quick && !only_hosts {
         for &kernel in KERNELS {
             if let Err(e) = time_8192(&gemm, kernel, &stream) {
                 return fail(exit::TEST_FAILED, &e);

@@ -10,7 +10,9 @@ use gpu_gemm_plan::{
     A_BYTES, BK, PER_TILE, PERSISTENT_FIRST, PERSISTENT_N64_PAIR, SINGLE_WARPGROUP,
     SKINNY16_CLUSTER_K_S4, SKINNY16_S4,
 };
-use gpu_hopper::arch::nvptx::{dynamic_smem_1024 as dynamic_smem, wgmma_wait_group};
+use gpu_hopper::arch::nvptx::{
+    dynamic_smem_1024 as dynamic_smem, griddepcontrol_wait, wgmma_wait_group,
+};
 use gpu_hopper::wgmma::Shape;
 use gpu_pipeline::{Cta, NvidiaMbarBackend, ProducerConsumerPipeline};
 
@@ -99,6 +101,10 @@ pub unsafe extern "gpu-kernel" fn gemm_bf16_single(params: Params) {
     }
     // SAFETY: every thread of the block reaches it, converged.
     unsafe { core::arch::nvptx::_syncthreads() };
+    // Before any access to global memory, as in `gemm` (a programmatic dependent launch).
+    if !cfg!(feature = "unwaited") {
+        griddepcontrol_wait();
+    }
     let (producer, consumer) = pipe.split();
     let (m0, n0) = (y * 64, x * WIDE.bn);
     let k_blocks = k.div_ceil(BK);
