@@ -16,9 +16,33 @@ use gpu_hopper::arch::nvptx::{
     ex2_approx_ftz_f32 as ex2, fma_rn_f32 as fma, lg2_approx_ftz_f32 as lg2,
     register_fence_f32 as fence,
 };
+use gpu_hopper::math::exp2_fma;
 use gpu_hopper::wgmma::Shape;
 
 use crate::element::Element;
+
+/// One quad of scores in every `EXP_FMA_EVERY` takes its exponentials on the FMA pipe
+/// ([`exp2_fma`]) instead of the MUFU's `ex2` (0: none): the `exp_fma_4` and `exp_fma_3`
+/// features' variant modules, which move a quarter or a third of the exponentials, measured
+/// against production before either is taken.
+const EXP_FMA_EVERY: u32 = if cfg!(feature = "exp_fma_3") {
+    3
+} else if cfg!(feature = "exp_fma_4") {
+    4
+} else {
+    0
+};
+
+/// `2^x` for the weights of quad `q`: `ex2.approx.ftz`, or [`exp2_fma`] for the quads
+/// [`EXP_FMA_EVERY`] moves to the FMA pipe (both exact at 0 and +0 at minus infinity).
+#[inline(always)]
+fn exp2_of_quad(q: u32, x: f32) -> f32 {
+    if EXP_FMA_EVERY != 0 && q % EXP_FMA_EVERY == EXP_FMA_EVERY - 1 {
+        exp2_fma(x, fma)
+    } else {
+        ex2(x)
+    }
+}
 
 /// A thread's two rows: the running maximum of `s'` and its part of the running sum.
 #[derive(Clone, Copy)]
@@ -133,12 +157,12 @@ fn softmax_step<S: Shape>(
     let rescale = [ex2(rows.max[0] - base[0]), ex2(rows.max[1] - base[1])];
     rows.max = max;
     let mut sum = [0.0f32; 2];
-    S::map_quads(s, |_, v| {
+    S::map_quads(s, |q, v| {
         let p = [
-            ex2(fma(v[0], scale_log2, -base[0])),
-            ex2(fma(v[1], scale_log2, -base[0])),
-            ex2(fma(v[2], scale_log2, -base[1])),
-            ex2(fma(v[3], scale_log2, -base[1])),
+            exp2_of_quad(q, fma(v[0], scale_log2, -base[0])),
+            exp2_of_quad(q, fma(v[1], scale_log2, -base[0])),
+            exp2_of_quad(q, fma(v[2], scale_log2, -base[1])),
+            exp2_of_quad(q, fma(v[3], scale_log2, -base[1])),
         ];
         sum[0] += p[0] + p[1];
         sum[1] += p[2] + p[3];

@@ -11,6 +11,7 @@
 //! | [`tma`] | tensor copies, stores, reductions, prefetches |
 //! | [`schedule`] | tile schedulers |
 //! | [`warpgroup`] | a thread's warpgroup, warp and lane; the elected lane (`elect_one`) |
+//! | [`math`] | `2^x` on the FMA pipe (pure; to move exponentials off the MUFU) |
 //! | [`arch`] | the leaves: one instruction each, the only inline assembly |
 //!
 //! # Targets
@@ -59,6 +60,7 @@ compile_error!(
 pub mod arch;
 pub mod barrier;
 pub mod descriptor;
+pub mod math;
 pub mod regs;
 pub mod schedule;
 pub mod sequence;
