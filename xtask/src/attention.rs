@@ -149,7 +149,7 @@ fn build_module(sh: &Shell, features: Option<&str>, file: &str) -> Result<PathBu
         std::fs::read_to_string(&built).map_err(|e| format!("reading {}: {e}", built.display()))?;
     let mut ptx = without_label_comments(&ptx);
     for k in gpu_attention_plan::abi::KERNELS {
-        ptx = with_maxntid(&ptx, k.entry, gpu_attention_plan::abi::THREADS)?;
+        ptx = with_maxntid(&ptx, k.entry, k.threads())?;
     }
     let has = |name: &str| features.is_some_and(|f| f.split(',').any(|f| f == name));
     // The loop the features force (`plain` first, as the kernel crate applies it), or the table's.
@@ -231,9 +231,8 @@ fn check_ptx_of(ptx: &str, forced: Option<bool>) -> Result<Vec<ptx_uniform::Entr
     }
     let reports = ptx_uniform::check(ptx)
         .map_err(|e| format!("the attention PTX fails its convergence check:\n{e}"))?;
-    let threads = gpu_attention_plan::abi::THREADS;
     for k in gpu_attention_plan::abi::KERNELS {
-        let bound = format!(".maxntid {threads}, 1, 1");
+        let bound = format!(".maxntid {}, 1, 1", k.threads());
         let at = ptx
             .find(&format!(".entry {}(", k.entry))
             .ok_or_else(|| format!("the attention PTX has no entry `{}`", k.entry))?;

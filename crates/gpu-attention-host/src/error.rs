@@ -24,6 +24,8 @@ pub enum Error {
     Device(String),
     /// A CUDA call failed.
     Cuda(String),
+    /// A kernel given to `run_with` or `prepare_with` that does not compute the problem.
+    Kernel(String),
 }
 
 impl std::fmt::Display for Error {
@@ -34,7 +36,8 @@ impl std::fmt::Display for Error {
             | Self::Module(s)
             | Self::Context(s)
             | Self::NoDriver(s)
-            | Self::Device(s) => {
+            | Self::Device(s)
+            | Self::Kernel(s) => {
                 write!(f, "attention: {s}")
             }
             Self::Cuda(s) => write!(f, "attention: CUDA: {s}"),

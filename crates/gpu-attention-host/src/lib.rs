@@ -59,15 +59,14 @@ mod module;
 
 pub use cudarc::driver::DriverError;
 pub use error::{Error, context};
+pub use gpu_attention_plan::abi::KernelSpec;
 pub use gpu_attention_plan::{
     AttentionError, Batches, Element, Extents, HEAD_DIMS, Mask, Problem, Strides, Tensor,
 };
 pub use module::{ABI_SYMBOL, ABI_VERSION};
 
 use error::{check, check_device, cuda};
-use gpu_attention_plan::abi::{
-    self, BLOCK_M, KERNELS, KernelSpec, MAP_BYTES, MAPS, Params, THREADS, UNIT_WORDS,
-};
+use gpu_attention_plan::abi::{self, KERNELS, MAP_BYTES, MAPS, Params, UNIT_WORDS};
 use gpu_attention_plan::schedule::Units;
 
 /// The kernels' module as `cargo xtask build` writes it (`target/gpu/sm_90a/gpu_attention.ptx`),
@@ -153,10 +152,68 @@ impl Attention {
     }
 
     /// Computes `problem` on `stream`: O and `LSE` from Q, K, V, each a buffer of at least the
-    /// problem's [`Extents`] (elements O and `LSE` do not cover are not written).
+    /// problem's [`Extents`] (elements O and `LSE` do not cover are not written), with the
+    /// kernel the plan picks ([`Attention::kernel_for`]).
     #[allow(clippy::too_many_arguments)]
     pub fn run(
         &self,
+        stream: &Arc<CudaStream>,
+        problem: &Problem<'_>,
+        q: &CudaSlice<u16>,
+        k: &CudaSlice<u16>,
+        v: &CudaSlice<u16>,
+        o: &mut CudaSlice<u16>,
+        lse: &mut CudaSlice<f32>,
+    ) -> Result<(), Error> {
+        self.run_inner(None, stream, problem, q, k, v, o, lse)
+    }
+
+    /// As [`run`](Self::run), with `kernel`: a row of the module's table for the problem's
+    /// element type and head dimension ([`Attention::kernels_for`]; another is an
+    /// [`Error::Kernel`]).
+    #[allow(clippy::too_many_arguments)]
+    pub fn run_with(
+        &self,
+        kernel: KernelSpec,
+        stream: &Arc<CudaStream>,
+        problem: &Problem<'_>,
+        q: &CudaSlice<u16>,
+        k: &CudaSlice<u16>,
+        v: &CudaSlice<u16>,
+        o: &mut CudaSlice<u16>,
+        lse: &mut CudaSlice<f32>,
+    ) -> Result<(), Error> {
+        self.run_inner(Some(kernel), stream, problem, q, k, v, o, lse)
+    }
+
+    /// The kernel [`run`](Self::run) and [`prepare`](Self::prepare) launch for `problem` (the
+    /// plan's `abi::kernel`), or the error of a head dimension the module has no kernel for.
+    pub fn kernel_for(&self, problem: &Problem<'_>) -> Result<KernelSpec, Error> {
+        abi::kernel(
+            problem.element,
+            problem.head_dim,
+            problem.batches.max_keys(),
+            problem.mask == Mask::Causal,
+        )
+        .ok_or_else(|| AttentionError::HeadDim(problem.head_dim).into())
+    }
+
+    /// Every kernel of the module that computes `problem` (its element type and head
+    /// dimension), for [`run_with`](Self::run_with) and [`prepare_with`](Self::prepare_with):
+    /// the choice of [`kernel_for`](Self::kernel_for) among them, and the others (other key
+    /// blocks, three consumer warpgroups).
+    pub fn kernels_for(&self, problem: &Problem<'_>) -> Vec<KernelSpec> {
+        KERNELS
+            .iter()
+            .filter(|k| (k.element, k.head_dim) == (problem.element, problem.head_dim))
+            .copied()
+            .collect()
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn run_inner(
+        &self,
+        kernel: Option<KernelSpec>,
         stream: &Arc<CudaStream>,
         problem: &Problem<'_>,
         q: &CudaSlice<u16>,
@@ -205,7 +262,7 @@ impl Attention {
             lse: lse_ptr,
         };
         // Checked above: the problem and the stream's context.
-        let prepared = self.prepare_checked(stream, problem, tensors)?;
+        let prepared = self.prepare_checked(stream, problem, tensors, kernel)?;
         // SAFETY: the tensors are alive (borrowed) and ordered on `stream` by the guards; the
         // prepared buffer is freed on `stream` after the launch (cudarc frees stream-ordered).
         unsafe { self.launch_raw(&prepared, stream.cu_stream()) }
@@ -224,33 +281,53 @@ impl Attention {
     ) -> Result<Prepared, Error> {
         problem.check()?;
         self.same_context(stream.context(), "the stream")?;
-        self.prepare_checked(stream, problem, tensors)
+        self.prepare_checked(stream, problem, tensors, None)
     }
 
-    /// [`prepare`](Self::prepare) of a problem already checked, on a stream of this context.
+    /// As [`prepare`](Self::prepare), with `kernel` (as [`run_with`](Self::run_with)).
+    pub fn prepare_with(
+        &self,
+        kernel: KernelSpec,
+        stream: &Arc<CudaStream>,
+        problem: &Problem<'_>,
+        tensors: Tensors,
+    ) -> Result<Prepared, Error> {
+        problem.check()?;
+        self.same_context(stream.context(), "the stream")?;
+        self.prepare_checked(stream, problem, tensors, Some(kernel))
+    }
+
+    /// [`prepare`](Self::prepare) of a problem already checked, on a stream of this context,
+    /// with `kernel` (a row of the table) or the plan's choice.
     fn prepare_checked(
         &self,
         stream: &Arc<CudaStream>,
         problem: &Problem<'_>,
         tensors: Tensors,
+        kernel: Option<KernelSpec>,
     ) -> Result<Prepared, Error> {
-        let spec_at = KERNELS
-            .iter()
-            .position(|k| {
-                abi::kernel(
-                    problem.element,
-                    problem.head_dim,
-                    problem.batches.max_keys(),
-                    problem.mask == Mask::Causal,
-                ) == Some(*k)
-            })
-            .ok_or(AttentionError::HeadDim(problem.head_dim))?;
-        let spec = KERNELS[spec_at];
-        let units = Units::new(problem, BLOCK_M);
+        let spec = match kernel {
+            Some(k) => k,
+            None => self.kernel_for(problem)?,
+        };
+        let spec_at = KERNELS.iter().position(|k| *k == spec).ok_or_else(|| {
+            Error::Kernel(format!(
+                "{} is not a kernel of this module's table",
+                spec.entry
+            ))
+        })?;
+        if (spec.element, spec.head_dim) != (problem.element, problem.head_dim) {
+            return Err(Error::Kernel(format!(
+                "{} computes {:?} at head dim {}, the problem is {:?} at head dim {}: pick a kernel of the problem's (Attention::kernels_for)",
+                spec.entry, spec.element, spec.head_dim, problem.element, problem.head_dim
+            )));
+        }
+        let block_m = spec.block_m();
+        let units = Units::new(problem, block_m);
         let count = units.count();
         let count32 = u32::try_from(count).map_err(|_| {
             Error::Buffer(format!(
-                "the problem has {count} blocks of {BLOCK_M} queries, above 2^32: split the batch"
+                "the problem has {count} blocks of {block_m} queries, above 2^32: split the batch"
             ))
         })?;
         let (fixed, batch, seq_q, seq_k) = match problem.batches {
@@ -353,7 +430,7 @@ impl Attention {
                 prepared.grid,
                 1,
                 1,
-                THREADS,
+                spec.threads(),
                 1,
                 1,
                 spec.smem_bytes(),

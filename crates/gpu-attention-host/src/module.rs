@@ -9,7 +9,7 @@ use std::sync::Arc;
 
 use cudarc::driver::{CudaContext, CudaFunction, CudaModule, sys};
 use cudarc::nvrtc::Ptx;
-use gpu_attention_plan::abi::{KERNELS, KernelSpec, PARAMS_BYTES, THREADS};
+use gpu_attention_plan::abi::{KERNELS, KernelSpec, PARAMS_BYTES};
 
 pub use gpu_attention_plan::abi::ABI_VERSION;
 
@@ -149,10 +149,11 @@ fn entry(
     let threads = function
         .get_attribute(sys::CUfunction_attribute::CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK)
         .map_err(|e| Error::Cuda(format!("{}: its thread limit: {e:?}", k.entry)))?;
-    if u32::try_from(threads) != Ok(THREADS) {
+    if u32::try_from(threads) != Ok(k.threads()) {
         return Err(Error::Module(format!(
-            "the attention module {name}'s entry {} allows {threads} threads per block, not {THREADS}: it lacks the launch bound `cargo xtask build` adds; {}",
+            "the attention module {name}'s entry {} allows {threads} threads per block, not {}: it lacks the launch bound `cargo xtask build` adds; {}",
             k.entry,
+            k.threads(),
             remedy(embedded)
         )));
     }
@@ -190,7 +191,7 @@ fn check_bound_in_text(text: &str, k: KernelSpec, name: &str, embedded: bool) ->
         .lines()
         .map(str::trim)
         .find(|line| !line.is_empty());
-    let want = format!(".maxntid {THREADS}, 1, 1");
+    let want = format!(".maxntid {}, 1, 1", k.threads());
     if !bound.is_some_and(|line| line.starts_with(&want)) {
         return Err(Error::Module(format!(
             "the attention module {name}'s entry {} lacks the launch bound ({want}) that `cargo xtask build` adds to rustc's PTX (without it ptxas ignores setmaxnreg); {}",

@@ -35,16 +35,11 @@ const fn fingerprint(revision: u32, kernels: &[KernelSpec]) -> u32 {
         h = mix(h, k.head_dim);
         h = mix(h, k.block_n);
         h = mix(h, k.stages);
+        h = mix(h, k.consumers);
         i += 1;
     }
     h
 }
-
-/// Query rows per CTA: two consumer warpgroups of 64 rows (`wgmma`'s M).
-pub const BLOCK_M: u32 = 128;
-
-/// Threads per CTA: a producer warpgroup and two consumer warpgroups.
-pub const THREADS: u32 = 384;
 
 /// The shared memory the kernels keep after their tiles: the ring barriers (Q's, K's and V's
 /// full and empty `mbarrier`s, 8 bytes each) in one KiB.
@@ -143,9 +138,13 @@ pub struct KernelSpec {
     /// The consumers issue the scores of block j ahead of `P V` of block j - 1 (FlashAttention-3's
     /// intra-warpgroup overlap); otherwise each block's products in turn.
     pub overlap: bool,
-    /// The two consumer warpgroups take turns issuing their `wgmma`s (FlashAttention-3's
+    /// The consumer warpgroups take turns issuing their `wgmma`s (FlashAttention-3's
     /// ping-pong, through the toolkit's ordered sequence).
     pub pingpong: bool,
+    /// Consumer warpgroups, 64 query rows each: 2, or 3 (FlashAttention-3's 192-row tiles at
+    /// head dim 64, where the softmax's exponentials bound the kernel and a third warpgroup
+    /// gives each SM sub-partition one more warp to interleave).
+    pub consumers: u32,
 }
 
 impl KernelSpec {
@@ -159,14 +158,24 @@ impl KernelSpec {
         64
     }
 
+    /// Query rows per CTA (a unit of the schedule): 64 per consumer warpgroup (`wgmma`'s M).
+    pub const fn block_m(self) -> u32 {
+        64 * self.consumers
+    }
+
+    /// Threads per CTA: a producer warpgroup and the consumer warpgroups.
+    pub const fn threads(self) -> u32 {
+        128 * (1 + self.consumers)
+    }
+
     /// Bytes of one K (or V) stage: `block_n` rows of `head_dim` 16-bit elements.
     pub const fn kv_stage_bytes(self) -> u32 {
         self.block_n * self.head_dim * 2
     }
 
-    /// Bytes of the Q tile: [`BLOCK_M`] rows.
+    /// Bytes of the Q tile: [`block_m`](Self::block_m) rows.
     pub const fn q_bytes(self) -> u32 {
-        BLOCK_M * self.head_dim * 2
+        self.block_m() * self.head_dim * 2
     }
 
     /// Where K's stage `s` starts (after Q).
@@ -206,6 +215,17 @@ pub const SHORT_KEYS: u32 = 1024;
 pub const SHORT_KEYS_CAUSAL_D128: u32 = 2048;
 
 const fn spec(entry: &'static str, element: Element, head_dim: u32, block_n: u32) -> KernelSpec {
+    wide(entry, element, head_dim, block_n, 2)
+}
+
+/// [`spec`] with `consumers` consumer warpgroups.
+const fn wide(
+    entry: &'static str,
+    element: Element,
+    head_dim: u32,
+    block_n: u32,
+    consumers: u32,
+) -> KernelSpec {
     // Stages: as many as the shared memory holds, at most 3.
     let stages = if head_dim == 64 { 3 } else { 2 };
     // The consumers' loop per head dimension, as measured on the H200 against the other
@@ -225,13 +245,15 @@ const fn spec(entry: &'static str, element: Element, head_dim: u32, block_n: u32
         stages,
         overlap,
         pingpong,
+        consumers,
     }
 }
 
 /// The module's kernels: per element type, head dims 64 and 128 with 192 keys a block and with
 /// 128 (for key sequences up to [`SHORT_KEYS`]), and 256 with 64 (the accumulators of O take 128
-/// of a thread's registers).
-pub const KERNELS: [KernelSpec; 10] = [
+/// of a thread's registers); then, at head dim 64, 192 query rows (three consumer warpgroups)
+/// by 128 keys, which [`kernel`] does not choose (a measurement, [`kernel_with`]).
+pub const KERNELS: [KernelSpec; 12] = [
     spec("attention_fwd_bf16_d64_n192", Element::Bf16, 64, 192),
     spec("attention_fwd_bf16_d64_n128", Element::Bf16, 64, 128),
     spec("attention_fwd_bf16_d128_n192", Element::Bf16, 128, 192),
@@ -242,6 +264,8 @@ pub const KERNELS: [KernelSpec; 10] = [
     spec("attention_fwd_f16_d128_n192", Element::F16, 128, 192),
     spec("attention_fwd_f16_d128_n128", Element::F16, 128, 128),
     spec("attention_fwd_f16_d256_n64", Element::F16, 256, 64),
+    wide("attention_fwd_bf16_d64_m192", Element::Bf16, 64, 128, 3),
+    wide("attention_fwd_f16_d64_m192", Element::F16, 64, 128, 3),
 ];
 
 const _: () = {
@@ -255,6 +279,7 @@ const _: () = {
         assert!(k.head_dim % 64 == 0 && k.block_n % 16 == 0 && k.block_n <= 256);
         // The barriers' KiB holds Q's two and the rings' 4 per stage.
         assert!((2 + 4 * k.stages) * 8 <= BARRIER_BYTES);
+        assert!(k.consumers == 2 || k.consumers == 3);
         i += 1;
     }
 };
@@ -271,14 +296,28 @@ pub const fn short_keys(head_dim: u32, causal: bool) -> u32 {
 
 /// The kernel of `element` and `head_dim` for a problem whose longest key sequence is
 /// `max_keys`, if the module has one: the short row (128 keys a block) up to
-/// [`short_keys`] keys, the long one (192) above; head dim 256 has one row.
+/// [`short_keys`] keys, the long one (192) above; head dim 256 has one row. Always a row of two
+/// consumer warpgroups.
 pub const fn kernel(
     element: Element,
     head_dim: u32,
     max_keys: u32,
     causal: bool,
 ) -> Option<KernelSpec> {
+    kernel_with(element, head_dim, max_keys, causal, 2)
+}
+
+/// [`kernel`] among the rows of `consumers` consumer warpgroups: with 3, the 192-row kernel of
+/// head dim 64 (128 keys a block) whatever the keys, and `None` at other head dims.
+pub const fn kernel_with(
+    element: Element,
+    head_dim: u32,
+    max_keys: u32,
+    causal: bool,
+    consumers: u32,
+) -> Option<KernelSpec> {
     let want = match head_dim {
+        _ if consumers == 3 => 128,
         256 => 64,
         _ if max_keys <= short_keys(head_dim, causal) => 128,
         _ => 192,
@@ -287,6 +326,7 @@ pub const fn kernel(
     while i < KERNELS.len() {
         let k = KERNELS[i];
         if k.head_dim == head_dim
+            && k.consumers == consumers
             && k.block_n == want
             && matches!(
                 (k.element, element),
@@ -326,10 +366,26 @@ mod tests {
             }
         }
         assert_eq!(kernel(Element::Bf16, 96, 1, false), None);
-        // Every row is some problem's.
+        // Every row is some problem's, the three-warpgroup rows through `kernel_with`.
         for k in KERNELS {
             let keys = if k.block_n == 192 { 1 << 20 } else { 1 };
-            assert_eq!(kernel(k.element, k.head_dim, keys, false), Some(k));
+            assert_eq!(
+                kernel_with(k.element, k.head_dim, keys, false, k.consumers),
+                Some(k)
+            );
+            assert_eq!(
+                kernel(k.element, k.head_dim, keys, false)
+                    .unwrap()
+                    .consumers,
+                2
+            );
+        }
+        for element in [Element::Bf16, Element::F16] {
+            for keys in [1, 1 << 20] {
+                let k = kernel_with(element, 64, keys, true, 3).expect("the 192-row kernel");
+                assert_eq!((k.block_m(), k.threads(), k.block_n), (192, 512, 128));
+                assert_eq!(kernel_with(element, 128, keys, false, 3), None);
+            }
         }
     }
 
@@ -355,11 +411,12 @@ mod tests {
         assert_eq!(ABI_VERSION, fingerprint(REVISION, &KERNELS));
         assert_ne!(ABI_VERSION, fingerprint(REVISION + 1, &KERNELS));
         // Each field the host's maps or shared memory follow, changed in one kernel.
-        let changes: [fn(&mut KernelSpec); 4] = [
+        let changes: [fn(&mut KernelSpec); 5] = [
             |k| k.block_n += 64,
             |k| k.stages += 1,
             |k| k.head_dim *= 2,
             |k| k.element = Element::F16,
+            |k| k.consumers += 1,
         ];
         for change in changes {
             let mut table = KERNELS;

@@ -1,6 +1,6 @@
 //! The module's entry points: one line per row of the plan's kernel table.
 
-use gpu_attention_plan::abi::{KERNELS, KernelSpec, Params, THREADS};
+use gpu_attention_plan::abi::{KERNELS, KernelSpec, Params};
 use gpu_hopper::wgmma::{Bf16, F16, M64};
 
 use crate::kernel::forward;
@@ -50,8 +50,9 @@ const fn variant(mut k: KernelSpec) -> KernelSpec {
 ///
 /// # Safety
 ///
-/// Every entry's contract: launched with [`THREADS`] threads on a 1D grid of at most
-/// `units` CTAs (the plan's `schedule::Units` of the problem in blocks of `BLOCK_M` rows) and
+/// Every entry's contract: launched with its row's `KernelSpec::threads` threads on a 1D grid of
+/// at most `units` CTAs (the plan's `schedule::Units` of the problem in blocks of its row's
+/// `KernelSpec::block_m` rows) and
 /// the dynamic shared memory of its row (`KernelSpec::smem_bytes`); `params` describes a problem
 /// that `Problem::check` accepts, for this row's element type and head dimension; `params.maps`
 /// points to the tensor maps of Q, K and V in global memory as `Params` describes them
@@ -71,7 +72,6 @@ macro_rules! entry {
         #[allow(improper_gpu_kernel_arg)]
         pub unsafe extern "gpu-kernel" fn $name(params: Params) {
             const SPEC: KernelSpec = variant(KERNELS[$row]);
-            const _: () = assert!(THREADS == 384);
             // SAFETY: the entries' contract.
             unsafe {
                 forward::<
@@ -79,6 +79,8 @@ macro_rules! entry {
                     M64<{ SPEC.block_n }>,
                     M64<{ SPEC.head_dim }>,
                     { SPEC.stages as usize },
+                    { SPEC.consumers as usize },
+                    { 4 * SPEC.consumers },
                 >(SPEC, params)
             }
         }
@@ -133,5 +135,16 @@ entry!(
 entry!(
     /// f16, head dimension 256, 64 keys a block (as its bf16 row).
     attention_fwd_f16_d256_n64 = 9,
+    F16
+);
+entry!(
+    /// bf16, head dimension 64, 192 query rows (three consumer warpgroups) by 128 keys a block
+    /// (3 stages; the plain loop): a measurement, never the plan's choice.
+    attention_fwd_bf16_d64_m192 = 10,
+    Bf16
+);
+entry!(
+    /// f16, head dimension 64, 192 query rows by 128 keys a block (as its bf16 row).
+    attention_fwd_f16_d64_m192 = 11,
     F16
 );

@@ -1,9 +1,7 @@
 //! The kernel body: the producer lane's loads and the consumer warpgroups' products, softmax
 //! and epilogue, over the CTA's units of the persistent schedule.
 
-use gpu_attention_plan::abi::{
-    BARRIER_BYTES, BLOCK_M, KernelSpec, MAP_BYTES, MAPS, Params, THREADS, UNIT_WORDS,
-};
+use gpu_attention_plan::abi::{BARRIER_BYTES, KernelSpec, MAP_BYTES, MAPS, Params, UNIT_WORDS};
 use gpu_attention_plan::mask::key_blocks;
 use gpu_attention_plan::schedule::{Assignment, Unit, Units};
 use gpu_attention_plan::{Batches, Mask};
@@ -35,20 +33,18 @@ use gpu_pipeline::{ConsumerStage, Cta, NvidiaMbarBackend, ProducerConsumerPipeli
 use crate::element::Element;
 use crate::softmax::{Limits, Rows, finish, hold_p, pack, rescale_o, scores, weights};
 
-/// The consumer warps: each arrives once (its lane 0) on an empty barrier.
-const CONSUMER_WARPS: u32 = 8;
-
 /// A ring of `ST` stages: one producer arrival (the TMA lane's `arrive_expect_tx`) per full
-/// barrier, one arrival per consumer warp per empty barrier.
-type Ring<const ST: usize> =
-    ProducerConsumerPipeline<ST, NvidiaMbarBackend<1, CONSUMER_WARPS, Cta>>;
+/// barrier, one arrival per consumer warp (`W` of them, each its lane 0) per empty barrier.
+type Ring<const ST: usize, const W: u32> =
+    ProducerConsumerPipeline<ST, NvidiaMbarBackend<1, W, Cta>>;
 
-/// The consumer warpgroups' turns: one ring, two groups.
-type Order = SequenceStorage<1, 2>;
-
-/// The register split: a producer warpgroup at 24, two consumer warpgroups at 240.
-const REGS: RegisterSplit = RegisterSplit::new(THREADS, 1, 2, 24);
-const _: () = assert!(REGS.producer == 24 && REGS.consumer == 240);
+/// The register split of two consumer warpgroups (384 threads): the producer at 24, the
+/// consumers at 240.
+const REGS_2: RegisterSplit = RegisterSplit::new(384, 1, 2, 24);
+const _: () = assert!(REGS_2.producer == 24 && REGS_2.consumer == 240);
+/// The register split of three (512 threads): the producer at 24, the consumers at 160.
+const REGS_3: RegisterSplit = RegisterSplit::new(512, 1, 3, 24);
+const _: () = assert!(REGS_3.producer == 24 && REGS_3.consumer == 160);
 
 /// Bytes of one 64-element span of `rows` rows: a tensor load's box, 128-byte swizzled.
 const fn span_bytes(rows: u32) -> u32 {
@@ -80,12 +76,13 @@ struct Launch {
     /// The unit table of a variable-length batch (its address), or 0.
     table: u64,
     mask: Mask,
+    block_m: u32,
     block_n: u32,
 }
 
 impl Launch {
     #[inline(always)]
-    fn new(params: &Params, table: u64, block_n: u32) -> Self {
+    fn new(params: &Params, table: u64, (block_m, block_n): (u32, u32)) -> Self {
         let batches = Batches::Fixed {
             batch: params.batch,
             seq_q: params.seq_q,
@@ -97,9 +94,10 @@ impl Launch {
             Mask::None
         };
         Launch {
-            units: Units::of(batches, params.heads_q, params.causal != 0, BLOCK_M),
+            units: Units::of(batches, params.heads_q, params.causal != 0, block_m),
             table: if params.varlen != 0 { table } else { 0 },
             mask,
+            block_m,
             block_n,
         }
     }
@@ -133,7 +131,7 @@ impl Launch {
             self.mask,
             (len_q, len_k),
             unit.m_block,
-            (BLOCK_M, self.block_n),
+            (self.block_m, self.block_n),
         );
         Work {
             unit,
@@ -149,20 +147,28 @@ impl Launch {
 }
 
 /// The kernel body of table row `spec`: `E` its element, `S` the shape of `S = Q Kᵀ` per
-/// warpgroup (`m64n{block_n}`), `O` that of `O += P V` (`m64n{head_dim}`), `ST` its stages.
+/// warpgroup (`m64n{block_n}`), `O` that of `O += P V` (`m64n{head_dim}`), `ST` its stages, `G`
+/// its consumer warpgroups (2 or 3) and `W` their warps (`4 G`, the empty barriers' count).
 ///
 /// # Safety
 ///
 /// The entries' contract (`entries.rs`).
 #[inline(always)]
-pub(crate) unsafe fn forward<E, S, O, const ST: usize>(spec: KernelSpec, params: Params)
-where
+pub(crate) unsafe fn forward<E, S, O, const ST: usize, const G: usize, const W: u32>(
+    spec: KernelSpec,
+    params: Params,
+) where
     E: Element,
     S: Shape + MmaSs<E::Input, E::Input>,
     O: Shape + MmaRs<E::Input, E::Input>,
 {
-    const { assert!(ST >= 1) };
+    const {
+        assert!(ST >= 1);
+        assert!((G == 2 || G == 3) && W == 4 * G as u32);
+    };
     debug_assert!(S::N == spec.block_n && O::N == spec.head_dim);
+    debug_assert!(spec.consumers as usize == G);
+    let block_m = 64 * G as u32;
     // SAFETY: a special-register read.
     let tid = unsafe { core::arch::nvptx::_thread_idx_x() } as u32;
     let maps = params.maps as *const TensorMap;
@@ -178,23 +184,25 @@ where
     }
     let smem = dynamic_smem();
     let bars = spec.barriers_at() as usize;
-    let order_at = bars + Ring::<1>::SMEM_BYTES + 2 * Ring::<ST>::SMEM_BYTES;
+    let order_at = bars + Ring::<1, W>::SMEM_BYTES + 2 * Ring::<ST, W>::SMEM_BYTES;
     const {
         assert!(
-            Ring::<1>::SMEM_BYTES + 2 * Ring::<ST>::SMEM_BYTES + size_of::<Order>()
+            Ring::<1, W>::SMEM_BYTES
+                + 2 * Ring::<ST, W>::SMEM_BYTES
+                + size_of::<SequenceStorage<1, G>>()
                 <= BARRIER_BYTES as usize,
             "the attention kernel's barriers outgrew their KiB"
         )
     };
     // SAFETY: inside the barriers' KiB (asserted above).
-    let order_storage = unsafe { smem.add(order_at) }.cast::<Order>();
+    let order_storage = unsafe { smem.add(order_at) }.cast::<SequenceStorage<1, G>>();
     // SAFETY: the barriers' KiB holds the three pipelines' barriers (the plan's assertion).
     let (q_pipe, k_pipe, v_pipe) = unsafe {
         (
-            Ring::<1>::new(smem.add(bars).cast()),
-            Ring::<ST>::new(smem.add(bars + Ring::<1>::SMEM_BYTES).cast()),
-            Ring::<ST>::new(
-                smem.add(bars + Ring::<1>::SMEM_BYTES + Ring::<ST>::SMEM_BYTES)
+            Ring::<1, W>::new(smem.add(bars).cast()),
+            Ring::<ST, W>::new(smem.add(bars + Ring::<1, W>::SMEM_BYTES).cast()),
+            Ring::<ST, W>::new(
+                smem.add(bars + Ring::<1, W>::SMEM_BYTES + Ring::<ST, W>::SMEM_BYTES)
                     .cast(),
             ),
         )
@@ -206,12 +214,12 @@ where
             k_pipe.init();
             v_pipe.init();
             // Every thread of a consumer warpgroup arrives on its turn's barrier.
-            let _ = sequence::init::<1, 2>(order_storage, WARPGROUP_THREADS);
+            let _ = sequence::init::<1, G>(order_storage, WARPGROUP_THREADS);
         }
     }
     // SAFETY: every thread of the block reaches it, converged.
     unsafe { core::arch::nvptx::_syncthreads() };
-    let launch = Launch::new(&params, table, spec.block_n);
+    let launch = Launch::new(&params, table, (block_m, spec.block_n));
     // SAFETY: special-register reads.
     let (first, stride) = unsafe {
         (
@@ -222,7 +230,13 @@ where
     let count = u64::from(params.units);
     if tid < 128 {
         // SAFETY: the whole producer warpgroup, converged.
-        unsafe { setmaxnreg_dec::<{ REGS.producer }>() };
+        unsafe {
+            if G == 2 {
+                setmaxnreg_dec::<{ REGS_2.producer }>()
+            } else {
+                setmaxnreg_dec::<{ REGS_3.producer }>()
+            }
+        };
         if tid == 0 {
             let (q_prod, k_prod, v_prod) = (
                 q_pipe.into_producer(),
@@ -238,10 +252,10 @@ where
                 // SAFETY: `u < units`.
                 let work = unsafe { launch.work(u) };
                 let h = work.unit.head;
-                let row0 = (work.first_q + work.unit.m_block * BLOCK_M) as i32;
+                let row0 = (work.first_q + work.unit.m_block * block_m) as i32;
                 q_prod.produce_tma(spec.q_bytes(), |stage| {
                     let bar = stage.barrier();
-                    for g in 0..2 {
+                    for g in 0..G as u32 {
                         for s in 0..spans {
                             // SAFETY: Q's tile is free (the stage's wait); boxes of 64 x 64
                             // rows at 1024-byte-aligned places inside it.
@@ -297,7 +311,13 @@ where
         }
     } else {
         // SAFETY: each consumer warpgroup, whole and converged.
-        unsafe { setmaxnreg_inc::<{ REGS.consumer }>() };
+        unsafe {
+            if G == 2 {
+                setmaxnreg_inc::<{ REGS_2.consumer }>()
+            } else {
+                setmaxnreg_inc::<{ REGS_3.consumer }>()
+            }
+        };
         let th = tid - 128;
         let (q_cons, k_cons, v_cons) = (
             q_pipe.into_consumer(),
@@ -308,10 +328,10 @@ where
         let g = unsafe { gpu_pipeline::arch::nvptx::shfl_sync_idx(u32::MAX, th / 128, 0) };
         let t = th % 128;
         // SAFETY: initialised by thread 0 with the same arrivals, before the block barrier.
-        let grid = unsafe { sequence::handles::<1, 2>(order_storage, WARPGROUP_THREADS) };
+        let grid = unsafe { sequence::handles::<1, G>(order_storage, WARPGROUP_THREADS) };
         // The two warpgroups take turns issuing their `wgmma`s (FlashAttention-3's ping-pong):
         // while one runs its softmax, the tensor cores run the other's products.
-        let mut order = OrderedSequenceBarrier::<_, 1, 2>::new(grid, g);
+        let mut order = OrderedSequenceBarrier::<_, 1, G>::new(grid, g);
         let (w, l) = (t / 32, t % 32);
         // SAFETY: `smem` is this CTA's dynamic shared memory.
         let base = unsafe { cvta_to_shared(smem) };
@@ -326,7 +346,7 @@ where
             let u = units.unit();
             // SAFETY: `u < units`.
             let work = unsafe { launch.work(u) };
-            let m0 = work.unit.m_block * BLOCK_M + g * 64 + 16 * w + l / 4;
+            let m0 = work.unit.m_block * block_m + g * 64 + 16 * w + l / 4;
             let rows_at = [m0, m0 + 8];
             let limit = rows_at.map(|r| match launch.mask {
                 Mask::None => work.len_k as i32,
@@ -482,9 +502,9 @@ where
 /// Runs `f` (a warpgroup's `wgmma` issues) in this warpgroup's turn of `order` (when the row
 /// says `pingpong`), then hands the turn to the other warpgroup.
 #[inline(always)]
-fn in_turn<S: sequence::Signals, R>(
+fn in_turn<S: sequence::Signals, R, const G: usize>(
     spec: KernelSpec,
-    order: &mut OrderedSequenceBarrier<S, 1, 2>,
+    order: &mut OrderedSequenceBarrier<S, 1, G>,
     f: impl FnOnce() -> R,
 ) -> R {
     if spec.pingpong {
@@ -597,8 +617,8 @@ fn unrolled(n: u32, mut f: impl FnMut(u32)) {
 /// Releases a stage whose MMAs are done (the warp's `wgmma.wait_group` saw them complete): lane
 /// 0 of each consumer warp arrives.
 #[inline(always)]
-fn release<const N: usize>(
-    stage: ConsumerStage<'_, N, NvidiaMbarBackend<1, CONSUMER_WARPS, Cta>>,
+fn release<const N: usize, const W: u32>(
+    stage: ConsumerStage<'_, N, NvidiaMbarBackend<1, W, Cta>>,
     lane: u32,
 ) {
     if lane == 0 {

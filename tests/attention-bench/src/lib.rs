@@ -8,7 +8,12 @@
 //! - `gpu_attention_launch(handle, stream) -> i32`: 0, or -1 with the message.
 //!
 //! The module is the one at `$GPU_ATTENTION_MODULE` if set, else the embedded one. The library
-//! opens GPU 0's primary context, the one torch uses, so the addresses are valid in it.
+//! opens GPU 0's primary context, the one torch uses, so the addresses are valid in it. With
+//! `$GPU_ATTENTION_CONSUMERS=3`, a problem the module has a row of three consumer warpgroups for
+//! (head dim 64) runs on it instead of the plan's choice (a measurement).
+//!
+//! The kernel each handle runs is printed to stderr when it is made, so that a log says which
+//! row ran.
 
 use std::ffi::c_char;
 use std::sync::{Arc, Mutex, OnceLock};
@@ -111,9 +116,26 @@ pub unsafe extern "C" fn gpu_attention_prepare(
         problem.scale = Some(scale);
     }
     let stream = state.ctx.default_stream();
-    let prepared = state
-        .attention
-        .prepare(&stream, &problem, Tensors { q, k, v, o, lse });
+    let tensors = Tensors { q, k, v, o, lse };
+    let consumers = std::env::var("GPU_ATTENTION_CONSUMERS")
+        .ok()
+        .and_then(|c| c.parse::<u32>().ok());
+    let wide = consumers.and_then(|c| {
+        state
+            .attention
+            .kernels_for(&problem)
+            .into_iter()
+            .find(|k| k.consumers == c)
+    });
+    let prepared = match wide {
+        Some(kernel) => state
+            .attention
+            .prepare_with(kernel, &stream, &problem, tensors),
+        None => state.attention.prepare(&stream, &problem, tensors),
+    };
+    if let Ok(p) = &prepared {
+        eprintln!("gpu-attention: {} ({} CTAs)", p.entry(), p.grid());
+    }
     let prepared = match prepared {
         Ok(p) => p,
         Err(e) => return fail(e.to_string()),

@@ -10,7 +10,9 @@ use std::process::ExitCode;
 use std::sync::Arc;
 
 use cudarc::driver::CudaStream;
-use gpu_attention_host::{Attention, Batches, Element, Error, Mask, Problem, Strides, Tensor};
+use gpu_attention_host::{
+    Attention, Batches, Element, Error, KernelSpec, Mask, Problem, Strides, Tensor,
+};
 use gpu_attention_plan::reference::{Inputs, forward, tolerance};
 use pipeline_suite::exit;
 
@@ -229,6 +231,7 @@ fn run_case(
     attention: &Attention,
     stream: &Arc<CudaStream>,
     case: &Case,
+    kernel: Option<KernelSpec>,
     rng: &mut Rng,
 ) -> Result<String, String> {
     let p = &case.problem;
@@ -256,9 +259,11 @@ fn run_case(
     let mut lse = stream
         .clone_htod(&vec![f32::NAN; e.lse as usize])
         .map_err(cuda)?;
-    attention
-        .run(stream, p, &q, &k, &v, &mut o, &mut lse)
-        .map_err(|e| format!("run: {e}"))?;
+    match kernel {
+        None => attention.run(stream, p, &q, &k, &v, &mut o, &mut lse),
+        Some(kernel) => attention.run_with(kernel, stream, p, &q, &k, &v, &mut o, &mut lse),
+    }
+    .map_err(|e| format!("run: {e}"))?;
     let o_host = stream.clone_dtoh(&o).map_err(cuda)?;
     let lse_host = stream.clone_dtoh(&lse).map_err(cuda)?;
     // Which elements of O the problem writes.
@@ -360,6 +365,22 @@ fn errors(attention: &Attention, stream: &Arc<CudaStream>) -> Vec<(String, Resul
     );
     let mut short = alloc(e.o as usize - 1);
     expect("O one element short", good, &mut short, "O");
+    // A kernel of another head dimension: an `Error::Kernel` that says so.
+    let other = attention
+        .kernels_for(&Problem::contiguous(1, (64, 64), (2, 2), 128))
+        .first()
+        .copied();
+    let verdict = match other {
+        None => Err("the module has no kernel of head dim 128".to_string()),
+        Some(kernel) => {
+            match attention.run_with(kernel, stream, &good, &q, &k, &v, &mut o, &mut lse) {
+                Err(err @ Error::Kernel(_)) if err.to_string().contains("head dim") => Ok(()),
+                Err(err) => Err(format!("another error: {err}")),
+                Ok(()) => Err("accepted".to_string()),
+            }
+        }
+    };
+    out.push(("a kernel of another head dimension".to_string(), verdict));
     out
 }
 
@@ -400,14 +421,27 @@ fn main() -> ExitCode {
         .filter(|c| !sanitize || c.problem.visible_pairs() <= 300_000)
         .collect();
     for case in cases {
-        match run_case(&attention, &stream, &case, &mut rng) {
-            Ok(line) => {
-                pass += 1;
-                println!("PASS {}: {line}", case.name);
-            }
-            Err(line) => {
-                fail += 1;
-                println!("FAIL {}: {line}", case.name);
+        // The plan's kernel, then every other row of the module that computes the problem
+        // (the other key block, the three-warpgroup row at head dim 64).
+        let default = attention.kernel_for(&case.problem).ok();
+        let others = attention
+            .kernels_for(&case.problem)
+            .into_iter()
+            .filter(|k| Some(*k) != default);
+        for kernel in std::iter::once(None).chain(others.map(Some)) {
+            let name = match kernel {
+                None => case.name.to_string(),
+                Some(k) => format!("{} [{}]", case.name, k.entry),
+            };
+            match run_case(&attention, &stream, &case, kernel, &mut rng) {
+                Ok(line) => {
+                    pass += 1;
+                    println!("PASS {name}: {line}");
+                }
+                Err(line) => {
+                    fail += 1;
+                    println!("FAIL {name}: {line}");
+                }
             }
         }
     }
