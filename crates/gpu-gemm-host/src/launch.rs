@@ -179,6 +179,46 @@ mod tests {
     use super::*;
 
     #[test]
+    fn the_launch_asks_for_clusters_and_programmatic_serialization_as_told() {
+        use sys::CUlaunchAttributeID as Id;
+        let ids = |cluster, programmatic| {
+            let mut attributes = Attributes::new(cluster, programmatic);
+            let config = launch_config((1, 1), 384, 0, std::ptr::null_mut(), &mut attributes);
+            assert_eq!(config.attrs.cast_const(), attributes.list.as_ptr());
+            let list = &attributes.list[..config.numAttrs as usize];
+            list.iter()
+                .map(|a| {
+                    // SAFETY: each union field read is the one its id names.
+                    let value = unsafe {
+                        match a.id {
+                            Id::CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION => a.value.clusterDim.x,
+                            _ => a.value.programmaticStreamSerializationAllowed as u32,
+                        }
+                    };
+                    (a.id, value)
+                })
+                .collect::<Vec<_>>()
+        };
+        // A cluster of one CTA is no cluster launch (the persistent kernel ran 11 % slower so).
+        assert_eq!(ids(1, false), []);
+        assert_eq!(
+            ids(2, false),
+            [(Id::CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION, 2)]
+        );
+        assert_eq!(
+            ids(1, true),
+            [(Id::CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION, 1)]
+        );
+        assert_eq!(
+            ids(8, true),
+            [
+                (Id::CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION, 8),
+                (Id::CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION, 1)
+            ]
+        );
+    }
+
+    #[test]
     fn a_matrix_the_tensor_copies_cannot_address_is_a_shape_error() {
         // Checked before the driver is asked (no driver here): a raw address off the 16-byte
         // alignment a tensor map needs.
