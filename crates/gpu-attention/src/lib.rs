@@ -4,19 +4,21 @@
 //! (`gpu_attention_plan` is the problem and its rules; `gpu_attention_plan::abi` the launch ABI
 //! and the kernel table this crate builds one entry per row of).
 //!
-//! Each CTA runs three warpgroups over a persistent schedule of work units (a block of 128 query
-//! rows of one head of one sequence, in the plan's order: causal blocks longest first):
+//! Each CTA runs a producer warpgroup and two consumer warpgroups (three in the 192-row rows of
+//! head dim 64) over a persistent schedule of work units (a block of 128 query rows, 64 per
+//! consumer warpgroup, of one head of one sequence, in the plan's order: causal blocks longest
+//! first):
 //!
 //! ```text
 //! warpgroup 0, one lane:  Q (once per unit) ─► Q stage      K_j ─► K ring      V_j ─► V ring
-//! warpgroups 1 and 2:     64 query rows each: S = Q K_jᵀ (wgmma SS, K released once it completes),
+//! warpgroups 1, 2 (, 3):  64 query rows each: S = Q K_jᵀ (wgmma SS, K released once it completes),
 //!                         the online softmax in base 2 (scale folded in), P packed to 16 bits in
 //!                         registers, O += P V_j (wgmma RS, V read MN-major; V released once it
 //!                         completes); then O / l and LSE from registers
 //! ```
 //!
-//! Each consumer runs a block's two products and its softmax in turn; the two warpgroups overlap
-//! each other as the warp schedulers interleave them. FlashAttention-3's overlaps are written too,
+//! Each consumer runs a block's two products and its softmax in turn; the consumer warpgroups
+//! overlap each other as the warp schedulers interleave them. FlashAttention-3's overlaps are written too,
 //! behind the plan table's `overlap` (the scores of block j issued ahead of `P V` of block j - 1)
 //! and `pingpong` (the warpgroups taking turns through the toolkit's ordered sequence), and off
 //! until measured faster (`gpu_attention_plan::abi`). `setmaxnreg` moves registers from the
