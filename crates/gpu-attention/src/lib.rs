@@ -5,9 +5,9 @@
 //! and the kernel table this crate builds one entry per row of).
 //!
 //! Each CTA runs a producer warpgroup and two consumer warpgroups (three in the 192-row rows of
-//! head dim 64) over a persistent schedule of work units (a block of 128 query rows, 64 per
-//! consumer warpgroup, of one head of one sequence, in the plan's order: causal blocks longest
-//! first):
+//! head dim 64) over a persistent schedule of work units (a block of 64 query rows per consumer
+//! warpgroup, 128 or 192, of one head of one sequence, in the plan's order: causal blocks
+//! longest first):
 //!
 //! ```text
 //! warpgroup 0, one lane:  Q (once per unit) ─► Q stage      K_j ─► K ring      V_j ─► V ring
