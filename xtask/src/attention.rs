@@ -21,6 +21,15 @@ pub fn artifact() -> PathBuf {
     NVPTX_SM90A.target_dir().join(MODULE)
 }
 
+/// The broken module (the kernel crate's `unwaited` feature: the kernels without their
+/// `griddepcontrol.wait`), on which the device test's programmatic chains must fail.
+pub const UNWAITED: &str = "gpu_attention_unwaited.ptx";
+
+/// Builds [`UNWAITED`] (for the device test's negative control).
+pub fn build_unwaited(sh: &Shell) -> Result<PathBuf> {
+    build_module(sh, Some("unwaited"), UNWAITED)
+}
+
 /// The device test binary.
 pub fn test_binary() -> PathBuf {
     crate::util::root().join("target/release/attention-test")
@@ -33,6 +42,16 @@ pub fn test_binary() -> PathBuf {
 pub const RUN_SH_SECTION: &str = r#"echo "== gpu-attention: every case against the f64 host reference within its derived bound (O and LSE), and the host API's errors"
 timeout -k 10 600 "$here/attention-test" "$here/gpu_attention.ptx" 2>&1 | tee "$out/attention.log"
 [ "${PIPESTATUS[0]}" -eq 0 ] || { echo "FAIL: the attention tests did not pass: $(grep -c '^FAIL' "$out/attention.log") FAIL lines"; status=1; }
+
+echo "== gpu-attention: the programmatic chains on the kernels without their griddepcontrol.wait (gpu_attention_unwaited.ptx) must fail"
+timeout -k 10 300 "$here/attention-test" "$here/gpu_attention_unwaited.ptx" --programmatic >"$out/attention-unwaited.log" 2>&1
+rc=$?
+grep -E "^(PASS|FAIL)" "$out/attention-unwaited.log" | cut -c1-200
+if [ $rc -eq @TEST_FAILED@ ]; then
+  echo "PASS: the chains failed without the wait, as they must"
+else
+  echo "FAIL: attention-test --programmatic on the unwaited module exited $rc, not @TEST_FAILED@ (a failed test): the chains cannot show a missing wait"; status=1
+fi
 
 echo "== gpu-attention: ptxas -arch=sm_90a -v of the module: no wgmma serialised (ptxas's C7513)"
 if command -v ptxas >/dev/null; then
@@ -62,9 +81,21 @@ else
   echo "SKIPPED: compute-sanitizer not found"
 fi"#;
 
+/// [`RUN_SH_SECTION`] with the failed test's exit status filled in.
+pub fn run_sh_section() -> String {
+    RUN_SH_SECTION.replace(
+        "@TEST_FAILED@",
+        &pipeline_suite::exit::TEST_FAILED.to_string(),
+    )
+}
+
 /// The files of the suite bundle: (built file, name in the bundle).
-pub fn bundle_files() -> [(PathBuf, &'static str); 2] {
-    [(artifact(), MODULE), (test_binary(), "attention-test")]
+pub fn bundle_files() -> [(PathBuf, &'static str); 3] {
+    [
+        (artifact(), MODULE),
+        (NVPTX_SM90A.target_dir().join(UNWAITED), UNWAITED),
+        (test_binary(), "attention-test"),
+    ]
 }
 
 /// Builds the test binary (release).
@@ -78,13 +109,29 @@ pub fn build_test(sh: &Shell) -> Result {
 /// may be SKIPPED.
 pub fn run(sh: &Shell, ci: bool) -> Result {
     println!("== gpu-attention: every case against the f64 host reference");
-    crate::device::run_device_program(
+    let tested = crate::device::run_device_program(
         sh,
         "gpu-attention device tests",
         &test_binary(),
         &[&artifact()],
         ci,
-    )
+    );
+    println!(
+        "== gpu-attention: the programmatic chains on the kernels without their griddepcontrol.wait must fail"
+    );
+    let unwaited = NVPTX_SM90A.target_dir().join(UNWAITED);
+    let negative = crate::device::run_device_program_to_fail(
+        sh,
+        "gpu-attention programmatic chains on the unwaited module",
+        &test_binary(),
+        &[&unwaited, std::path::Path::new("--programmatic")],
+        ci,
+    );
+    match (tested, negative) {
+        (Ok(()), negative) => negative,
+        (Err(e), Ok(())) => Err(e),
+        (Err(a), Err(b)) => Err(format!("{a}\n{b}")),
+    }
 }
 
 /// The modules the benchmark's bundle carries beside the production one, each `(features,
@@ -160,7 +207,7 @@ fn build_module(sh: &Shell, features: Option<&str>, file: &str) -> Result<PathBu
     } else {
         None
     };
-    let reports = check_ptx_of(&ptx, forced)?;
+    let reports = check_ptx_of(&ptx, forced, !has("unwaited"))?;
     std::fs::create_dir_all(target.target_dir())
         .map_err(|e| format!("creating {}: {e}", target.target_dir().display()))?;
     let out = target.target_dir().join(file);
@@ -212,17 +259,23 @@ fn wgmmas(k: gpu_attention_plan::abi::KernelSpec, forced: Option<bool>) -> usize
 
 /// The checks of the module's PTX: no local memory (an accumulator indexed with a variable
 /// would go there and ptxas would serialise the wgmmas), every entry of the table with its
-/// launch bound and its unrolled `wgmma`s, no entry the table does not know, and the
+/// launch bound, its one `griddepcontrol.wait` and its unrolled `wgmma`s, no entry the table
+/// does not know, and the
 /// convergence check ([`ptx_uniform`]: no `.aligned` instruction on a path only part of its
 /// warpgroup takes).
 #[cfg(test)]
 pub fn check_ptx(ptx: &str) -> Result<Vec<ptx_uniform::EntryReport>> {
-    check_ptx_of(ptx, None)
+    check_ptx_of(ptx, None, true)
 }
 
 /// [`check_ptx`] of a module whose loops the features force (`forced`: overlapped or not) or
-/// the table sets (`None`).
-fn check_ptx_of(ptx: &str, forced: Option<bool>) -> Result<Vec<ptx_uniform::EntryReport>> {
+/// the table sets (`None`), whose entries each wait once for the previous kernel (`waits`) or,
+/// the broken `unwaited` module, never.
+fn check_ptx_of(
+    ptx: &str,
+    forced: Option<bool>,
+    waits: bool,
+) -> Result<Vec<ptx_uniform::EntryReport>> {
     if ptx.contains("__local_depot") || ptx.contains(".local") {
         return Err(
             "the attention PTX uses local memory (an accumulator array indexed with a variable?)"
@@ -241,6 +294,17 @@ fn check_ptx_of(ptx: &str, forced: Option<bool>) -> Result<Vec<ptx_uniform::Entr
             return Err(format!(
                 "the attention entry `{}` lacks its launch bound `{bound}`",
                 k.entry
+            ));
+        }
+        // Every entry waits once for the stream's previous kernel before it touches global
+        // memory (programmatic launches); the broken `unwaited` module not at all.
+        let found = crate::gemm_kernel::entry_text(ptx, k.entry)
+            .map_or(0, |text| text.matches("griddepcontrol.wait").count());
+        if found != usize::from(waits) {
+            return Err(format!(
+                "the attention entry `{}` has {found} griddepcontrol.wait, expected {}",
+                k.entry,
+                usize::from(waits)
             ));
         }
         let report = reports
@@ -283,14 +347,22 @@ mod tests {
 
     #[test]
     fn the_run_sh_section_runs_every_bundled_file_bounded() {
+        let section = run_sh_section();
+        assert!(!section.contains('@'), "a placeholder left unfilled");
         for (_, name) in bundle_files() {
-            assert!(RUN_SH_SECTION.contains(&format!("$here/{name}")), "{name}");
+            assert!(section.contains(&format!("$here/{name}")), "{name}");
         }
-        assert_eq!(RUN_SH_SECTION.matches("status=1").count(), 4);
-        assert!(RUN_SH_SECTION.contains("grep -q C7513"));
+        assert_eq!(section.matches("status=1").count(), 5);
+        assert!(section.contains("grep -q C7513"));
         for tool in ["memcheck", "synccheck", "racecheck"] {
-            assert!(RUN_SH_SECTION.contains(tool), "{tool}");
+            assert!(section.contains(tool), "{tool}");
         }
+        // The negative control passes only by a failed test.
+        assert!(section.contains(&format!(
+            "if [ $rc -eq {} ]; then",
+            pipeline_suite::exit::TEST_FAILED
+        )));
+        assert!(section.contains(r#""$here/gpu_attention_unwaited.ptx" --programmatic"#));
     }
 
     /// The built module passes its checks, where it exists (`cargo xtask build`).

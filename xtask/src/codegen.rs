@@ -620,6 +620,24 @@ mod tests {
         only_sysroot_symbols(ptx).unwrap();
     }
 
+    /// The same of the module embedded in gpu-attention-host; and its check refuses the module
+    /// with one entry's `griddepcontrol.wait` taken out (a programmatic launch of it could read
+    /// Q before the kernel before it wrote it).
+    #[test]
+    fn the_embedded_module_is_a_generated_attention_module() {
+        let module = std::fs::read_to_string(root().join(ATTENTION_MODULE)).unwrap();
+        let ptx = module
+            .strip_prefix(PREAMBLE)
+            .and_then(|rest| rest.strip_prefix(ATTENTION_ORIGIN))
+            .expect("the preamble");
+        crate::attention::check_ptx(ptx).unwrap();
+        only_sysroot_symbols(ptx).unwrap();
+        let unwaited = ptx.replacen("griddepcontrol.wait;", "", 1);
+        assert_ne!(unwaited, ptx);
+        let e = crate::attention::check_ptx(&unwaited).unwrap_err();
+        assert!(e.contains("griddepcontrol.wait"), "{e}");
+    }
+
     #[test]
     fn every_n_is_a_valid_wgmma_n() {
         for &n in NS {

@@ -344,7 +344,7 @@ pub fn with_maxntid(ptx: &str, entry: &str, threads: u32) -> Result<String> {
 }
 
 /// The text of `entry`, from its `.entry` line to the next entry's (or the end).
-fn entry_text<'a>(ptx: &'a str, entry: &str) -> Option<&'a str> {
+pub(crate) fn entry_text<'a>(ptx: &'a str, entry: &str) -> Option<&'a str> {
     let at = ptx.find(&format!(".entry {entry}("))?;
     let rest = &ptx[at + 1..];
     Some(&ptx[at..at + 1 + rest.find(".entry ").unwrap_or(rest.len())])

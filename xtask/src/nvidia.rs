@@ -119,7 +119,7 @@ fn run_sh() -> String {
         .replace("@EXAMPLE@", example::RUN_SH_SECTION)
         .replace("@GEMM@", &crate::gemm_kernel::run_sh_section())
         .replace("@HOPPER@", crate::hopper::RUN_SH_SECTION)
-        .replace("@ATTENTION@", crate::attention::RUN_SH_SECTION)
+        .replace("@ATTENTION@", &crate::attention::run_sh_section())
 }
 
 /// Builds the PTX, the harness (release), the examples (the kernel crate with its launcher, the
@@ -135,6 +135,7 @@ fn build(sh: &Shell) -> Result<std::path::PathBuf> {
     crate::hopper::build(sh)?;
     crate::hopper::build_test(sh)?;
     crate::attention::build(sh)?;
+    crate::attention::build_unwaited(sh)?;
     crate::attention::build_test(sh)?;
     let commit = device::commit(sh);
     cmd!(sh, "cargo build --release -p gemm-test")

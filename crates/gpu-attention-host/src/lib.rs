@@ -49,6 +49,7 @@
 //! into NaN.
 
 use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 
 use cudarc::driver::{
     CudaContext, CudaModule, CudaSlice, CudaStream, DevicePtr, DevicePtrMut, sys,
@@ -90,6 +91,9 @@ pub struct Attention {
     _module: Arc<CudaModule>,
     functions: Vec<cudarc::driver::CudaFunction>,
     sms: u32,
+    /// Whether launches ask for programmatic stream serialization
+    /// ([`Attention::set_programmatic_launch`]).
+    programmatic: AtomicBool,
 }
 
 /// A launch made ready by [`Attention::prepare`]: its tensor maps (and a variable-length batch's
@@ -148,7 +152,31 @@ impl Attention {
             _module: loaded.module,
             functions: loaded.functions,
             sms,
+            programmatic: AtomicBool::new(false),
         })
+    }
+
+    /// Launches the kernels of [`run`](Self::run), [`run_with`](Self::run_with) and
+    /// [`launch_raw`](Self::launch_raw) from now on as programmatic dependents of the kernel
+    /// before them in their stream (`on`), or in plain stream order (off, the default).
+    ///
+    /// On, an attention kernel's CTAs may start while the kernel before it ends (the QKV
+    /// projection's GEMM, whose kernels allow it at their start), set up their barriers and fetch
+    /// their tensor maps, and each thread waits for that kernel's completion and memory
+    /// (`griddepcontrol.wait`) before it reads Q, K, V or a variable-length batch's table, or
+    /// writes O or `LSE`: results are those of stream order, whatever the kernel before is (the
+    /// module's ABI version, which `load` checks, promises the wait). The attention kernels allow
+    /// their own dependents at their start too (`griddepcontrol.launch_dependents`): a kernel
+    /// launched after one with programmatic stream serialization must execute
+    /// `griddepcontrol.wait` before it reads O or `LSE` (gpu-gemm-host's GEMM does).
+    pub fn set_programmatic_launch(&self, on: bool) {
+        self.programmatic.store(on, Ordering::Relaxed);
+    }
+
+    /// Whether launches are programmatic dependents
+    /// ([`set_programmatic_launch`](Self::set_programmatic_launch)).
+    pub fn programmatic_launch(&self) -> bool {
+        self.programmatic.load(Ordering::Relaxed)
     }
 
     /// Computes `problem` on `stream`: O and `LSE` from Q, K, V, each a buffer of at least the
@@ -421,20 +449,34 @@ impl Attention {
         self.ctx
             .bind_to_thread()
             .map_err(cuda("binding the context"))?;
+        // The driver API's `CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION`, when asked.
+        // SAFETY: a launch attribute is plain data; zero is a valid start for every field.
+        let mut attribute: sys::CUlaunchAttribute = unsafe { std::mem::zeroed() };
+        attribute.id =
+            sys::CUlaunchAttributeID::CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION;
+        attribute.value.programmaticStreamSerializationAllowed = 1;
+        let config = sys::CUlaunchConfig {
+            gridDimX: prepared.grid,
+            gridDimY: 1,
+            gridDimZ: 1,
+            blockDimX: spec.threads(),
+            blockDimY: 1,
+            blockDimZ: 1,
+            sharedMemBytes: spec.smem_bytes(),
+            hStream: stream,
+            attrs: &raw mut attribute,
+            numAttrs: u32::from(self.programmatic.load(Ordering::Relaxed)),
+        };
         // SAFETY: `args` points to the entries' one parameter, the `Params` block (checked
         // against the module at load), alive for the call; the maps live in `prepared`; the
-        // tensors by the caller's contract.
+        // tensors by the caller's contract; the configuration and its attribute are live
+        // locals. A programmatic launch is sound because every entry of the module (its ABI
+        // version, checked at load) waits for the stream's previous kernel before it touches
+        // global memory.
         let status = unsafe {
-            sys::cuLaunchKernel(
+            sys::cuLaunchKernelEx(
+                &raw const config,
                 self.functions[prepared.kernel].cu_function(),
-                prepared.grid,
-                1,
-                1,
-                spec.threads(),
-                1,
-                1,
-                spec.smem_bytes(),
-                stream,
                 args.as_mut_ptr(),
                 std::ptr::null_mut(),
             )

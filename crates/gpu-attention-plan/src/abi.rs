@@ -8,8 +8,11 @@
 
 use crate::Element;
 
-/// The revision of [`Params`] and of what its fields mean: bump it with every change to them.
-const REVISION: u32 = 1;
+/// The revision of [`Params`] and of what its fields mean, and of the entries' contract: bump it
+/// with every change to them. 2: every entry waits for the stream's previous kernel
+/// (`griddepcontrol.wait`) before it touches global memory, which the host's programmatic
+/// launches rely on.
+const REVISION: u32 = 2;
 
 /// The launch ABI version: [`REVISION`] and every kernel's layout in [`KERNELS`] (element, head
 /// dimension, keys per block, stages: what the host's maps and shared memory size follow),

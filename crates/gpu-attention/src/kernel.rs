@@ -20,7 +20,8 @@ const BALANCED: bool = !cfg!(feature = "strided");
 /// module, measured against production before it is taken.
 const LATE_RESCALE: bool = cfg!(feature = "late_rescale");
 use gpu_hopper::arch::nvptx::{
-    dynamic_smem_1024 as dynamic_smem, ld_global_nc_v4_u32, setmaxnreg_dec, setmaxnreg_inc,
+    dynamic_smem_1024 as dynamic_smem, griddepcontrol_launch_dependents, griddepcontrol_wait,
+    ld_global_nc_v4_u32, setmaxnreg_dec, setmaxnreg_inc,
 };
 use gpu_hopper::descriptor::{MatrixDescriptor, Swizzle};
 use gpu_hopper::regs::RegisterSplit;
@@ -182,6 +183,9 @@ pub(crate) unsafe fn forward<E, S, O, const ST: usize, const G: usize, const W: 
             }
         }
     }
+    // A kernel launched after this one as a programmatic dependent (the next layer's GEMM) may
+    // be scheduled as SMs free up; it waits for this grid's completion itself.
+    griddepcontrol_launch_dependents();
     let smem = dynamic_smem();
     let bars = spec.barriers_at() as usize;
     let order_at = bars + Ring::<1, W>::SMEM_BYTES + 2 * Ring::<ST, W>::SMEM_BYTES;
@@ -219,6 +223,16 @@ pub(crate) unsafe fn forward<E, S, O, const ST: usize, const G: usize, const W: 
     }
     // SAFETY: every thread of the block reaches it, converged.
     unsafe { core::arch::nvptx::_syncthreads() };
+    // Launched as a programmatic dependent (the host's `set_programmatic_launch`), this grid may
+    // start while the kernel before it in the stream still runs: each thread waits here for that
+    // grid's completion and its memory before any access below to global memory (Q, K, V, a
+    // variable-length batch's unit table, O, LSE). The setup above reads only the tensor maps,
+    // which the host wrote before the launch with no kernel between. Launched otherwise, the
+    // wait returns at once. PTX ISA, "griddepcontrol". (The `unwaited` feature's module drops
+    // it: the broken variant attention-test's programmatic chain must fail on.)
+    if !cfg!(feature = "unwaited") {
+        griddepcontrol_wait();
+    }
     let launch = Launch::new(&params, table, (block_m, spec.block_n));
     // SAFETY: special-register reads.
     let (first, stride) = unsafe {
