@@ -149,7 +149,8 @@ pub(crate) unsafe fn gemm<W: Width, const ST: usize, const C: u32, S: MbarScope>
     // start while the kernel before it in the stream still runs: each thread waits here for that
     // grid's completion and its memory before any access below to global memory (A, B and C, the
     // workspace, D). The setup above overlaps that kernel's end: it reads only the tensor maps,
-    // which the host wrote before the launch with no kernel between (ABI version 3). Launched
+    // which a copy earlier in the stream wrote, complete before the kernel before this one
+    // started (stream order), which this grid starts after (ABI version 3). Launched
     // otherwise, the wait returns at once. PTX ISA, "griddepcontrol". (The `unwaited` feature's
     // module drops it: the broken variant gemm-test's programmatic chain must fail on.)
     if !cfg!(feature = "unwaited") {
