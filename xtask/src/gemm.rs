@@ -86,6 +86,8 @@ fn build(sh: &Shell) -> Result<std::path::PathBuf> {
 pub fn run(sh: &Shell, bundle_dir: Option<&Path>, quick: bool) -> Result {
     let bench = build(sh)?;
     if let Some(dir) = bundle_dir {
+        let shift_edge =
+            crate::gemm_kernel::build_module(sh, crate::gemm_kernel::Module::ShiftEdge)?;
         crate::device::write_bundle(
             sh,
             dir,
@@ -93,6 +95,9 @@ pub fn run(sh: &Shell, bundle_dir: Option<&Path>, quick: bool) -> Result {
                 (bench, "gemm-bench"),
                 // Every kernel, the step kernels too: the steps module.
                 (crate::gemm_kernel::steps_artifact(), "gpu_gemm_steps.ptx"),
+                // A measurement: the production kernels with the last tile row's A box shifted
+                // inside M (the kernel crate's `shift_edge` feature).
+                (shift_edge, "gpu_gemm_shift_edge.ptx"),
             ],
             "run_gemm.sh",
             &run_gemm_sh(),

@@ -63,13 +63,17 @@ pub enum Module {
     /// `unwaited` feature): a broken module on which gemm-test's programmatic chains must fail,
     /// built only into the GEMM bundle ([`build_module`]; not by `cargo xtask build`).
     Unwaited,
+    /// The production kernels with the kernel crate's `shift_edge` feature (a last tile row's A
+    /// box shifted inside M): a measurement module of the benchmark's bundle
+    /// (`cargo xtask bench-gemm --bundle`).
+    ShiftEdge,
 }
 
 impl Module {
     /// The module's entries.
     pub fn entries(self) -> &'static [(&'static str, u32)] {
         match self {
-            Module::Production | Module::Unwaited => &ENTRIES,
+            Module::Production | Module::Unwaited | Module::ShiftEdge => &ENTRIES,
             Module::Steps => &STEP_ENTRIES,
         }
     }
@@ -80,6 +84,7 @@ impl Module {
             Module::Production => "gpu_gemm.ptx",
             Module::Steps => "gpu_gemm_steps.ptx",
             Module::Unwaited => "gpu_gemm_unwaited.ptx",
+            Module::ShiftEdge => "gpu_gemm_shift_edge.ptx",
         }
     }
 }
@@ -212,6 +217,11 @@ pub fn build_module(sh: &Shell, module: Module) -> Result<PathBuf> {
             &["--features", "unwaited"],
             target.target_dir().with_extension("unwaited"),
         ),
+        Module::ShiftEdge => (
+            "gemm shift_edge (sm_90a)",
+            &["--features", "shift_edge"],
+            target.target_dir().with_extension("shift_edge"),
+        ),
     };
     crate::gpu::starting(label, target);
     let output = target.cargo_build_output_in(sh, CRATE, features, &target_dir)?;
@@ -238,6 +248,7 @@ pub fn build_module(sh: &Shell, module: Module) -> Result<PathBuf> {
             Module::Production => "gemm",
             Module::Steps => "steps",
             Module::Unwaited => "unwaited",
+            Module::ShiftEdge => "shift",
         },
         target.triple,
         start.elapsed().as_secs_f64(),

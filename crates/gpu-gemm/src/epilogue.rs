@@ -293,6 +293,24 @@ pub(crate) fn epilogue<W: Width>(acc: &W::Acc, row0: u32, col0: u32, out: Out, m
     }
 }
 
+/// [`epilogue`] with beta 0, of the rows `lo..m` only (`rows = (lo, m)`): a tile whose A box was
+/// shifted inside M (the `shift_edge` variant) recomputed rows the tile row above wrote.
+#[inline(always)]
+pub(crate) fn epilogue_from<W: Width>(
+    acc: &W::Acc,
+    (row0, col0): (u32, u32),
+    out: Out,
+    (lo, m): (u32, u32),
+    n: u32,
+) {
+    W::each_pair(acc, |i, v0, v1| {
+        let (row, col) = (row0 + 8 * ((i / 2) % 2), col0 + 8 * (i / 4));
+        if row >= lo {
+            d_pair(out, row, col, scaled(out, v0, v1, 0), m, n);
+        }
+    });
+}
+
 /// Quarter `quarter` of [`epilogue`]: accumulator pair `i` of a thread is row
 /// `row0 + 8 ((i / 2) % 2)`, columns `col0 + 8 (i / 4)` (+ 1); pairs `32 q .. 32 q + 32` are
 /// quarter q's.

@@ -13,9 +13,9 @@ use gpu_pipeline::{
 
 use crate::cluster_k;
 use crate::epilogue::{
-    EPILOGUE_BARRIERS, Epi, Out, c_stages, epilogue, load_c, store_through_smem,
+    EPILOGUE_BARRIERS, Epi, Out, c_stages, epilogue, epilogue_from, load_c, store_through_smem,
 };
-use crate::mainloop::{Pipe, consume_unit, mma_stage, produce};
+use crate::mainloop::{Pipe, SHIFT_EDGE, a_row0, consume_unit, mma_stage, produce};
 use crate::split_k::{SPLIT_K_BARRIERS, Workspace, last_split};
 use crate::tile::Width;
 use gpu_hopper::arch::nvptx::{
@@ -159,6 +159,8 @@ pub(crate) unsafe fn gemm<W: Width, const ST: usize, const C: u32, S: MbarScope>
     let k_blocks = k.div_ceil(BK);
     // Rows of A per CTA; a pair's cluster tile is `config.cluster` CTA tiles high.
     let cluster_rows = BM * config.cluster;
+    // M, where the last tile row's A box is shifted inside it (`a_row0`).
+    let edge = (SHIFT_EDGE && !paired && !config.cluster_k && out.beta == 0.0).then_some(m);
 
     if tid < 128 {
         if config.setmaxnreg {
@@ -177,6 +179,7 @@ pub(crate) unsafe fn gemm<W: Width, const ST: usize, const C: u32, S: MbarScope>
                     (k_blocks, cluster_rows),
                     rank,
                     paired,
+                    edge,
                 )
             };
         } else if tid == 32 || tid == 64 {
@@ -226,9 +229,9 @@ pub(crate) unsafe fn gemm<W: Width, const ST: usize, const C: u32, S: MbarScope>
                     tid - 128,
                     rank,
                     out,
-                    m,
-                    n,
+                    (m, n),
                     k_blocks,
+                    edge,
                 )
             };
         }
@@ -290,9 +293,9 @@ unsafe fn consume<W: Width, const ST: usize, const C: u32, S: MbarScope>(
     th: u32,
     rank: u32,
     out: Out,
-    m: u32,
-    n: u32,
+    (m, n): (u32, u32),
     k_blocks: u32,
+    edge: Option<u32>,
 ) {
     // Warpgroup g in {0, 1} multiplies rows 64 g .. 64 g + 63 of each tile.
     let g = th / 128;
@@ -343,6 +346,8 @@ unsafe fn consume<W: Width, const ST: usize, const C: u32, S: MbarScope>(
         let (tile, split, parts) = schedule.unit(u);
         let (tm, tn) = schedule.tile(tile);
         let (m0, n0) = (tm * cluster_rows + rank * BM, tn * W::BN);
+        // The accumulators' first row: `m0`, or below it where the A box was shifted inside M.
+        let a0 = a_row0(m0, edge);
         let (kb0, kb1) = Schedule::k_range(split, parts, k_blocks);
         // The closures go by reference (`&F: Fn`): by value, or as `&impl Fn` parameters, LLVM
         // schedules the kernels' code differently (the PTX changes), for no gain.
@@ -361,7 +366,7 @@ unsafe fn consume<W: Width, const ST: usize, const C: u32, S: MbarScope>(
             let work = Workspace::of::<W>(out.work, schedule, config.cluster);
             let slot = schedule.slot(tile, config.cluster, rank);
             // The thread's first row (of two, 8 apart) is inside D.
-            let live = m0 + g * 64 + 16 * w + l / 4 < m;
+            let live = a0 + g * 64 + 16 * w + l / 4 < m;
             // SAFETY: every consumer thread calls them with the same unit; the workspace is the
             // entries' contract's; the flag word is the layout's.
             unsafe {
@@ -380,6 +385,10 @@ unsafe fn consume<W: Width, const ST: usize, const C: u32, S: MbarScope>(
         };
         if !whole {
             // Another CTA writes this tile's D.
+        } else if a0 != m0 {
+            // A shifted tile (beta 0): rows `a0..m0` are the tile row above's.
+            let (row0, col0) = (a0 + g * 64 + 16 * w + l / 4, n0 + 2 * (l % 4));
+            epilogue_from::<W>(&acc, (row0, col0), out, (m0, m), n);
         } else if staged && (parts == 1 || c_stages.is_none()) {
             // SAFETY: the buffer is this warpgroup's; `maps[2]` is D's map (N % 8 == 0); C comes
             // through `c_stages` when beta != 0 (which loads C only for tiles not split: a split

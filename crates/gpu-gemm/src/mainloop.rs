@@ -17,6 +17,25 @@ use crate::tile::{Width, descriptor};
 pub(crate) type Pipe<const ST: usize, const C: u32, S> =
     ProducerConsumerPipeline<ST, NvidiaMbarBackend<1, C, S>>;
 
+/// Whether a last tile row that ends past M loads its A box shifted inside M (`m - BM`: no row
+/// of the box out of bounds) and writes only its rows the tile row above did not: the
+/// `shift_edge` feature's variant module, a measurement (run 58 timed the 128 x 128 and 128 x 64
+/// kernels 35-38 % slower at M = 192 than at M = 256 with the same tiles; the suspect is the half
+/// of their A boxes past M). Only where C is not read (beta 0), and not in CTA pairs or the
+/// cluster-K kernels.
+pub(crate) const SHIFT_EDGE: bool = cfg!(feature = "shift_edge");
+
+/// The first row of A that the tile starting at row `m0` loads: `m0`, or with `edge` (the
+/// problem's M, in the `shift_edge` variant) for a tile that ends past M when M exceeds one
+/// tile, `M - BM`.
+#[inline(always)]
+pub(crate) fn a_row0(m0: u32, edge: Option<u32>) -> u32 {
+    match edge {
+        Some(m) if m > BM && m0 + BM > m => m - BM,
+        _ => m0,
+    }
+}
+
 /// The producer lane's k-loop over its units of `schedule`: each k-block's A box (this CTA's 128
 /// rows) and B box into the next free stage. In a pair, each CTA loads half of B's box and
 /// multicasts it to both CTAs, so both receive the whole stage.
@@ -38,6 +57,7 @@ pub(crate) unsafe fn produce<W: Width, const ST: usize, const C: u32, S: MbarSco
     (k_blocks, cluster_rows): (u32, u32),
     rank: u32,
     paired: bool,
+    edge: Option<u32>,
 ) {
     // SAFETY: B's map follows A's.
     let (map_a, map_b) = (maps, unsafe { maps.add(1) });
@@ -45,7 +65,8 @@ pub(crate) unsafe fn produce<W: Width, const ST: usize, const C: u32, S: MbarSco
     while u < schedule.total() {
         let (tile, split, parts) = schedule.unit(u);
         let (tm, tn) = schedule.tile(tile);
-        let (m0, n0) = ((tm * cluster_rows + rank * BM) as i32, (tn * W::BN) as i32);
+        let m0 = a_row0(tm * cluster_rows + rank * BM, edge) as i32;
+        let n0 = (tn * W::BN) as i32;
         let (kb0, kb1) = Schedule::k_range(split, parts, k_blocks);
         for kb in kb0..kb1 {
             // Both CTAs of a pair receive the whole stage: their own A, their half of

@@ -88,13 +88,15 @@ const CASES: &[Case] = &[
 ];
 
 /// Cases of the quick and sanitizer modes: one tile, an odd shape with C, a split-K shape with C
-/// (4097 x 300 x 1024 splits for the persistent kernels), and a decode shape with C (split-K for
-/// the transposing kernels).
+/// (4097 x 300 x 1024 splits for the persistent kernels), a decode shape with C (split-K for
+/// the transposing kernels), and beta 0 with a last tile row past M (300 rows; 1000 for the
+/// transposing kernels), which the `shift_edge` variant loads shifted inside M.
 const QUICK: &[Case] = &[
     (128, 256, 64, 1.0, 0.0),
     (7, 1000, 136, 1.0, 0.5),
     (4097, 300, 1024, 1.0, 1.0),
     (3, 1000, 2056, 1.0, 0.5),
+    (300, 1000, 136, 1.0, 0.0),
 ];
 
 fn fail(code: u8, message: &str) -> ExitCode {
