@@ -26,6 +26,9 @@ pub enum Error {
     Cuda(String),
     /// A kernel given to `run_with` or `prepare_with` that does not compute the problem.
     Kernel(String),
+    /// `run` or `prepare` on a stream that is being captured into a CUDA graph: they upload the
+    /// tensor maps, which a capture cannot hold. Nothing was enqueued; the capture goes on.
+    Capture(String),
 }
 
 impl std::fmt::Display for Error {
@@ -37,7 +40,8 @@ impl std::fmt::Display for Error {
             | Self::Context(s)
             | Self::NoDriver(s)
             | Self::Device(s)
-            | Self::Kernel(s) => {
+            | Self::Kernel(s)
+            | Self::Capture(s) => {
                 write!(f, "attention: {s}")
             }
             Self::Cuda(s) => write!(f, "attention: CUDA: {s}"),

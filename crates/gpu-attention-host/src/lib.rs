@@ -252,6 +252,8 @@ impl Attention {
     ) -> Result<(), Error> {
         problem.check()?;
         self.same_context(stream.context(), "the stream")?;
+        // Before the buffers' tracking, which would enqueue event waits into the capture.
+        self.refuse_capture(stream)?;
         let extents = problem.extents();
         for (tensor, given, needed, ctx) in [
             (Tensor::Q, q.len(), extents.q, q.stream().context()),
@@ -309,6 +311,7 @@ impl Attention {
     ) -> Result<Prepared, Error> {
         problem.check()?;
         self.same_context(stream.context(), "the stream")?;
+        self.refuse_capture(stream)?;
         self.prepare_checked(stream, problem, tensors, None)
     }
 
@@ -322,6 +325,7 @@ impl Attention {
     ) -> Result<Prepared, Error> {
         problem.check()?;
         self.same_context(stream.context(), "the stream")?;
+        self.refuse_capture(stream)?;
         self.prepare_checked(stream, problem, tensors, Some(kernel))
     }
 
@@ -482,6 +486,39 @@ impl Attention {
             )
         };
         check(status, "launching the attention kernel")
+    }
+
+    /// An [`Error::Capture`] when `stream` is being captured into a CUDA graph (or a capture on
+    /// it failed and is still open): the upload of a preparation would break the capture
+    /// (`cuStreamGetCaptureInfo`, which enqueues nothing).
+    fn refuse_capture(&self, stream: &CudaStream) -> Result<(), Error> {
+        // The query of the legacy default stream reads the thread's context.
+        self.ctx
+            .bind_to_thread()
+            .map_err(cuda("binding the context"))?;
+        let mut status = sys::CUstreamCaptureStatus::CU_STREAM_CAPTURE_STATUS_NONE;
+        let mut id: sys::cuuint64_t = 0;
+        // SAFETY: a live stream of cudarc's; the driver writes the status and the id, and the
+        // optional outputs (graph, dependencies, edges, their count) are null.
+        let result = unsafe {
+            sys::cuStreamGetCaptureInfo_v3(
+                stream.cu_stream(),
+                &raw mut status,
+                &raw mut id,
+                std::ptr::null_mut(),
+                std::ptr::null_mut(),
+                std::ptr::null_mut(),
+                std::ptr::null_mut(),
+            )
+        };
+        check(result, "cuStreamGetCaptureInfo")?;
+        if status == sys::CUstreamCaptureStatus::CU_STREAM_CAPTURE_STATUS_NONE {
+            Ok(())
+        } else {
+            Err(Error::Capture(
+                "the stream is being captured into a CUDA graph, and run and prepare upload the problem's tensor maps, which a capture cannot hold: prepare the problem before the capture (Attention::prepare, on this stream or synchronized), then capture launch_raw".into(),
+            ))
+        }
     }
 
     /// The SMs of the GPU (the persistent grid's most CTAs).

@@ -1,14 +1,15 @@
-//! `attention-test [MODULE] [--quick | --sanitize | --programmatic]`: the attention kernels on
-//! the GPU, every case checked element by element against the plan's f64 reference
+//! `attention-test [MODULE] [--quick | --sanitize | --programmatic | --capture]`: the attention
+//! kernels on the GPU, every case checked element by element against the plan's f64 reference
 //! (`gpu_attention_plan::reference`) within its derived bound (`reference::tolerance`), O and
 //! `LSE`; O is filled with a sentinel first, and every element the problem does not write must
 //! keep it. Then the host API's errors, and (but under `--sanitize`) the programmatic chains
 //! (`programmatic`; `--programmatic` runs only them: the suite runs them alone on the module
-//! without the kernels' wait, where they must fail). Prints
-//! `PASS`/`FAIL` per case and exits with the harness's statuses (`pipeline_suite::exit`): a
-//! failed case `TEST_FAILED`, a module that does not load `SETUP`, no CUDA driver `NO_DRIVER`
-//! (with the one-line reason on stderr).
+//! without the kernels' wait, where they must fail) and CUDA graph capture (`capture`;
+//! `--capture` runs only those). Prints `PASS`/`FAIL` per case and exits with the harness's
+//! statuses (`pipeline_suite::exit`): a failed case `TEST_FAILED`, a module that does not load
+//! `SETUP`, no CUDA driver `NO_DRIVER` (with the one-line reason on stderr).
 
+mod capture;
 mod programmatic;
 
 use std::process::ExitCode;
@@ -397,6 +398,8 @@ fn main() -> ExitCode {
     let sanitize = args.iter().any(|a| a == "--sanitize");
     // Only the programmatic chains (the suite runs them alone on the unwaited module too).
     let only_programmatic = args.iter().any(|a| a == "--programmatic");
+    // Only the CUDA graph capture tests.
+    let only_capture = args.iter().any(|a| a == "--capture");
     let module = args.iter().find(|a| !a.starts_with("--")).cloned();
     let ctx = match gpu_attention_host::context(0) {
         Ok(ctx) => ctx,
@@ -426,7 +429,7 @@ fn main() -> ExitCode {
     let cases: Vec<Case> = cases(quick || sanitize)
         .into_iter()
         .filter(|c| !sanitize || c.problem.visible_pairs() <= 300_000)
-        .filter(|_| !only_programmatic)
+        .filter(|_| !only_programmatic && !only_capture)
         .collect();
     for case in cases {
         // The plan's kernel, then every other row of the module that computes the problem
@@ -455,10 +458,13 @@ fn main() -> ExitCode {
     }
     let checks = if only_programmatic {
         programmatic::run(&attention, &stream)
+    } else if only_capture {
+        capture::run(&ctx, &attention)
     } else {
         let mut checks = errors(&attention, &stream);
         if !sanitize {
             checks.extend(programmatic::run(&attention, &stream));
+            checks.extend(capture::run(&ctx, &attention));
         }
         checks
     };

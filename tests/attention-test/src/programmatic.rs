@@ -63,7 +63,7 @@ fn cuda(what: &'static str) -> impl Fn(cudarc::driver::DriverError) -> String {
 }
 
 /// O (16-bit) against `want` within `bound`: the first element off.
-fn within(
+pub(crate) fn within(
     what: &str,
     element: Element,
     got: &[u16],

@@ -1,0 +1,179 @@
+//! The host API under CUDA graph capture (`cuStreamBeginCapture` through cudarc's
+//! `begin_capture` / `end_capture`):
+//!
+//! - `run` on a capturing stream must be an `Error::Capture`, enqueue nothing (the capture ends
+//!   cleanly, its graph empty) and leave the stream usable: the same call right after is exact.
+//! - A problem prepared before the capture, its `launch_raw` captured: the graph replayed on
+//!   fresh Q written into the same buffer, each result within its bound.
+//!
+//! cudarc's event tracking is off for these tests (as for the GEMM's graph tests): a capture must
+//! not wait on events recorded outside it. Every access is on the one stream.
+
+use std::sync::Arc;
+
+use cudarc::driver::{CudaContext, CudaSlice, CudaStream, DevicePtr, sys};
+use gpu_attention_host::{Attention, Element, Error, Problem, Tensors};
+use gpu_attention_plan::reference::{Inputs, forward, tolerance};
+
+use crate::programmatic::within;
+use crate::{Rng, encode};
+
+/// Runs the capture tests (event tracking off, restored after).
+pub fn run(ctx: &Arc<CudaContext>, attention: &Attention) -> Vec<(String, Result<(), String>)> {
+    let tracking = ctx.is_event_tracking();
+    // SAFETY: every buffer of these tests is used on one stream only, in order; the flag is
+    // restored before any other test runs.
+    unsafe { ctx.disable_event_tracking() };
+    let out = vec![
+        (
+            "capture: run on a capturing stream is a capture error".to_string(),
+            refused(ctx, attention),
+        ),
+        (
+            "capture: a prepared launch captured replays within its bound".to_string(),
+            replayed(ctx, attention),
+        ),
+    ];
+    if tracking {
+        // SAFETY: as above.
+        unsafe { ctx.enable_event_tracking() };
+    }
+    out
+}
+
+fn cuda(what: &'static str) -> impl Fn(cudarc::driver::DriverError) -> String {
+    move |e| format!("{what}: {e:?}")
+}
+
+/// One problem's host data and device buffers.
+struct Buffers {
+    q: (Vec<u16>, Vec<f32>),
+    k: Vec<f32>,
+    v: Vec<f32>,
+    dq: CudaSlice<u16>,
+    dk: CudaSlice<u16>,
+    dv: CudaSlice<u16>,
+    o: CudaSlice<u16>,
+    lse: CudaSlice<f32>,
+}
+
+fn buffers(stream: &Arc<CudaStream>, p: &Problem<'_>, rng: &mut Rng) -> Result<Buffers, String> {
+    let e = p.extents();
+    let draw = |n: u64, rng: &mut Rng| -> (Vec<u16>, Vec<f32>) {
+        (0..n).map(|_| encode(Element::Bf16, rng.unit())).unzip()
+    };
+    let up = |h: &[u16]| stream.clone_htod(h).map_err(cuda("upload"));
+    let (q, k, v) = (draw(e.q, rng), draw(e.k, rng), draw(e.v, rng));
+    Ok(Buffers {
+        dq: up(&q.0)?,
+        dk: up(&k.0)?,
+        dv: up(&v.0)?,
+        o: up(&vec![0x7FFF; e.o as usize])?,
+        lse: stream
+            .alloc_zeros::<f32>(e.lse as usize)
+            .map_err(cuda("LSE"))?,
+        q,
+        k: k.1,
+        v: v.1,
+    })
+}
+
+/// O after the stream's work, against the reference of the buffers' current inputs.
+fn check(stream: &Arc<CudaStream>, p: &Problem<'_>, b: &Buffers, what: &str) -> Result<(), String> {
+    stream
+        .synchronize()
+        .map_err(|e| format!("{what}: the kernel failed: {e:?}"))?;
+    let o = stream.clone_dtoh(&b.o).map_err(cuda("reading O"))?;
+    let inputs = Inputs {
+        q: &b.q.1,
+        k: &b.k,
+        v: &b.v,
+    };
+    let reference = forward(p, &inputs).map_err(|e| format!("reference: {e}"))?;
+    let tol = tolerance(p, &inputs).map_err(|e| format!("tolerance: {e}"))?;
+    within(what, Element::Bf16, &o, &reference.o, tol.o)
+}
+
+/// `run` under capture: refused, nothing captured, the stream fine.
+fn refused(ctx: &Arc<CudaContext>, attention: &Attention) -> Result<(), String> {
+    let stream = ctx.new_stream().map_err(cuda("a stream"))?;
+    let mut rng = Rng(0x85A3_08D3_1319_8A2E);
+    let p = Problem::contiguous(2, (300, 300), (4, 2), 128);
+    let mut b = buffers(&stream, &p, &mut rng)?;
+    stream.synchronize().map_err(cuda("filling"))?;
+    stream
+        .begin_capture(sys::CUstreamCaptureMode::CU_STREAM_CAPTURE_MODE_THREAD_LOCAL)
+        .map_err(cuda("begin_capture"))?;
+    let result = attention.run(&stream, &p, &b.dq, &b.dk, &b.dv, &mut b.o, &mut b.lse);
+    let graph = stream.end_capture(sys::CUgraphInstantiate_flags(0));
+    match result {
+        Err(Error::Capture(e)) if e.contains("launch_raw") => {}
+        Err(e) => return Err(format!("run under capture: another error: {e}")),
+        Ok(()) => return Err("run under capture returned Ok".into()),
+    }
+    let graph = graph.map_err(|e| format!("the refused call broke the capture: {e:?}"))?;
+    if let Some(graph) = &graph {
+        let mut nodes = 0usize;
+        // SAFETY: a live graph; a null node array asks for the count only.
+        let status =
+            unsafe { sys::cuGraphGetNodes(graph.cu_graph(), std::ptr::null_mut(), &mut nodes) };
+        if status != sys::CUresult::CUDA_SUCCESS || nodes != 0 {
+            return Err(format!(
+                "the refused call left {nodes} node(s) in the graph ({status:?})"
+            ));
+        }
+    }
+    // The stream is usable, and the same call now runs.
+    attention
+        .run(&stream, &p, &b.dq, &b.dk, &b.dv, &mut b.o, &mut b.lse)
+        .map_err(|e| format!("run after the refused capture: {e}"))?;
+    check(&stream, &p, &b, "run after the refused capture")
+}
+
+/// A prepared problem's `launch_raw` captured, replayed on fresh Q.
+fn replayed(ctx: &Arc<CudaContext>, attention: &Attention) -> Result<(), String> {
+    let stream = ctx.new_stream().map_err(cuda("a stream"))?;
+    let mut rng = Rng(0x0370_7344_A409_3822);
+    let p =
+        Problem::contiguous(1, (200, 777), (8, 2), 64).with_mask(gpu_attention_host::Mask::Causal);
+    let mut b = buffers(&stream, &p, &mut rng)?;
+    let at = |s: &CudaSlice<u16>| s.device_ptr(&stream).0;
+    let tensors = Tensors {
+        q: at(&b.dq),
+        k: at(&b.dk),
+        v: at(&b.dv),
+        o: at(&b.o),
+        lse: b.lse.device_ptr(&stream).0,
+    };
+    let prepared = attention
+        .prepare(&stream, &p, tensors)
+        .map_err(|e| format!("prepare: {e}"))?;
+    stream.synchronize().map_err(cuda("the preparation"))?;
+    stream
+        .begin_capture(sys::CUstreamCaptureMode::CU_STREAM_CAPTURE_MODE_THREAD_LOCAL)
+        .map_err(cuda("begin_capture"))?;
+    // SAFETY: the tensors are alive until the graph's replays are done (below), hold the
+    // problem's extents, and only this stream touches them; the upload was synchronized.
+    let result = unsafe { attention.launch_raw(&prepared, stream.cu_stream()) };
+    let graph = stream.end_capture(sys::CUgraphInstantiate_flags(0));
+    result.map_err(|e| format!("launch_raw under capture: {e}"))?;
+    let graph = graph
+        .map_err(cuda("end_capture"))?
+        .ok_or("the capture made no graph")?;
+    for replay in 0..2 {
+        // Fresh Q in the same buffer, O poisoned, outside the capture.
+        let q: (Vec<u16>, Vec<f32>) = (0..b.q.0.len())
+            .map(|_| encode(Element::Bf16, rng.unit()))
+            .unzip();
+        stream.memcpy_htod(&q.0, &mut b.dq).map_err(cuda("Q"))?;
+        stream
+            .memcpy_htod(&vec![0x7FFF; b.o.len()], &mut b.o)
+            .map_err(cuda("O"))?;
+        b.q = q;
+        graph.launch().map_err(cuda("launching the graph"))?;
+        check(&stream, &p, &b, &format!("graph replay {replay}"))?;
+    }
+    drop(graph);
+    stream.synchronize().map_err(cuda("the last replay"))?;
+    Ok(())
+}
