@@ -136,7 +136,7 @@ mod tests {
                 (129, 1000),
                 (256, 256),
             ] {
-                for (bm, bn) in [(128, 128), (128, 176), (64, 80)] {
+                for (bm, bn) in [(128, 128), (128, 176), (64, 80), (192, 128), (192, 192)] {
                     for m in 0..seq_q.div_ceil(bm) {
                         let (blocks, first_masked) = key_blocks(mask, (seq_q, seq_k), m, (bm, bn));
                         let rows = m * bm..((m + 1) * bm).min(seq_q);

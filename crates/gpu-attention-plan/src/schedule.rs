@@ -220,8 +220,9 @@ mod tests {
             Problem::varlen(&offsets_q, &offsets_k, (4, 1), 64),
             Problem::varlen(&offsets_q, &offsets_k, (4, 1), 64).with_mask(Mask::Causal),
         ];
-        for p in problems {
-            let units = Units::new(&p, 128);
+        // Blocks of 128 query rows, and of 192 (three consumer warpgroups).
+        for (p, block_m) in problems.into_iter().flat_map(|p| [(p, 128), (p, 192)]) {
+            let units = Units::new(&p, block_m);
             let seen: BTreeSet<(u32, u32, u32)> = all(&units)
                 .into_iter()
                 .map(|u| (u.sequence, u.head, u.m_block))
@@ -229,7 +230,7 @@ mod tests {
             let mut expected = BTreeSet::new();
             for b in 0..p.batches.count() {
                 for h in 0..p.heads_q {
-                    for m in 0..p.batches.queries(b).1.div_ceil(128) {
+                    for m in 0..p.batches.queries(b).1.div_ceil(block_m) {
                         expected.insert((b, h, m));
                     }
                 }
@@ -242,12 +243,15 @@ mod tests {
     #[test]
     fn causal_units_come_longest_first() {
         let p = Problem::contiguous(2, (1000, 1000), (4, 4), 128).with_mask(Mask::Causal);
+        // Blocks of 192 rows too (three consumer warpgroups).
+        for block_m in [128, 192] {
+            let work: Vec<u32> = all(&Units::new(&p, block_m))
+                .iter()
+                .map(|u| key_blocks(p.mask, (1000, 1000), u.m_block, (block_m, 128)).0)
+                .collect();
+            assert!(work.windows(2).all(|w| w[0] >= w[1]), "{block_m}: {work:?}");
+        }
         let units = Units::new(&p, 128);
-        let work: Vec<u32> = all(&units)
-            .iter()
-            .map(|u| key_blocks(p.mask, (1000, 1000), u.m_block, (128, 128)).0)
-            .collect();
-        assert!(work.windows(2).all(|w| w[0] >= w[1]), "{work:?}");
         // Within a query block index, the heads of one sequence side by side.
         assert_eq!(
             all(&units)[..3],
