@@ -453,12 +453,8 @@ impl Attention {
         self.ctx
             .bind_to_thread()
             .map_err(cuda("binding the context"))?;
-        // The driver API's `CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION`, when asked.
-        // SAFETY: a launch attribute is plain data; zero is a valid start for every field.
-        let mut attribute: sys::CUlaunchAttribute = unsafe { std::mem::zeroed() };
-        attribute.id =
-            sys::CUlaunchAttributeID::CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION;
-        attribute.value.programmaticStreamSerializationAllowed = 1;
+        // Passed only when asked (`numAttrs`).
+        let mut attribute = gpu_hopper_host::programmatic_attribute();
         let config = sys::CUlaunchConfig {
             gridDimX: prepared.grid,
             gridDimY: 1,
@@ -490,34 +486,18 @@ impl Attention {
 
     /// An [`Error::Capture`] when `stream` is being captured into a CUDA graph (or a capture on
     /// it failed and is still open): the upload of a preparation would break the capture
-    /// (`cuStreamGetCaptureInfo`, which enqueues nothing).
+    /// (gpu-hopper-host's `capture_id`, which enqueues nothing).
     fn refuse_capture(&self, stream: &CudaStream) -> Result<(), Error> {
         // The query of the legacy default stream reads the thread's context.
         self.ctx
             .bind_to_thread()
             .map_err(cuda("binding the context"))?;
-        let mut status = sys::CUstreamCaptureStatus::CU_STREAM_CAPTURE_STATUS_NONE;
-        let mut id: sys::cuuint64_t = 0;
-        // SAFETY: a live stream of cudarc's; the driver writes the status and the id, and the
-        // optional outputs (graph, dependencies, edges, their count) are null.
-        let result = unsafe {
-            sys::cuStreamGetCaptureInfo_v3(
-                stream.cu_stream(),
-                &raw mut status,
-                &raw mut id,
-                std::ptr::null_mut(),
-                std::ptr::null_mut(),
-                std::ptr::null_mut(),
-                std::ptr::null_mut(),
-            )
-        };
-        check(result, "cuStreamGetCaptureInfo")?;
-        if status == sys::CUstreamCaptureStatus::CU_STREAM_CAPTURE_STATUS_NONE {
-            Ok(())
-        } else {
-            Err(Error::Capture(
+        match gpu_hopper_host::capture_id(stream) {
+            Ok(None) => Ok(()),
+            Ok(Some(_)) => Err(Error::Capture(
                 "the stream is being captured into a CUDA graph, and run and prepare upload the problem's tensor maps, which a capture cannot hold: prepare the problem before the capture (Attention::prepare, on this stream or synchronized), then capture launch_raw".into(),
-            ))
+            )),
+            Err(e) => Err(Error::Cuda(format!("cuStreamGetCaptureInfo: {:?}", e.0))),
         }
     }
 

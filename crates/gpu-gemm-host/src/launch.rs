@@ -10,30 +10,17 @@ use crate::error::{check, cuda};
 use crate::{GemmError, Kernel};
 
 /// Whether `stream` is being captured into a CUDA graph, and the capture sequence's id
-/// (`cuStreamGetCaptureInfo`, one driver call that enqueues nothing: on the H200 a fraction of a
-/// microsecond). A capture that failed and is still open counts as one (the driver refuses its
-/// launches; a plan must not be made or freed in it either).
+/// (gpu-hopper-host's `capture_id`). A capture that failed and is still open counts as one (the
+/// driver refuses its launches; a plan must not be made or freed in it either).
 pub(crate) fn capture_state(stream: &CudaStream) -> Result<Capture, GemmError> {
-    let mut status = sys::CUstreamCaptureStatus::CU_STREAM_CAPTURE_STATUS_NONE;
-    let mut id: sys::cuuint64_t = 0;
-    // SAFETY: a live stream of cudarc's; the driver writes the status and the id, and the
-    // optional outputs (graph, dependencies, edges, their count) are null.
-    let result = unsafe {
-        sys::cuStreamGetCaptureInfo_v3(
-            stream.cu_stream(),
-            &raw mut status,
-            &raw mut id,
-            std::ptr::null_mut(),
-            std::ptr::null_mut(),
-            std::ptr::null_mut(),
-            std::ptr::null_mut(),
-        )
-    };
-    check(result, "cuStreamGetCaptureInfo")?;
-    Ok(match status {
-        sys::CUstreamCaptureStatus::CU_STREAM_CAPTURE_STATUS_NONE => Capture::None,
-        _ => Capture::Active(id),
-    })
+    match gpu_hopper_host::capture_id(stream) {
+        Ok(None) => Ok(Capture::None),
+        Ok(Some(id)) => Ok(Capture::Active(id)),
+        Err(e) => Err(GemmError::Cuda(format!(
+            "cuStreamGetCaptureInfo: {:?}",
+            e.0
+        ))),
+    }
 }
 
 /// A 2D bf16 tensor map over `rows` rows of `k` elements at `address`, boxes of 64 x `box_rows`,
@@ -88,13 +75,9 @@ impl Attributes {
             count += 1;
         }
         if programmatic {
-            // The driver API's `CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION`: the grid
-            // may start once the stream's previous kernel has triggered
-            // (`griddepcontrol.launch_dependents`, or its end); each GEMM thread waits for that
-            // kernel (`griddepcontrol.wait`, ABI version 3) before it touches global memory.
-            list[count].id =
-                sys::CUlaunchAttributeID::CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION;
-            list[count].value.programmaticStreamSerializationAllowed = 1;
+            // Each GEMM thread waits for the previous kernel (`griddepcontrol.wait`, ABI version
+            // 3) before it touches global memory.
+            list[count] = gpu_hopper_host::programmatic_attribute();
             count += 1;
         }
         Attributes {

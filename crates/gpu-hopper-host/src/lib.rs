@@ -1,5 +1,7 @@
 //! Host side of gpu-hopper: TMA tensor maps, encoded with the CUDA driver through cudarc, their
-//! documented limits checked first.
+//! documented limits checked first; whether a stream is being captured into a CUDA graph
+//! ([`capture_id`], which the kernels' host APIs ask before an upload), and the launch attribute
+//! of a programmatic dependent launch ([`programmatic_attribute`]).
 //!
 //! ```no_run
 //! use gpu_hopper_host::{ElementType, L2Promotion, OobFill, Swizzle, Tiled};
@@ -59,12 +61,14 @@
 //! needs the other's type.
 
 mod encode;
+mod stream;
 mod tensor_map;
 
 #[cfg(test)]
 mod tests;
 
 pub use encode::TensorMap;
+pub use stream::{capture_id, programmatic_attribute};
 pub use tensor_map::{
     ElementType, L2Promotion, MAX_BOX_DIM, MAX_ELEMENT_STRIDE, MAX_RANK, OobFill, Swizzle,
     TensorMapError, Tiled, coordinate,
