@@ -62,10 +62,8 @@ pub fn launch_dependent(
     args: &mut [*mut c_void],
 ) -> Result<(), String> {
     let function = gpu.function(entry)?;
-    // SAFETY: a plain-old-data attribute; the union member written is the one the id names.
-    let mut attribute: sys::CUlaunchAttribute = unsafe { std::mem::zeroed() };
-    attribute.id = sys::CUlaunchAttributeID::CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION;
-    attribute.value.programmaticStreamSerializationAllowed = 1;
+    // Passed only when asked (`numAttrs`).
+    let mut attribute = gpu_hopper_host::programmatic_attribute();
     let config = sys::CUlaunchConfig {
         gridDimX: grid,
         gridDimY: 1,
