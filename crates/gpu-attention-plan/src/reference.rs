@@ -15,7 +15,7 @@ mod bound;
 use std::vec;
 use std::vec::Vec;
 
-pub use bound::{Tolerance, model, round, tolerance};
+pub use bound::{Tolerance, model, model_with, round, tolerance, tolerance_with};
 
 use crate::mask::visible_keys;
 use crate::{AttentionError, Problem, Tensor};

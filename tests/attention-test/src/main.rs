@@ -1,7 +1,8 @@
-//! `attention-test [MODULE] [--quick | --sanitize | --programmatic | --capture]`: the attention
-//! kernels on the GPU, every case checked element by element against the plan's f64 reference
-//! (`gpu_attention_plan::reference`) within its derived bound (`reference::tolerance`), O and
-//! `LSE`; O is filled with a sentinel first, and every element the problem does not write must
+//! `attention-test [MODULE] [--quick | --sanitize | --programmatic | --capture]
+//! [--exp-error=REL]`: the attention kernels on the GPU, every case checked element by element
+//! against the plan's f64 reference (`gpu_attention_plan::reference`) within its derived bound
+//! (`reference::tolerance`; with `--exp-error`, `reference::tolerance_with` for a variant module
+//! whose weights' `2^x` has that relative error, such as `exp_fma_3`'s 1.1e-4), O and `LSE`; O is filled with a sentinel first, and every element the problem does not write must
 //! keep it. Then the host API's errors, and (but under `--sanitize`) the programmatic chains
 //! (`programmatic`; `--programmatic` runs only them: the suite runs them alone on the module
 //! without the kernels' wait, where they must fail) and CUDA graph capture (`capture`;
@@ -19,7 +20,7 @@ use cudarc::driver::CudaStream;
 use gpu_attention_host::{
     Attention, Batches, Element, Error, KernelSpec, Mask, Problem, Strides, Tensor,
 };
-use gpu_attention_plan::reference::{Inputs, forward, tolerance};
+use gpu_attention_plan::reference::{Inputs, forward, tolerance_with};
 use pipeline_suite::exit;
 
 /// The bits O is filled with before a launch: a NaN in both types, which no result is.
@@ -238,6 +239,7 @@ fn run_case(
     stream: &Arc<CudaStream>,
     case: &Case,
     kernel: Option<KernelSpec>,
+    exp_error: f64,
     rng: &mut Rng,
 ) -> Result<String, String> {
     let p = &case.problem;
@@ -254,7 +256,7 @@ fn run_case(
         v: &vf,
     };
     let reference = forward(p, &inputs).map_err(|e| format!("reference: {e}"))?;
-    let tol = tolerance(p, &inputs).map_err(|e| format!("tolerance: {e}"))?;
+    let tol = tolerance_with(p, &inputs, exp_error).map_err(|e| format!("tolerance: {e}"))?;
     let cuda = |e: cudarc::driver::DriverError| format!("CUDA: {e:?}");
     let q = stream.clone_htod(&qb).map_err(cuda)?;
     let k = stream.clone_htod(&kb).map_err(cuda)?;
@@ -400,6 +402,17 @@ fn main() -> ExitCode {
     let only_programmatic = args.iter().any(|a| a == "--programmatic");
     // Only the CUDA graph capture tests.
     let only_capture = args.iter().any(|a| a == "--capture");
+    // A variant module's exponential error (the reference module's docs: `tolerance_with`).
+    let exp_error = match args.iter().find_map(|a| a.strip_prefix("--exp-error=")) {
+        None => 0.0,
+        Some(v) => match v.parse::<f64>() {
+            Ok(e) if (0.0..0.5).contains(&e) => e,
+            _ => {
+                eprintln!("error: --exp-error={v}: give a relative error in [0, 0.5), as 1.1e-4");
+                return ExitCode::from(exit::SETUP);
+            }
+        },
+    };
     let module = args.iter().find(|a| !a.starts_with("--")).cloned();
     let ctx = match gpu_attention_host::context(0) {
         Ok(ctx) => ctx,
@@ -444,7 +457,7 @@ fn main() -> ExitCode {
                 None => case.name.to_string(),
                 Some(k) => format!("{} [{}]", case.name, k.entry),
             };
-            match run_case(&attention, &stream, &case, kernel, &mut rng) {
+            match run_case(&attention, &stream, &case, kernel, exp_error, &mut rng) {
                 Ok(line) => {
                     pass += 1;
                     println!("PASS {name}: {line}");

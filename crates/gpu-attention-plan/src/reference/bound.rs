@@ -18,6 +18,13 @@
 //! So `|o - exact| <= (2 u + 2 e + 2^-20) V`, with `e` the scores' bound; [`Tolerance::o`] is that.
 //! `LSE` (f32, not rounded to 16 bits) is off by at most `e` plus a few units of 2^-24 of
 //! `|LSE|`: [`Tolerance::lse`].
+//!
+//! The weights' exponential is the MUFU's `ex2.approx.ftz.f32`, whose relative error (a few units
+//! of 2^-24 over the weights' range, `x <= 0`) the 2^-20 terms hold. A kernel that takes weights
+//! through a less exact `2^x`, of relative error at most `δ` (gpu-hopper's `math::exp2_fma`: below
+//! 1.1e-4), has `p'_j = p_j (1 + δ_j)` with `|δ_j| <= δ`, so
+//! `o' - o = Σ p_j δ_j (v_j - o) / l'` and `|o' - o| <= 2 δ V l / l' <= 2 δ V / (1 - δ)`, and its
+//! `LSE` moves by `|ln(l' / l)| <= δ / (1 - δ)`: [`tolerance_with`] adds those two terms.
 
 use std::vec::Vec;
 
@@ -42,8 +49,27 @@ fn unit_roundoff(element: Element) -> f64 {
     }
 }
 
-/// The tolerance of `problem` on `inputs` (checked as [`forward`] checks them).
+/// The tolerance of `problem` on `inputs` (checked as [`forward`] checks them), for a kernel
+/// whose weights' exponential is the MUFU's (the production kernels).
 pub fn tolerance(problem: &Problem<'_>, inputs: &Inputs<'_>) -> Result<Tolerance, AttentionError> {
+    tolerance_with(problem, inputs, 0.0)
+}
+
+/// As [`tolerance`], for a kernel whose weights' `2^x` has a relative error of at most
+/// `exp_error` (in `[0, 0.5)`) beyond the MUFU's: the module's docs derive the two added terms.
+///
+/// # Panics
+///
+/// If `exp_error` is not in `[0, 0.5)` (a bound that large says nothing).
+pub fn tolerance_with(
+    problem: &Problem<'_>,
+    inputs: &Inputs<'_>,
+    exp_error: f64,
+) -> Result<Tolerance, AttentionError> {
+    assert!(
+        (0.0..0.5).contains(&exp_error),
+        "the exponential's relative error {exp_error} is not in [0, 0.5)"
+    );
     checked_output(problem, inputs)?;
     let extents = problem.extents();
     let max_abs = |x: &[f32], n: u64| {
@@ -63,9 +89,11 @@ pub fn tolerance(problem: &Problem<'_>, inputs: &Inputs<'_>) -> Result<Tolerance
     // terms are at most |q| |k| each.
     let e = d * d * q * k * scale * f64::powi(2.0, -24);
     let u = unit_roundoff(problem.element);
+    // The weights' own relative error, over `1 - δ` for the denominator's share.
+    let w = exp_error / (1.0 - exp_error);
     Ok(Tolerance {
-        o: (2.0 * u + 2.0 * e + f64::powi(2.0, -20)) * v,
-        lse: e + f64::powi(2.0, -20) * (1.0 + d * q * k * scale),
+        o: (2.0 * u + 2.0 * e + 2.0 * w + f64::powi(2.0, -20)) * v,
+        lse: e + w + f64::powi(2.0, -20) * (1.0 + d * q * k * scale),
     })
 }
 
@@ -107,6 +135,16 @@ pub fn round(element: Element, x: f32) -> f32 {
 /// weights rounded to the input type for `P V`, O rounded to it at the end. The inputs are taken
 /// as they are (round them to the type first to model a 16-bit input).
 pub fn model(problem: &Problem<'_>, inputs: &Inputs<'_>) -> Result<Output, AttentionError> {
+    model_with(problem, inputs, |x, _| x.exp())
+}
+
+/// As [`model`], with the weights' exponential `exp(x, j)` (`x <= 0`, `j` the key's index in
+/// its row): a model of a kernel whose exponential is less exact ([`tolerance_with`]).
+pub fn model_with(
+    problem: &Problem<'_>,
+    inputs: &Inputs<'_>,
+    exp: impl Fn(f32, usize) -> f32,
+) -> Result<Output, AttentionError> {
     // The same checks and output layout as the reference's.
     let mut out = checked_output(problem, inputs)?;
     let (d, scale) = (problem.head_dim, problem.scale());
@@ -128,7 +166,7 @@ pub fn model(problem: &Problem<'_>, inputs: &Inputs<'_>) -> Result<Output, Atten
             continue;
         }
         let m = s.iter().copied().fold(f32::NEG_INFINITY, f32::max);
-        let p: Vec<f32> = s.iter().map(|x| (x - m).exp()).collect();
+        let p: Vec<f32> = s.iter().enumerate().map(|(j, x)| exp(x - m, j)).collect();
         let l: f32 = p.iter().sum();
         out.lse[lse_at] = f64::from(m + l.ln());
         for e in 0..d {
@@ -183,6 +221,50 @@ mod tests {
     /// The model of the kernels' arithmetic stays within the tolerance of the reference.
     #[test]
     fn the_kernels_arithmetic_is_within_the_tolerance() {
+        within_the_tolerance(0.0, |x, _| x.exp());
+    }
+
+    /// So does a model whose weights are off by the FMA pipe's `2^x` error bound (1.1e-4), up on
+    /// some keys and down on others, against the tolerance with that bound.
+    #[test]
+    fn a_less_exact_exponential_is_within_its_tolerance() {
+        const DELTA: f64 = 1.1e-4;
+        within_the_tolerance(DELTA, |x, j| {
+            let off = if j.wrapping_mul(0x9E37_79B9) >> 7 & 1 == 0 {
+                1.0 + DELTA
+            } else {
+                1.0 - DELTA
+            };
+            (f64::from(x.exp()) * off) as f32
+        });
+    }
+
+    /// The exponential's term is not free: it widens the f16 bound by more than a tenth.
+    #[test]
+    fn the_exponentials_term_counts_at_f16() {
+        let mut p = Problem::contiguous(1, (4, 4), (1, 1), 64);
+        p.element = Element::F16;
+        let e = p.extents();
+        let (q, k, v) = (
+            values(e.q, 1, p.element),
+            values(e.k, 2, p.element),
+            values(e.v, 3, p.element),
+        );
+        let inputs = Inputs {
+            q: &q,
+            k: &k,
+            v: &v,
+        };
+        let plain = tolerance(&p, &inputs).unwrap();
+        let less_exact = tolerance_with(&p, &inputs, 1.1e-4).unwrap();
+        assert!(
+            less_exact.o > 1.1 * plain.o,
+            "{less_exact:?} against {plain:?}"
+        );
+        assert!(less_exact.lse > plain.lse + 1.0e-4);
+    }
+
+    fn within_the_tolerance(exp_error: f64, exp: impl Fn(f32, usize) -> f32 + Copy) {
         let offsets_q = [0, 7, 136, 137];
         let offsets_k = [0, 129, 130, 400];
         let mut problems = vec![
@@ -208,8 +290,8 @@ mod tests {
                 v: &v,
             };
             let exact = forward(p, &inputs).unwrap();
-            let kernel = model(p, &inputs).unwrap();
-            let tol = tolerance(p, &inputs).unwrap();
+            let kernel = model_with(p, &inputs, exp).unwrap();
+            let tol = tolerance_with(p, &inputs, exp_error).unwrap();
             let worst_o = exact
                 .o
                 .iter()
