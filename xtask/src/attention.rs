@@ -52,6 +52,10 @@ if [ $rc -eq @TEST_FAILED@ ]; then
 else
   echo "FAIL: attention-test --programmatic on the unwaited module exited $rc, not @TEST_FAILED@ (a failed test): the chains cannot show a missing wait"; status=1
 fi
+for chain in @CHAINS@; do
+  grep -q "^FAIL $chain" "$out/attention-unwaited.log" || { echo "FAIL: $chain passed on the unwaited module: it cannot show a missing wait"; status=1; }
+done
+grep -q "^PASS programmatic_refused_where_the_entries_do_not_wait" "$out/attention-unwaited.log" || { echo "FAIL: set_programmatic_launch was not refused on the unwaited module"; status=1; }
 
 echo "== gpu-attention: ptxas -arch=sm_90a -v of the module: no wgmma serialised (ptxas's C7513)"
 if command -v ptxas >/dev/null; then
@@ -83,11 +87,20 @@ fi"#;
 
 /// [`RUN_SH_SECTION`] with the failed test's exit status filled in.
 pub fn run_sh_section() -> String {
-    RUN_SH_SECTION.replace(
-        "@TEST_FAILED@",
-        &pipeline_suite::exit::TEST_FAILED.to_string(),
-    )
+    RUN_SH_SECTION
+        .replace(
+            "@TEST_FAILED@",
+            &pipeline_suite::exit::TEST_FAILED.to_string(),
+        )
+        .replace("@CHAINS@", &PROGRAMMATIC_CHAINS.join(" "))
 }
+
+/// attention-test's programmatic chains (`tests/attention-test/src/programmatic.rs`), each of
+/// which must fail on the unwaited module: a chain that passes there cannot show a missing wait.
+pub const PROGRAMMATIC_CHAINS: [&str; 2] = [
+    "programmatic_reads_the_output_of_the_kernel_before",
+    "programmatic_writes_over_what_the_kernel_before_reads",
+];
 
 /// The files of the suite bundle: (built file, name in the bundle).
 pub fn bundle_files() -> [(PathBuf, &'static str); 3] {
@@ -125,6 +138,7 @@ pub fn run(sh: &Shell, ci: bool) -> Result {
         "gpu-attention programmatic chains on the unwaited module",
         &test_binary(),
         &[&unwaited, std::path::Path::new("--programmatic")],
+        &PROGRAMMATIC_CHAINS,
         ci,
     );
     match (tested, negative) {
@@ -298,8 +312,14 @@ fn check_ptx_of(
         }
         // Every entry waits once for the stream's previous kernel before it touches global
         // memory (programmatic launches); the broken `unwaited` module not at all.
-        let found = crate::gemm_kernel::entry_text(ptx, k.entry)
-            .map_or(0, |text| text.matches("griddepcontrol.wait").count());
+        let text = crate::gemm_kernel::entry_text(ptx, k.entry).unwrap_or("");
+        if let Some(line) = crate::gemm_kernel::memory_before_wait(text) {
+            return Err(format!(
+                "the attention entry `{}` may touch global memory before its griddepcontrol.wait (`{line}`): a programmatic dependent launch of it could race the kernel before it",
+                k.entry
+            ));
+        }
+        let found = text.matches("griddepcontrol.wait").count();
         if found != usize::from(waits) {
             return Err(format!(
                 "the attention entry `{}` has {found} griddepcontrol.wait, expected {}",

@@ -73,29 +73,55 @@ pub fn run_device_program(
     args: &[&Path],
     ci: bool,
 ) -> Result {
-    run_judged(sh, what, program, args, |code, stderr| {
+    run_judged(sh, what, program, args, |code, _, stderr| {
         verdict(what, code, stderr, ci)
     })
 }
 
 /// As [`run_device_program`] for a negative control: the program must end with a failed test
-/// (`exit::TEST_FAILED`), which is a PASS line here; passing is an error (the tests it runs
-/// cannot fail), and every other status is judged as [`verdict`] judges it (no driver in CI
-/// is SKIPPED).
+/// (`exit::TEST_FAILED`), and each test named in `failing` must be one of the failed (a `FAIL
+/// <name>` line), which is a PASS line here; passing, or a named test passing, is an error (that
+/// test cannot fail), and every other status is judged as [`verdict`] judges it (no driver in
+/// CI is SKIPPED).
 pub fn run_device_program_to_fail(
     sh: &Shell,
     what: &str,
     program: &Path,
     args: &[&Path],
+    failing: &[&str],
     ci: bool,
 ) -> Result {
-    run_judged(sh, what, program, args, |code, stderr| {
-        let verdict = to_fail(what, code, stderr, ci);
+    run_judged(sh, what, program, args, |code, stdout, stderr| {
+        let verdict = match to_fail(what, code, stderr, ci) {
+            Verdict::Passed => each_failed(what, stdout, failing),
+            other => other,
+        };
         if verdict == Verdict::Passed {
             println!("PASS: {what} failed, as it must");
         }
         verdict
     })
+}
+
+/// [`Verdict::Passed`] when every test of `failing` has a `FAIL <name>` line in `stdout`.
+fn each_failed(what: &str, stdout: &str, failing: &[&str]) -> Verdict {
+    let passed: Vec<&str> = failing
+        .iter()
+        .copied()
+        .filter(|name| {
+            !stdout
+                .lines()
+                .any(|l| l.strip_prefix("FAIL ").is_some_and(|r| r.starts_with(name)))
+        })
+        .collect();
+    if passed.is_empty() {
+        Verdict::Passed
+    } else {
+        Verdict::Failed(format!(
+            "{what}: {} did not fail, and must: it cannot show the defect it is for",
+            passed.join(", ")
+        ))
+    }
 }
 
 /// Runs `program`, prints its output, and turns `judge(status, stderr)` into the task's result
@@ -105,16 +131,17 @@ fn run_judged(
     what: &str,
     program: &Path,
     args: &[&Path],
-    judge: impl FnOnce(Option<i32>, &str) -> Verdict,
+    judge: impl FnOnce(Option<i32>, &str, &str) -> Verdict,
 ) -> Result {
     let output = cmd!(sh, "{program} {args...}")
         .ignore_status()
         .quiet()
         .output()
         .map_err(crate::util::err("cannot run a device program"))?;
-    print!("{}", String::from_utf8_lossy(&output.stdout));
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    print!("{stdout}");
     let stderr = String::from_utf8_lossy(&output.stderr);
-    match judge(output.status.code(), &stderr) {
+    match judge(output.status.code(), &stdout, &stderr) {
         Verdict::Passed => Ok(()),
         Verdict::Skipped(reason) => {
             println!("{what}: SKIPPED: {reason}");
@@ -200,7 +227,7 @@ mod tests {
 
     #[test]
     fn a_negative_control_passes_only_by_failing_a_test() {
-        use super::to_fail;
+        use super::{each_failed, to_fail};
         assert_eq!(
             to_fail("control", code(exit::TEST_FAILED), "", false),
             Verdict::Passed
@@ -214,6 +241,11 @@ mod tests {
             failed(to_fail("control", code(status), "error: x\n", true));
         }
         failed(to_fail("control", None, "", false));
+        // Every named test must be among the failed.
+        let out = "PASS a\nFAIL b: off by 1\nFAIL c\n";
+        assert_eq!(each_failed("control", out, &["b", "c"]), Verdict::Passed);
+        assert!(failed(each_failed("control", out, &["a", "b"])).contains("a did not fail"));
+        assert!(failed(each_failed("control", out, &["d"])).contains("d did not fail"));
     }
 
     #[test]

@@ -110,6 +110,15 @@ pub const WGMMAS: usize = {
     wgmmas as usize
 };
 
+/// gemm-test's programmatic chains (`tests/gemm-test/src/programmatic.rs`), each of which must
+/// fail on the unwaited module: a chain that passes there cannot show a missing wait.
+pub const PROGRAMMATIC_CHAINS: [&str; 4] = [
+    "programmatic_gemm_reads_the_output_of_the_gemm_before",
+    "programmatic_gemm_writes_over_what_the_gemm_before_reads",
+    "programmatic_gemm_accumulates_in_place_back_to_back",
+    "programmatic_chain_captured_replays_exactly",
+];
+
 /// The suite bundle's GEMM section: the exact-check device test of the GEMM (`gemm-test`, its
 /// boundary tests included), then the correctness pass against cuBLAS (`gemm-bench --check`,
 /// every kernel of the module, random and integer data, beta 0 and not 0), in a subshell that
@@ -129,6 +138,14 @@ if [ $rc -eq @TEST_FAILED@ ]; then
 else
   echo "FAIL: gemm-test --programmatic on the unwaited module exited $rc, not @TEST_FAILED@ (a failed test): the chains cannot show a missing wait"; status=1
 fi
+for chain in @CHAINS@; do
+  grep -q "^FAIL $chain" "$out/gemm-unwaited.log" || { echo "FAIL: $chain passed on the unwaited module: it cannot show a missing wait"; status=1; }
+done
+grep -q "^PASS programmatic_refused_where_the_entries_do_not_wait" "$out/gemm-unwaited.log" || { echo "FAIL: set_programmatic_launch was not refused on the unwaited module"; status=1; }
+
+echo "== gpu-gemm: the step kernels (stream-K and the other measurements) checked exactly"
+timeout -k 10 300 "$here/gemm-test" "$here/gpu_gemm_steps.ptx" --steps --quick 2>&1 | tee "$out/gemm-steps.log"
+[ "${PIPESTATUS[0]}" -eq 0 ] || { echo "FAIL: the step kernels' test did not pass"; status=1; }
 
 echo "== gpu-gemm: every kernel (the steps module's) against cublasGemmEx (random data, K-scaled bound) and a host reference (integers), beta 0 and not 0"
 (
@@ -158,6 +175,7 @@ pub fn run_sh_section() -> String {
             "@TEST_FAILED@",
             &pipeline_suite::exit::TEST_FAILED.to_string(),
         )
+        .replace("@CHAINS@", &PROGRAMMATIC_CHAINS.join(" "))
 }
 
 /// The GEMM's files in the suite bundle: (built file, name in the bundle).
@@ -281,6 +299,7 @@ pub fn run(sh: &Shell, ci: bool) -> Result {
         "gpu-gemm programmatic chains on the unwaited module",
         &test,
         &[&unwaited, Path::new("--programmatic")],
+        &PROGRAMMATIC_CHAINS,
         ci,
     );
     let tested = match (tested, negative) {
@@ -361,6 +380,34 @@ pub(crate) fn entry_text<'a>(ptx: &'a str, entry: &str) -> Option<&'a str> {
     Some(&ptx[at..at + 1 + rest.find(".entry ").unwrap_or(rest.len())])
 }
 
+/// The first instruction in `entry_text` (one entry's PTX) before its `griddepcontrol.wait`, in
+/// the text's order, that may touch global memory: a load or store other than of the parameter
+/// or shared space (a generic address may be global), an atomic or reduction, a bulk or
+/// asynchronous copy (TMA included), a tensor-map replacement. `None` when there is none, or no
+/// wait. Tensor-map prefetches and mbarrier operations (shared memory) are allowed. A check of
+/// the text, not of every path: a branch from before the wait to after it is not followed (the
+/// kernels' setup has none but to their trap blocks).
+pub(crate) fn memory_before_wait(entry_text: &str) -> Option<&str> {
+    let wait = entry_text.find("griddepcontrol.wait")?;
+    entry_text[..wait].lines().map(str::trim).find(|line| {
+        let op = line
+            .trim_start_matches(['@', '!'])
+            .split_whitespace()
+            .find(|word| !word.starts_with('%') && !word.starts_with('@'))
+            .unwrap_or("");
+        let load_store = (op.starts_with("ld.") || op.starts_with("st."))
+            && !op.starts_with("ld.param")
+            && !op.starts_with("ld.shared")
+            && !op.starts_with("st.shared");
+        load_store
+            || op.starts_with("atom.")
+            || op.starts_with("red.")
+            || op.starts_with("cp.")
+            || op.starts_with("tensormap.")
+            || op.starts_with("multimem.")
+    })
+}
+
 /// The launch-bound directive right after `entry`'s parameter list, if any.
 fn maxntid_of(ptx: &str, entry: &str) -> Option<String> {
     let at = ptx.find(&format!(".entry {entry}("))?;
@@ -412,10 +459,14 @@ pub fn check_module_ptx(ptx: &str, module: Module) -> Result<Vec<ptx_uniform::En
     // version 3: the host may launch it as a programmatic dependent); the broken module has no
     // wait at all.
     for &(entry, _) in entries {
-        let waits = entry_text(ptx, entry)
-            .ok_or_else(|| format!("the GEMM PTX has no entry `{entry}`"))?
-            .matches("griddepcontrol.wait")
-            .count();
+        let text =
+            entry_text(ptx, entry).ok_or_else(|| format!("the GEMM PTX has no entry `{entry}`"))?;
+        if let Some(line) = memory_before_wait(text) {
+            return Err(format!(
+                "the GEMM entry `{entry}` may touch global memory before its griddepcontrol.wait (`{line}`): a programmatic dependent launch of it could race the kernel before it"
+            ));
+        }
+        let waits = text.matches("griddepcontrol.wait").count();
         let want = usize::from(module != Module::Unwaited);
         if waits != want {
             return Err(format!(
@@ -471,6 +522,37 @@ mod tests {
     use std::path::Path;
 
     use super::*;
+
+    /// The wait check's view of an entry: setup (parameters, shared memory, barriers, a
+    /// tensor-map prefetch) may precede the wait; a global load, a TMA copy or an atomic may not.
+    #[test]
+    fn memory_before_the_wait_is_found() {
+        let entry = |before: &str| {
+            format!(
+                ".entry k(\n)\n{{\n\tld.param.b64 \t%rd1, [k_param_0];\n\tprefetch.tensormap [%rd1];\n\tmbarrier.init.shared::cta.b64 [%r1], 1;\n\tbar.sync \t0;\n{before}\tgriddepcontrol.wait;\n\tld.global.b32 \t%r2, [%rd1];\n}}\n"
+            )
+        };
+        assert_eq!(memory_before_wait(&entry("")), None);
+        assert_eq!(
+            memory_before_wait(&entry("\tst.shared.b32 \t[%r1], %r3;\n")),
+            None
+        );
+        for bad in [
+            "ld.global.b32 \t%r2, [%rd1];",
+            "ld.b32 \t%r2, [%rd1];",
+            "@%p1 st.global.b32 \t[%rd1], %r2;",
+            "atom.global.add.u32 \t%r2, [%rd1], 1;",
+            "cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes [%r1], [%rd1, {%r2, %r3}], [%r4];",
+        ] {
+            let text = entry(&format!("\t{bad}\n"));
+            assert_eq!(memory_before_wait(&text), Some(bad), "{bad}");
+        }
+        // No wait: nothing to check against (the wait count check refuses it).
+        assert_eq!(
+            memory_before_wait(".entry k(\n)\n{\n\tld.global.b32 %r1, [%rd1];\n}\n"),
+            None
+        );
+    }
 
     #[test]
     fn maxntid_goes_after_the_parameters_once() {

@@ -94,6 +94,9 @@ pub struct Attention {
     /// Whether launches ask for programmatic stream serialization
     /// ([`Attention::set_programmatic_launch`]).
     programmatic: AtomicBool,
+    /// Whether the module's entries wait for the stream's previous kernel (its ABI version),
+    /// which a programmatic launch needs.
+    waits: bool,
 }
 
 /// A launch made ready by [`Attention::prepare`]: its tensor maps (and a variable-length batch's
@@ -153,6 +156,7 @@ impl Attention {
             functions: loaded.functions,
             sms,
             programmatic: AtomicBool::new(false),
+            waits: loaded.waits,
         })
     }
 
@@ -160,17 +164,55 @@ impl Attention {
     /// [`launch_raw`](Self::launch_raw) from now on as programmatic dependents of the kernel
     /// before them in their stream (`on`), or in plain stream order (off, the default).
     ///
-    /// On, an attention kernel's CTAs may start while the kernel before it ends (the QKV
-    /// projection's GEMM, whose kernels allow it at their start), set up their barriers and fetch
-    /// their tensor maps, and each thread waits for that kernel's completion and memory
-    /// (`griddepcontrol.wait`) before it reads Q, K, V or a variable-length batch's table, or
-    /// writes O or `LSE`: results are those of stream order, whatever the kernel before is (the
-    /// module's ABI version, which `load` checks, promises the wait). The attention kernels allow
-    /// their own dependents at their start too (`griddepcontrol.launch_dependents`): a kernel
-    /// launched after one with programmatic stream serialization must execute
+    /// On, an attention kernel's CTAs may start while the kernel right before it in the stream
+    /// ends (the QKV projection's GEMM, whose kernels allow it at their start), set up their
+    /// barriers and fetch their tensor maps, and each thread waits for that kernel's completion
+    /// and memory (`griddepcontrol.wait`) before it reads Q, K, V or a variable-length batch's
+    /// table, or writes O or `LSE`: results are those of stream order, whatever the kernel before
+    /// is (the module's ABI version, which `load` checks, says its entries wait). The attention
+    /// kernels allow their own dependents at their start too (`griddepcontrol.launch_dependents`):
+    /// a kernel launched after one with programmatic stream serialization must execute
     /// `griddepcontrol.wait` before it reads O or `LSE` (gpu-gemm-host's GEMM does).
-    pub fn set_programmatic_launch(&self, on: bool) {
+    ///
+    /// Only a kernel launch right before overlaps. `run` and `run_with` upload the problem's
+    /// tensor maps (a copy) just before their launch, which orders the attention kernel after
+    /// the copy and so fully after the kernel before: for them the setting changes nothing. A
+    /// [`launch_raw`](Self::launch_raw) of a [`prepare`](Self::prepare)d launch has nothing
+    /// before its kernel, and is what overlaps.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::Module`] for `on` with a module whose entries do not wait (built with the kernel
+    /// crate's `unwaited` feature: its ABI version says so); the setting is unchanged.
+    pub fn set_programmatic_launch(&self, on: bool) -> Result<(), Error> {
+        if on && !self.waits {
+            return Err(Error::Module(
+                "this attention module's entries do not wait for the kernel before them (it was built with gpu-attention's `unwaited` feature, a negative control): launching them as programmatic dependents would race that kernel; load a module built without it".to_string(),
+            ));
+        }
         self.programmatic.store(on, Ordering::Relaxed);
+        Ok(())
+    }
+
+    /// As [`set_programmatic_launch`](Self::set_programmatic_launch), without its refusal: a
+    /// module whose entries do not wait is launched programmatically too. For a negative control
+    /// that shows a test of programmatic launches fails without the wait.
+    ///
+    /// # Safety
+    ///
+    /// With `on` and such a module, a kernel may read its inputs before the kernel before it has
+    /// written them, and write O and `LSE` while that kernel still reads them: the caller allows
+    /// such races only on buffers it owns and expects wrong results in (no other code reads
+    /// them), and waits for its stream before it frees them.
+    pub unsafe fn set_programmatic_launch_unchecked(&self, on: bool) {
+        self.programmatic.store(on, Ordering::Relaxed);
+    }
+
+    /// Whether the module's entries wait for the kernel before them in the stream before they
+    /// touch global memory (its ABI version says so; all but the `unwaited` negative control's),
+    /// which [`set_programmatic_launch`](Self::set_programmatic_launch) needs.
+    pub fn entries_wait(&self) -> bool {
+        self.waits
     }
 
     /// Whether launches are programmatic dependents

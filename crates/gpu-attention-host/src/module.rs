@@ -1,5 +1,7 @@
 //! Loading the kernels' module, and refusing one this host API cannot launch: before any launch,
-//! (1) the module's ABI global ([`ABI_SYMBOL`]) equals [`ABI_VERSION`]; (2) every entry of the
+//! (1) the module's ABI global ([`ABI_SYMBOL`]) equals [`ABI_VERSION`] (or [`ABI_VERSION`] xor
+//! [`ABI_UNWAITED`]: a module whose entries do not wait, which loads and is never launched as a
+//! programmatic dependent); (2) every entry of the
 //! plan's table exists; (3) each takes exactly one parameter of [`PARAMS_BYTES`]
 //! (`cuFuncGetParamInfo`, and one index past it must fail); (4) each allows exactly the threads it
 //! is launched with (in a PTX text: the `.maxntid` that `cargo xtask build` adds). Each refusal
@@ -11,7 +13,7 @@ use cudarc::driver::{CudaContext, CudaFunction, CudaModule, sys};
 use cudarc::nvrtc::Ptx;
 use gpu_attention_plan::abi::{KERNELS, KernelSpec, PARAMS_BYTES};
 
-pub use gpu_attention_plan::abi::ABI_VERSION;
+pub use gpu_attention_plan::abi::{ABI_UNWAITED, ABI_VERSION};
 
 use crate::Error;
 
@@ -31,6 +33,10 @@ fn remedy(embedded: bool) -> &'static str {
 pub(crate) struct Loaded {
     pub module: Arc<CudaModule>,
     pub functions: Vec<CudaFunction>,
+    /// Whether every entry waits for the stream's previous kernel before it touches global
+    /// memory (the ABI version without [`ABI_UNWAITED`]): only then may it be a programmatic
+    /// dependent.
+    pub waits: bool,
 }
 
 /// Loads `bytes` (PTX text or a cubin) named `name` into `ctx` and checks it.
@@ -69,21 +75,26 @@ pub(crate) fn load(
     let module = ctx
         .load_module(image)
         .map_err(|e| Error::Cuda(format!("loading the attention module {name}: {e:?}")))?;
-    check_abi_version(ctx, &module, name, embedded)?;
+    let waits = check_abi_version(ctx, &module, name, embedded)?;
     let functions = KERNELS
         .iter()
         .zip(counts)
         .map(|(&k, count)| entry(&module, k, count, name, embedded))
         .collect::<Result<Vec<_>, _>>()?;
-    Ok(Loaded { module, functions })
+    Ok(Loaded {
+        module,
+        functions,
+        waits,
+    })
 }
 
+/// Step 1, and whether the entries wait ([`abi_waits`]).
 fn check_abi_version(
     ctx: &Arc<CudaContext>,
     module: &Arc<CudaModule>,
     name: &str,
     embedded: bool,
-) -> Result<(), Error> {
+) -> Result<bool, Error> {
     let stream = ctx.default_stream();
     let global = module.get_global(ABI_SYMBOL, &stream).map_err(|_| {
         Error::Module(format!(
@@ -102,13 +113,25 @@ fn check_abi_version(
         .clone_dtoh(&global)
         .map_err(|e| Error::Cuda(format!("reading {ABI_SYMBOL}: {e:?}")))?;
     let version = u32::from_le_bytes([bytes[0], bytes[1], bytes[2], bytes[3]]);
-    if version != ABI_VERSION {
-        return Err(Error::Module(format!(
+    abi_waits(version).ok_or_else(|| {
+        Error::Module(format!(
             "the attention module {name} has launch ABI version {version}, this host API launches version {ABI_VERSION}; {}",
             remedy(embedded)
-        )));
+        ))
+    })
+}
+
+/// Whether a module exporting ABI `version` waits for the stream's previous kernel
+/// (`Some(true)`: [`ABI_VERSION`]; `Some(false)`: [`ABI_VERSION`] xor [`ABI_UNWAITED`], the
+/// negative control's); `None` for any other version.
+pub(crate) fn abi_waits(version: u32) -> Option<bool> {
+    if version == ABI_VERSION {
+        Some(true)
+    } else if version == ABI_VERSION ^ ABI_UNWAITED {
+        Some(false)
+    } else {
+        None
     }
-    Ok(())
 }
 
 /// Steps 2 to 4 for one entry, and its dynamic shared memory raised to the kernel's.
@@ -205,6 +228,16 @@ fn check_bound_in_text(text: &str, k: KernelSpec, name: &str, embedded: bool) ->
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A module without the wait loads (the programmatic chains' negative control), marked as
+    /// one that may not be launched programmatically; any other version is refused.
+    #[test]
+    fn the_abi_version_says_whether_the_entries_wait() {
+        assert_eq!(abi_waits(ABI_VERSION), Some(true));
+        assert_eq!(abi_waits(ABI_VERSION ^ ABI_UNWAITED), Some(false));
+        assert_eq!(abi_waits(ABI_VERSION.wrapping_add(1)), None);
+        assert_eq!(abi_waits(0), None);
+    }
 
     /// The embedded module has every entry of the table, each with one parameter and its bound:
     /// what `load` checks in the text before the driver sees it.

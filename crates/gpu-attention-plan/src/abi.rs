@@ -19,6 +19,13 @@ const REVISION: u32 = 2;
 /// hashed (FNV-1a), so that a module and a host built from different tables disagree on it.
 pub const ABI_VERSION: u32 = fingerprint(REVISION, &KERNELS);
 
+/// Xor-ed into the exported version by a module whose entries do not wait for the stream's
+/// previous kernel (the kernel crate's `unwaited` feature: the negative control of the
+/// programmatic chains). Its launch ABI is [`ABI_VERSION`]'s and its results in stream order the
+/// same, so the host loads it; but launched as a programmatic dependent it races the kernel
+/// before it, so the host never launches it so.
+pub const ABI_UNWAITED: u32 = 1 << 31;
+
 const fn fingerprint(revision: u32, kernels: &[KernelSpec]) -> u32 {
     const fn mix(h: u32, word: u32) -> u32 {
         let mut h = h;

@@ -227,8 +227,10 @@ pub(crate) unsafe fn forward<E, S, O, const ST: usize, const G: usize, const W: 
     // start while the kernel before it in the stream still runs: each thread waits here for that
     // grid's completion and its memory before any access below to global memory (Q, K, V, a
     // variable-length batch's unit table, O, LSE). The setup above reads only the tensor maps,
-    // which a copy earlier in the stream wrote, complete before the kernel before this one
-    // started (stream order), which this grid starts after. Launched otherwise, the
+    // which a copy earlier in the stream wrote: right before this grid (`run`'s upload, which
+    // this grid then follows in full stream order, the programmatic edge being a kernel's only)
+    // or before the kernel before it (a prepared `launch_raw`), complete either way before this
+    // grid starts. Launched otherwise, the
     // wait returns at once. PTX ISA, "griddepcontrol". (The `unwaited` feature's module drops
     // it: the broken variant attention-test's programmatic chain must fail on.)
     if !cfg!(feature = "unwaited") {

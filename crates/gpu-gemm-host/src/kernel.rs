@@ -166,7 +166,8 @@ impl Kernel {
     /// are split into as many parts as keep every cluster busy, at most 16, each at least 4
     /// k-blocks of 64. 1 (no split) when the tiles fill at least half of the grid and the last
     /// wave is full or at least half full, and for the kernels without split-K (per tile, the
-    /// first persistent kernel, the single warpgroup).
+    /// first persistent kernel, the single warpgroup). The stream-K measurement kernels (the
+    /// `steps` feature): their workers, up to `capacity` ([`gpu_gemm_plan::stream_k_workers`]).
     pub fn splits(self, shape: Shape, capacity: u32) -> u32 {
         self.spec().splits(shape, capacity)
     }
@@ -184,8 +185,9 @@ impl Kernel {
 
     /// The split-K workspace's bytes for `shape` in `splits` parts with `capacity` clusters: a
     /// CTA tile's f32 block (128 x [`Kernel::tile_cols`]) per CTA tile of the split tiles and
-    /// split, then a 4-byte counter per CTA tile of the split tiles (none without split-K). An
-    /// error where the kernel cannot run the shape ([`Kernel::check_launch`]).
+    /// split (stream-K: per part of the tile with the most), then a 4-byte counter per CTA tile
+    /// of the split tiles (none without split-K). An error where the kernel cannot run the shape
+    /// ([`Kernel::check_launch`]).
     pub fn workspace_bytes(
         self,
         shape: Shape,
@@ -608,7 +610,13 @@ mod tests {
         for kernel in Kernel::ALL {
             for capacity in [1, 66, 132] {
                 let splits = kernel.splits(big, capacity);
-                assert!((1..=16).contains(&splits), "{kernel:?}: {splits}");
+                // Split-K: at most 16 parts; stream-K: at most a worker per cluster.
+                let most = if kernel.spec().config.stream_k {
+                    capacity
+                } else {
+                    16
+                };
+                assert!((1..=most).contains(&splits), "{kernel:?}: {splits}");
                 let _ = kernel.full_tiles(big, splits, capacity);
                 let _ = kernel.workspace_bytes(big, splits, capacity);
                 // Too many tiles for any kernel's grid or schedule: an error, not a launch.

@@ -185,6 +185,9 @@ pub struct Gemm {
     /// Whether launches ask for programmatic stream serialization
     /// ([`Gemm::set_programmatic_launch`]).
     programmatic: AtomicBool,
+    /// Whether the module's entries wait for their prerequisite grid (its ABI version), which a
+    /// programmatic launch needs.
+    waits: bool,
     ctx: Arc<CudaContext>,
 }
 
@@ -292,6 +295,7 @@ impl Gemm {
             capacities,
             fits,
             programmatic: AtomicBool::new(false),
+            waits: loaded.waits,
             ctx: ctx.clone(),
         })
     }
@@ -301,21 +305,60 @@ impl Gemm {
     /// dependents of the kernel before them in their stream (`on`), or in plain stream order (off,
     /// the default).
     ///
-    /// On, a GEMM's CTAs may start while the kernel before it finishes, as soon as that kernel
-    /// allows it (`griddepcontrol.launch_dependents`, which every GEMM kernel executes at its
-    /// start; a kernel that never does allows it when it ends): they set up their barriers and
-    /// fetch their tensor maps, then each thread waits for that kernel to complete and its writes
-    /// to be visible (`griddepcontrol.wait`) before it reads A, B or C, writes D or touches the
-    /// workspace. So the results are those of stream order whatever the kernel before is (the
-    /// module's ABI version 3, which `load` checks, promises the wait); what it saves is the gap
-    /// between the kernels, in a chain of GEMMs above all. Operations other than kernels (copies,
-    /// event waits) order the GEMM as before. CUDA graphs captured from such launches keep
-    /// the programmatic edges.
+    /// On, a GEMM's CTAs may start while the kernel right before it in the stream finishes, as
+    /// soon as that kernel allows it (`griddepcontrol.launch_dependents`, which every production
+    /// GEMM kernel executes at its start; a kernel that never does allows it when it ends): they
+    /// set up their barriers and fetch their tensor maps, then each thread waits for that kernel
+    /// to complete and its writes to be visible (`griddepcontrol.wait`) before it reads A, B or
+    /// C, writes D or touches the workspace. So the results are those of stream order whatever
+    /// the kernel before is (the module's ABI version, which `load` checks, says its entries
+    /// wait); what it saves is the gap between the kernels, in a chain of GEMMs above all.
+    ///
+    /// Only a kernel launch right before the GEMM overlaps it. Any other operation between them
+    /// (a copy, an event record or wait) orders the GEMM after it as before. `run` and `run_with`
+    /// upload a plan on a shape, addresses or stream they have not seen (their cache's docs), and
+    /// with cudarc's event tracking on (a context that has made a second stream) they wait on and
+    /// record the buffers' events around each launch, which may serialize the kernels; a chain of
+    /// prepared [`launch_raw`](Self::launch_raw)s, or of cached `run`s with tracking off, has
+    /// nothing between its kernels. CUDA graphs captured from such launches keep the
+    /// programmatic edges.
     ///
     /// A kernel of yours launched after a GEMM with programmatic stream serialization must still
     /// execute `griddepcontrol.wait` before it reads D ([`launch`](Self::launch)).
-    pub fn set_programmatic_launch(&self, on: bool) {
+    ///
+    /// # Errors
+    ///
+    /// [`GemmError::Module`] for `on` with a module whose entries do not wait (built with the
+    /// kernel crate's `unwaited` feature: its ABI version says so); the setting is unchanged.
+    pub fn set_programmatic_launch(&self, on: bool) -> Result<(), GemmError> {
+        if on && !self.waits {
+            return Err(GemmError::Module(
+                "this GEMM module's entries do not wait for the kernel before them (it was built with gpu-gemm's `unwaited` feature, a negative control): launching them as programmatic dependents would race that kernel; load a module built without it".to_string(),
+            ));
+        }
         self.programmatic.store(on, Ordering::Relaxed);
+        Ok(())
+    }
+
+    /// As [`set_programmatic_launch`](Self::set_programmatic_launch), without its refusal: a
+    /// module whose entries do not wait is launched programmatically too. For a negative control
+    /// that shows a test of programmatic launches fails without the wait.
+    ///
+    /// # Safety
+    ///
+    /// With `on` and such a module, a GEMM may read its inputs before the kernel before it has
+    /// written them, and write D while that kernel still reads it: the caller allows such races
+    /// only on buffers it owns and expects wrong results in (no other code reads them), and
+    /// waits for its stream before it frees them.
+    pub unsafe fn set_programmatic_launch_unchecked(&self, on: bool) {
+        self.programmatic.store(on, Ordering::Relaxed);
+    }
+
+    /// Whether the module's entries wait for the kernel before them in the stream before they
+    /// touch global memory (its ABI version says so; all but the `unwaited` negative control's),
+    /// which [`set_programmatic_launch`](Self::set_programmatic_launch) needs.
+    pub fn entries_wait(&self) -> bool {
+        self.waits
     }
 
     /// Whether launches are programmatic dependents ([`set_programmatic_launch`](Self::set_programmatic_launch)).

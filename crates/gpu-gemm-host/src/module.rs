@@ -9,7 +9,8 @@
 //!
 //! 1. the module's ABI version global ([`ABI_SYMBOL`], a `u32` the kernel crate exports) equals
 //!    [`ABI_VERSION`]: a module of another launch ABI, or one built before the global existed, is
-//!    refused;
+//!    refused (one whose entries do not wait for their prerequisite grid, [`ABI_VERSION`] with
+//!    [`ABI_UNWAITED`], loads, and is never launched as a programmatic dependent);
 //! 2. every entry point exists;
 //! 3. every entry takes exactly the parameters `launch` passes, at the same offsets and sizes
 //!    (`cuFuncGetParamInfo`, CUDA 12.4; [`LAYOUT`]), and no more: counted in the text of
@@ -31,7 +32,7 @@ use cudarc::nvrtc::Ptx;
 
 use crate::{GemmError, Kernel};
 
-pub use gpu_gemm_plan::abi::ABI_VERSION;
+pub use gpu_gemm_plan::abi::{ABI_UNWAITED, ABI_VERSION};
 
 /// The name of the module's global that holds its launch ABI version.
 pub const ABI_SYMBOL: &str = "GPU_GEMM_ABI";
@@ -101,6 +102,9 @@ pub(crate) fn pointers(params: &mut Params) -> [*mut c_void; COUNT] {
 pub(crate) struct Loaded {
     pub module: Arc<CudaModule>,
     pub functions: Vec<Option<CudaFunction>>,
+    /// Whether every entry waits for its prerequisite grid before it touches global memory (the
+    /// ABI version without [`ABI_UNWAITED`]): only then may it be a programmatic dependent.
+    pub waits: bool,
 }
 
 /// Loads the module at `path` (PTX text or a cubin) into `ctx`, and checks it as the module
@@ -146,7 +150,7 @@ fn load_image(
     let module = ctx
         .load_module(image)
         .map_err(|e| GemmError::Cuda(format!("loading the GEMM module {path}: {e:?}")))?;
-    check_abi_version(ctx, &module, source)?;
+    let waits = check_abi_version(ctx, &module, source)?;
     let functions = Kernel::ALL
         .iter()
         .map(|&kernel| {
@@ -157,15 +161,20 @@ fn load_image(
             entry(&module, kernel, count, source).map(Some)
         })
         .collect::<Result<Vec<_>, _>>()?;
-    Ok(Loaded { module, functions })
+    Ok(Loaded {
+        module,
+        functions,
+        waits,
+    })
 }
 
-/// Step 1: the module's [`ABI_SYMBOL`] holds [`ABI_VERSION`].
+/// Step 1: the module's [`ABI_SYMBOL`] holds [`ABI_VERSION`], with [`ABI_UNWAITED`] or not;
+/// whether the entries wait ([`abi_waits`]).
 fn check_abi_version(
     ctx: &Arc<CudaContext>,
     module: &Arc<CudaModule>,
     source: Source<'_>,
-) -> Result<(), GemmError> {
+) -> Result<bool, GemmError> {
     let (path, rebuild) = (source.name(), source.remedy());
     let stream = ctx.default_stream();
     let global = module.get_global(ABI_SYMBOL, &stream).map_err(|_| {
@@ -183,12 +192,24 @@ fn check_abi_version(
         .clone_dtoh(&global)
         .map_err(|e| GemmError::Cuda(format!("reading {ABI_SYMBOL}: {e:?}")))?;
     let version = u32::from_le_bytes([bytes[0], bytes[1], bytes[2], bytes[3]]);
-    if version != ABI_VERSION {
-        return Err(GemmError::Module(format!(
+    abi_waits(version).ok_or_else(|| {
+        GemmError::Module(format!(
             "the GEMM module {path} has launch ABI version {version}, this host API launches version {ABI_VERSION}: the module was built from another gpu-gemm; {rebuild}"
-        )));
+        ))
+    })
+}
+
+/// Whether a module exporting ABI `version` waits for its prerequisite grid (`Some(true)`:
+/// [`ABI_VERSION`]; `Some(false)`: [`ABI_VERSION`] with [`ABI_UNWAITED`], the negative
+/// control's); `None` for any other version.
+pub(crate) fn abi_waits(version: u32) -> Option<bool> {
+    if version == ABI_VERSION {
+        Some(true)
+    } else if version == ABI_VERSION | ABI_UNWAITED {
+        Some(false)
+    } else {
+        None
     }
-    Ok(())
 }
 
 /// Steps 2 to 4 for `kernel`'s entry, and its dynamic shared memory raised to the kernel's.
@@ -381,6 +402,17 @@ mod tests {
         }
         let abi = format!(".visible .global .align 4 .b8 {ABI_SYMBOL}[4] = {{{ABI_VERSION}}};");
         assert!(text.contains(&abi), "{abi}");
+    }
+
+    /// A module without the wait loads (it is the programmatic chains' negative control), marked
+    /// as one that may not be launched programmatically; any other version is refused.
+    #[test]
+    fn the_abi_version_says_whether_the_entries_wait() {
+        assert_eq!(abi_waits(ABI_VERSION), Some(true));
+        assert_eq!(abi_waits(ABI_VERSION | ABI_UNWAITED), Some(false));
+        assert_eq!(abi_waits(ABI_VERSION - 1), None);
+        assert_eq!(abi_waits((ABI_VERSION - 1) | ABI_UNWAITED), None);
+        assert_eq!(abi_waits(ABI_VERSION + 1), None);
     }
 
     #[test]

@@ -10,6 +10,13 @@
 /// so could read A before the kernel before it wrote it; 1: ten scalar parameters).
 pub const ABI_VERSION: u32 = 3;
 
+/// Or-ed into the exported version by a module whose entries do not wait for their prerequisite
+/// grid (the kernel crate's `unwaited` feature: the negative control of the programmatic chains).
+/// Its launch ABI is [`ABI_VERSION`]'s and it computes the same results in stream order, so the
+/// host loads it; but a programmatic launch of it races the kernel before it, so the host
+/// refuses to launch it so.
+pub const ABI_UNWAITED: u32 = 1 << 31;
+
 /// The one launch parameter of every entry, passed by value (`.param .align 8 .b8 p[56]` in the
 /// PTX): the host fills it and hands the driver a pointer to it, the device reads each field
 /// from the parameter space. Addresses are device addresses as integers (0 where not used).

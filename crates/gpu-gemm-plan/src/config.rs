@@ -47,6 +47,11 @@ pub struct Config {
     /// without its global memory round trips. The transposing kernels only (D out from
     /// registers; the staging buffers hold the partials).
     pub cluster_k: bool,
+    /// The persistent schedule is stream-K ([`Schedule::stream_k`](crate::Schedule::stream_k)):
+    /// the tiles of the last waves are cut by k-blocks evenly over the launch's `splits` CTAs
+    /// (its workers), each one range that may start and end inside a tile, the partials meeting
+    /// as split-K's do. Needs [`Config::split_k`]'s workspace code, one CTA per cluster.
+    pub stream_k: bool,
 }
 
 impl Config {
@@ -61,6 +66,7 @@ impl Config {
         split_k: false,
         swap_ab: false,
         cluster_k: false,
+        stream_k: false,
     };
     /// One CTA, elected warp arrivals, `setmaxnreg`, the TMA-store epilogue and split-K.
     pub const SINGLE: Config = Config {
@@ -71,6 +77,7 @@ impl Config {
         split_k: true,
         swap_ab: false,
         cluster_k: false,
+        stream_k: false,
     };
     /// [`Config::SINGLE`] without `setmaxnreg`, for 128 x 64 tiles: their 32 accumulators fit the
     /// 168 registers a thread has at launch (ptxas gives such a kernel fewer, and then ignores
@@ -92,6 +99,11 @@ impl Config {
         split_k: false,
         cluster_k: true,
         ..Config::SKINNY
+    };
+    /// [`Config::SINGLE`] with a stream-K schedule ([`Config::stream_k`]).
+    pub const STREAM_K: Config = Config {
+        stream_k: true,
+        ..Config::SINGLE
     };
     /// [`Config::SINGLE`] in CTA pairs with multicast B.
     pub const PAIR: Config = Config {

@@ -213,6 +213,40 @@ pub const PERSISTENT_N64_PAIR: KernelSpec = KernelSpec {
     ..PERSISTENT_N64
 };
 
+/// A measurement: [`PERSISTENT`] with a stream-K schedule ([`Config::stream_k`]). Where the
+/// 128 x 256 tiles fill between half a wave and a wave (768 x 3072: 72 tiles for 132 SMs), the
+/// split-K rule leaves them whole and 45 % of the SMs idle; where a small last wave is split
+/// many ways (1024 x 4608: 12 tiles in 11 parts), one CTA adds ten 128 KiB partials up at the
+/// end. Run 58 had the persistent kernels at 0.63-0.72 of cuBLAS on such shapes. Stream-K gives
+/// every CTA the same k-blocks, and a tile two or three parts.
+pub const PERSISTENT_SK: KernelSpec = KernelSpec {
+    entry: "gemm_bf16_persistent_sk",
+    name: "persistent-sk",
+    config: Config::STREAM_K,
+    step: true,
+    ..PERSISTENT
+};
+/// A measurement: [`PERSISTENT_N128`] with a stream-K schedule.
+pub const PERSISTENT_N128_SK: KernelSpec = KernelSpec {
+    entry: "gemm_bf16_persistent_n128_sk",
+    name: "persistent-128-sk",
+    config: Config::STREAM_K,
+    step: true,
+    ..PERSISTENT_N128
+};
+
+/// How many CTAs a stream-K kernel cuts the split tiles' k-blocks over
+/// ([`Schedule::stream_k`]'s `workers`): every CTA of the grid (`capacity`), or fewer where that
+/// would leave a worker fewer than 4 k-blocks or a quarter of a tile's (then a tile has at most
+/// five parts, whose partials its last CTA reads alone).
+pub fn stream_k_workers(tiles: u64, capacity: u32, k_blocks: u32) -> u32 {
+    let capacity = u64::from(capacity.max(1));
+    let split = tiles - gpu_hopper::schedule::stream_k_whole(tiles, capacity);
+    let shortest = u64::from(k_blocks.div_ceil(4).max(4));
+    // At most `capacity`: the conversion cannot fail.
+    (split.saturating_mul(u64::from(k_blocks)) / shortest).clamp(1, capacity) as u32
+}
+
 /// The production kernels: the module's entries, the host's `Kernel` variants, in the host's
 /// `Kernel::ALL` order.
 pub const KERNELS: [KernelSpec; 10] = [
@@ -231,13 +265,15 @@ pub const KERNELS: [KernelSpec; 10] = [
 /// The kernels kept only to show the steps of the design, and the measurements beside them
 /// (`step: true`): built into the steps module (the kernel crate's `steps` feature) and the
 /// host's `Kernel` variants only with its `steps` feature, for the benchmark's step table.
-pub const STEPS: [KernelSpec; 6] = [
+pub const STEPS: [KernelSpec; 8] = [
     PER_TILE,
     PERSISTENT_FIRST,
     SINGLE_WARPGROUP,
     SKINNY16_S4,
     SKINNY16_CLUSTER_K_S4,
     PERSISTENT_N64_PAIR,
+    PERSISTENT_SK,
+    PERSISTENT_N128_SK,
 ];
 
 /// Calls `$callback!` with the production rows as `Variant = ROW` items, each with its doc
@@ -310,6 +346,12 @@ macro_rules! with_steps {
             /// A measurement: [`PersistentSlim`](Self::PersistentSlim) in CTA pairs sharing B's
             /// box by multicast (`gemm_bf16_persistent_n64_pair`).
             PersistentSlimPair = PERSISTENT_N64_PAIR,
+            /// A measurement: [`Persistent`](Self::Persistent) with a stream-K schedule
+            /// (`gemm_bf16_persistent_sk`).
+            PersistentStreamK = PERSISTENT_SK,
+            /// A measurement: [`PersistentNarrow`](Self::PersistentNarrow) with a stream-K
+            /// schedule (`gemm_bf16_persistent_n128_sk`).
+            PersistentNarrowStreamK = PERSISTENT_N128_SK,
         }
     };
 }
@@ -362,6 +404,11 @@ impl KernelSpec {
         self.config.split_k && matches!(self.grid, Grid::Persistent)
     }
 
+    /// Whether the kernel's schedule is stream-K ([`Config::stream_k`]).
+    const fn stream_k(&self) -> bool {
+        self.config.stream_k && self.splits_k()
+    }
+
     /// The problem the kernel itself computes for `shape`: `shape`, or for a kernel that
     /// computes the transpose ([`Config::swap_ab`]) N x M: its launch passes these M and N, and
     /// its tiles, splits, grid and workspace are this problem's.
@@ -393,6 +440,8 @@ impl KernelSpec {
     /// at most 16, each at least 4 k-blocks of 64 ([`gpu_hopper::schedule::split_k`]); 1 for a
     /// kernel without split-K.
     ///
+    /// A stream-K kernel ([`Config::stream_k`]): its workers, [`stream_k_workers`].
+    ///
     /// A [`Grid::ClusterK`] kernel, whose `capacity` is taken as the clusters of 8 CTAs that fit
     /// at once: [`KernelSpec::cluster_k_splits`] with the clusters of 4 and 2 that those hold
     /// (two and four each) and no others; a host that knows how many clusters of each size fit
@@ -409,6 +458,9 @@ impl KernelSpec {
             return 1;
         }
         let (tm, tn) = self.tiles(shape);
+        if self.config.stream_k {
+            return stream_k_workers(tm * tn, capacity, shape.k.div_ceil(BK));
+        }
         gpu_hopper::schedule::split_k(tm * tn, capacity, shape.k.div_ceil(BK), 4, 16)
     }
 
@@ -468,6 +520,20 @@ impl KernelSpec {
                 Err(LaunchLimit::Units { units })
             };
         }
+        if self.stream_k() {
+            // One CTA per cluster (`Config::stream_k`); the workers' arithmetic in `u64` on the
+            // device stays below 2^64 where the units fit (`stream_k_units`).
+            let units = Schedule::stream_k_units(tm * tn, shape.k.div_ceil(BK), splits, capacity);
+            return if tm * tn < gpu_hopper::schedule::MAX_UNITS
+                && units < gpu_hopper::schedule::MAX_UNITS
+            {
+                Ok(())
+            } else {
+                Err(LaunchLimit::Units {
+                    units: units.max(tm * tn),
+                })
+            };
+        }
         let splits = if self.splits_k() { splits } else { 1 };
         if matches!(self.grid, Grid::PerTile) && tm > MAX_GRID_Y {
             return Err(LaunchLimit::GridRows { rows: tm });
@@ -511,6 +577,11 @@ impl KernelSpec {
                 first,
                 tm * tn * splits,
             ),
+            // Stream-K: every CTA of the grid a worker or a holder of whole tiles (the grid is
+            // `capacity`, the stride the device sees).
+            Grid::Persistent if self.stream_k() => {
+                Schedule::stream_k(tm, tn, shape.k.div_ceil(BK), splits, first, capacity)
+            }
             Grid::Persistent => {
                 let splits = if self.splits_k() { splits } else { 1 };
                 let k_blocks = shape.k.div_ceil(BK);

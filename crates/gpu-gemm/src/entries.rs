@@ -48,6 +48,13 @@ const fn check(spec: KernelSpec, name: &str) {
                 && spec.layout.bn <= 64),
         "a cluster-K kernel computes the transpose (D leaves from registers, its staging buffers hold the partials), without the global split-K, in clusters of its parts only, on tiles at most 64 wide (the partial fits the staging buffers)"
     );
+    assert!(
+        !spec.config.stream_k
+            || (spec.config.split_k
+                && spec.config.cluster == 1
+                && matches!(spec.grid, gpu_gemm_plan::Grid::Persistent)),
+        "a stream-K kernel is persistent, one CTA per cluster, with split-K's workspace code (its partials meet as split-K's do)"
+    );
 }
 
 /// The parameter of every entry, one [`Params`] (the plan's `abi`), passed by value: rustc

@@ -167,7 +167,7 @@ pub(crate) unsafe fn store_through_smem<'e, W: Width>(
 }
 
 /// The epilogue-load thread of consumer warpgroup `g`: for each tile of the CTA's schedule (one
-/// split each), the warpgroup's 64 x `W::BN` block of C (rows `cluster_rows * tm + rows..`), a
+/// split each; of `k_blocks` k-blocks, the schedule's), the warpgroup's 64 x `W::BN` block of C (rows `cluster_rows * tm + rows..`), a
 /// quarter (one 64 x 64 box) at a time, into the stages of `c_stages` (the boxes of `staging`).
 ///
 /// # Safety
@@ -182,14 +182,25 @@ pub(crate) unsafe fn load_c<W: Width>(
     map_c: *const TensorMap,
     cluster_rows: u32,
     rows: u32,
+    k_blocks: u32,
 ) {
     let mut u = schedule.first;
     while u < schedule.total() {
-        let (tile, _, parts) = schedule.unit(u);
+        let (tile, parts) = if schedule.workers != 0 {
+            let w = schedule.work(u, k_blocks);
+            (w.tile, w.parts)
+        } else {
+            let (tile, _, parts) = schedule.unit(u);
+            (tile, parts)
+        };
         u += schedule.stride;
         if parts > 1 {
             // A split tile's D comes from the CTA that finishes it, which reads C from global
             // memory (`finish_split`, then `epilogue`).
+            continue;
+        }
+        if schedule.workers != 0 && parts == 0 {
+            // A stream-K schedule's empty unit: no tile.
             continue;
         }
         let (tm, tn) = schedule.tile(tile);

@@ -149,8 +149,10 @@ pub(crate) unsafe fn gemm<W: Width, const ST: usize, const C: u32, S: MbarScope>
     // start while the kernel before it in the stream still runs: each thread waits here for that
     // grid's completion and its memory before any access below to global memory (A, B and C, the
     // workspace, D). The setup above overlaps that kernel's end: it reads only the tensor maps,
-    // which a copy earlier in the stream wrote, complete before the kernel before this one
-    // started (stream order), which this grid starts after (ABI version 3). Launched
+    // which a copy earlier in the stream wrote: right before this grid (a plan `run` makes, an
+    // upload this grid then follows in full stream order, the programmatic edge being a
+    // kernel's only) or before the kernel before it (a kept plan), complete either way before
+    // this grid starts (ABI version 3). Launched
     // otherwise, the wait returns at once. PTX ISA, "griddepcontrol". (The `unwaited` feature's
     // module drops it: the broken variant gemm-test's programmatic chain must fail on.)
     if !cfg!(feature = "unwaited") {
@@ -195,6 +197,7 @@ pub(crate) unsafe fn gemm<W: Width, const ST: usize, const C: u32, S: MbarScope>
                         maps.add(3),
                         cluster_rows,
                         rank * BM + g * 64,
+                        k_blocks,
                     )
                 };
             }
@@ -343,12 +346,25 @@ unsafe fn consume<W: Width, const ST: usize, const C: u32, S: MbarScope>(
     let (first, stride, total) = (schedule.first, schedule.stride, schedule.total());
     let mut u = first;
     while u < total {
-        let (tile, split, parts) = schedule.unit(u);
+        // A stream-K schedule's unit, or split-K's (written out as before stream-K: the same
+        // values as `work` gives, in the order that keeps the split-K kernels' code as it was).
+        let (tile, split, parts, kb0, kb1) = if schedule.workers != 0 {
+            let w = schedule.work(u, k_blocks);
+            if w.parts == 0 {
+                // An empty unit: the producer loaded nothing for it.
+                u += stride;
+                continue;
+            }
+            (w.tile, w.part, w.parts, w.kb0, w.kb1)
+        } else {
+            let (tile, split, parts) = schedule.unit(u);
+            let (kb0, kb1) = Schedule::k_range(split, parts, k_blocks);
+            (tile, split, parts, kb0, kb1)
+        };
         let (tm, tn) = schedule.tile(tile);
         let (m0, n0) = (tm * cluster_rows + rank * BM, tn * W::BN);
         // The accumulators' first row: `m0`, or below it where the A box was shifted inside M.
         let a0 = a_row0(m0, edge);
-        let (kb0, kb1) = Schedule::k_range(split, parts, k_blocks);
         // The closures go by reference (`&F: Fn`): by value, or as `&impl Fn` parameters, LLVM
         // schedules the kernels' code differently (the PTX changes), for no gain.
         #[allow(clippy::needless_borrows_for_generic_args)]
@@ -484,7 +500,8 @@ unsafe fn consume_part<W: Width, const ST: usize, const C: u32, S: MbarScope>(
 
 /// The persistent schedule: CTA `b` (or CTA pair `b`) computes units `b, b + grid, ...` of
 /// `splits` per cluster tile (clamped to 1..=k-blocks, so that no split is empty; 1 where the
-/// configuration has no split-K).
+/// configuration has no split-K); a stream-K kernel's, with `splits` workers
+/// ([`Schedule::stream_k`]).
 #[inline(always)]
 fn persistent<W: Width>(config: Config, m: u32, n: u32, k: u32, splits: u32) -> Schedule {
     // SAFETY: special-register reads.
@@ -494,6 +511,17 @@ fn persistent<W: Width>(config: Config, m: u32, n: u32, k: u32, splits: u32) -> 
             core::arch::nvptx::_block_idx_x() as u32,
         )
     };
+    if config.stream_k {
+        // `splits` is the workers (the entries check one CTA per cluster).
+        return Schedule::stream_k(
+            m.div_ceil(BM),
+            n.div_ceil(W::BN),
+            k.div_ceil(BK),
+            splits,
+            block,
+            grid,
+        );
+    }
     Schedule::new(
         m.div_ceil(BM * config.cluster),
         n.div_ceil(W::BN),

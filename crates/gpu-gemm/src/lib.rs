@@ -34,9 +34,15 @@ mod tile;
 pub use entries::*;
 
 /// The module's launch ABI version (the plan's `abi::ABI_VERSION`): the host crate reads this
-/// global when it loads the module and refuses a module whose version differs from its own.
+/// global when it loads the module and refuses a module whose version differs from its own. The
+/// `unwaited` feature's module or-s `abi::ABI_UNWAITED` into it: its entries do not wait, so the
+/// host launches it in stream order only.
 #[unsafe(no_mangle)]
-pub static GPU_GEMM_ABI: u32 = gpu_gemm_plan::abi::ABI_VERSION;
+pub static GPU_GEMM_ABI: u32 = if cfg!(feature = "unwaited") {
+    gpu_gemm_plan::abi::ABI_VERSION | gpu_gemm_plan::abi::ABI_UNWAITED
+} else {
+    gpu_gemm_plan::abi::ABI_VERSION
+};
 
 #[panic_handler]
 fn panic(_: &core::panic::PanicInfo) -> ! {

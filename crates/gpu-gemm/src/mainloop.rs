@@ -63,11 +63,23 @@ pub(crate) unsafe fn produce<W: Width, const ST: usize, const C: u32, S: MbarSco
     let (map_a, map_b) = (maps, unsafe { maps.add(1) });
     let mut u = schedule.first;
     while u < schedule.total() {
-        let (tile, split, parts) = schedule.unit(u);
+        // A stream-K schedule's unit (an empty one has no k-blocks: nothing is loaded), or
+        // split-K's, written out as before stream-K (the split-K kernels' code as it was).
+        let (tile, split, parts) = if schedule.workers != 0 {
+            let w = schedule.work(u, k_blocks);
+            (w.tile, w.part, w.parts)
+        } else {
+            schedule.unit(u)
+        };
         let (tm, tn) = schedule.tile(tile);
         let m0 = a_row0(tm * cluster_rows + rank * BM, edge) as i32;
         let n0 = (tn * W::BN) as i32;
-        let (kb0, kb1) = Schedule::k_range(split, parts, k_blocks);
+        let (kb0, kb1) = if schedule.workers != 0 {
+            let w = schedule.work(u, k_blocks);
+            (w.kb0, w.kb1)
+        } else {
+            Schedule::k_range(split, parts, k_blocks)
+        };
         for kb in kb0..kb1 {
             // Both CTAs of a pair receive the whole stage: their own A, their half of
             // B and the peer's half.

@@ -16,6 +16,9 @@ pub(crate) struct Workspace {
     counters: *mut u32,
     /// Quads (four accumulators) of a consumer thread: `W::BN / 8`.
     quads: u32,
+    /// Partial blocks per slot of a stream-K schedule: its `splits`, the most parts of a tile
+    /// (0 for split-K's, whose split tiles all have `splits` parts: a tile's own count is used).
+    per_slot: u32,
 }
 
 impl Workspace {
@@ -35,14 +38,25 @@ impl Workspace {
             partials,
             counters,
             quads,
+            per_slot: if schedule.workers != 0 {
+                schedule.splits
+            } else {
+                0
+            },
         }
     }
 
     /// Where quad `q` (accumulators `4 q .. 4 q + 4`) of consumer thread `th` of split `split`
-    /// (of `splits`) of slot `slot` lies: the slot's splits one after another, each `quads` x
-    /// 256 quads, thread-fastest (a warp's store or load is 512 contiguous bytes).
+    /// (of the tile's `splits`; stream-K: of at most `per_slot`) of slot `slot` lies: the slot's
+    /// splits one after another, each `quads` x 256 quads, thread-fastest (a warp's store or load
+    /// is 512 contiguous bytes).
     fn quad(self, slot: u32, (split, splits): (u32, u32), q: u32, th: u32) -> *mut Quad {
-        let index = ((slot as usize * splits as usize + split as usize) * self.quads as usize
+        let per_slot = if self.per_slot != 0 {
+            self.per_slot
+        } else {
+            splits
+        };
+        let index = ((slot as usize * per_slot as usize + split as usize) * self.quads as usize
             + q as usize)
             * 256
             + th as usize;

@@ -10,9 +10,11 @@ use cudarc::driver::{CudaStream, DriverError, sys};
 /// captured. A capture that failed and is still open counts as one: the driver refuses its
 /// launches, and nothing may be enqueued or freed in it either.
 ///
-/// For the legacy default stream the driver reads the calling thread's context: bind the
-/// stream's context to the thread first.
+/// For the legacy default stream the driver reads the calling thread's context: the stream's
+/// context is bound to the thread first (a thread that never bound one would otherwise get an
+/// error, or another context's answer).
 pub fn capture_id(stream: &CudaStream) -> Result<Option<u64>, DriverError> {
+    stream.context().bind_to_thread()?;
     let mut status = sys::CUstreamCaptureStatus::CU_STREAM_CAPTURE_STATUS_NONE;
     let mut id: sys::cuuint64_t = 0;
     // SAFETY: a live stream of cudarc's; the driver writes the status and the id, and the

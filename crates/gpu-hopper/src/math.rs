@@ -18,10 +18,13 @@
 /// `1 + c1 f + c2 f² + c3 f³` (coefficients fitted here for the least maximum relative error with
 /// the constant term 1: `1.02e-4` on `[-1/2, 1/2]`, against bf16's `2^-9` = `1.95e-3`), and
 /// `2^n` is added to its exponent field. The result's relative error is below `1.1e-4` for
-/// `x >= -126`; below that it is a subnormal or zero, and `x <= -127` (minus infinity too) gives
-/// exactly `+0.0`, as `ex2.approx.ftz` does, because the cubic is exactly 1 at `f = 0`. `x = 0`
-/// gives exactly 1. Positive `x` is outside the contract (the exponent field would overflow
-/// for `x >= 128`).
+/// `x >= -126`. Between -127 and -126 the sum lands in the subnormal range with the wrong scale
+/// (at -126.5: 4.9e-39 against 8.3e-39): not `2^x`, but below `2^-126`, which a softmax's weights
+/// (next to the row maximum's 1) never feel, and which `ftz` arithmetic flushes to zero. `x <=
+/// -127` (minus infinity too) gives exactly `+0.0`, as `ex2.approx.ftz` does, because the cubic is
+/// exactly 1 at `f = 0`. `x = 0` gives exactly 1. NaN gives `+0.0` (the clamp's `max` takes the
+/// number), where `ex2` gives NaN: a caller that must see NaN scores does not use it. Positive
+/// `x` is outside the contract (the exponent field would overflow for `x >= 128`).
 ///
 /// Eight instructions (a max, three adds, three fused multiply-adds, a shift and an integer
 /// add, which ptxas may fuse) in place of one `ex2`.
@@ -88,5 +91,17 @@ mod tests {
         for n in 0..=126 {
             assert_eq!(exp2(-(n as f32)), (-(n as f32)).exp2(), "n = {n}");
         }
+    }
+
+    #[test]
+    fn what_the_docs_say_of_the_edges() {
+        // Between -127 and -126: not 2^x, but a non-negative number below 2^-126.
+        for i in 1..1000 {
+            let x = -127.0 + i as f32 / 1000.0;
+            let y = exp2(x);
+            assert!((0.0..f32::MIN_POSITIVE).contains(&y), "x = {x}: {y:e}");
+        }
+        // NaN: +0, where `ex2` gives NaN.
+        assert_eq!(exp2(f32::NAN).to_bits(), 0);
     }
 }

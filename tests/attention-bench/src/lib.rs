@@ -120,12 +120,17 @@ pub unsafe extern "C" fn gpu_attention_prepare(
     let consumers = std::env::var("GPU_ATTENTION_CONSUMERS")
         .ok()
         .and_then(|c| c.parse::<u32>().ok());
+    // The plan's row when it has that many consumer warpgroups, else the first row that does
+    // (the table's order: the wider key block first).
     let wide = consumers.and_then(|c| {
-        state
-            .attention
-            .kernels_for(&problem)
-            .into_iter()
-            .find(|k| k.consumers == c)
+        let planned = state.attention.kernel_for(&problem).ok();
+        planned.filter(|k| k.consumers == c).or_else(|| {
+            state
+                .attention
+                .kernels_for(&problem)
+                .into_iter()
+                .find(|k| k.consumers == c)
+        })
     });
     let prepared = match wide {
         Some(kernel) => state

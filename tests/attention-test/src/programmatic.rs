@@ -35,19 +35,50 @@ const POISON: u16 = 0x7FFF;
 /// Runs the chains with programmatic launches on (restored after).
 pub fn run(attention: &Attention, stream: &Arc<CudaStream>) -> Vec<(String, Result<(), String>)> {
     let before = attention.programmatic_launch();
-    attention.set_programmatic_launch(true);
+    let refused = refused_where_the_entries_do_not_wait(attention);
+    // SAFETY: a module whose entries wait is launched as `set_programmatic_launch` would; one that
+    // does not (the negative control) races only these chains' own buffers, which nothing else
+    // reads, each chain waiting for its stream before it frees them.
+    unsafe { attention.set_programmatic_launch_unchecked(true) };
     let out = vec![
         (
-            "programmatic: reads the output of the kernel before".to_string(),
+            "programmatic_refused_where_the_entries_do_not_wait".to_string(),
+            refused,
+        ),
+        (
+            "programmatic_reads_the_output_of_the_kernel_before".to_string(),
             chain(attention, stream, Chain::ReadsOutput),
         ),
         (
-            "programmatic: writes over what the kernel before reads".to_string(),
+            "programmatic_writes_over_what_the_kernel_before_reads".to_string(),
             chain(attention, stream, Chain::WritesInput),
         ),
     ];
-    attention.set_programmatic_launch(before);
+    // SAFETY: the setting before, which the caller chose.
+    unsafe { attention.set_programmatic_launch_unchecked(before) };
     out
+}
+
+/// `set_programmatic_launch(true)` succeeds on a module whose entries wait and is refused,
+/// leaving the setting off, on one whose entries do not (`Attention::entries_wait`, from the ABI
+/// version); off is always accepted.
+fn refused_where_the_entries_do_not_wait(attention: &Attention) -> Result<(), String> {
+    // SAFETY: off launches in stream order.
+    unsafe { attention.set_programmatic_launch_unchecked(false) };
+    let on = attention.set_programmatic_launch(true);
+    match (attention.entries_wait(), on) {
+        (true, Ok(())) if attention.programmatic_launch() => {}
+        (false, Err(_)) if !attention.programmatic_launch() => {}
+        (waits, on) => {
+            return Err(format!(
+                "entries wait: {waits}; set_programmatic_launch(true) gave {on:?}, the setting now {}",
+                attention.programmatic_launch()
+            ));
+        }
+    }
+    attention
+        .set_programmatic_launch(false)
+        .map_err(|e| format!("turning programmatic launches off: {e}"))
 }
 
 #[derive(Clone, Copy, PartialEq)]

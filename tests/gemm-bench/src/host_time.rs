@@ -14,11 +14,13 @@
 //!   beforehand as the benchmark does): cuBLAS's own per-call host time;
 //! - `graph-1`: `cuGraphLaunch` of a graph that captured one `Gemm::run`, and `graph-N`: of a
 //!   graph of [`CALLS`] captured runs, per GEMM;
-//! - `run-hit-pdl`, `launch-raw-pdl` and `graph-N-pdl`: `run-hit`, `launch-raw` and `graph-N`
-//!   with `Gemm::set_programmatic_launch(true)`, each call a programmatic dependent of the one
-//!   before it: their wall time against the plain ones' is what the overlap of one GEMM's start
-//!   with the end of the one before saves in a chain (`graph-N` is the one whose wall time is the
-//!   GPU's alone, the host far ahead).
+//! - `run-hit-pdl`, `run-hit-untracked-pdl`, `launch-raw-pdl` and `graph-N-pdl`: `run-hit`,
+//!   `run-hit-untracked`, `launch-raw` and `graph-N` with `Gemm::set_programmatic_launch(true)`,
+//!   each call a programmatic dependent of the one before it: their wall time against the plain
+//!   ones' is what the overlap of one GEMM's start with the end of the one before saves in a chain
+//!   (`graph-N` is the one whose wall time is the GPU's alone, the host far ahead). `run-hit-pdl`
+//!   is tracked: each run waits on and records the buffers' events between the kernels, which
+//!   may order them fully (then it saves nothing, and `run-hit-untracked-pdl` shows the overlap).
 //!
 //! Method: a batch is [`CALLS`] calls back to back, the stream not synchronised inside it (so
 //! the host time is the enqueue alone, the GPU running behind); host time per call = the batch's
@@ -193,8 +195,9 @@ fn measure_shape(
     })?);
     // The same two, each call a programmatic dependent of the one before.
     let programmatic = gemm.programmatic_launch();
-    gemm.set_programmatic_launch(true);
     let pdl = (|| -> Result<[Measure; 2], String> {
+        gemm.set_programmatic_launch(true)
+            .map_err(|e| e.to_string())?;
         Ok([
             batches(stream, reps, CALLS, "run-hit-pdl", || run(&mut buf))?,
             batches(stream, reps, CALLS, "launch-raw-pdl", || {
@@ -203,7 +206,8 @@ fn measure_shape(
             })?,
         ])
     })();
-    gemm.set_programmatic_launch(programmatic);
+    // Restored before any error goes up. SAFETY: the setting before, which the caller chose.
+    unsafe { gemm.set_programmatic_launch_unchecked(programmatic) };
     out.extend(pdl?);
 
     // cuBLAS on the same buffers.
@@ -240,13 +244,24 @@ fn measure_shape(
         out.push(batches(stream, reps, CALLS, "run-hit-untracked", || {
             run(&mut buf)
         })?);
-        let programmatic = gemm.programmatic_launch();
+        // Untracked, nothing lies between two cached runs' kernels: the row where a programmatic
+        // launch can overlap them (tracked, each run waits on and records the buffers' events).
+        gemm.set_programmatic_launch(true)
+            .map_err(|e| e.to_string())?;
+        out.push(batches(
+            stream,
+            reps,
+            CALLS,
+            "run-hit-untracked-pdl",
+            || run(&mut buf),
+        )?);
         for (name, runs, pdl) in [
             ("graph-1", 1, false),
             ("graph-N", CALLS, false),
             ("graph-N-pdl", CALLS, true),
         ] {
-            gemm.set_programmatic_launch(pdl);
+            gemm.set_programmatic_launch(pdl)
+                .map_err(|e| e.to_string())?;
             // An eager call first: the previous capture took the plan (and its workspace), so
             // this capture needs a plan of its own, which only an eager call makes.
             run(&mut buf)?;
@@ -270,7 +285,6 @@ fn measure_shape(
             }
             out.push(m);
         }
-        gemm.set_programmatic_launch(programmatic);
         // The captured plans are the graphs'; the graphs are gone (dropped above, after the
         // stream's synchronisation in `batches`).
         stream.synchronize().map_err(cuda("the graphs"))?;
@@ -278,6 +292,8 @@ fn measure_shape(
         unsafe { gemm.release_captured() };
         Ok(out)
     })();
+    // SAFETY: the setting before, which the caller chose (restored before any error goes up).
+    unsafe { gemm.set_programmatic_launch_unchecked(programmatic) };
     if tracking {
         // SAFETY: as above.
         unsafe { device.ctx.enable_event_tracking() };

@@ -73,6 +73,10 @@ pub fn run(ctx: &Arc<CudaContext>, gemm: &Gemm, ptx: &str, all: bool) -> Vec<Out
             "prepared_launch_on_another_contexts_stream_is_an_error",
             prepared_launch_on_another_contexts_stream_is_an_error(ctx, gemm),
         ),
+        (
+            "prepare_on_the_default_stream_from_a_fresh_thread",
+            prepare_on_the_default_stream_from_a_fresh_thread(ctx, gemm),
+        ),
         // Last: before the fix, this launch went to the wrong context.
         (
             "run_on_another_contexts_stream_is_an_error",
@@ -420,6 +424,38 @@ fn prepared_launches_are_ordered_with_other_streams(
         3.0,
         "D of the second launch, C overwritten on the second stream right after it",
     )
+}
+
+/// `prepare` on the legacy default stream from a thread that has bound no context: the capture
+/// query `prepare` makes reads the calling thread's context for that stream, and was made with
+/// none bound (the review of dac735c: a spurious `GemmError::Cuda`). cudarc's tracking is off
+/// for the call, so that nothing else binds the context first; the result is checked.
+fn prepare_on_the_default_stream_from_a_fresh_thread(
+    ctx: &Arc<CudaContext>,
+    gemm: &Gemm,
+) -> Result<(), String> {
+    let stream = ctx.default_stream();
+    let (shape, a, b, mut d) = small(&stream)?;
+    let kernel = gemm.default_kernel(shape);
+    let tracking = ctx.is_event_tracking();
+    // SAFETY: the buffers are this test's, used on the one stream, in order; restored below.
+    unsafe { ctx.disable_event_tracking() };
+    let prepared = std::thread::scope(|s| {
+        s.spawn(|| gemm.prepare(&stream, kernel, shape, &a, &b, None, &d))
+            .join()
+    });
+    if tracking {
+        // SAFETY: as above.
+        unsafe { ctx.enable_event_tracking() };
+    }
+    let prepared = prepared
+        .map_err(|_| "the thread panicked".to_string())?
+        .map_err(|e| format!("prepare from a fresh thread: {e}"))?;
+    gemm.launch(&stream, &prepared, 1.0, 0.0, &a, &b, None, &mut d)
+        .map_err(|e| e.to_string())?;
+    let got = stream.clone_dtoh(&d).map_err(cuda("reading D"))?;
+    // A and B are ones, K = 64.
+    all_equal(&got, 64.0, "D of the launch prepared from a fresh thread")
 }
 
 fn prepared_launch_with_other_buffers_is_an_error(

@@ -33,7 +33,8 @@ use std::time::Instant;
 use cudarc::driver::{CudaSlice, CudaStream};
 use gpu_gemm_host::{Addend, Gemm, GemmError, Kernel, Prepared, Shape, bf16, f32_of};
 
-/// Every kernel of the module, checked on every case and timed.
+/// Every kernel (with the `steps` feature, the step kernels too: `main` picks those the run
+/// asks for).
 const KERNELS: &[Kernel] = &Kernel::ALL;
 use pipeline_suite::exit;
 
@@ -98,6 +99,12 @@ const QUICK: &[Case] = &[
     (3, 1000, 2056, 1.0, 0.5),
     (300, 1000, 136, 1.0, 0.0),
 ];
+
+/// Cases added for the step kernels (`--steps`), for the stream-K ones on the H200's 132 SMs:
+/// 72 tiles of 128 x 256 (144 of 128 x 128) of 8 k-blocks, cut over 132 workers of 4 or 5, a
+/// tile in up to three parts; 45 tiles of 9 k-blocks over 101 workers, N not a multiple of 8 (D
+/// out from registers), with C.
+const STEP_CASES: &[Case] = &[(768, 3072, 512, 1.0, 0.0), (640, 2050, 520, 2.0, 1.0)];
 
 fn fail(code: u8, message: &str) -> ExitCode {
     eprintln!("error: {message}");
@@ -316,11 +323,14 @@ fn main() -> ExitCode {
     let quick = sanitize || args.iter().any(|a| a == "--quick");
     let only_boundary = args.iter().any(|a| a == "--boundary");
     let only_programmatic = args.iter().any(|a| a == "--programmatic");
+    // The step kernels the module holds (the steps module's measurements), on the cases and
+    // `STEP_CASES`, instead of the production kernels.
+    let steps = args.iter().any(|a| a == "--steps");
     let paths: Vec<&String> = args.iter().filter(|a| !a.starts_with("--")).collect();
     let [ptx] = paths.as_slice() else {
         return fail(
             exit::USAGE,
-            "usage: gemm-test PTX [--quick | --sanitize] [--boundary | --programmatic]",
+            "usage: gemm-test PTX [--quick | --sanitize] [--boundary | --programmatic | --steps]",
         );
     };
     let ctx = match gpu_gemm_host::context(0) {
@@ -341,10 +351,26 @@ fn main() -> ExitCode {
     let mut seed = 0x9E37_79B9_7F4A_7C15u64 ^ u64::from(std::process::id());
     let (mut passed, mut failed) = (0, 0);
     let only_hosts = only_boundary || only_programmatic;
-    for &kernel in if only_hosts { &[][..] } else { KERNELS } {
+    let kernels: Vec<Kernel> = KERNELS
+        .iter()
+        .copied()
+        .filter(|k| !only_hosts && k.spec().step == steps && gemm.has(*k))
+        .collect();
+    if steps && kernels.is_empty() {
+        return fail(
+            exit::USAGE,
+            "--steps: the module holds no step kernel (give gpu_gemm_steps.ptx)",
+        );
+    }
+    let cases: Vec<Case> = if quick { QUICK } else { CASES }
+        .iter()
+        .chain(if steps { STEP_CASES } else { &[] })
+        .copied()
+        .collect();
+    for &kernel in &kernels {
         // The part counts a cluster-K kernel ran with (bit s for s parts).
         let mut parts = 0u32;
-        for &case in if quick { QUICK } else { CASES } {
+        for &case in &cases {
             let (m, n, k, ..) = case;
             parts |= 1 << gemm.splits(kernel, Shape { m, n, k });
             match run_case(&gemm, kernel, &stream, case, &mut seed) {
@@ -369,6 +395,8 @@ fn main() -> ExitCode {
     }
     let outcomes = if only_programmatic {
         programmatic::run(&ctx, &gemm)
+    } else if steps {
+        Vec::new()
     } else {
         let mut outcomes = boundary::run(&ctx, &gemm, ptx, !sanitize);
         outcomes.extend(graph::run(&ctx, &gemm));
@@ -391,7 +419,7 @@ fn main() -> ExitCode {
         }
     }
     if !quick && !only_hosts {
-        for &kernel in KERNELS {
+        for &kernel in &kernels {
             if let Err(e) = time_8192(&gemm, kernel, &stream) {
                 return fail(exit::TEST_FAILED, &e);
             }

@@ -5,7 +5,7 @@
 //! dependent GEMM's CTAs start on whatever SMs are free while the kernel before it still runs,
 //! and only their `griddepcontrol.wait` keeps them from its memory. Each chain below puts a long,
 //! narrow GEMM first: 3 x 104 x 131072 on the 16-wide cluster-K kernel, one weight tile whose K is
-//! split over at most 8 CTAs, each streaming 2 MiB of B (tens of microseconds on 8 SMs), so that
+//! split over at most 8 CTAs, each streaming 3.25 MiB of B (tens of microseconds on 8 SMs), so that
 //! the next GEMM's CTAs start at once on the idle SMs. Without the wait they would:
 //!
 //! - read the first GEMM's D before it is written (`reads_the_output_of_the_gemm_before`: GEMM 2
@@ -24,8 +24,10 @@
 //! kernel. cudarc's event tracking is off (as for the graph tests), since an event wait between
 //! two kernels would order them fully as well. The module of the kernel crate's `unwaited`
 //! feature (the kernels without their wait) must fail here: the GEMM bundle's script runs
-//! `gemm-test gpu_gemm_unwaited.ptx --programmatic` and asks for a failure, which shows these
-//! tests can fail.
+//! `gemm-test gpu_gemm_unwaited.ptx --programmatic` and asks for a failure of each chain, which
+//! shows these tests can fail. `Gemm::set_programmatic_launch` refuses that module (its ABI
+//! version says its entries do not wait), which `refused_where_the_entries_do_not_wait` checks;
+//! the chains then run on it through `set_programmatic_launch_unchecked`.
 
 use std::sync::Arc;
 
@@ -54,8 +56,16 @@ pub fn run(ctx: &Arc<CudaContext>, gemm: &Gemm) -> Vec<Outcome> {
     // SAFETY: every buffer of these tests is used on one stream only, in order; the flag is
     // restored before any other test runs.
     unsafe { ctx.disable_event_tracking() };
-    gemm.set_programmatic_launch(true);
+    let refused = refused_where_the_entries_do_not_wait(gemm);
+    // SAFETY: a module whose entries wait is launched as `set_programmatic_launch` would; one that
+    // does not (the negative control) races only this module's own buffers, which nothing else
+    // reads, each chain waiting for its stream before it frees them.
+    unsafe { gemm.set_programmatic_launch_unchecked(true) };
     let outcomes = vec![
+        (
+            "programmatic_refused_where_the_entries_do_not_wait",
+            refused,
+        ),
         (
             "programmatic_gemm_reads_the_output_of_the_gemm_before",
             reads_the_output_of_the_gemm_before(ctx, gemm),
@@ -73,12 +83,34 @@ pub fn run(ctx: &Arc<CudaContext>, gemm: &Gemm) -> Vec<Outcome> {
             replays_a_captured_chain(ctx, gemm),
         ),
     ];
-    gemm.set_programmatic_launch(programmatic);
+    // SAFETY: the setting before the tests, which the caller chose.
+    unsafe { gemm.set_programmatic_launch_unchecked(programmatic) };
     if tracking {
         // SAFETY: as above.
         unsafe { ctx.enable_event_tracking() };
     }
     outcomes
+}
+
+/// `set_programmatic_launch(true)` succeeds on a module whose entries wait and is refused,
+/// leaving the setting off, on one whose entries do not (`Gemm::entries_wait`, from the ABI
+/// version); off is always accepted.
+fn refused_where_the_entries_do_not_wait(gemm: &Gemm) -> Result<(), String> {
+    // SAFETY: off launches in stream order.
+    unsafe { gemm.set_programmatic_launch_unchecked(false) };
+    let on = gemm.set_programmatic_launch(true);
+    match (gemm.entries_wait(), on) {
+        (true, Ok(())) if gemm.programmatic_launch() => {}
+        (false, Err(_)) if !gemm.programmatic_launch() => {}
+        (waits, on) => {
+            return Err(format!(
+                "entries wait: {waits}; set_programmatic_launch(true) gave {on:?}, the setting now {}",
+                gemm.programmatic_launch()
+            ));
+        }
+    }
+    gemm.set_programmatic_launch(false)
+        .map_err(|e| format!("turning programmatic launches off: {e}"))
 }
 
 fn cuda(what: &'static str) -> impl Fn(cudarc::driver::DriverError) -> String {

@@ -241,3 +241,43 @@ fn a_cluster_k_kernel_splits_each_tile_across_one_cluster() {
     );
     assert!(SKINNY16_CLUSTER_K.check_launch(small, 0, cap).is_err());
 }
+
+/// The stream-K rows: every CTA a worker where the tiles leave SMs idle, a tile in two or three
+/// parts, the workspace one slot per split tile of that many blocks.
+#[test]
+fn a_stream_k_kernel_cuts_the_last_waves_k_blocks_over_every_cta() {
+    let shape = |m, n, k| Shape { m, n, k };
+    // 768 x 3072 x 2048: 72 tiles of 128 x 256, 32 k-blocks each, 2304 over 132 CTAs.
+    let s72 = shape(768, 3072, 2048);
+    assert_eq!(PERSISTENT.splits(s72, 132), 1, "split-K leaves them whole");
+    assert_eq!(PERSISTENT_SK.splits(s72, 132), 132);
+    assert_eq!(PERSISTENT_SK.grid(s72, 132, 132), Ok((132, 1)));
+    let s = PERSISTENT_SK.schedule(s72, 132, 132, 0).unwrap();
+    assert_eq!((s.full, s.workers, s.splits), (0, 132, 3));
+    assert_eq!(
+        PERSISTENT_SK.workspace_bytes(s72, 132, 132),
+        Ok(72 * 3 * 131_072 + 72 * 4)
+    );
+    // 1024 x 4608 x 3584 on the 128 x 128 kernel: 288 tiles, 2 waves and 24: the first wave
+    // whole, the second with the 24 cut over the CTAs (156 tiles of 56 k-blocks).
+    let s288 = shape(1024, 4608, 3584);
+    let workers = PERSISTENT_N128_SK.splits(s288, 132);
+    assert_eq!(workers, 132);
+    let s = PERSISTENT_N128_SK.schedule(s288, workers, 132, 0).unwrap();
+    assert_eq!((s.full, s.slots(1)), (132, 156));
+    // A worker's range is 66 or 67 k-blocks, longer than a tile's 56: a tile in two parts at
+    // most.
+    assert_eq!(s.splits, 2);
+    // Small problems: workers of at least 4 k-blocks and a quarter of a tile's (8 tiles of 32:
+    // 32 workers of 8, each tile in 4 parts).
+    let small = shape(128, 2048, 2048);
+    assert_eq!(PERSISTENT_SK.splits(small, 132), 32);
+    assert_eq!(stream_k_workers(8, 132, 32), 32);
+    assert_eq!(stream_k_workers(1, 132, 1), 1);
+    // Whole waves: nothing to cut, no workspace.
+    let whole = shape(1536, 5632, 2048);
+    assert_eq!(PERSISTENT_SK.tiles(whole), (12, 22));
+    let w = PERSISTENT_SK.splits(whole, 132);
+    assert_eq!(PERSISTENT_SK.workspace_bytes(whole, w, 132), Ok(0));
+    assert_eq!(PERSISTENT_SK.schedule(whole, w, 132, 0).unwrap().workers, 0);
+}

@@ -1,14 +1,14 @@
 //! The kernels kept only to show the steps of the design, each measured against the one after it
 //! by the benchmark's step table (the `steps` feature; not in the production module): one CTA
 //! per tile, the first persistent kernel, and the single warpgroup before warp specialization;
-//! and the measurements beside them: the 16-wide decode kernels in a ring of 4 stages, and the
-//! 128 x 64 kernel in CTA pairs.
+//! and the measurements beside them: the 16-wide decode kernels in a ring of 4 stages, the
+//! 128 x 64 kernel in CTA pairs, and the 128 x 256 and 128 x 128 kernels on a stream-K schedule.
 
 use gpu_gemm_plan::Shape as Problem;
 use gpu_gemm_plan::abi::Params;
 use gpu_gemm_plan::{
-    A_BYTES, BK, PER_TILE, PERSISTENT_FIRST, PERSISTENT_N64_PAIR, SINGLE_WARPGROUP,
-    SKINNY16_CLUSTER_K_S4, SKINNY16_S4,
+    A_BYTES, BK, PER_TILE, PERSISTENT_FIRST, PERSISTENT_N64_PAIR, PERSISTENT_N128_SK,
+    PERSISTENT_SK, SINGLE_WARPGROUP, SKINNY16_CLUSTER_K_S4, SKINNY16_S4,
 };
 use gpu_hopper::arch::nvptx::{
     dynamic_smem_1024 as dynamic_smem, griddepcontrol_wait, wgmma_wait_group,
@@ -49,6 +49,20 @@ entry!(
     /// A measurement: [`super::gemm_bf16_persistent_n64`] in CTA pairs (clusters of 2 along x),
     /// B's 64-row box shared by multicast, each CTA loading 32 of its rows for both.
     gemm_bf16_persistent_n64_pair = PERSISTENT_N64_PAIR
+);
+
+entry!(
+    /// A measurement: [`super::gemm_bf16_persistent`] on a stream-K schedule: the whole waves'
+    /// tiles as before, the rest's k-blocks cut evenly over `splits` CTAs (the workers,
+    /// `Schedule::stream_k`), their partials meeting in `work` as split-K's do: one slot per split
+    /// tile, of `Schedule::stream_k`'s `splits` (the most parts of a tile) blocks each.
+    gemm_bf16_persistent_sk = PERSISTENT_SK
+);
+
+entry!(
+    /// A measurement: [`super::gemm_bf16_persistent_n128`] on a stream-K schedule, as
+    /// [`gemm_bf16_persistent_sk`].
+    gemm_bf16_persistent_n128_sk = PERSISTENT_N128_SK
 );
 
 /// The single-warpgroup kernel's layout: the wide kernels' ring of 4 stages of 128 x 256 tiles
