@@ -372,7 +372,11 @@ mod tests {
         for (_, name) in bundle_files() {
             assert!(section.contains(&format!("$here/{name}")), "{name}");
         }
-        assert_eq!(section.matches("status=1").count(), 5);
+        // Five steps, and the negative control's two more: each chain by name, the refusal.
+        assert_eq!(section.matches("status=1").count(), 7);
+        for chain in PROGRAMMATIC_CHAINS {
+            assert!(section.contains(chain), "{chain}");
+        }
         assert!(section.contains("grep -q C7513"));
         for tool in ["memcheck", "synccheck", "racecheck"] {
             assert!(section.contains(tool), "{tool}");

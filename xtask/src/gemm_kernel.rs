@@ -700,10 +700,14 @@ mod tests {
         for (_, name) in bundle_files() {
             assert!(section.contains(&format!("$here/{name}")), "{name}");
         }
-        // Four steps (the sanitizers in one loop), each bounded, each logged, each failing the
-        // run.
-        assert_eq!(section.matches("timeout -k 10 ").count(), 4);
-        assert_eq!(section.matches("status=1").count(), 4);
+        // Five steps (the sanitizers in one loop), each bounded, each logged, each failing the
+        // run; the negative control's two more checks (each chain by name, the refusal).
+        assert_eq!(section.matches("timeout -k 10 ").count(), 5);
+        assert_eq!(section.matches("status=1").count(), 7);
+        for chain in PROGRAMMATIC_CHAINS {
+            assert!(section.contains(chain), "{chain}");
+        }
+        assert!(section.contains(r#""$here/gpu_gemm_steps.ptx" --steps --quick"#));
         // The negative control passes only by a failed test.
         assert!(section.contains(&format!(
             "if [ $rc -eq {} ]; then",
@@ -712,7 +716,7 @@ mod tests {
         assert!(
             section.contains(r#""$here/gemm-test" "$here/gpu_gemm_unwaited.ptx" --programmatic"#)
         );
-        assert_eq!(section.matches("[ \"${PIPESTATUS[0]}\" -eq 0 ]").count(), 2);
+        assert_eq!(section.matches("[ \"${PIPESTATUS[0]}\" -eq 0 ]").count(), 3);
         assert!(section.contains(r#"tee "$out/gemm.log""#));
         assert!(section.contains(r#"tee "$out/gemm-check.log""#));
         for tool in ["memcheck", "synccheck", "racecheck"] {
