@@ -57,6 +57,7 @@ use cudarc::driver::{
 
 mod error;
 mod module;
+mod order;
 
 pub use cudarc::driver::DriverError;
 pub use error::{Error, context};
@@ -449,8 +450,9 @@ impl Attention {
             bytes.extend_from_slice(&tensor_map(problem, spec, tensor, address)?);
         }
         if !fixed {
-            for u in 0..count {
-                for word in abi::unit_record(problem, units.get(u)) {
+            // The most key blocks first, across the sequences (`order`).
+            for unit in order::table_order(problem, spec) {
+                for word in abi::unit_record(problem, unit) {
                     bytes.extend_from_slice(&word.to_le_bytes());
                 }
             }

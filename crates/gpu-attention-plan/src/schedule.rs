@@ -14,7 +14,9 @@
 //!   at once share K and V in L2. Either way the query heads that share a K/V head (grouped-query
 //!   attention) are adjacent.
 //!
-//! Variable-length batches take their sequences in order, each in the same order within.
+//! Variable-length batches take their sequences in order, each in the same order within; the host
+//! lists their units in its table by their key blocks, most first across the sequences
+//! (gpu-attention-host's `order`), and the kernels take the table's order.
 
 use crate::{Batches, Mask, Problem};
 
