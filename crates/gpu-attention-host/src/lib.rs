@@ -532,10 +532,8 @@ impl Attention {
     /// it failed and is still open): the upload of a preparation would break the capture
     /// (gpu-hopper-host's `capture_id`, which enqueues nothing).
     fn refuse_capture(&self, stream: &CudaStream) -> Result<(), Error> {
-        // The query of the legacy default stream reads the thread's context.
-        self.ctx
-            .bind_to_thread()
-            .map_err(cuda("binding the context"))?;
+        // The query binds the stream's context first (the legacy default stream's answer is
+        // the thread's context's).
         match gpu_hopper_host::capture_id(stream) {
             Ok(None) => Ok(()),
             Ok(Some(_)) => Err(Error::Capture(

@@ -498,10 +498,8 @@ impl Gemm {
             addresses,
             stream.cu_stream() as usize,
         );
-        // The capture query of the legacy default stream reads the thread's context.
-        self.ctx
-            .bind_to_thread()
-            .map_err(cuda("binding the context"))?;
+        // The capture query binds the stream's context first (the legacy default stream's
+        // answer is the thread's context's).
         let capture = capture_state(stream)?;
         if let Some(plan) = self.cache().lookup(&key, capture) {
             return Ok(plan);
