@@ -49,8 +49,9 @@ pub struct Config {
     pub cluster_k: bool,
     /// The persistent schedule is stream-K ([`Schedule::stream_k`](crate::Schedule::stream_k)):
     /// the tiles of the last waves are cut by k-blocks evenly over the launch's `splits` CTAs
-    /// (its workers), each one range that may start and end inside a tile, the partials meeting
-    /// as split-K's do. Needs [`Config::split_k`]'s workspace code, one CTA per cluster.
+    /// (its workers: clusters, whose CTAs walk the same units), each one range that may start and
+    /// end inside a tile, the partials meeting as split-K's do. Needs [`Config::split_k`]'s
+    /// workspace code.
     pub stream_k: bool,
 }
 
@@ -104,6 +105,11 @@ impl Config {
     pub const STREAM_K: Config = Config {
         stream_k: true,
         ..Config::SINGLE
+    };
+    /// [`Config::PAIR`] with a stream-K schedule.
+    pub const PAIR_STREAM_K: Config = Config {
+        stream_k: true,
+        ..Config::PAIR
     };
     /// [`Config::SINGLE`] in CTA pairs with multicast B.
     pub const PAIR: Config = Config {

@@ -235,8 +235,19 @@ pub const PERSISTENT_N128_SK: KernelSpec = KernelSpec {
     ..PERSISTENT_N128
 };
 
-/// How many CTAs a stream-K kernel cuts the split tiles' k-blocks over
-/// ([`Schedule::stream_k`]'s `workers`): every CTA of the grid (`capacity`), or fewer where that
+/// A measurement: [`CLUSTER`] (CTA pairs sharing B by multicast, the large shapes' kernel) with
+/// a stream-K schedule over its cluster tiles: at 8192^3 its 1024 cluster tiles make 15 waves of
+/// 66 pairs and 34 more, whose last wave leaves half the pairs idle.
+pub const CLUSTER_SK: KernelSpec = KernelSpec {
+    entry: "gemm_bf16_cluster_sk",
+    name: "cluster-sk",
+    config: Config::PAIR_STREAM_K,
+    step: true,
+    ..CLUSTER
+};
+
+/// How many clusters a stream-K kernel cuts the split tiles' k-blocks over
+/// ([`Schedule::stream_k`]'s `workers`): every cluster of the grid (`capacity`), or fewer where that
 /// would leave a worker fewer than 4 k-blocks or a quarter of a tile's (then a tile has at most
 /// five parts, whose partials its last CTA reads alone).
 pub fn stream_k_workers(tiles: u64, capacity: u32, k_blocks: u32) -> u32 {
@@ -265,7 +276,7 @@ pub const KERNELS: [KernelSpec; 10] = [
 /// The kernels kept only to show the steps of the design, and the measurements beside them
 /// (`step: true`): built into the steps module (the kernel crate's `steps` feature) and the
 /// host's `Kernel` variants only with its `steps` feature, for the benchmark's step table.
-pub const STEPS: [KernelSpec; 8] = [
+pub const STEPS: [KernelSpec; 9] = [
     PER_TILE,
     PERSISTENT_FIRST,
     SINGLE_WARPGROUP,
@@ -274,6 +285,7 @@ pub const STEPS: [KernelSpec; 8] = [
     PERSISTENT_N64_PAIR,
     PERSISTENT_SK,
     PERSISTENT_N128_SK,
+    CLUSTER_SK,
 ];
 
 /// Calls `$callback!` with the production rows as `Variant = ROW` items, each with its doc
@@ -352,6 +364,9 @@ macro_rules! with_steps {
             /// A measurement: [`PersistentNarrow`](Self::PersistentNarrow) with a stream-K
             /// schedule (`gemm_bf16_persistent_n128_sk`).
             PersistentNarrowStreamK = PERSISTENT_N128_SK,
+            /// A measurement: [`Cluster`](Self::Cluster) with a stream-K schedule
+            /// (`gemm_bf16_cluster_sk`).
+            ClusterStreamK = CLUSTER_SK,
         }
     };
 }
@@ -521,8 +536,8 @@ impl KernelSpec {
             };
         }
         if self.stream_k() {
-            // One CTA per cluster (`Config::stream_k`); the workers' arithmetic in `u64` on the
-            // device stays below 2^64 where the units fit (`stream_k_units`).
+            // The workers' arithmetic in `u64` on the device stays below 2^64 where the units fit
+            // (`stream_k_units`).
             let units = Schedule::stream_k_units(tm * tn, shape.k.div_ceil(BK), splits, capacity);
             return if tm * tn < gpu_hopper::schedule::MAX_UNITS
                 && units < gpu_hopper::schedule::MAX_UNITS
@@ -577,8 +592,8 @@ impl KernelSpec {
                 first,
                 tm * tn * splits,
             ),
-            // Stream-K: every CTA of the grid a worker or a holder of whole tiles (the grid is
-            // `capacity`, the stride the device sees).
+            // Stream-K: every cluster of the grid a worker or a holder of whole tiles (the grid is
+            // `capacity` clusters, the stride the device sees).
             Grid::Persistent if self.stream_k() => {
                 Schedule::stream_k(tm, tn, shape.k.div_ceil(BK), splits, first, capacity)
             }

@@ -51,9 +51,9 @@ const fn check(spec: KernelSpec, name: &str) {
     assert!(
         !spec.config.stream_k
             || (spec.config.split_k
-                && spec.config.cluster == 1
+                && !spec.config.cluster_k
                 && matches!(spec.grid, gpu_gemm_plan::Grid::Persistent)),
-        "a stream-K kernel is persistent, one CTA per cluster, with split-K's workspace code (its partials meet as split-K's do)"
+        "a stream-K kernel is persistent, with split-K's workspace code (its partials meet as split-K's do), not cluster-K"
     );
 }
 

@@ -512,14 +512,14 @@ fn persistent<W: Width>(config: Config, m: u32, n: u32, k: u32, splits: u32) -> 
         )
     };
     if config.stream_k {
-        // `splits` is the workers (the entries check one CTA per cluster).
+        // `splits` is the workers (clusters: a pair's CTAs walk its units together).
         return Schedule::stream_k(
-            m.div_ceil(BM),
+            m.div_ceil(BM * config.cluster),
             n.div_ceil(W::BN),
             k.div_ceil(BK),
             splits,
-            block,
-            grid,
+            block / config.cluster,
+            grid / config.cluster,
         );
     }
     Schedule::new(

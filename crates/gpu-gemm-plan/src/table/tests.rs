@@ -274,6 +274,18 @@ fn a_stream_k_kernel_cuts_the_last_waves_k_blocks_over_every_cta() {
     assert_eq!(PERSISTENT_SK.splits(small, 132), 32);
     assert_eq!(stream_k_workers(8, 132, 32), 32);
     assert_eq!(stream_k_workers(1, 132, 1), 1);
+    // Pairs at 8192^3: 1024 cluster tiles on 66 pairs, 15 waves whole and 34 tiles of 128 k-blocks
+    // cut over the 66 pairs (65 or 66 each: a tile in up to three parts), a slot per CTA tile.
+    let big = shape(8192, 8192, 8192);
+    let workers = CLUSTER_SK.splits(big, 66);
+    assert_eq!(workers, 66);
+    assert_eq!(CLUSTER_SK.grid(big, workers, 66), Ok((132, 1)));
+    let s = CLUSTER_SK.schedule(big, workers, 66, 0).unwrap();
+    assert_eq!((s.full, s.slots(2), s.splits), (990, 68, 3));
+    assert_eq!(
+        CLUSTER_SK.workspace_bytes(big, workers, 66),
+        Ok(68 * 3 * 131_072 + 68 * 4)
+    );
     // Whole waves: nothing to cut, no workspace.
     let whole = shape(1536, 5632, 2048);
     assert_eq!(PERSISTENT_SK.tiles(whole), (12, 22));

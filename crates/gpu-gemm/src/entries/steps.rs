@@ -2,12 +2,13 @@
 //! by the benchmark's step table (the `steps` feature; not in the production module): one CTA
 //! per tile, the first persistent kernel, and the single warpgroup before warp specialization;
 //! and the measurements beside them: the 16-wide decode kernels in a ring of 4 stages, the
-//! 128 x 64 kernel in CTA pairs, and the 128 x 256 and 128 x 128 kernels on a stream-K schedule.
+//! 128 x 64 kernel in CTA pairs, and the 128 x 256 and 128 x 128 kernels and the CTA pairs on a
+//! stream-K schedule.
 
 use gpu_gemm_plan::Shape as Problem;
 use gpu_gemm_plan::abi::Params;
 use gpu_gemm_plan::{
-    A_BYTES, BK, PER_TILE, PERSISTENT_FIRST, PERSISTENT_N64_PAIR, PERSISTENT_N128_SK,
+    A_BYTES, BK, CLUSTER_SK, PER_TILE, PERSISTENT_FIRST, PERSISTENT_N64_PAIR, PERSISTENT_N128_SK,
     PERSISTENT_SK, SINGLE_WARPGROUP, SKINNY16_CLUSTER_K_S4, SKINNY16_S4,
 };
 use gpu_hopper::arch::nvptx::{
@@ -63,6 +64,13 @@ entry!(
     /// A measurement: [`super::gemm_bf16_persistent_n128`] on a stream-K schedule, as
     /// [`gemm_bf16_persistent_sk`].
     gemm_bf16_persistent_n128_sk = PERSISTENT_N128_SK
+);
+
+entry!(
+    /// A measurement: [`super::gemm_bf16_cluster`] (CTA pairs, B multicast) on a stream-K
+    /// schedule over its cluster tiles, as [`gemm_bf16_persistent_sk`]: the two CTAs of a pair
+    /// walk the same units, each its own CTA tile's slot of the workspace.
+    gemm_bf16_cluster_sk = CLUSTER_SK
 );
 
 /// The single-warpgroup kernel's layout: the wide kernels' ring of 4 stages of 128 x 256 tiles
