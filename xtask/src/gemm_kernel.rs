@@ -383,10 +383,11 @@ pub(crate) fn entry_text<'a>(ptx: &'a str, entry: &str) -> Option<&'a str> {
 /// The first instruction in `entry_text` (one entry's PTX) before its `griddepcontrol.wait`, in
 /// the text's order, that may touch global memory: a load or store other than of the parameter
 /// or shared space (a generic address may be global), an atomic or reduction, a bulk or
-/// asynchronous copy (TMA included), a tensor-map replacement. `None` when there is none, or no
-/// wait. Tensor-map prefetches and mbarrier operations (shared memory) are allowed. A check of
-/// the text, not of every path: a branch from before the wait to after it is not followed (the
-/// kernels' setup has none but to their trap blocks).
+/// asynchronous copy (TMA included), a tensor-map replacement, a texture or surface access.
+/// `None` when there is none, or no wait. Tensor-map prefetches and mbarrier operations (shared
+/// memory) are allowed. A check of the entry's text, not of every path: a branch from before the
+/// wait to after it is not followed, nor a call into a `.func` (the kernels' setup has none but to
+/// their panic and trap blocks).
 pub(crate) fn memory_before_wait(entry_text: &str) -> Option<&str> {
     let wait = entry_text.find("griddepcontrol.wait")?;
     entry_text[..wait].lines().map(str::trim).find(|line| {
@@ -400,11 +401,22 @@ pub(crate) fn memory_before_wait(entry_text: &str) -> Option<&str> {
             && !op.starts_with("ld.shared")
             && !op.starts_with("st.shared");
         load_store
-            || op.starts_with("atom.")
-            || op.starts_with("red.")
-            || op.starts_with("cp.")
-            || op.starts_with("tensormap.")
-            || op.starts_with("multimem.")
+            || [
+                "ldu.",
+                "atom.",
+                "red.",
+                "cp.",
+                "tensormap.",
+                "multimem.",
+                "tex.",
+                "tld4.",
+                "suld.",
+                "sust.",
+                "sured.",
+                "discard.",
+            ]
+            .iter()
+            .any(|prefix| op.starts_with(prefix))
     })
 }
 
@@ -456,7 +468,8 @@ pub fn check_module_ptx(ptx: &str, module: Module) -> Result<Vec<ptx_uniform::En
         }
     }
     // Every entry waits for its prerequisite grid before it touches global memory (ABI
-    // version 3: the host may launch it as a programmatic dependent); the broken module has no
+    // version 3 and later: the host may launch it as a programmatic dependent); the broken module
+    // (its ABI version says so) has no
     // wait at all.
     for &(entry, _) in entries {
         let text =
@@ -542,6 +555,8 @@ mod tests {
             "ld.b32 \t%r2, [%rd1];",
             "@%p1 st.global.b32 \t[%rd1], %r2;",
             "atom.global.add.u32 \t%r2, [%rd1], 1;",
+            "ldu.global.u32 \t%r2, [%rd1];",
+            "discard.global.L2 \t[%rd1], 128;",
             "cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes [%r1], [%rd1, {%r2, %r3}], [%r4];",
         ] {
             let text = entry(&format!("\t{bad}\n"));

@@ -9,10 +9,12 @@
 use crate::Element;
 
 /// The revision of [`Params`] and of what its fields mean, and of the entries' contract: bump it
-/// with every change to them. 2: every entry waits for the stream's previous kernel
+/// with every change to them. 3: a module whose entries do not wait says so ([`ABI_UNWAITED`];
+/// one of revision 2 without the wait, the negative control, exported the plain version, which
+/// a host of revision 3 refuses). 2: every entry waits for the stream's previous kernel
 /// (`griddepcontrol.wait`) before it touches global memory, which the host's programmatic
 /// launches rely on.
-const REVISION: u32 = 2;
+const REVISION: u32 = 3;
 
 /// The launch ABI version: [`REVISION`] and every kernel's layout in [`KERNELS`] (element, head
 /// dimension, keys per block, stages: what the host's maps and shared memory size follow),

@@ -349,7 +349,10 @@ impl Gemm {
     /// With `on` and such a module, a GEMM may read its inputs before the kernel before it has
     /// written them, and write D while that kernel still reads it: the caller allows such races
     /// only on buffers it owns and expects wrong results in (no other code reads them), and
-    /// waits for its stream before it frees them.
+    /// waits for its stream before it frees them. Two launches of one kept plan may then also
+    /// share its split-K workspace at once, which can leave its counters wrong for later
+    /// launches: the caller calls [`clear_cache`](Self::clear_cache) (after its stream's work)
+    /// before it relies on any later result of this `Gemm`.
     pub unsafe fn set_programmatic_launch_unchecked(&self, on: bool) {
         self.programmatic.store(on, Ordering::Relaxed);
     }
@@ -896,8 +899,10 @@ impl Gemm {
         // entries were checked against `module::LAYOUT` at load), alive for the call;
         // the tensor maps and workspace live in `prepared`, the matrices by the caller's
         // contract; the configuration and its attributes are live locals. A programmatic
-        // launch is sound because every entry of a module of ABI version 3 (checked at load)
-        // waits for the stream's previous kernel before it touches global memory.
+        // launch is sound because it is asked only of a module whose ABI version (checked at
+        // load) says every entry waits for the stream's previous kernel before it touches global
+        // memory (`set_programmatic_launch` refuses the others; the unchecked setter's caller
+        // takes the race on).
         let status = unsafe {
             sys::cuLaunchKernelEx(
                 &raw const config,

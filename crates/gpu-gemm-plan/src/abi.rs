@@ -4,11 +4,13 @@
 //! from another version of the crates is an error when it is loaded, not a launch with the wrong
 //! parameters. Bump it with every change to [`Params`] or to what a field means.
 
-/// The launch ABI version: 3 since every entry waits for its prerequisite grid
-/// (`griddepcontrol.wait`) before it accesses global memory, so that the host may launch it as a
-/// programmatic dependent (2: one [`Params`], and no such wait: a module of version 2 launched
-/// so could read A before the kernel before it wrote it; 1: ten scalar parameters).
-pub const ABI_VERSION: u32 = 3;
+/// The launch ABI version: 4 since a module whose entries do not wait says so
+/// ([`ABI_UNWAITED`]); 3: every entry waits for its prerequisite grid (`griddepcontrol.wait`)
+/// before it accesses global memory, so that the host may launch it as a programmatic
+/// dependent, and a module without the wait (the negative control) exported 3 as well, which a
+/// host of version 4 refuses; 2: one [`Params`], and no such wait: a module of version 2
+/// launched so could read A before the kernel before it wrote it; 1: ten scalar parameters.
+pub const ABI_VERSION: u32 = 4;
 
 /// Or-ed into the exported version by a module whose entries do not wait for their prerequisite
 /// grid (the kernel crate's `unwaited` feature: the negative control of the programmatic chains).

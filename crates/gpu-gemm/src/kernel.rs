@@ -152,7 +152,7 @@ pub(crate) unsafe fn gemm<W: Width, const ST: usize, const C: u32, S: MbarScope>
     // which a copy earlier in the stream wrote: right before this grid (a plan `run` makes, an
     // upload this grid then follows in full stream order, the programmatic edge being a
     // kernel's only) or before the kernel before it (a kept plan), complete either way before
-    // this grid starts (ABI version 3). Launched
+    // this grid starts (ABI version 3 and later). Launched
     // otherwise, the wait returns at once. PTX ISA, "griddepcontrol". (The `unwaited` feature's
     // module drops it: the broken variant gemm-test's programmatic chain must fail on.)
     if !cfg!(feature = "unwaited") {
@@ -347,7 +347,7 @@ unsafe fn consume<W: Width, const ST: usize, const C: u32, S: MbarScope>(
     let mut u = first;
     while u < total {
         // A stream-K schedule's unit, or split-K's (written out as before stream-K: the same
-        // values as `work` gives, in the order that keeps the split-K kernels' code as it was).
+        // values as `work` gives; the split-K kernels' PTX still moved, in layout only).
         let (tile, split, parts, kb0, kb1) = if schedule.workers != 0 {
             let w = schedule.work(u, k_blocks);
             if w.parts == 0 {

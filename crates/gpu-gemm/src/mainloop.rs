@@ -64,7 +64,7 @@ pub(crate) unsafe fn produce<W: Width, const ST: usize, const C: u32, S: MbarSco
     let mut u = schedule.first;
     while u < schedule.total() {
         // A stream-K schedule's unit (an empty one has no k-blocks: nothing is loaded), or
-        // split-K's, written out as before stream-K (the split-K kernels' code as it was).
+        // split-K's, written out as before stream-K (the same values as `work` gives).
         let (tile, split, parts) = if schedule.workers != 0 {
             let w = schedule.work(u, k_blocks);
             (w.tile, w.part, w.parts)

@@ -489,12 +489,20 @@ fn main() -> ExitCode {
             }
         }
     }
+    // The host API's error checks print as `error: NAME`; the programmatic chains and the capture
+    // tests by their names alone (the negative control looks for `FAIL NAME`).
+    let named = |checks: Vec<(String, Result<(), String>)>, prefix: &str| {
+        checks
+            .into_iter()
+            .map(|(name, verdict)| (format!("{prefix}{name}"), verdict))
+            .collect::<Vec<_>>()
+    };
     let checks = if only_programmatic {
         programmatic::run(&attention, &stream)
     } else if only_capture {
         capture::run(&ctx, &attention)
     } else {
-        let mut checks = errors(&attention, &stream);
+        let mut checks = named(errors(&attention, &stream), "error: ");
         if !sanitize {
             checks.extend(programmatic::run(&attention, &stream));
             checks.extend(capture::run(&ctx, &attention));
@@ -505,11 +513,11 @@ fn main() -> ExitCode {
         match verdict {
             Ok(()) => {
                 pass += 1;
-                println!("PASS error: {name}");
+                println!("PASS {name}");
             }
             Err(why) => {
                 fail += 1;
-                println!("FAIL error: {name}: {why}");
+                println!("FAIL {name}: {why}");
             }
         }
     }

@@ -85,6 +85,11 @@ pub fn run(ctx: &Arc<CudaContext>, gemm: &Gemm) -> Vec<Outcome> {
     ];
     // SAFETY: the setting before the tests, which the caller chose.
     unsafe { gemm.set_programmatic_launch_unchecked(programmatic) };
+    if !gemm.entries_wait() {
+        // The racing launches may have left a kept plan's split-K counters wrong (the unchecked
+        // setter's contract): no later test may use them.
+        gemm.clear_cache();
+    }
     if tracking {
         // SAFETY: as above.
         unsafe { ctx.enable_event_tracking() };
