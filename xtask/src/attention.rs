@@ -365,6 +365,23 @@ mod tests {
         );
     }
 
+    /// The negative control judges attention-test's real output: its chains print as `FAIL
+    /// NAME: why` (not under the host API errors' `error: ` prefix, which no check would match).
+    #[test]
+    fn the_negative_control_finds_each_chain_in_the_tests_output() {
+        use crate::device::{Verdict, each_failed};
+        let out = "PASS programmatic_refused_where_the_entries_do_not_wait\nFAIL programmatic_reads_the_output_of_the_kernel_before: O row 3 off by 0.5\nFAIL programmatic_writes_over_what_the_kernel_before_reads: O row 0 off by 1\nattention-test: 1 passed, 2 failed\n";
+        assert_eq!(
+            each_failed("control", out, &PROGRAMMATIC_CHAINS),
+            Verdict::Passed
+        );
+        let old = out.replace("FAIL ", "FAIL error: ");
+        assert_ne!(
+            each_failed("control", &old, &PROGRAMMATIC_CHAINS),
+            Verdict::Passed
+        );
+    }
+
     #[test]
     fn the_run_sh_section_runs_every_bundled_file_bounded() {
         let section = run_sh_section();

@@ -536,6 +536,29 @@ mod tests {
 
     use super::*;
 
+    /// The negative control judges gemm-test's real output: each of the four chains must be a
+    /// `FAIL NAME` line; one that passed is named.
+    #[test]
+    fn the_negative_control_finds_each_chain_in_the_tests_output() {
+        use crate::device::{Verdict, each_failed};
+        let out = "PASS programmatic_refused_where_the_entries_do_not_wait\nFAIL programmatic_gemm_reads_the_output_of_the_gemm_before: D[0] is NaN\nFAIL programmatic_gemm_writes_over_what_the_gemm_before_reads: x\nFAIL programmatic_gemm_accumulates_in_place_back_to_back: x\nFAIL programmatic_chain_captured_replays_exactly: x\n";
+        assert_eq!(
+            each_failed("control", out, &PROGRAMMATIC_CHAINS),
+            Verdict::Passed
+        );
+        let one_passed = out.replace(
+            "FAIL programmatic_chain_captured_replays_exactly: x",
+            "PASS programmatic_chain_captured_replays_exactly",
+        );
+        match each_failed("control", &one_passed, &PROGRAMMATIC_CHAINS) {
+            Verdict::Failed(e) => assert!(
+                e.contains("programmatic_chain_captured_replays_exactly did not fail"),
+                "{e}"
+            ),
+            other => panic!("{other:?}"),
+        }
+    }
+
     /// The wait check's view of an entry: setup (parameters, shared memory, barriers, a
     /// tensor-map prefetch) may precede the wait; a global load, a TMA copy or an atomic may not.
     #[test]
