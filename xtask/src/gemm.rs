@@ -8,7 +8,8 @@ use xshell::{Shell, cmd};
 use crate::device::{Verdict, verdict};
 use crate::util::Result;
 
-/// The bundle's run script: the benchmark (its arguments passed on), its log and CSV under
+/// The bundle's run script: `gemm-test` on the measurement modules (the step kernels, the
+/// shift_edge module), then the benchmark (its arguments passed on), its log and CSV under
 /// `$OUT` (or `out/` beside the script). cuBLAS is looked for in the usual CUDA folders too.
 const RUN_GEMM_SH: &str = r#"#!/usr/bin/env bash
 # The gpu-pipeline GEMM benchmark, self-contained: needs an NVIDIA driver (CUDA 13) and cuBLAS
@@ -44,6 +45,12 @@ if [ -x "$ptxas" ]; then
 else
   echo "ptxas: SKIPPED (no ptxas on PATH or in /usr/local/cuda/bin)"
 fi
+echo "== exact checks of the measurement modules (gemm-test): the steps module's step kernels (stream-K among them) and the shift_edge module, on the quick cases"
+timeout -k 10 300 "$here/gemm-test" "$here/gpu_gemm_steps.ptx" --steps --quick 2>&1 | tee "$out/steps-test.log"
+exact=${PIPESTATUS[0]}
+timeout -k 10 300 "$here/gemm-test" "$here/gpu_gemm_shift_edge.ptx" --quick 2>&1 | tee "$out/shift-edge-test.log"
+[ "${PIPESTATUS[0]}" -eq 0 ] || exact=1
+echo "gemm-test exit status: $exact" | tee -a "$out/steps-test.log"
 echo "== GEMM benchmark (cuBLAS baselines and the Rust GEMM's kernels)"
 timeout -k 10 ${GEMM_TIMEOUT:-900} "$here/gemm-bench" --ours-module "$here/gpu_gemm_steps.ptx" --csv "$out/gemm.csv" "$@" 2>&1 | tee "$out/gemm.log"
 status=${PIPESTATUS[0]}
@@ -53,6 +60,7 @@ timeout -k 10 300 "$here/gemm-bench" --host-time --ours-module "$here/gpu_gemm_s
 host=${PIPESTATUS[0]}
 echo "gemm-bench --host-time exit status: $host" | tee -a "$out/host-time.log"
 [ "$status" -ne 0 ] || status=$host
+[ "$status" -ne 0 ] || status=$exact
 exit $status
 "#;
 
@@ -75,9 +83,12 @@ fn run_gemm_sh() -> String {
         .replace("@MEANINGS@", &meanings.join(", "))
 }
 
-/// Builds the GEMM kernels and `gemm-bench` and returns the benchmark's path.
+/// Builds the GEMM kernels, `gemm-bench` and `gemm-test`, and returns the benchmark's path.
 fn build(sh: &Shell) -> Result<std::path::PathBuf> {
     crate::gemm_kernel::build(sh)?;
+    cmd!(sh, "cargo build --release -p gemm-test")
+        .run()
+        .map_err(|_| "building gemm-test failed (above)".to_string())?;
     crate::gemm_kernel::build_bench(sh)
 }
 
@@ -93,6 +104,11 @@ pub fn run(sh: &Shell, bundle_dir: Option<&Path>, quick: bool) -> Result {
             dir,
             &[
                 (bench, "gemm-bench"),
+                // The measurement modules' exact check, before they are timed.
+                (
+                    crate::util::root().join("target/release/gemm-test"),
+                    "gemm-test",
+                ),
                 // Every kernel, the step kernels too: the steps module.
                 (crate::gemm_kernel::steps_artifact(), "gpu_gemm_steps.ptx"),
                 // A measurement: the production kernels with the last tile row's A box shifted
@@ -186,6 +202,10 @@ mod tests {
             r#""$here/gemm-bench" --host-time --ours-module "$here/gpu_gemm_steps.ptx" --csv "$out/host-time.csv""#
         ));
         assert!(script.contains(r#"[ "$status" -ne 0 ] || status=$host"#));
+        // The measurement modules are checked exactly first; a failure fails the script.
+        assert!(script.contains(r#""$here/gemm-test" "$here/gpu_gemm_steps.ptx" --steps --quick"#));
+        assert!(script.contains(r#""$here/gemm-test" "$here/gpu_gemm_shift_edge.ptx" --quick"#));
+        assert!(script.contains(r#"[ "$status" -ne 0 ] || status=$exact"#));
         assert!(script.trim_end().ends_with("exit $status"));
         assert!(script.contains("4 no CUDA driver") && script.contains("5 CUDA setup error"));
         assert!(script.contains("/usr/local/cuda/lib64"));
