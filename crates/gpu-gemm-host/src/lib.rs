@@ -169,7 +169,7 @@ impl CSource {
 /// [`cache_stats`]: Gemm::cache_stats
 pub struct Gemm {
     /// Dropped first: the plans' memory is freed in their streams' order, after their launches.
-    cache: Mutex<PlanCache<Prepared>>,
+    cache: Mutex<PlanCache<Key, Prepared>>,
     _module: Arc<CudaModule>,
     /// The entry points, in the order of [`Kernel::ALL`] (`None`: a step kernel this module
     /// does not hold).
@@ -517,7 +517,7 @@ impl Gemm {
 
     /// The plan cache, locked (a panic while it was held left it consistent: every update is
     /// one step).
-    fn cache(&self) -> MutexGuard<'_, PlanCache<Prepared>> {
+    fn cache(&self) -> MutexGuard<'_, PlanCache<Key, Prepared>> {
         self.cache.lock().unwrap_or_else(|e| e.into_inner())
     }
 

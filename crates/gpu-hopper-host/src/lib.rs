@@ -61,6 +61,7 @@
 //! needs the other's type.
 
 mod encode;
+pub mod plan_cache;
 mod stream;
 mod tensor_map;
 
