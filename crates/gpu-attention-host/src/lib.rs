@@ -48,8 +48,8 @@
 //! reads the next sequence's keys (masked out, weighted by 0), so an infinity there would turn
 //! into NaN.
 
-use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard};
 
 use cudarc::driver::{
     CudaContext, CudaModule, CudaSlice, CudaStream, DevicePtr, DevicePtrMut, sys,
@@ -58,6 +58,7 @@ use cudarc::driver::{
 mod error;
 mod module;
 mod order;
+mod plans;
 
 pub use cudarc::driver::DriverError;
 pub use error::{Error, context};
@@ -65,11 +66,13 @@ pub use gpu_attention_plan::abi::KernelSpec;
 pub use gpu_attention_plan::{
     AttentionError, Batches, Element, Extents, HEAD_DIMS, Mask, Problem, Strides, Tensor,
 };
+pub use gpu_hopper_host::plan_cache::{CacheLimits, CacheStats};
 pub use module::{ABI_SYMBOL, ABI_VERSION};
 
 use error::{check, check_device, cuda};
 use gpu_attention_plan::abi::{self, KERNELS, MAP_BYTES, MAPS, Params, UNIT_WORDS};
 use gpu_attention_plan::schedule::Units;
+use gpu_hopper_host::plan_cache::{Capture, PlanCache};
 
 /// The kernels' module as `cargo xtask build` writes it (`target/gpu/sm_90a/gpu_attention.ptx`),
 /// behind two comment lines that say how it is generated; `cargo xtask codegen` writes it here
@@ -87,6 +90,36 @@ pub struct Tensors {
 }
 
 /// The loaded kernels.
+///
+/// # Plans
+///
+/// `run` and `run_with` keep the plan of each call (its tensor maps, a variable-length batch's
+/// unit table, its parameters) in a cache keyed by everything the plan is a function of: the
+/// kernel, the problem (a variable-length batch's offsets by value), the five buffers' addresses
+/// and the stream (why that is enough: the `plans` module's docs). A call seen before costs a
+/// lookup and a launch; the buffers' lengths and contexts are checked on every call. At most
+/// [`CacheLimits::default`] plans and bytes of their device memory are kept, the least recently
+/// used evicted first (and freed in its stream's order); [`set_cache_limits`] changes the bound,
+/// [`clear_cache`] frees them, [`cache_stats`] counts them. Each plan holds its stream (an
+/// `Arc`), so a kept plan keeps its stream alive. Buffers that change address on every call
+/// miss on every call, as before the cache.
+///
+/// # CUDA graphs
+///
+/// `run` can be captured into a CUDA graph once the same call has run eagerly on that stream:
+/// the capture launches the kept plan. A call whose plan does not exist yet is an
+/// [`Error::Capture`] (making it uploads, which a capture cannot hold), after every other check;
+/// [`prepare`](Attention::prepare) on a capturing stream always is. A plan a capture used stays
+/// with the `Attention` until it drops or [`release_captured`](Attention::release_captured),
+/// outside the limits, because the graph holds its addresses (a plan has no workspace, so eager
+/// calls share it). A graph must not be launched after its `Attention` is dropped (the module
+/// goes with it). With cudarc's event tracking on, the tracking of the five buffers waits on and
+/// records events in the capture, as for any cudarc buffer: capture with it off
+/// (`CudaContext::disable_event_tracking`), as cudarc's own capture tests do.
+///
+/// [`set_cache_limits`]: Attention::set_cache_limits
+/// [`clear_cache`]: Attention::clear_cache
+/// [`cache_stats`]: Attention::cache_stats
 pub struct Attention {
     ctx: Arc<CudaContext>,
     _module: Arc<CudaModule>,
@@ -98,6 +131,8 @@ pub struct Attention {
     /// Whether the module's entries wait for the stream's previous kernel (its ABI version),
     /// which a programmatic launch needs.
     waits: bool,
+    /// The plans `run` keeps (`plans`).
+    cache: Mutex<PlanCache<plans::Key, plans::Plan>>,
 }
 
 /// A launch made ready by [`Attention::prepare`]: its tensor maps (and a variable-length batch's
@@ -111,6 +146,11 @@ pub struct Prepared {
 }
 
 impl Prepared {
+    /// Its device memory in bytes (the maps and a variable-length batch's unit table).
+    fn bytes(&self) -> u64 {
+        self._buffer.as_ref().map_or(0, |b| b.num_bytes() as u64)
+    }
+
     /// The CTAs of the launch (0: nothing to compute).
     pub fn grid(&self) -> u32 {
         self.grid
@@ -158,6 +198,7 @@ impl Attention {
             sms,
             programmatic: AtomicBool::new(false),
             waits: loaded.waits,
+            cache: Mutex::new(PlanCache::new(CacheLimits::default())),
         })
     }
 
@@ -176,10 +217,12 @@ impl Attention {
     /// `griddepcontrol.wait` before it reads O or `LSE` (gpu-gemm-host's GEMM does).
     ///
     /// Only a kernel launch right before overlaps. `run` and `run_with` upload the problem's
-    /// tensor maps (a copy) just before their launch, which orders the attention kernel after
-    /// the copy and so fully after the kernel before: for them the setting changes nothing. A
-    /// [`launch_raw`](Self::launch_raw) of a [`prepare`](Self::prepare)d launch has nothing
-    /// before its kernel, and is what overlaps.
+    /// tensor maps (a copy) before their launch on a call they have no plan for yet (the type's
+    /// docs: plans), which orders that launch fully after the kernel before; with cudarc's event
+    /// tracking on (a context that has made a second stream) they also wait on and record the
+    /// buffers' events around each launch, which may serialize it. A `run` whose plan is kept,
+    /// with tracking off, and a [`launch_raw`](Self::launch_raw) of a
+    /// [`prepare`](Self::prepare)d launch, have nothing before their kernel, and overlap.
     ///
     /// # Errors
     ///
@@ -224,7 +267,8 @@ impl Attention {
 
     /// Computes `problem` on `stream`: O and `LSE` from Q, K, V, each a buffer of at least the
     /// problem's [`Extents`] (elements O and `LSE` do not cover are not written), with the
-    /// kernel the plan picks ([`Attention::kernel_for`]).
+    /// kernel the plan picks ([`Attention::kernel_for`]). A call seen before launches its kept
+    /// plan (the type's docs: plans, CUDA graphs).
     #[allow(clippy::too_many_arguments)]
     pub fn run(
         &self,
@@ -295,8 +339,7 @@ impl Attention {
     ) -> Result<(), Error> {
         problem.check()?;
         self.same_context(stream.context(), "the stream")?;
-        // Before the buffers' tracking, which would enqueue event waits into the capture.
-        self.refuse_capture(stream)?;
+        let capture = capture_state(stream)?;
         let extents = problem.extents();
         for (tensor, given, needed, ctx) in [
             (Tensor::Q, q.len(), extents.q, q.stream().context()),
@@ -334,11 +377,82 @@ impl Attention {
             o: o_ptr,
             lse: lse_ptr,
         };
-        // Checked above: the problem and the stream's context.
-        let prepared = self.prepare_checked(stream, problem, tensors, kernel)?;
+        let spec = match kernel {
+            Some(k) => k,
+            None => self.kernel_for(problem)?,
+        };
+        let key = plans::Key::new(
+            row(spec, problem)?,
+            problem,
+            tensors,
+            stream.cu_stream() as usize,
+        );
+        let found = self.cache().lookup(&key, capture);
+        let plan = match found {
+            Some(plan) => plan,
+            None if capture != Capture::None => {
+                return Err(Error::Capture(
+                    "the stream is being captured into a CUDA graph, and this call (this problem, these buffers, this stream) has no plan yet: making one uploads the problem's tensor maps, which a capture cannot hold. Make the same run call once before the capture (the capture then launches its kept plan), or prepare the problem before the capture and capture launch_raw".into(),
+                ));
+            }
+            None => {
+                // Checked above: the problem and the stream's context.
+                let prepared = self.prepare_checked(stream, problem, tensors, Some(spec))?;
+                let made = Arc::new(plans::Plan {
+                    prepared,
+                    stream: stream.clone(),
+                });
+                let (plan, evicted) = self.cache().insert(key, made, evictable);
+                // Freed (in their streams' order) after the cache is let go.
+                drop(evicted);
+                plan
+            }
+        };
         // SAFETY: the tensors are alive (borrowed) and ordered on `stream` by the guards; the
-        // prepared buffer is freed on `stream` after the launch (cudarc frees stream-ordered).
-        unsafe { self.launch_raw(&prepared, stream.cu_stream()) }
+        // plan is this problem's over these addresses (its key), its memory kept by the cache
+        // (or, not kept, by `plan` until after the launch is enqueued, then freed on its stream
+        // after the launch: cudarc frees stream-ordered).
+        unsafe { self.launch_raw(&plan.prepared, stream.cu_stream()) }
+    }
+
+    /// The plan cache, locked (a panic while it was held left it consistent: every update is
+    /// one step).
+    fn cache(&self) -> MutexGuard<'_, PlanCache<plans::Key, plans::Plan>> {
+        self.cache.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Sets how many plans, and how many bytes of their device memory, `run` keeps (the
+    /// least recently used are evicted now if they exceed it). `entries: 0` keeps none: every
+    /// call prepares its problem and frees it, as before the cache.
+    pub fn set_cache_limits(&self, limits: CacheLimits) {
+        let evicted = self.cache().set_limits(limits, evictable);
+        drop(evicted);
+    }
+
+    /// What the plan cache holds and how it was used.
+    pub fn cache_stats(&self) -> CacheStats {
+        self.cache().stats()
+    }
+
+    /// Frees every plan kept for eager calls (in their streams' order, after their launches).
+    /// Plans captured graphs use are kept ([`release_captured`](Self::release_captured)).
+    pub fn clear_cache(&self) {
+        let cleared = self.cache().clear(evictable);
+        drop(cleared);
+    }
+
+    /// Frees the plans that captured calls of `run` used (the type's docs: CUDA graphs), in
+    /// their streams' order.
+    ///
+    /// # Safety
+    ///
+    /// No graph that captured a `run` of this `Attention` is launched again (their launches
+    /// enqueued so far may still run: the memory is freed after them only if they were
+    /// launched on the stream each plan was made for; otherwise, synchronise them first), and
+    /// no capture that called `run` is in progress.
+    pub unsafe fn release_captured(&self) {
+        let released = self.cache().release_captured();
+        drop(released);
     }
 
     /// Encodes the tensor maps of `problem` over `tensors`, builds a variable-length batch's
@@ -385,18 +499,7 @@ impl Attention {
             Some(k) => k,
             None => self.kernel_for(problem)?,
         };
-        let spec_at = KERNELS.iter().position(|k| *k == spec).ok_or_else(|| {
-            Error::Kernel(format!(
-                "{} is not a kernel of this module's table",
-                spec.entry
-            ))
-        })?;
-        if (spec.element, spec.head_dim) != (problem.element, problem.head_dim) {
-            return Err(Error::Kernel(format!(
-                "{} computes {:?} at head dim {}, the problem is {:?} at head dim {}: pick a kernel of the problem's (Attention::kernels_for)",
-                spec.entry, spec.element, spec.head_dim, problem.element, problem.head_dim
-            )));
-        }
+        let spec_at = row(spec, problem)?;
         let block_m = spec.block_m();
         let units = Units::new(problem, block_m);
         let count = units.count();
@@ -530,7 +633,8 @@ impl Attention {
 
     /// An [`Error::Capture`] when `stream` is being captured into a CUDA graph (or a capture on
     /// it failed and is still open): the upload of a preparation would break the capture
-    /// (gpu-hopper-host's `capture_id`, which enqueues nothing).
+    /// (gpu-hopper-host's `capture_id`, which enqueues nothing). `prepare`'s; `run` refuses only
+    /// a call it has no plan for.
     fn refuse_capture(&self, stream: &CudaStream) -> Result<(), Error> {
         // The query binds the stream's context first (the legacy default stream's answer is
         // the thread's context's).
@@ -633,4 +737,38 @@ fn tensor_map(
             tensor.name()
         ))),
     }
+}
+
+/// The position of `spec` in the table, if it is a row that computes `problem` (its element type
+/// and head dimension); otherwise the [`Error::Kernel`] that says so.
+fn row(spec: KernelSpec, problem: &Problem<'_>) -> Result<usize, Error> {
+    let at = KERNELS.iter().position(|k| *k == spec).ok_or_else(|| {
+        Error::Kernel(format!(
+            "{} is not a kernel of this module's table",
+            spec.entry
+        ))
+    })?;
+    if (spec.element, spec.head_dim) != (problem.element, problem.head_dim) {
+        return Err(Error::Kernel(format!(
+            "{} computes {:?} at head dim {}, the problem is {:?} at head dim {}: pick a kernel of the problem's (Attention::kernels_for)",
+            spec.entry, spec.element, spec.head_dim, problem.element, problem.head_dim
+        )));
+    }
+    Ok(at)
+}
+
+/// Whether the capture query of `stream` says it is being captured, and in which sequence.
+fn capture_state(stream: &CudaStream) -> Result<Capture, Error> {
+    match gpu_hopper_host::capture_id(stream) {
+        Ok(None) => Ok(Capture::None),
+        Ok(Some(id)) => Ok(Capture::Active(id)),
+        Err(e) => Err(Error::Cuda(format!("cuStreamGetCaptureInfo: {:?}", e.0))),
+    }
+}
+
+/// Whether a kept plan may be freed now: not while its stream is being captured (the free
+/// would join the capture). A stream whose state cannot be read is not captured by this
+/// process's calls either way.
+fn evictable(plan: &plans::Plan) -> bool {
+    !matches!(capture_state(&plan.stream), Ok(Capture::Active(_)))
 }

@@ -5,6 +5,9 @@
 //!   cleanly, its graph empty) and leave the stream usable: the same call right after is exact.
 //! - A problem prepared before the capture, its `launch_raw` captured: the graph replayed on
 //!   fresh Q written into the same buffer, each result within its bound.
+//! - `run` captured after the same call ran eagerly (its plan kept): the graph launches the kept
+//!   plan; replayed twice on fresh Q, each result within its bound, and an eager `run` between
+//!   the replays within its bound too.
 //!
 //! cudarc's event tracking is off for these tests (as for the GEMM's graph tests): a capture must
 //! not wait on events recorded outside it. Every access is on the one stream.
@@ -32,6 +35,10 @@ pub fn run(ctx: &Arc<CudaContext>, attention: &Attention) -> Vec<(String, Result
         (
             "capture: a prepared launch captured replays within its bound".to_string(),
             replayed(ctx, attention),
+        ),
+        (
+            "capture: run captured on its kept plan replays within its bound".to_string(),
+            run_captured(ctx, attention),
         ),
     ];
     if tracking {
@@ -175,5 +182,62 @@ fn replayed(ctx: &Arc<CudaContext>, attention: &Attention) -> Result<(), String>
     }
     drop(graph);
     stream.synchronize().map_err(cuda("the last replay"))?;
+    Ok(())
+}
+
+/// `run` once eagerly (its plan kept), then captured: the capture launches the kept plan; the
+/// graph replayed on fresh Q written into the same buffer, an eager `run` between the replays.
+fn run_captured(ctx: &Arc<CudaContext>, attention: &Attention) -> Result<(), String> {
+    let stream = ctx.new_stream().map_err(cuda("a stream"))?;
+    let mut rng = Rng(0x1BD1_1BDA_A9FC_1A22);
+    let p =
+        Problem::contiguous(2, (257, 400), (4, 4), 128).with_mask(gpu_attention_host::Mask::Causal);
+    let mut b = buffers(&stream, &p, &mut rng)?;
+    attention
+        .run(&stream, &p, &b.dq, &b.dk, &b.dv, &mut b.o, &mut b.lse)
+        .map_err(|e| format!("the eager run: {e}"))?;
+    check(&stream, &p, &b, "the eager run")?;
+    let misses = attention.cache_stats().misses;
+    stream
+        .begin_capture(sys::CUstreamCaptureMode::CU_STREAM_CAPTURE_MODE_THREAD_LOCAL)
+        .map_err(cuda("begin_capture"))?;
+    let captured = attention.run(&stream, &p, &b.dq, &b.dk, &b.dv, &mut b.o, &mut b.lse);
+    let graph = stream.end_capture(sys::CUgraphInstantiate_flags(0));
+    captured.map_err(|e| format!("run under capture, its plan kept: {e}"))?;
+    let graph = graph
+        .map_err(|e| format!("end_capture: {e:?}"))?
+        .ok_or("the capture made no graph")?;
+    if attention.cache_stats().misses != misses {
+        return Err("the captured run missed its kept plan".into());
+    }
+    for replay in 0..2 {
+        // Fresh Q into the same buffer, O poisoned: the graph's result must follow them.
+        let e = p.extents();
+        b.q = (0..e.q).map(|_| encode(Element::Bf16, rng.unit())).unzip();
+        stream
+            .memcpy_htod(&b.q.0, &mut b.dq)
+            .map_err(cuda("fresh Q"))?;
+        stream
+            .memcpy_htod(&vec![0x7FFF; e.o as usize], &mut b.o)
+            .map_err(cuda("poisoning O"))?;
+        graph
+            .launch()
+            .map_err(|e| format!("replay {replay}: {e:?}"))?;
+        check(&stream, &p, &b, &format!("replay {replay}"))?;
+        // An eager run between the replays, on the same plan.
+        attention
+            .run(&stream, &p, &b.dq, &b.dk, &b.dv, &mut b.o, &mut b.lse)
+            .map_err(|e| format!("an eager run after replay {replay}: {e}"))?;
+        check(
+            &stream,
+            &p,
+            &b,
+            &format!("the eager run after replay {replay}"),
+        )?;
+    }
+    drop(graph);
+    stream.synchronize().map_err(cuda("the graph"))?;
+    // SAFETY: the graph that captured the run is dropped and no capture is open.
+    unsafe { attention.release_captured() };
     Ok(())
 }
