@@ -26,10 +26,10 @@ pub enum Error {
     Cuda(String),
     /// A kernel given to `run_with` or `prepare_with` that does not compute the problem.
     Kernel(String),
-    /// `prepare`, or `run` of a call it has no plan for yet, on a stream that is being captured
-    /// into a CUDA graph: they upload the tensor maps, which a capture cannot hold. Nothing was
-    /// enqueued (with cudarc's event tracking off; with it on, `run`'s tracking of the buffers
-    /// waits on their events first, as any cudarc use of them would); the capture goes on.
+    /// `prepare`, or `run` of a call it has no plan for yet (or any `run` while cudarc's event
+    /// tracking is on), on a stream that is being captured into a CUDA graph: they upload the
+    /// tensor maps, which a capture cannot hold (or the tracking would wait on events recorded
+    /// outside it). Nothing was enqueued; the capture goes on.
     Capture(String),
 }
 

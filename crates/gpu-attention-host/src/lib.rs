@@ -113,9 +113,10 @@ pub struct Tensors {
 /// with the `Attention` until it drops or [`release_captured`](Attention::release_captured),
 /// outside the limits, because the graph holds its addresses (a plan has no workspace, so eager
 /// calls share it). A graph must not be launched after its `Attention` is dropped (the module
-/// goes with it). With cudarc's event tracking on, the tracking of the five buffers waits on and
-/// records events in the capture, as for any cudarc buffer: capture with it off
-/// (`CudaContext::disable_event_tracking`), as cudarc's own capture tests do.
+/// goes with it). With cudarc's event tracking on (a context that has made a second stream),
+/// `run` on a capturing stream is an [`Error::Capture`] before it touches the buffers (their
+/// tracking would wait, in the capture, on events recorded outside it): capture with tracking
+/// off (`CudaContext::disable_event_tracking`), as cudarc's own capture tests do.
 ///
 /// [`set_cache_limits`]: Attention::set_cache_limits
 /// [`clear_cache`]: Attention::clear_cache
@@ -340,6 +341,13 @@ impl Attention {
         problem.check()?;
         self.same_context(stream.context(), "the stream")?;
         let capture = capture_state(stream)?;
+        if capture != Capture::None && stream.context().is_managing_stream_synchronization() {
+            // cudarc's tracking of the buffers would wait, inside the capture, on events
+            // recorded outside it; refused before it enqueues anything.
+            return Err(Error::Capture(
+                "the stream is being captured into a CUDA graph with cudarc's event tracking on (a context that has made a second stream): the tracking of Q, K, V, O and LSE would wait on events recorded outside the capture. Turn tracking off for the capture (CudaContext::disable_event_tracking), or prepare the problem before the capture and capture launch_raw".into(),
+            ));
+        }
         let extents = problem.extents();
         for (tensor, given, needed, ctx) in [
             (Tensor::Q, q.len(), extents.q, q.stream().context()),

@@ -8,6 +8,8 @@
 //! - `run` captured after the same call ran eagerly (its plan kept): the graph launches the kept
 //!   plan; replayed twice on fresh Q, each result within its bound, and an eager `run` between
 //!   the replays within its bound too.
+//! - With event tracking on, `run` under capture, its plan kept or not, is refused before it
+//!   touches the buffers: the capture ends empty and unbroken.
 //!
 //! cudarc's event tracking is off for these tests (as for the GEMM's graph tests): a capture must
 //! not wait on events recorded outside it. Every access is on the one stream.
@@ -39,6 +41,10 @@ pub fn run(ctx: &Arc<CudaContext>, attention: &Attention) -> Vec<(String, Result
         (
             "capture: run captured on its kept plan replays within its bound".to_string(),
             run_captured(ctx, attention),
+        ),
+        (
+            "capture: run under capture with event tracking on is refused untouched".to_string(),
+            refused_when_tracking(ctx, attention),
         ),
     ];
     if tracking {
@@ -239,5 +245,56 @@ fn run_captured(ctx: &Arc<CudaContext>, attention: &Attention) -> Result<(), Str
     stream.synchronize().map_err(cuda("the graph"))?;
     // SAFETY: the graph that captured the run is dropped and no capture is open.
     unsafe { attention.release_captured() };
+    Ok(())
+}
+
+/// With cudarc's event tracking on (this test turns it on, in a context of several streams),
+/// `run` under capture is an `Error::Capture` that names the tracking, even with its plan kept,
+/// and the capture ends empty and unbroken.
+fn refused_when_tracking(ctx: &Arc<CudaContext>, attention: &Attention) -> Result<(), String> {
+    let stream = ctx.new_stream().map_err(cuda("a stream"))?;
+    let mut rng = Rng(0x2FFD_72DB_D01A_DFB7);
+    let p = Problem::contiguous(1, (130, 200), (2, 2), 64);
+    let mut b = buffers(&stream, &p, &mut rng)?;
+    // The plan kept (tracking off: the other capture tests' setting).
+    attention
+        .run(&stream, &p, &b.dq, &b.dk, &b.dv, &mut b.o, &mut b.lse)
+        .map_err(|e| format!("the eager run: {e}"))?;
+    check(&stream, &p, &b, "the eager run")?;
+    // SAFETY: every buffer here is used on this one stream, in order; off again below.
+    unsafe { ctx.enable_event_tracking() };
+    let tracking = ctx.is_managing_stream_synchronization();
+    let begun = stream
+        .begin_capture(sys::CUstreamCaptureMode::CU_STREAM_CAPTURE_MODE_THREAD_LOCAL)
+        .map_err(cuda("begin_capture"));
+    let result =
+        begun.map(|()| attention.run(&stream, &p, &b.dq, &b.dk, &b.dv, &mut b.o, &mut b.lse));
+    let graph = stream.end_capture(sys::CUgraphInstantiate_flags(0));
+    // SAFETY: as above.
+    unsafe { ctx.disable_event_tracking() };
+    if !tracking {
+        return Err("the context does not manage stream synchronization with tracking on".into());
+    }
+    match result? {
+        Err(Error::Capture(e)) if e.contains("tracking") => {}
+        Err(e) => {
+            return Err(format!(
+                "run under capture with tracking: another error: {e}"
+            ));
+        }
+        Ok(()) => return Err("run under capture with tracking returned Ok".into()),
+    }
+    let graph = graph.map_err(|e| format!("the refused call broke the capture: {e:?}"))?;
+    if let Some(graph) = &graph {
+        let mut nodes = 0usize;
+        // SAFETY: a live graph; a null node array asks for the count only.
+        let status =
+            unsafe { sys::cuGraphGetNodes(graph.cu_graph(), std::ptr::null_mut(), &mut nodes) };
+        if status != sys::CUresult::CUDA_SUCCESS || nodes != 0 {
+            return Err(format!(
+                "the refused call left {nodes} node(s) in the graph ({status:?})"
+            ));
+        }
+    }
     Ok(())
 }
