@@ -89,6 +89,15 @@ pub struct Tensors {
     pub lse: u64,
 }
 
+/// The plans `run` keeps by default: 1024, and 64 MiB of their memory (a fixed batch's plan is
+/// its 384 bytes of tensor maps; a variable-length batch's adds 32 bytes per unit, about 8 MiB
+/// at a million tokens of 32 heads). A serving loop whose key lengths or offsets change every
+/// step misses every step, and keeps the last of those plans until they are evicted.
+pub const DEFAULT_CACHE_LIMITS: CacheLimits = CacheLimits {
+    entries: 1024,
+    bytes: 64 << 20,
+};
+
 /// The loaded kernels.
 ///
 /// # Plans
@@ -98,11 +107,15 @@ pub struct Tensors {
 /// kernel, the problem (a variable-length batch's offsets by value), the five buffers' addresses
 /// and the stream (why that is enough: the `plans` module's docs). A call seen before costs a
 /// lookup and a launch; the buffers' lengths and contexts are checked on every call. At most
-/// [`CacheLimits::default`] plans and bytes of their device memory are kept, the least recently
+/// [`DEFAULT_CACHE_LIMITS`] plans and bytes of their device memory are kept, the least recently
 /// used evicted first (and freed in its stream's order); [`set_cache_limits`] changes the bound,
-/// [`clear_cache`] frees them, [`cache_stats`] counts them. Each plan holds its stream (an
-/// `Arc`), so a kept plan keeps its stream alive. Buffers that change address on every call
-/// miss on every call, as before the cache.
+/// [`clear_cache`] frees them, [`cache_stats`] counts them. Each plan holds its stream's `Arc`
+/// (an owned stream stays alive while a plan of it is kept; a borrowed one is the caller's to
+/// keep alive, as cudarc's contract says). A call whose buffers change address, or whose
+/// problem changes (a decoding step's longer keys, a new batch's offsets), misses, as before the
+/// cache, and its plan is kept until evicted. On the per-thread default stream
+/// (`CudaContext::per_thread_stream`, whose handle names another stream on each thread) no plan
+/// is kept: each call makes its own and frees it after its launch, as before the cache.
 ///
 /// # CUDA graphs
 ///
@@ -199,7 +212,7 @@ impl Attention {
             sms,
             programmatic: AtomicBool::new(false),
             waits: loaded.waits,
-            cache: Mutex::new(PlanCache::new(CacheLimits::default())),
+            cache: Mutex::new(PlanCache::new(DEFAULT_CACHE_LIMITS)),
         })
     }
 
@@ -410,10 +423,17 @@ impl Attention {
                     prepared,
                     stream: stream.clone(),
                 });
-                let (plan, evicted) = self.cache().insert(key, made, evictable);
-                // Freed (in their streams' order) after the cache is let go.
-                drop(evicted);
-                plan
+                if gpu_hopper_host::is_per_thread(stream) {
+                    // The per-thread stream's handle names another stream on each thread: a
+                    // kept plan could be freed by another thread, in its own stream, while this
+                    // one's launch still reads it. Used once, freed after the launch here.
+                    made
+                } else {
+                    let (plan, evicted) = self.cache().insert(key, made, evictable);
+                    // Freed (in their streams' order) after the cache is let go.
+                    drop(evicted);
+                    plan
+                }
             }
         };
         // SAFETY: the tensors are alive (borrowed) and ordered on `stream` by the guards; the

@@ -11,7 +11,8 @@
 //! element type, the mask, the scale's bits, the four tensors' strides); the addresses of Q, K,
 //! V, O and `LSE`; this `Attention`'s SM count (fixed at load); and the stream the plan's memory
 //! was uploaded on (its memory is freed in that stream's order, after the launches that used it,
-//! which are that stream's). Each tensor map encodes an address, the dims and the strides, all in
+//! which are that stream's; the per-thread default stream, whose handle names another stream on
+//! each thread, keeps no plan). Each tensor map encodes an address, the dims and the strides, all in
 //! the key, and nothing else of the buffer: a buffer freed and another allocated at the same
 //! address gets the plan it would have been built with. The buffers' lengths and contexts do not
 //! follow from the key: `run` checks them on every call, hit or miss.
@@ -160,11 +161,51 @@ mod tests {
         let mut longer = offsets.1;
         longer[2] += 1;
         let varlen2 = Problem::varlen(&offsets.0, &longer, (8, 2), 128);
+        let mut q_strided = base;
+        q_strided.q.head += 8;
+        let mut k_strided = base;
+        k_strided.k.batch += 8;
+        let mut v_strided = base;
+        v_strided.v.seq += 8;
         let others = [
             key(4, &base, tensors),
             key(3, &Problem::contiguous(2, (301, 500), (8, 2), 128), tensors),
             key(3, &Problem::contiguous(2, (300, 500), (8, 1), 128), tensors),
             key(3, &Problem::contiguous(2, (300, 500), (8, 2), 64), tensors),
+            key(3, &Problem::contiguous(3, (300, 500), (8, 2), 128), tensors),
+            key(3, &Problem::contiguous(2, (300, 501), (8, 2), 128), tensors),
+            key(
+                3,
+                &Problem::contiguous(2, (300, 500), (16, 2), 128),
+                tensors,
+            ),
+            key(3, &q_strided, tensors),
+            key(3, &k_strided, tensors),
+            key(3, &v_strided, tensors),
+            key(
+                3,
+                &base,
+                Tensors {
+                    k: 0x2100,
+                    ..tensors
+                },
+            ),
+            key(
+                3,
+                &base,
+                Tensors {
+                    v: 0x3100,
+                    ..tensors
+                },
+            ),
+            key(
+                3,
+                &base,
+                Tensors {
+                    o: 0x4100,
+                    ..tensors
+                },
+            ),
             key(3, &base.with_mask(Mask::Causal), tensors),
             key(3, &f16, tensors),
             key(3, &scaled, tensors),
@@ -192,6 +233,11 @@ mod tests {
         for (i, k) in others.iter().enumerate() {
             assert_ne!(*k, k0, "change {i}");
         }
-        assert_ne!(others[8], others[9], "the offsets by value");
+        // The two variable-length problems differ only in their offsets' values.
+        assert_ne!(
+            key(3, &varlen, tensors),
+            key(3, &varlen2, tensors),
+            "the offsets by value"
+        );
     }
 }

@@ -142,10 +142,13 @@ impl CSource {
 /// At most [`CacheLimits::default`] plans and bytes of their device memory are kept, the least
 /// recently used evicted first (and freed in its stream's order); [`set_cache_limits`]
 /// changes the bound, [`clear_cache`] frees them, [`cache_stats`] counts them. Each plan holds
-/// its stream (an `Arc`), so a kept plan keeps its stream alive. Memory bound to buffers that
-/// change address on every call (activations from an allocator that does not reuse them)
-/// misses on every call, as before the cache, and evicts plans that would hit: give such calls
-/// stable buffers, or [`prepare`](Gemm::prepare) them.
+/// its stream's `Arc` (an owned stream stays alive while a plan of it is kept; a borrowed one is
+/// the caller's to keep alive, as cudarc's contract says). Memory bound to buffers that change
+/// address on every call (activations from an allocator that does not reuse them) misses on
+/// every call, as before the cache, and evicts plans that would hit: give such calls stable
+/// buffers, or [`prepare`](Gemm::prepare) them. On the per-thread default stream
+/// (`CudaContext::per_thread_stream`, whose handle names another stream on each thread) no plan
+/// is kept: each call makes its own and frees it after its launch, as before the cache.
 ///
 /// # CUDA graphs
 ///
@@ -509,6 +512,12 @@ impl Gemm {
         }
         // Under a capture, `encode` refuses (after the checks).
         let made = Arc::new(self.encode(stream, kernel, shape, addresses)?);
+        if gpu_hopper_host::is_per_thread(stream) {
+            // The per-thread stream's handle names another stream on each thread: a kept plan
+            // could be freed by another thread, in its own stream, while this one's launch
+            // still reads it. Used once, freed after the launch on this thread's stream.
+            return Ok(made);
+        }
         let (plan, evicted) = self.cache().insert(key, made, evictable);
         // Freed (in their streams' order) after the cache is let go.
         drop(evicted);

@@ -36,6 +36,22 @@ pub fn capture_id(stream: &CudaStream) -> Result<Option<u64>, DriverError> {
     Ok((status != sys::CUstreamCaptureStatus::CU_STREAM_CAPTURE_STATUS_NONE).then_some(id))
 }
 
+/// `CU_STREAM_PER_THREAD` (cuda.h: `((CUstream)0x2)`), the handle of the calling thread's
+/// per-thread default stream (cudarc's `CudaContext::per_thread_stream`).
+const PER_THREAD: usize = 0x2;
+
+/// Whether `stream`'s handle names a different stream on each thread (the per-thread default
+/// stream): memory uploaded on it by one thread must be freed by that thread, in its stream's
+/// order, so a host API keeps no plan for it in a cache shared between threads.
+pub fn is_per_thread(stream: &CudaStream) -> bool {
+    per_thread_handle(stream.cu_stream() as usize)
+}
+
+/// [`is_per_thread`] of a stream handle (as an integer).
+pub fn per_thread_handle(handle: usize) -> bool {
+    handle == PER_THREAD
+}
+
 /// The launch attribute `CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION` (for
 /// `cuLaunchKernelEx`): the kernel may start once the stream's previous kernel has triggered
 /// (`griddepcontrol.launch_dependents`, or its end), and must execute `griddepcontrol.wait`
@@ -46,4 +62,19 @@ pub fn programmatic_attribute() -> sys::CUlaunchAttribute {
     attribute.id = sys::CUlaunchAttributeID::CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION;
     attribute.value.programmaticStreamSerializationAllowed = 1;
     attribute
+}
+
+#[cfg(test)]
+mod tests {
+    use super::per_thread_handle;
+
+    /// Only `CU_STREAM_PER_THREAD` names another stream on each thread; the legacy default
+    /// stream (0, and `CU_STREAM_LEGACY`, 1) is one per context, and a created stream one.
+    #[test]
+    fn only_the_per_thread_handle_depends_on_the_thread() {
+        assert!(per_thread_handle(0x2));
+        for handle in [0x0, 0x1, 0x7f00_1234_5000] {
+            assert!(!per_thread_handle(handle), "{handle:#x}");
+        }
+    }
 }

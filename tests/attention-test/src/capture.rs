@@ -91,12 +91,13 @@ fn buffers(stream: &Arc<CudaStream>, p: &Problem<'_>, rng: &mut Rng) -> Result<B
     })
 }
 
-/// O after the stream's work, against the reference of the buffers' current inputs.
+/// O and `LSE` after the stream's work, against the reference of the buffers' current inputs.
 fn check(stream: &Arc<CudaStream>, p: &Problem<'_>, b: &Buffers, what: &str) -> Result<(), String> {
     stream
         .synchronize()
         .map_err(|e| format!("{what}: the kernel failed: {e:?}"))?;
     let o = stream.clone_dtoh(&b.o).map_err(cuda("reading O"))?;
+    let lse = stream.clone_dtoh(&b.lse).map_err(cuda("reading LSE"))?;
     let inputs = Inputs {
         q: &b.q.1,
         k: &b.k,
@@ -104,7 +105,16 @@ fn check(stream: &Arc<CudaStream>, p: &Problem<'_>, b: &Buffers, what: &str) -> 
     };
     let reference = forward(p, &inputs).map_err(|e| format!("reference: {e}"))?;
     let tol = tolerance(p, &inputs).map_err(|e| format!("tolerance: {e}"))?;
-    within(what, Element::Bf16, &o, &reference.o, tol.o)
+    within(what, Element::Bf16, &o, &reference.o, tol.o)?;
+    // Every row of these problems sees keys: a finite LSE each.
+    for (r, (&got, &want)) in lse.iter().zip(&reference.lse).enumerate() {
+        if (f64::from(got) - want).abs() > tol.lse {
+            return Err(format!(
+                "{what}: LSE row {r} is {got}, the reference {want}"
+            ));
+        }
+    }
+    Ok(())
 }
 
 /// `run` under capture: refused, nothing captured, the stream fine.
@@ -215,6 +225,12 @@ fn run_captured(ctx: &Arc<CudaContext>, attention: &Attention) -> Result<(), Str
         .ok_or("the capture made no graph")?;
     if attention.cache_stats().misses != misses {
         return Err("the captured run missed its kept plan".into());
+    }
+    if attention.cache_stats().captured != 1 {
+        return Err(format!(
+            "{} plans kept for captures, not the one the graph uses",
+            attention.cache_stats().captured
+        ));
     }
     for replay in 0..2 {
         // Fresh Q into the same buffer, O poisoned: the graph's result must follow them.
