@@ -48,7 +48,6 @@
 //! reads the next sequence's keys (masked out, weighted by 0), so an infinity there would turn
 //! into NaN.
 
-use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 
 use cudarc::driver::{
@@ -141,10 +140,7 @@ pub struct Attention {
     sms: u32,
     /// Whether launches ask for programmatic stream serialization
     /// ([`Attention::set_programmatic_launch`]).
-    programmatic: AtomicBool,
-    /// Whether the module's entries wait for the stream's previous kernel (its ABI version),
-    /// which a programmatic launch needs.
-    waits: bool,
+    programmatic: gpu_hopper_host::ProgrammaticLaunch,
     /// The plans `run` keeps (`plans`).
     cache: Mutex<PlanCache<plans::Key, plans::Plan>>,
 }
@@ -210,8 +206,7 @@ impl Attention {
             _module: loaded.module,
             functions: loaded.functions,
             sms,
-            programmatic: AtomicBool::new(false),
-            waits: loaded.waits,
+            programmatic: gpu_hopper_host::ProgrammaticLaunch::new(loaded.waits),
             cache: Mutex::new(PlanCache::new(DEFAULT_CACHE_LIMITS)),
         })
     }
@@ -243,13 +238,13 @@ impl Attention {
     /// [`Error::Module`] for `on` with a module whose entries do not wait (built with the kernel
     /// crate's `unwaited` feature: its ABI version says so); the setting is unchanged.
     pub fn set_programmatic_launch(&self, on: bool) -> Result<(), Error> {
-        if on && !self.waits {
-            return Err(Error::Module(
+        if self.programmatic.set(on) {
+            Ok(())
+        } else {
+            Err(Error::Module(
                 "this attention module's entries do not wait for the kernel before them (it was built with gpu-attention's `unwaited` feature, a negative control): launching them as programmatic dependents would race that kernel; load a module built without it".to_string(),
-            ));
+            ))
         }
-        self.programmatic.store(on, Ordering::Relaxed);
-        Ok(())
     }
 
     /// As [`set_programmatic_launch`](Self::set_programmatic_launch), without its refusal: a
@@ -263,20 +258,21 @@ impl Attention {
     /// such races only on buffers it owns and expects wrong results in (no other code reads
     /// them), and waits for its stream before it frees them.
     pub unsafe fn set_programmatic_launch_unchecked(&self, on: bool) {
-        self.programmatic.store(on, Ordering::Relaxed);
+        // SAFETY: this function's contract.
+        unsafe { self.programmatic.set_unchecked(on) };
     }
 
     /// Whether the module's entries wait for the kernel before them in the stream before they
     /// touch global memory (its ABI version says so; all but the `unwaited` negative control's),
     /// which [`set_programmatic_launch`](Self::set_programmatic_launch) needs.
     pub fn entries_wait(&self) -> bool {
-        self.waits
+        self.programmatic.entries_wait()
     }
 
     /// Whether launches are programmatic dependents
     /// ([`set_programmatic_launch`](Self::set_programmatic_launch)).
     pub fn programmatic_launch(&self) -> bool {
-        self.programmatic.load(Ordering::Relaxed)
+        self.programmatic.get()
     }
 
     /// Computes `problem` on `stream`: O and `LSE` from Q, K, V, each a buffer of at least the
@@ -640,7 +636,7 @@ impl Attention {
             sharedMemBytes: spec.smem_bytes(),
             hStream: stream,
             attrs: &raw mut attribute,
-            numAttrs: u32::from(self.programmatic.load(Ordering::Relaxed)),
+            numAttrs: u32::from(self.programmatic.get()),
         };
         // SAFETY: `args` points to the entries' one parameter, the `Params` block (checked
         // against the module at load), alive for the call; the maps live in `prepared`; the
@@ -666,12 +662,11 @@ impl Attention {
     fn refuse_capture(&self, stream: &CudaStream) -> Result<(), Error> {
         // The query binds the stream's context first (the legacy default stream's answer is
         // the thread's context's).
-        match gpu_hopper_host::capture_id(stream) {
-            Ok(None) => Ok(()),
-            Ok(Some(_)) => Err(Error::Capture(
-                "the stream is being captured into a CUDA graph, and run and prepare upload the problem's tensor maps, which a capture cannot hold: prepare the problem before the capture (Attention::prepare, on this stream or synchronized), then capture launch_raw".into(),
+        match capture_state(stream)? {
+            Capture::None => Ok(()),
+            Capture::Active(_) => Err(Error::Capture(
+                "the stream is being captured into a CUDA graph, and prepare uploads the problem's tensor maps, which a capture cannot hold: prepare the problem before the capture (Attention::prepare, on this stream or synchronized), then capture launch_raw".into(),
             )),
-            Err(e) => Err(Error::Cuda(format!("cuStreamGetCaptureInfo: {:?}", e.0))),
         }
     }
 
@@ -785,18 +780,15 @@ fn row(spec: KernelSpec, problem: &Problem<'_>) -> Result<usize, Error> {
     Ok(at)
 }
 
-/// Whether the capture query of `stream` says it is being captured, and in which sequence.
+/// Whether `stream` is being captured, and in which sequence (gpu-hopper-host's
+/// `capture_state`).
 fn capture_state(stream: &CudaStream) -> Result<Capture, Error> {
-    match gpu_hopper_host::capture_id(stream) {
-        Ok(None) => Ok(Capture::None),
-        Ok(Some(id)) => Ok(Capture::Active(id)),
-        Err(e) => Err(Error::Cuda(format!("cuStreamGetCaptureInfo: {:?}", e.0))),
-    }
+    gpu_hopper_host::capture_state(stream)
+        .map_err(|e| Error::Cuda(format!("cuStreamGetCaptureInfo: {:?}", e.0)))
 }
 
-/// Whether a kept plan may be freed now: not while its stream is being captured (the free
-/// would join the capture). A stream whose state cannot be read is not captured by this
-/// process's calls either way.
+/// Whether a kept plan may be freed now (gpu-hopper-host's `may_free_on`: not while its stream
+/// is being captured).
 fn evictable(plan: &plans::Plan) -> bool {
-    !matches!(capture_state(&plan.stream), Ok(Capture::Active(_)))
+    gpu_hopper_host::may_free_on(&plan.stream)
 }

@@ -13,14 +13,8 @@ use crate::{GemmError, Kernel};
 /// (gpu-hopper-host's `capture_id`). A capture that failed and is still open counts as one (the
 /// driver refuses its launches; a plan must not be made or freed in it either).
 pub(crate) fn capture_state(stream: &CudaStream) -> Result<Capture, GemmError> {
-    match gpu_hopper_host::capture_id(stream) {
-        Ok(None) => Ok(Capture::None),
-        Ok(Some(id)) => Ok(Capture::Active(id)),
-        Err(e) => Err(GemmError::Cuda(format!(
-            "cuStreamGetCaptureInfo: {:?}",
-            e.0
-        ))),
-    }
+    gpu_hopper_host::capture_state(stream)
+        .map_err(|e| GemmError::Cuda(format!("cuStreamGetCaptureInfo: {:?}", e.0)))
 }
 
 /// A 2D bf16 tensor map over `rows` rows of `k` elements at `address`, boxes of 64 x `box_rows`,

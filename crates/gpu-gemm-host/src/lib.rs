@@ -52,7 +52,6 @@
 //! checked before any launch: its launch ABI version, its entries, their parameters and their
 //! launch bounds. The driver compiles the PTX for the GPU when the module is loaded.
 
-use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 
 use cudarc::driver::{
@@ -187,10 +186,7 @@ pub struct Gemm {
     fits: Vec<ClusterFit>,
     /// Whether launches ask for programmatic stream serialization
     /// ([`Gemm::set_programmatic_launch`]).
-    programmatic: AtomicBool,
-    /// Whether the module's entries wait for their prerequisite grid (its ABI version), which a
-    /// programmatic launch needs.
-    waits: bool,
+    programmatic: gpu_hopper_host::ProgrammaticLaunch,
     ctx: Arc<CudaContext>,
 }
 
@@ -297,8 +293,7 @@ impl Gemm {
             sms,
             capacities,
             fits,
-            programmatic: AtomicBool::new(false),
-            waits: loaded.waits,
+            programmatic: gpu_hopper_host::ProgrammaticLaunch::new(loaded.waits),
             ctx: ctx.clone(),
         })
     }
@@ -334,13 +329,13 @@ impl Gemm {
     /// [`GemmError::Module`] for `on` with a module whose entries do not wait (built with the
     /// kernel crate's `unwaited` feature: its ABI version says so); the setting is unchanged.
     pub fn set_programmatic_launch(&self, on: bool) -> Result<(), GemmError> {
-        if on && !self.waits {
-            return Err(GemmError::Module(
+        if self.programmatic.set(on) {
+            Ok(())
+        } else {
+            Err(GemmError::Module(
                 "this GEMM module's entries do not wait for the kernel before them (it was built with gpu-gemm's `unwaited` feature, a negative control): launching them as programmatic dependents would race that kernel; load a module built without it".to_string(),
-            ));
+            ))
         }
-        self.programmatic.store(on, Ordering::Relaxed);
-        Ok(())
     }
 
     /// As [`set_programmatic_launch`](Self::set_programmatic_launch), without its refusal: a
@@ -357,19 +352,20 @@ impl Gemm {
     /// launches: the caller calls [`clear_cache`](Self::clear_cache) (after its stream's work)
     /// before it relies on any later result of this `Gemm`.
     pub unsafe fn set_programmatic_launch_unchecked(&self, on: bool) {
-        self.programmatic.store(on, Ordering::Relaxed);
+        // SAFETY: this function's contract.
+        unsafe { self.programmatic.set_unchecked(on) };
     }
 
     /// Whether the module's entries wait for the kernel before them in the stream before they
     /// touch global memory (its ABI version says so; all but the `unwaited` negative control's),
     /// which [`set_programmatic_launch`](Self::set_programmatic_launch) needs.
     pub fn entries_wait(&self) -> bool {
-        self.waits
+        self.programmatic.entries_wait()
     }
 
     /// Whether launches are programmatic dependents ([`set_programmatic_launch`](Self::set_programmatic_launch)).
     pub fn programmatic_launch(&self) -> bool {
-        self.programmatic.load(Ordering::Relaxed)
+        self.programmatic.get()
     }
 
     /// The GPU's SM count: the persistent grid.
@@ -895,7 +891,7 @@ impl Gemm {
         let grid = prepared.grid;
         let mut attributes = Attributes::new(
             kernel.launch_cluster(prepared.splits),
-            self.programmatic.load(Ordering::Relaxed),
+            self.programmatic.get(),
         );
         let config = launch_config(
             grid,
@@ -959,7 +955,7 @@ fn key(_: Checked, kernel: Kernel, shape: Shape, addresses: Addresses, stream: u
 /// would join the capture). A stream whose state cannot be read is not captured by this
 /// process's calls either way.
 fn evictable(plan: &Prepared) -> bool {
-    !matches!(capture_state(&plan.stream), Ok(Capture::Active(_)))
+    gpu_hopper_host::may_free_on(&plan.stream)
 }
 
 impl cache::Plan for Prepared {

@@ -69,7 +69,10 @@ mod tensor_map;
 mod tests;
 
 pub use encode::TensorMap;
-pub use stream::{capture_id, is_per_thread, per_thread_handle, programmatic_attribute};
+pub use stream::{
+    ProgrammaticLaunch, capture_id, capture_state, is_per_thread, may_free_on, per_thread_handle,
+    programmatic_attribute,
+};
 pub use tensor_map::{
     ElementType, L2Promotion, MAX_BOX_DIM, MAX_ELEMENT_STRIDE, MAX_RANK, OobFill, Swizzle,
     TensorMapError, Tiled, coordinate,
