@@ -103,6 +103,19 @@ pub fn run_device_program_to_fail(
     })
 }
 
+/// The bundle sections' form of [`each_failed`], after a negative control whose output is
+/// `$out/LOG`: each of `chains` must have a `FAIL NAME` line, and the programmatic refusal a
+/// `PASS` line (a missing one sets the section's `status=1`).
+pub fn each_chain_sh(log: &str, chains: &[&str]) -> String {
+    format!(
+        r#"for chain in {chains}; do
+  grep -q "^FAIL $chain" "$out/{log}" || {{ echo "FAIL: $chain passed on the unwaited module: it cannot show a missing wait"; status=1; }}
+done
+grep -q "^PASS programmatic_refused_where_the_entries_do_not_wait" "$out/{log}" || {{ echo "FAIL: set_programmatic_launch was not refused on the unwaited module"; status=1; }}"#,
+        chains = chains.join(" ")
+    )
+}
+
 /// [`Verdict::Passed`] when every test of `failing` has a `FAIL <name>` line in `stdout`.
 pub(crate) fn each_failed(what: &str, stdout: &str, failing: &[&str]) -> Verdict {
     let passed: Vec<&str> = failing

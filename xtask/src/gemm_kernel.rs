@@ -138,10 +138,7 @@ if [ $rc -eq @TEST_FAILED@ ]; then
 else
   echo "FAIL: gemm-test --programmatic on the unwaited module exited $rc, not @TEST_FAILED@ (a failed test): the chains cannot show a missing wait"; status=1
 fi
-for chain in @CHAINS@; do
-  grep -q "^FAIL $chain" "$out/gemm-unwaited.log" || { echo "FAIL: $chain passed on the unwaited module: it cannot show a missing wait"; status=1; }
-done
-grep -q "^PASS programmatic_refused_where_the_entries_do_not_wait" "$out/gemm-unwaited.log" || { echo "FAIL: set_programmatic_launch was not refused on the unwaited module"; status=1; }
+@EACH_CHAIN@
 
 echo "== gpu-gemm: the step kernels (stream-K and the other measurements) checked exactly"
 timeout -k 10 300 "$here/gemm-test" "$here/gpu_gemm_steps.ptx" --steps --quick 2>&1 | tee "$out/gemm-steps.log"
@@ -175,7 +172,10 @@ pub fn run_sh_section() -> String {
             "@TEST_FAILED@",
             &pipeline_suite::exit::TEST_FAILED.to_string(),
         )
-        .replace("@CHAINS@", &PROGRAMMATIC_CHAINS.join(" "))
+        .replace(
+            "@EACH_CHAIN@",
+            &crate::device::each_chain_sh("gemm-unwaited.log", &PROGRAMMATIC_CHAINS),
+        )
 }
 
 /// The GEMM's files in the suite bundle: (built file, name in the bundle).

@@ -134,18 +134,7 @@ fn refused(ctx: &Arc<CudaContext>, attention: &Attention) -> Result<(), String> 
         Err(e) => return Err(format!("run under capture: another error: {e}")),
         Ok(()) => return Err("run under capture returned Ok".into()),
     }
-    let graph = graph.map_err(|e| format!("the refused call broke the capture: {e:?}"))?;
-    if let Some(graph) = &graph {
-        let mut nodes = 0usize;
-        // SAFETY: a live graph; a null node array asks for the count only.
-        let status =
-            unsafe { sys::cuGraphGetNodes(graph.cu_graph(), std::ptr::null_mut(), &mut nodes) };
-        if status != sys::CUresult::CUDA_SUCCESS || nodes != 0 {
-            return Err(format!(
-                "the refused call left {nodes} node(s) in the graph ({status:?})"
-            ));
-        }
-    }
+    empty_capture(graph)?;
     // The stream is usable, and the same call now runs.
     attention
         .run(&stream, &p, &b.dq, &b.dk, &b.dv, &mut b.o, &mut b.lse)
@@ -300,6 +289,15 @@ fn refused_when_tracking(ctx: &Arc<CudaContext>, attention: &Attention) -> Resul
         }
         Ok(()) => return Err("run under capture with tracking returned Ok".into()),
     }
+    empty_capture(graph)?;
+    Ok(())
+}
+
+/// The end of a capture in which the only call was refused: unbroken, and its graph (if any)
+/// without a node.
+fn empty_capture(
+    graph: Result<Option<cudarc::driver::CudaGraph>, cudarc::driver::DriverError>,
+) -> Result<(), String> {
     let graph = graph.map_err(|e| format!("the refused call broke the capture: {e:?}"))?;
     if let Some(graph) = &graph {
         let mut nodes = 0usize;
