@@ -152,9 +152,10 @@ pub fn run(sh: &Shell, ci: bool) -> Result {
 /// file)`: the kernel crate with its `plain`, `overlap` and `pingpong` features (every kernel's
 /// loop forced so), with `strided` (the persistent CTAs' units in the plain stride, not the
 /// production module's alternating order), with `late_rescale` (the overlapped loop scales O
-/// after it issues the next block's scores, FlashAttention-3's order), and with `exp_fma_4` and
-/// `exp_fma_3` (a quarter or a third of the exponentials on the FMA pipe).
-pub const VARIANTS: [(&str, &str); 7] = [
+/// after it issues the next block's scores, FlashAttention-3's order), with `exp_fma_4` and
+/// `exp_fma_3` (a quarter or a third of the exponentials on the FMA pipe), and with
+/// `lazy_rescale` (a warp keeps its old maxima while they grow by at most 8: no O rescale).
+pub const VARIANTS: [(&str, &str); 8] = [
     ("plain", "gpu_attention_plain.ptx"),
     ("overlap", "gpu_attention_overlap.ptx"),
     ("overlap,pingpong", "gpu_attention_overlap_pingpong.ptx"),
@@ -162,6 +163,7 @@ pub const VARIANTS: [(&str, &str); 7] = [
     ("late_rescale", "gpu_attention_late_rescale.ptx"),
     ("exp_fma_4", "gpu_attention_exp_fma_4.ptx"),
     ("exp_fma_3", "gpu_attention_exp_fma_3.ptx"),
+    ("lazy_rescale", "gpu_attention_lazy_rescale.ptx"),
 ];
 
 /// A variant module of [`VARIANTS`] after [`build_variant`].

@@ -10,6 +10,13 @@
 //! Σ p` (each thread its own columns' part, added up across the four lanes at the end), and O
 //! rescaled by `2^(m_old - m)`. A row that has seen no key yet has `m = -inf`; its exponents use
 //! 0 instead, so `p` and the rescale are 0, never NaN.
+//!
+//! With the `lazy_rescale` feature (a variant module, measured against production before it is
+//! taken), a warp whose rows' maxima all grow by at most [`LAZY_GROWTH`] in a block keeps its old
+//! maxima as the exponents' base (FlashAttention-4's conditional rescaling): its weights are then
+//! at most `2^LAZY_GROWTH`, still exact to the 16-bit format's relative precision, and O and the
+//! sums need no rescale for that block. `m` is then the base actually used, not the maximum, and
+//! `LSE = ln 2 · (m + log2 l)` holds for any base: the result is the same function.
 
 use gpu_hopper::arch::nvptx::shfl_sync_bfly_f32;
 use gpu_hopper::arch::nvptx::{
@@ -18,6 +25,7 @@ use gpu_hopper::arch::nvptx::{
 };
 use gpu_hopper::math::exp2_fma;
 use gpu_hopper::wgmma::Shape;
+use gpu_pipeline::arch::nvptx::vote_all_sync;
 
 use crate::element::Element;
 
@@ -32,6 +40,14 @@ const EXP_FMA_EVERY: u32 = if cfg!(feature = "exp_fma_3") {
 } else {
     0
 };
+
+/// Whether a warp keeps its rows' old maxima while they grow by at most [`LAZY_GROWTH`] (the
+/// `lazy_rescale` feature's variant module; the module docs).
+const LAZY_RESCALE: bool = cfg!(feature = "lazy_rescale");
+
+/// How far (in base-2 units) a row's maximum may grow before its warp takes the new maxima:
+/// weights up to `2^8`, as FlashAttention-4.
+pub(crate) const LAZY_GROWTH: f32 = 8.0;
 
 /// `2^x` for the weights of quad `q`: `ex2.approx.ftz`, or [`exp2_fma`] for the quads
 /// [`EXP_FMA_EVERY`] moves to the FMA pipe (both exact at 0 and +0 at minus infinity).
@@ -121,7 +137,8 @@ pub(crate) fn weights<S: Shape>(
 }
 
 /// One key block's step: `s` becomes `out(2^(s · scale_log2 - m))` quad by quad (0 where the
-/// mask hides a key), and `rows` moves on; returns O's rescale factors.
+/// mask hides a key), and `rows` moves on; returns O's rescale factors (exactly 1 for both rows
+/// where the warp kept its bases: `lazy_rescale`).
 ///
 /// `scale_log2 > 0`: the maxima are taken of the raw scores (hidden keys minus infinity), and
 /// each weight is one `2^(s · scale_log2 - m)` (a fused multiply-add and an `ex2`).
@@ -153,6 +170,18 @@ fn softmax_step<S: Shape>(
     // In base-2 units, with the running maxima.
     let max = max.map(quad_max).map(|m| m * scale_log2);
     let max = [max[0].max(rows.max[0]), max[1].max(rows.max[1])];
+    // With `lazy_rescale`, the warp keeps its old bases while no row's maximum grew past them by
+    // more than `LAZY_GROWTH` (a row that still sees no key keeps minus infinity). The vote is
+    // warp-uniform: the consumer warps run here converged.
+    let keep = LAZY_RESCALE && {
+        let near = |r: usize| {
+            max[r] == rows.max[r]
+                || (rows.max[r] != f32::NEG_INFINITY && max[r] - rows.max[r] <= LAZY_GROWTH)
+        };
+        // SAFETY: every lane of the warp votes (the consumer warps run converged).
+        unsafe { vote_all_sync(u32::MAX, near(0) && near(1)) }
+    };
+    let max = if keep { rows.max } else { max };
     let base = max.map(|m| if m == f32::NEG_INFINITY { 0.0 } else { m });
     let rescale = [ex2(rows.max[0] - base[0]), ex2(rows.max[1] - base[1])];
     rows.max = max;
@@ -168,6 +197,10 @@ fn softmax_step<S: Shape>(
         sum[1] += p[2] + p[3];
         out(p)
     });
+    if keep {
+        rows.sum = [rows.sum[0] + sum[0], rows.sum[1] + sum[1]];
+        return [1.0; 2];
+    }
     rows.sum = [
         rows.sum[0] * rescale[0] + sum[0],
         rows.sum[1] * rescale[1] + sum[1],
@@ -206,8 +239,14 @@ pub(crate) fn hold_p<S: Shape>(p: &mut S::Acc) {
 /// a later group's issue and the `O += P V` that reads them (an instruction that defines a
 /// `wgmma`'s input registers while a group is in flight makes ptxas serialise every `wgmma` of
 /// the kernel: its C7513).
+///
+/// With `lazy_rescale`, factors of exactly 1 for both rows leave O as it is (every lane of a warp
+/// that kept its bases; a lane whose rows' maxima did not move, alone).
 #[inline(always)]
 pub(crate) fn rescale_o<O: Shape>(o: &mut O::Acc, rescale: [f32; 2]) {
+    if LAZY_RESCALE && rescale == [1.0; 2] {
+        return;
+    }
     O::map_quads(o, |_, v| {
         [
             fence(v[0] * rescale[0]),
