@@ -66,17 +66,21 @@ class Ours:
         self.lib.gpu_attention_error(buf, 4096)
         return buf.value.decode()
 
-    def prepare(self, q, k, v, o, lse, shape, offsets=None):
+    def prepare(self, q, k, v, o, lse, shape, offsets=None, offsets_k=None, element=0, scale=0.0):
+        """A launch of `shape` over these tensors: `offsets` (and `offsets_k`, if the keys'
+        differ) of a packed variable-length batch; `element` 0 bf16, 1 f16; `scale` <= 0 for the
+        default."""
         b, s = q.shape[0], q.shape[1]
         oq = ok = None
         if offsets is not None:
-            arr = (ctypes.c_uint32 * len(offsets))(*offsets)
-            oq = ok = ctypes.cast(arr, ctypes.c_void_p)
-            self._keep = arr
+            arr_q = (ctypes.c_uint32 * len(offsets))(*offsets)
+            arr_k = (ctypes.c_uint32 * len(offsets))(*(offsets_k or offsets))
+            oq, ok = ctypes.cast(arr_q, ctypes.c_void_p), ctypes.cast(arr_k, ctypes.c_void_p)
+            self._keep = (arr_q, arr_k)
             b = len(offsets) - 1
         h = self.lib.gpu_attention_prepare(q.data_ptr(), k.data_ptr(), v.data_ptr(), o.data_ptr(), lse.data_ptr(),
                                            b, s, k.shape[1], shape["heads"], shape["heads_kv"], shape["d"],
-                                           int(shape["causal"]), 0, 0.0, oq, ok)
+                                           int(shape["causal"]), element, scale, oq, ok)
         if h < 0:
             raise RuntimeError("ours: " + self.error())
         stream = torch.cuda.current_stream().cuda_stream

@@ -35,13 +35,37 @@ pub fn test_binary() -> PathBuf {
     crate::util::root().join("target/release/attention-test")
 }
 
+/// The benchmark's bridge (gpu-attention-host behind a C ABI), which the comparison against
+/// torch's SDPA ([`SDPA_TEST`]) loads too.
+pub fn bridge() -> PathBuf {
+    crate::util::root().join("target/release/libattention_bench.so")
+}
+
+/// The comparison against torch's SDPA math backend (float64, on the GPU) at random larger
+/// shapes, within the bound the plan's reference derives (its docstring).
+pub const SDPA_TEST: &str = "tests/attention-bench/sdpa_test.py";
+
+/// The benchmark script, whose bridge wrapper [`SDPA_TEST`] imports.
+pub const BENCH_SCRIPT: &str = "tests/attention-bench/bench_attention.py";
+
 /// The suite bundle's section: the device test (every case against the f64 reference), the
 /// module through `ptxas -v` (failing where ptxas serialises a kernel's `wgmma`s, its C7513, as
 /// it did to the first overlapped loops), then the small cases under compute-sanitizer's
-/// memcheck, synccheck and racecheck. Each bounded, each fails the run.
+/// memcheck, synccheck and racecheck, and the comparison against torch's SDPA where Python has
+/// torch (SKIPPED otherwise). Each bounded, each fails the run.
 pub const RUN_SH_SECTION: &str = r#"echo "== gpu-attention: every case against the f64 host reference within its derived bound (O and LSE), and the host API's errors"
 timeout -k 10 600 "$here/attention-test" "$here/gpu_attention.ptx" 2>&1 | tee "$out/attention.log"
 [ "${PIPESTATUS[0]}" -eq 0 ] || { echo "FAIL: the attention tests did not pass: $(grep -c '^FAIL' "$out/attention.log") FAIL lines"; status=1; }
+
+echo "== gpu-attention: against torch's SDPA math backend (float64 on the GPU) at random larger shapes, within the derived bound"
+if python3 -c "import torch; assert torch.cuda.is_available()" >/dev/null 2>&1; then
+  GPU_ATTENTION_MODULE="$here/gpu_attention.ptx" timeout -k 10 600 python3 "$here/sdpa_test.py" --lib "$here/libattention_bench.so" >"$out/attention-sdpa.log" 2>"$out/attention-sdpa.err"
+  rc=$?
+  grep -E "^FAIL|^SKIPPED|^sdpa-test" "$out/attention-sdpa.log" | cut -c1-240
+  [ $rc -eq 0 ] || { tail -n 5 "$out/attention-sdpa.err"; echo "FAIL: sdpa_test.py exited $rc"; status=1; }
+else
+  echo "SKIPPED: python3 with torch (CUDA) not found; the comparison against torch's SDPA needs it"
+fi
 
 echo "== gpu-attention: the programmatic chains on the kernels without their griddepcontrol.wait (gpu_attention_unwaited.ptx) must fail"
 timeout -k 10 300 "$here/attention-test" "$here/gpu_attention_unwaited.ptx" --programmatic >"$out/attention-unwaited.log" 2>&1
@@ -103,19 +127,75 @@ pub const PROGRAMMATIC_CHAINS: [&str; 2] = [
 ];
 
 /// The files of the suite bundle: (built file, name in the bundle).
-pub fn bundle_files() -> [(PathBuf, &'static str); 3] {
+pub fn bundle_files() -> [(PathBuf, &'static str); 6] {
+    let root = crate::util::root();
     [
         (artifact(), MODULE),
         (NVPTX_SM90A.target_dir().join(UNWAITED), UNWAITED),
         (test_binary(), "attention-test"),
+        (bridge(), "libattention_bench.so"),
+        (root.join(SDPA_TEST), "sdpa_test.py"),
+        (root.join(BENCH_SCRIPT), "bench_attention.py"),
     ]
 }
 
-/// Builds the test binary (release).
+/// Builds the test binary and the bridge the comparison against torch's SDPA loads (release).
 pub fn build_test(sh: &Shell) -> Result {
-    cmd!(sh, "cargo build --release -p attention-test")
+    cmd!(
+        sh,
+        "cargo build --release -p attention-test -p attention-bench"
+    )
+    .run()
+    .map_err(|_| "building attention-test and its bridge failed (above)".to_string())
+}
+
+/// The comparison against torch's SDPA on this machine ([`SDPA_TEST`]): SKIPPED where Python has
+/// no torch with CUDA (an optional dependency here), or no GPU; otherwise every case must pass.
+fn sdpa(sh: &Shell) -> Result {
+    const WHAT: &str = "gpu-attention against torch's SDPA";
+    println!(
+        "== {WHAT}: the math backend in float64 at random larger shapes, within the derived bound"
+    );
+    let has_torch = cmd!(sh, "python3 -c 'import torch'")
+        .quiet()
+        .ignore_stdout()
+        .ignore_stderr()
         .run()
-        .map_err(|_| "building attention-test failed (above)".to_string())
+        .is_ok();
+    if !has_torch {
+        println!("{WHAT}: SKIPPED: python3 with torch not found (it needs torch with CUDA)");
+        return Ok(());
+    }
+    let (script, lib, module) = (crate::util::root().join(SDPA_TEST), bridge(), artifact());
+    let output = cmd!(sh, "python3 {script} --lib {lib}")
+        .env("GPU_ATTENTION_MODULE", &module)
+        .ignore_status()
+        .quiet()
+        .output()
+        .map_err(crate::util::err("cannot run python3"))?;
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    match output.status.code() {
+        Some(c) if c == i32::from(pipeline_suite::exit::NO_DRIVER) => {
+            let reason = stdout.trim();
+            println!(
+                "{WHAT}: SKIPPED: {}",
+                reason.strip_prefix("SKIPPED: ").unwrap_or(reason)
+            );
+            return Ok(());
+        }
+        _ => print!("{stdout}"),
+    }
+    match output.status.code() {
+        Some(0) => Ok(()),
+        code => Err(format!(
+            "{WHAT}: failed (exit {code:?}; above){}",
+            String::from_utf8_lossy(&output.stderr)
+                .lines()
+                .last()
+                .map(|l| format!(": {l}"))
+                .unwrap_or_default()
+        )),
+    }
 }
 
 /// Runs the test on this machine, with the harness's verdict: in `ci`, only a missing driver
@@ -141,10 +221,15 @@ pub fn run(sh: &Shell, ci: bool) -> Result {
         &PROGRAMMATIC_CHAINS,
         ci,
     );
-    match (tested, negative) {
-        (Ok(()), negative) => negative,
-        (Err(e), Ok(())) => Err(e),
-        (Err(a), Err(b)) => Err(format!("{a}\n{b}")),
+    let compared = sdpa(sh);
+    let errors: Vec<String> = [tested, negative, compared]
+        .into_iter()
+        .filter_map(std::result::Result::err)
+        .collect();
+    if errors.is_empty() {
+        Ok(())
+    } else {
+        Err(errors.join("\n"))
     }
 }
 
@@ -389,10 +474,16 @@ mod tests {
         let section = run_sh_section();
         assert!(!section.contains('@'), "a placeholder left unfilled");
         for (_, name) in bundle_files() {
-            assert!(section.contains(&format!("$here/{name}")), "{name}");
+            // The benchmark script is the comparison's import, beside it, not run itself.
+            if name != "bench_attention.py" {
+                assert!(section.contains(&format!("$here/{name}")), "{name}");
+            }
         }
-        // Five steps, and the negative control's two more: each chain by name, the refusal.
-        assert_eq!(section.matches("status=1").count(), 7);
+        // Six steps, and the negative control's two more: each chain by name, the refusal.
+        assert_eq!(section.matches("status=1").count(), 8);
+        assert!(
+            section.contains(r#"python3 "$here/sdpa_test.py" --lib "$here/libattention_bench.so""#)
+        );
         for chain in PROGRAMMATIC_CHAINS {
             assert!(section.contains(chain), "{chain}");
         }
