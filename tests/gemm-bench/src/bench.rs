@@ -19,15 +19,18 @@ const USAGE: &str = "\
 usage: gemm-bench [--shapes SPEC] [--reps N] [--warmup N] [--quick] [--beta X] [--csv FILE]
                   [--no-gate] [--ours-module FILE] [--seed N]
        gemm-bench --check --ours-module FILE [--shapes SPEC] [--seed N]
+                  (without --shapes: check, then 16 shapes drawn from the data's seed)
        gemm-bench --host-time --ours-module FILE [--shapes SPEC] [--reps N] [--csv FILE]
 
   --shapes SPEC   square | llm | all | check | sweep | sweep-FAMILY | decode | mid
-                  | MxNxK[,MxNxK...] (sets and shapes may be mixed; K % 8 == 0); default: all
+                  | random-COUNT[-SEED] | MxNxK[,MxNxK...] (sets and shapes may be mixed;
+                  K % 8 == 0); default: all
                   (square: 1024^3 .. 16384^3; llm: M in {128, 1024, 8192} x (N, K) in
                   {(4096, 4096), (14336, 4096), (4096, 14336), (28672, 8192)}); sweep: M 1 to
                   8192 x the linear layers of four model families, and the squares; decode, mid:
-                  its M <= 64 and 96 <= M <= 1024; with --check: check (23 shapes: square, odd M
-                  and N, skinny M, decode M, K = 65536)
+                  its M <= 64 and 96 <= M <= 1024; random-COUNT-SEED: COUNT shapes drawn
+                  from SEED (M 1..4096, N 1..8192, K 8..8192 log-uniform, M N K <= 2^32); with
+                  --check: check (23 shapes: square, odd M and N, skinny M, decode M, K = 65536)
   --reps N        timed rounds per shape (default 20; --quick 5)
   --warmup N      untimed rounds before them (default 5; --quick 2)
   --quick         fewer shapes, rounds, autotuning candidates and exact checks
@@ -80,6 +83,9 @@ pub struct Options {
     pub seed: Option<u64>,
     /// The correctness pass (`--check`, [`crate::verify`]) instead of the benchmark.
     pub check: bool,
+    /// With `--check` and no `--shapes`: this many shapes drawn from the data's seed
+    /// ([`crate::problem::random`]) after the fixed ones.
+    pub check_random: usize,
     /// The host-time measurement (`--host-time`, [`crate::host_time`]) instead of the benchmark.
     pub host_time: bool,
 }
@@ -119,6 +125,7 @@ pub fn parse_args(args: &[String]) -> Result<Command, String> {
         ours_module: None,
         seed: None,
         check: false,
+        check_random: 0,
         host_time: false,
     };
     let mut timing_flags = Vec::new();
@@ -194,6 +201,9 @@ pub fn parse_args(args: &[String]) -> Result<Command, String> {
         }
         if options.ours_module.is_none() {
             return Err("--check needs --ours-module FILE (the GEMM under test)".into());
+        }
+        if shapes.is_none() {
+            options.check_random = crate::verify::RANDOM_SHAPES;
         }
         options.shapes = shapes.unwrap_or_else(crate::verify::default_shapes);
         for &shape in &options.shapes {
@@ -755,7 +765,13 @@ fn run(options: Options) -> Result<bool, (u8, String)> {
             .ours_module
             .as_deref()
             .expect("--check needs a module (parse_args)");
-        return crate::verify::run(&device, &options.shapes, module, seed);
+        let mut shapes = options.shapes.clone();
+        for shape in crate::problem::random(options.check_random, seed) {
+            if !shapes.contains(&shape) {
+                shapes.push(shape);
+            }
+        }
+        return crate::verify::run(&device, &shapes, module, seed);
     }
     if options.host_time {
         println!("gemm-bench --host-time: {}", device.describe());

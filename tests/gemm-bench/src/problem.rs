@@ -195,7 +195,8 @@ pub fn sweep(family: &Family) -> Vec<Shape> {
 
 /// Parses `--shapes`: `square`, `llm`, `all`, `check` ([`CHECK`]), `sweep` (every family's
 /// [`sweep`] and the squares), `sweep-NAME` (one family of [`FAMILIES`]), `decode`, `mid` (the
-/// sweep's M <= 64, and 96 <= M <= 1024, of every family), or a comma-separated list of `MxNxK` (each at least
+/// sweep's M <= 64, and 96 <= M <= 1024, of every family), `random-COUNT` or
+/// `random-COUNT-SEED` ([`random`]), or a comma-separated list of `MxNxK` (each at least
 /// 1, K a multiple of 8: the stride rule of the tensor copies the GEMM under test will use, kept
 /// for every implementation so that all run the same shapes). Named sets and lists may be mixed
 /// (`square,128x4096x4096`); duplicates are dropped, order kept.
@@ -218,6 +219,7 @@ pub fn parse_shapes(spec: &str) -> Result<Vec<Shape>, String> {
                 .flat_map(sweep)
                 .filter(|s| (96..=1024).contains(&s.m))
                 .collect(),
+            _ if item.starts_with("random-") => parse_random(item)?,
             _ => match item.strip_prefix("sweep-") {
                 Some(name) => {
                     let family = FAMILIES.iter().find(|f| f.name == name).ok_or_else(|| {
@@ -241,6 +243,59 @@ pub fn parse_shapes(spec: &str) -> Result<Vec<Shape>, String> {
     Ok(shapes)
 }
 
+/// The most multiply-adds (M N K) of a [`random`] shape: 2^32, a few seconds of `--check`'s host
+/// reference.
+pub const RANDOM_MAX_WORK: usize = 1 << 32;
+
+/// `count` shapes drawn from `seed` (a user's shapes, not a list: the class the rules must hold
+/// for): M log-uniform in 1..=4096, N in 1..=8192, K a multiple of 8 in 8..=8192 (log-uniform),
+/// each redrawn until M N K <= [`RANDOM_MAX_WORK`]; about one in four M is at most 64 (decode).
+pub fn random(count: usize, seed: u64) -> Vec<Shape> {
+    // splitmix64: a fixed sequence per seed.
+    let mut state = seed;
+    let mut next = move || {
+        state = state.wrapping_add(0x9e37_79b9_7f4a_7c15);
+        let mut z = state;
+        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+        z ^ (z >> 31)
+    };
+    // Log-uniform in 1..=max: 2 to a uniform power, rounded.
+    let mut log_uniform = move |max: usize| {
+        let unit = (next() >> 11) as f64 / (1u64 << 53) as f64;
+        ((max as f64).powf(unit).round() as usize).clamp(1, max)
+    };
+    let mut shapes = Vec::with_capacity(count);
+    while shapes.len() < count {
+        let shape = Shape::new(
+            log_uniform(4096),
+            log_uniform(8192),
+            8 * log_uniform(1024),
+        );
+        if shape.m * shape.n * shape.k <= RANDOM_MAX_WORK && !shapes.contains(&shape) {
+            shapes.push(shape);
+        }
+    }
+    shapes
+}
+
+/// `random-COUNT` or `random-COUNT-SEED` (seed 1 by default), COUNT 1 to 1000.
+fn parse_random(item: &str) -> Result<Vec<Shape>, String> {
+    let bad = || {
+        format!("bad shape set `{item}`: expected random-COUNT or random-COUNT-SEED (COUNT 1 to 1000), for example random-24-7")
+    };
+    let rest = item.strip_prefix("random-").ok_or_else(bad)?;
+    let (count, seed) = match rest.split_once('-') {
+        Some((c, s)) => (c, s.parse::<u64>().map_err(|_| bad())?),
+        None => (rest, 1),
+    };
+    let count = count.parse::<usize>().map_err(|_| bad())?;
+    if !(1..=1000).contains(&count) {
+        return Err(bad());
+    }
+    Ok(random(count, seed))
+}
+
 /// Largest size accepted on the command line: cuBLAS's 32-bit interface (`int` sizes and
 /// leading dimensions); each matrix must also stay below 2^31 elements.
 const MAX_DIM: usize = i32::MAX as usize;
@@ -248,7 +303,7 @@ const MAX_DIM: usize = i32::MAX as usize;
 fn parse_one(item: &str) -> Result<Shape, String> {
     let bad = || {
         format!(
-            "bad shape `{item}`: expected `square`, `llm`, `all`, `check`, `sweep`, `sweep-FAMILY`, `decode`, `mid` or MxNxK (for example 4096x4096x4096)"
+            "bad shape `{item}`: expected `square`, `llm`, `all`, `check`, `sweep`, `sweep-FAMILY`, `decode`, `mid`, `random-COUNT[-SEED]` or MxNxK (for example 4096x4096x4096)"
         )
     };
     let dims: Vec<usize> = item
@@ -383,6 +438,31 @@ pub fn column_major(shape: Shape) -> ColumnMajor {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn random_shapes_are_a_fixed_draw_per_seed_within_their_ranges() {
+        let a = parse_shapes("random-200-7").unwrap();
+        assert_eq!(a, random(200, 7));
+        assert_eq!(a, parse_shapes("random-200-7").unwrap(), "the same seed, the same draw");
+        assert_ne!(a, random(200, 8));
+        assert_eq!(parse_shapes("random-5").unwrap(), random(5, 1));
+        assert_eq!(a.len(), 200);
+        for s in &a {
+            assert!((1..=4096).contains(&s.m) && (1..=8192).contains(&s.n), "{s}");
+            assert!(s.k % 8 == 0 && (8..=8192).contains(&s.k), "{s}");
+            assert!(s.m * s.n * s.k <= RANDOM_MAX_WORK, "{s}");
+        }
+        // Every class is drawn: decode M, mid M, large M; a K that is no multiple of 64.
+        assert!(a.iter().filter(|s| s.m <= 64).count() >= 20);
+        assert!(a.iter().any(|s| (96..=1024).contains(&s.m)));
+        assert!(a.iter().any(|s| s.m > 1024));
+        assert!(a.iter().any(|s| s.k % 64 != 0));
+        assert!(a.iter().any(|s| s.n % 8 != 0));
+        for bad in ["random-", "random-0", "random-1001", "random-x", "random-3-y"] {
+            let e = parse_shapes(bad).unwrap_err();
+            assert!(e.contains("random-COUNT"), "{bad}: {e}");
+        }
+    }
 
     #[test]
     fn named_sets() {

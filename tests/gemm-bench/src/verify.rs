@@ -232,10 +232,16 @@ fn check_shape(
     Ok(())
 }
 
-/// The shapes of `--check` without `--shapes`.
+/// The fixed shapes of `--check` without `--shapes` ([`RANDOM_SHAPES`] more are drawn from the
+/// data's seed when it is known).
 pub fn default_shapes() -> Vec<Shape> {
     problem::CHECK.to_vec()
 }
+
+/// How many shapes `--check` without `--shapes` draws from the data's seed
+/// ([`problem::random`]: M 1 to 4096, N 1 to 8192, K 8 to 8192), after [`default_shapes`]: a
+/// different draw each run, each shape named on its lines (rerun one with `--shapes MxNxK`).
+pub const RANDOM_SHAPES: usize = 16;
 
 #[cfg(test)]
 mod tests {
@@ -245,6 +251,11 @@ mod tests {
     fn every_check_shape_gets_the_exact_integer_check_with_both_betas() {
         for s in default_shapes() {
             assert_eq!(checkable(s), Ok(()), "{s}");
+        }
+        for seed in 0..64 {
+            for s in problem::random(RANDOM_SHAPES, seed) {
+                assert_eq!(checkable(s), Ok(()), "{s} (seed {seed})");
+            }
         }
         assert!(CHECK_SCALARS.iter().any(|&(_, beta)| beta == 0.0));
         assert!(CHECK_SCALARS.iter().any(|&(_, beta)| beta != 0.0));
