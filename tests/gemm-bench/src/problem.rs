@@ -267,11 +267,7 @@ pub fn random(count: usize, seed: u64) -> Vec<Shape> {
     };
     let mut shapes = Vec::with_capacity(count);
     while shapes.len() < count {
-        let shape = Shape::new(
-            log_uniform(4096),
-            log_uniform(8192),
-            8 * log_uniform(1024),
-        );
+        let shape = Shape::new(log_uniform(4096), log_uniform(8192), 8 * log_uniform(1024));
         if shape.m * shape.n * shape.k <= RANDOM_MAX_WORK && !shapes.contains(&shape) {
             shapes.push(shape);
         }
@@ -282,7 +278,9 @@ pub fn random(count: usize, seed: u64) -> Vec<Shape> {
 /// `random-COUNT` or `random-COUNT-SEED` (seed 1 by default), COUNT 1 to 1000.
 fn parse_random(item: &str) -> Result<Vec<Shape>, String> {
     let bad = || {
-        format!("bad shape set `{item}`: expected random-COUNT or random-COUNT-SEED (COUNT 1 to 1000), for example random-24-7")
+        format!(
+            "bad shape set `{item}`: expected random-COUNT or random-COUNT-SEED (COUNT 1 to 1000), for example random-24-7"
+        )
     };
     let rest = item.strip_prefix("random-").ok_or_else(bad)?;
     let (count, seed) = match rest.split_once('-') {
@@ -443,12 +441,19 @@ mod tests {
     fn random_shapes_are_a_fixed_draw_per_seed_within_their_ranges() {
         let a = parse_shapes("random-200-7").unwrap();
         assert_eq!(a, random(200, 7));
-        assert_eq!(a, parse_shapes("random-200-7").unwrap(), "the same seed, the same draw");
+        assert_eq!(
+            a,
+            parse_shapes("random-200-7").unwrap(),
+            "the same seed, the same draw"
+        );
         assert_ne!(a, random(200, 8));
         assert_eq!(parse_shapes("random-5").unwrap(), random(5, 1));
         assert_eq!(a.len(), 200);
         for s in &a {
-            assert!((1..=4096).contains(&s.m) && (1..=8192).contains(&s.n), "{s}");
+            assert!(
+                (1..=4096).contains(&s.m) && (1..=8192).contains(&s.n),
+                "{s}"
+            );
             assert!(s.k % 8 == 0 && (8..=8192).contains(&s.k), "{s}");
             assert!(s.m * s.n * s.k <= RANDOM_MAX_WORK, "{s}");
         }
@@ -458,7 +463,13 @@ mod tests {
         assert!(a.iter().any(|s| s.m > 1024));
         assert!(a.iter().any(|s| s.k % 64 != 0));
         assert!(a.iter().any(|s| s.n % 8 != 0));
-        for bad in ["random-", "random-0", "random-1001", "random-x", "random-3-y"] {
+        for bad in [
+            "random-",
+            "random-0",
+            "random-1001",
+            "random-x",
+            "random-3-y",
+        ] {
             let e = parse_shapes(bad).unwrap_err();
             assert!(e.contains("random-COUNT"), "{bad}: {e}");
         }
