@@ -507,7 +507,7 @@ impl Gemm {
             return Ok(plan);
         }
         // Under a capture, `encode` refuses (after the checks).
-        let made = Arc::new(self.encode(stream, kernel, shape, addresses)?);
+        let made = Arc::new(self.encode(stream, capture, kernel, shape, addresses)?);
         if gpu_hopper_host::is_per_thread(stream) {
             // The per-thread stream's handle names another stream on each thread: a kept plan
             // could be freed by another thread, in its own stream, while this one's launch
@@ -589,7 +589,8 @@ impl Gemm {
             },
             d: d.device_ptr(stream).0,
         };
-        self.encode(stream, kernel, shape, addresses)
+        let capture = capture_state(stream)?;
+        self.encode(stream, capture, kernel, shape, addresses)
     }
 
     /// Enqueues one launch of a prepared problem on its stream, over the buffers it was prepared
@@ -666,7 +667,8 @@ impl Gemm {
             c if c == d => CSource::InPlace,
             c => CSource::Buffer(c),
         };
-        self.encode(stream, kernel, shape, Addresses { a, b, c, d })
+        let capture = capture_state(stream)?;
+        self.encode(stream, capture, kernel, shape, Addresses { a, b, c, d })
     }
 
     /// Enqueues one launch of a prepared problem on its stream, with no check of the buffers
@@ -807,10 +809,12 @@ impl Gemm {
         })
     }
 
-    /// The tensor maps and the workspace of one problem at `addresses`, for `stream`.
+    /// The tensor maps and the workspace of one problem at `addresses`, for `stream` (whose
+    /// capture state the caller queried: `capture`; refused under a capture, after the checks).
     fn encode(
         &self,
         stream: &Arc<CudaStream>,
+        capture: Capture,
         kernel: Kernel,
         shape: Shape,
         addresses: Addresses,
@@ -821,7 +825,7 @@ impl Gemm {
             grid,
             work_bytes,
         } = self.layout(kernel, shape, addresses)?;
-        if capture_state(stream)? != Capture::None {
+        if capture != Capture::None {
             return Err(GemmError::Capture(format!(
                 "this problem ({} kernel, {} x {} x {}, these buffers, this stream) has no plan yet, and its stream is being captured into a CUDA graph: making one uploads tensor maps and allocates a split-K workspace, which a capture cannot hold. Make the same run call once before the capture (the capture then launches its kept plan), or Gemm::prepare it before the capture and capture Gemm::launch",
                 kernel.name(),

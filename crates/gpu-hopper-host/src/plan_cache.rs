@@ -102,8 +102,9 @@ pub struct PlanCache<K, V> {
     eager: HashMap<K, Eager<V>>,
     /// The eager plans' bytes.
     bytes: u64,
-    /// Plans captured graphs use: capture id, key, plan.
-    captured: Vec<(u64, K, Arc<V>)>,
+    /// Plans captured graphs use, by capture id and key (a map: a server that captures many
+    /// graphs of many calls looks each call up in constant time, not by a scan of them all).
+    captured: HashMap<(u64, K), Arc<V>>,
     /// A use counter: the eager plans' recency.
     clock: u64,
     stats: CacheStats,
@@ -116,7 +117,7 @@ impl<K: Eq + Hash + Clone, V: Plan> PlanCache<K, V> {
             limits,
             eager: HashMap::new(),
             bytes: 0,
-            captured: Vec::new(),
+            captured: HashMap::new(),
             clock: 0,
             stats: CacheStats::default(),
         }
@@ -142,7 +143,10 @@ impl<K: Eq + Hash + Clone, V: Plan> PlanCache<K, V> {
 
     /// A plan for a captured call: this capture's own, or an eager one handed over to it.
     fn lookup_captured(&mut self, key: &K, id: u64) -> Option<Arc<V>> {
-        if let Some((_, _, plan)) = self.captured.iter().find(|(i, k, _)| *i == id && k == key) {
+        // The lookup key owns a clone of `key`: a miss in this capture is rare (its first call
+        // of the key), a hit pays the clone (keys are a few words).
+        let at = (id, key.clone());
+        if let Some(plan) = self.captured.get(&at) {
             return Some(plan.clone());
         }
         let plan = if self.eager.get(key)?.plan.has_workspace() {
@@ -153,7 +157,7 @@ impl<K: Eq + Hash + Clone, V: Plan> PlanCache<K, V> {
         } else {
             self.eager[key].plan.clone()
         };
-        self.captured.push((id, key.clone(), plan.clone()));
+        self.captured.insert(at, plan.clone());
         Some(plan)
     }
 
@@ -252,12 +256,12 @@ impl<K: Eq + Hash + Clone, V: Plan> PlanCache<K, V> {
 
     /// The captured graphs' plans, removed.
     pub fn release_captured(&mut self) -> Vec<Arc<V>> {
-        self.captured.drain(..).map(|(_, _, plan)| plan).collect()
+        self.captured.drain().map(|(_, plan)| plan).collect()
     }
 
     /// What it holds, and its hits, misses and evictions.
     pub fn stats(&self) -> CacheStats {
-        let mut captured: Vec<&Arc<V>> = self.captured.iter().map(|(_, _, p)| p).collect();
+        let mut captured: Vec<&Arc<V>> = self.captured.values().collect();
         // A plan without a workspace may be in several captures: count it once.
         captured.sort_by_key(|p| Arc::as_ptr(p));
         captured.dedup_by(|x, y| Arc::ptr_eq(x, y));
