@@ -181,10 +181,14 @@ def main():
     try:
         import torch
         import torch.nn.functional as F
-        from torch.nn.attention import SDPBackend, sdpa_kernel
     except ImportError as e:
         print(f"SKIPPED: torch is not installed ({e})")
         return NO_DRIVER
+    try:
+        from torch.nn.attention import SDPBackend, sdpa_kernel
+    except ImportError as e:
+        print(f"FAIL: torch {torch.__version__} has no torch.nn.attention (2.3 or later needed): {e}")
+        return 1
     if not torch.cuda.is_available():
         print("SKIPPED: torch sees no CUDA GPU")
         return NO_DRIVER

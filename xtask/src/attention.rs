@@ -63,6 +63,15 @@ if python3 -c "import torch; assert torch.cuda.is_available()" >/dev/null 2>&1; 
   rc=$?
   grep -E "^FAIL|^SKIPPED|^sdpa-test" "$out/attention-sdpa.log" | cut -c1-240
   [ $rc -eq 0 ] || { tail -n 5 "$out/attention-sdpa.err"; echo "FAIL: sdpa_test.py exited $rc"; status=1; }
+  # The comparison's negative control: one element of O moved by twice the bound, every case must fail.
+  GPU_ATTENTION_MODULE="$here/gpu_attention.ptx" timeout -k 10 300 python3 "$here/sdpa_test.py" --lib "$here/libattention_bench.so" --cases 4 --perturb >"$out/attention-sdpa-perturb.log" 2>&1
+  rc=$?
+  grep -E "^sdpa-test" "$out/attention-sdpa-perturb.log"
+  if [ $rc -eq 1 ] && grep -q "^sdpa-test: 0 passed, 4 failed" "$out/attention-sdpa-perturb.log"; then
+    echo "PASS: every perturbed case failed, as it must"
+  else
+    echo "FAIL: sdpa_test.py --perturb exited $rc: the comparison cannot show a wrong O"; status=1
+  fi
 else
   echo "SKIPPED: python3 with torch (CUDA) not found; the comparison against torch's SDPA needs it"
 fi
@@ -479,8 +488,9 @@ mod tests {
                 assert!(section.contains(&format!("$here/{name}")), "{name}");
             }
         }
-        // Six steps, and the negative control's two more: each chain by name, the refusal.
-        assert_eq!(section.matches("status=1").count(), 8);
+        // Seven steps (the comparison and its negative control among them), and the
+        // programmatic negative control's two more: each chain by name, the refusal.
+        assert_eq!(section.matches("status=1").count(), 9);
         assert!(
             section.contains(r#"python3 "$here/sdpa_test.py" --lib "$here/libattention_bench.so""#)
         );

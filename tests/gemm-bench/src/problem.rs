@@ -249,7 +249,7 @@ pub const RANDOM_MAX_WORK: usize = 1 << 32;
 
 /// `count` shapes drawn from `seed` (a user's shapes, not a list: the class the rules must hold
 /// for): M log-uniform in 1..=4096, N in 1..=8192, K a multiple of 8 in 8..=8192 (log-uniform),
-/// each redrawn until M N K <= [`RANDOM_MAX_WORK`]; about one in four M is at most 64 (decode).
+/// each redrawn until M N K <= [`RANDOM_MAX_WORK`]; about half the M are at most 64 (decode).
 pub fn random(count: usize, seed: u64) -> Vec<Shape> {
     // splitmix64: a fixed sequence per seed.
     let mut state = seed;

@@ -240,7 +240,8 @@ pub fn default_shapes() -> Vec<Shape> {
 
 /// How many shapes `--check` without `--shapes` draws from the data's seed
 /// ([`problem::random`]: M 1 to 4096, N 1 to 8192, K 8 to 8192), after [`default_shapes`]: a
-/// different draw each run, each shape named on its lines (rerun one with `--shapes MxNxK`).
+/// different draw each run, each shape named on its lines (`--seed N` without `--shapes` repeats
+/// a run, shapes and data; `--shapes MxNxK` runs one shape again on other data).
 pub const RANDOM_SHAPES: usize = 16;
 
 #[cfg(test)]
