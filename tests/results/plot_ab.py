@@ -13,7 +13,7 @@ import sys
 from collections import defaultdict
 from xml.sax.saxutils import escape
 
-COLORS = ["#868e96", "#c92a2a", "#1b6ca8", "#2b8a3e"]
+COLORS = ["#868e96", "#c92a2a", "#1b6ca8", "#2b8a3e", "#e67700"]
 
 
 def main():

@@ -568,6 +568,11 @@ impl Attention {
                 grid: 0,
             });
         }
+        // `cuTensorMapEncodeTiled` needs a current context (CUDA_ERROR_INVALID_CONTEXT on a
+        // thread with none: run 96, the GEMM's prepare from a fresh thread). The module's.
+        self.ctx
+            .bind_to_thread()
+            .map_err(cuda("binding the context"))?;
         let mut bytes = Vec::with_capacity((MAPS * MAP_BYTES) as usize);
         for (tensor, address) in [
             (Tensor::Q, tensors.q),

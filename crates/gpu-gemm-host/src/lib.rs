@@ -819,6 +819,12 @@ impl Gemm {
         shape: Shape,
         addresses: Addresses,
     ) -> Result<Prepared, GemmError> {
+        // `cuTensorMapEncodeTiled` needs a current context: on a thread that has none it
+        // returns CUDA_ERROR_INVALID_CONTEXT (run 96: `prepare` from a fresh thread failed so,
+        // gemm-test's `prepare_on_the_default_stream_from_a_fresh_thread`). The module's.
+        self.ctx
+            .bind_to_thread()
+            .map_err(cuda("binding the context"))?;
         let Layout {
             maps,
             splits,
