@@ -59,18 +59,22 @@ fn cuda(what: &'static str) -> impl Fn(cudarc::driver::DriverError) -> String {
 }
 
 /// One problem's host data and device buffers.
-struct Buffers {
+pub(crate) struct Buffers {
     q: (Vec<u16>, Vec<f32>),
     k: Vec<f32>,
     v: Vec<f32>,
-    dq: CudaSlice<u16>,
-    dk: CudaSlice<u16>,
-    dv: CudaSlice<u16>,
-    o: CudaSlice<u16>,
-    lse: CudaSlice<f32>,
+    pub(crate) dq: CudaSlice<u16>,
+    pub(crate) dk: CudaSlice<u16>,
+    pub(crate) dv: CudaSlice<u16>,
+    pub(crate) o: CudaSlice<u16>,
+    pub(crate) lse: CudaSlice<f32>,
 }
 
-fn buffers(stream: &Arc<CudaStream>, p: &Problem<'_>, rng: &mut Rng) -> Result<Buffers, String> {
+pub(crate) fn buffers(
+    stream: &Arc<CudaStream>,
+    p: &Problem<'_>,
+    rng: &mut Rng,
+) -> Result<Buffers, String> {
     let e = p.extents();
     let draw = |n: u64, rng: &mut Rng| -> (Vec<u16>, Vec<f32>) {
         (0..n).map(|_| encode(Element::Bf16, rng.unit())).unzip()
@@ -92,7 +96,12 @@ fn buffers(stream: &Arc<CudaStream>, p: &Problem<'_>, rng: &mut Rng) -> Result<B
 }
 
 /// O and `LSE` after the stream's work, against the reference of the buffers' current inputs.
-fn check(stream: &Arc<CudaStream>, p: &Problem<'_>, b: &Buffers, what: &str) -> Result<(), String> {
+pub(crate) fn check(
+    stream: &Arc<CudaStream>,
+    p: &Problem<'_>,
+    b: &Buffers,
+    what: &str,
+) -> Result<(), String> {
     stream
         .synchronize()
         .map_err(|e| format!("{what}: the kernel failed: {e:?}"))?;

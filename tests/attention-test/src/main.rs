@@ -12,6 +12,7 @@
 
 mod capture;
 mod programmatic;
+mod thread;
 
 use std::process::ExitCode;
 use std::sync::Arc;
@@ -506,6 +507,10 @@ fn main() -> ExitCode {
         if !sanitize {
             checks.extend(programmatic::run(&attention, &stream));
             checks.extend(capture::run(&ctx, &attention));
+            checks.push((
+                "prepare_on_the_default_stream_from_a_fresh_thread".to_string(),
+                thread::prepare_from_a_fresh_thread(&ctx, &attention),
+            ));
         }
         checks
     };
