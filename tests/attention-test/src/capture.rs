@@ -63,11 +63,26 @@ pub(crate) struct Buffers {
     q: (Vec<u16>, Vec<f32>),
     k: Vec<f32>,
     v: Vec<f32>,
-    pub(crate) dq: CudaSlice<u16>,
-    pub(crate) dk: CudaSlice<u16>,
-    pub(crate) dv: CudaSlice<u16>,
-    pub(crate) o: CudaSlice<u16>,
-    pub(crate) lse: CudaSlice<f32>,
+    dq: CudaSlice<u16>,
+    dk: CudaSlice<u16>,
+    dv: CudaSlice<u16>,
+    o: CudaSlice<u16>,
+    lse: CudaSlice<f32>,
+}
+
+impl Buffers {
+    /// The device addresses of Q, K, V, O and LSE, for `prepare` (taken through cudarc's
+    /// `device_ptr` on `stream`).
+    pub(crate) fn tensors(&self, stream: &Arc<CudaStream>) -> Tensors {
+        let at = |s: &CudaSlice<u16>| s.device_ptr(stream).0;
+        Tensors {
+            q: at(&self.dq),
+            k: at(&self.dk),
+            v: at(&self.dv),
+            o: at(&self.o),
+            lse: self.lse.device_ptr(stream).0,
+        }
+    }
 }
 
 pub(crate) fn buffers(
@@ -158,14 +173,7 @@ fn replayed(ctx: &Arc<CudaContext>, attention: &Attention) -> Result<(), String>
     let p =
         Problem::contiguous(1, (200, 777), (8, 2), 64).with_mask(gpu_attention_host::Mask::Causal);
     let mut b = buffers(&stream, &p, &mut rng)?;
-    let at = |s: &CudaSlice<u16>| s.device_ptr(&stream).0;
-    let tensors = Tensors {
-        q: at(&b.dq),
-        k: at(&b.dk),
-        v: at(&b.dv),
-        o: at(&b.o),
-        lse: b.lse.device_ptr(&stream).0,
-    };
+    let tensors = b.tensors(&stream);
     let prepared = attention
         .prepare(&stream, &p, tensors)
         .map_err(|e| format!("prepare: {e}"))?;

@@ -6,8 +6,8 @@
 
 use std::sync::Arc;
 
-use cudarc::driver::{CudaContext, CudaSlice, DevicePtr};
-use gpu_attention_host::{Attention, Problem, Tensors};
+use cudarc::driver::CudaContext;
+use gpu_attention_host::{Attention, Problem};
 
 use crate::Rng;
 use crate::capture::{buffers, check};
@@ -24,14 +24,7 @@ pub fn prepare_from_a_fresh_thread(
     stream
         .synchronize()
         .map_err(|e| format!("the uploads: {e:?}"))?;
-    let at = |s: &CudaSlice<u16>| s.device_ptr(&stream).0;
-    let tensors = Tensors {
-        q: at(&b.dq),
-        k: at(&b.dk),
-        v: at(&b.dv),
-        o: at(&b.o),
-        lse: b.lse.device_ptr(&stream).0,
-    };
+    let tensors = b.tensors(&stream);
     let prepared = std::thread::scope(|s| {
         s.spawn(|| attention.prepare(&stream, &p, tensors))
             .join()

@@ -251,18 +251,11 @@ pub const RANDOM_MAX_WORK: usize = 1 << 32;
 /// for): M log-uniform in 1..=4096, N in 1..=8192, K a multiple of 8 in 8..=8192 (log-uniform),
 /// each redrawn until M N K <= [`RANDOM_MAX_WORK`]; about half the M are at most 64 (decode).
 pub fn random(count: usize, seed: u64) -> Vec<Shape> {
-    // splitmix64: a fixed sequence per seed.
-    let mut state = seed;
-    let mut next = move || {
-        state = state.wrapping_add(0x9e37_79b9_7f4a_7c15);
-        let mut z = state;
-        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-        z ^ (z >> 31)
-    };
+    // The data's generator: a fixed sequence per seed.
+    let mut rng = crate::check::Rng::new(seed);
     // Log-uniform in 1..=max: 2 to a uniform power, rounded.
     let mut log_uniform = move |max: usize| {
-        let unit = (next() >> 11) as f64 / (1u64 << 53) as f64;
+        let unit = (rng.next_u64() >> 11) as f64 / (1u64 << 53) as f64;
         ((max as f64).powf(unit).round() as usize).clamp(1, max)
     };
     let mut shapes = Vec::with_capacity(count);
