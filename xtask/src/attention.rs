@@ -248,7 +248,7 @@ pub fn run(sh: &Shell, ci: bool) -> Result {
 /// after it issues the next block's scores, FlashAttention-3's order), with `exp_fma_4` and
 /// `exp_fma_3` (a quarter or a third of the exponentials on the FMA pipe), and with
 /// `lazy_rescale` (a warp keeps its old maxima while they grow by at most 8: no O rescale).
-pub const VARIANTS: [(&str, &str); 8] = [
+pub const VARIANTS: [(&str, &str); 9] = [
     ("plain", "gpu_attention_plain.ptx"),
     ("overlap", "gpu_attention_overlap.ptx"),
     ("overlap,pingpong", "gpu_attention_overlap_pingpong.ptx"),
@@ -257,6 +257,7 @@ pub const VARIANTS: [(&str, &str); 8] = [
     ("exp_fma_4", "gpu_attention_exp_fma_4.ptx"),
     ("exp_fma_3", "gpu_attention_exp_fma_3.ptx"),
     ("lazy_rescale", "gpu_attention_lazy_rescale.ptx"),
+    ("eager_rescale", "gpu_attention_eager_rescale.ptx"),
 ];
 
 /// A variant module of [`VARIANTS`] after [`build_variant`].

@@ -157,6 +157,13 @@ pub struct KernelSpec {
     /// head dim 64, where the softmax's exponentials bound the kernel and a third warpgroup
     /// gives each SM sub-partition one more warp to interleave).
     pub consumers: u32,
+    /// A warp keeps its rows' old maxima as the exponents' base while they grow by at most 8
+    /// (base 2) in a block, so O needs no rescale there (FlashAttention-4's conditional
+    /// rescaling; the kernel crate's `softmax`). The result is the same function.
+    pub lazy: bool,
+    /// Whether [`kernel`] ever chooses the row; the others are measurements, reachable by name
+    /// ([`by_name`]).
+    pub planned: bool,
 }
 
 impl KernelSpec {
@@ -226,17 +233,40 @@ pub const SHORT_KEYS: u32 = 1024;
 /// [`SHORT_KEYS`] for a causal problem at head dim 128.
 pub const SHORT_KEYS_CAUSAL_D128: u32 = 2048;
 
+/// A row of two consumer warpgroups that [`kernel`] chooses.
 const fn spec(entry: &'static str, element: Element, head_dim: u32, block_n: u32) -> KernelSpec {
     wide(entry, element, head_dim, block_n, 2)
 }
 
-/// [`spec`] with `consumers` consumer warpgroups.
+/// A row of `consumers` consumer warpgroups that [`kernel`] chooses.
 const fn wide(
     entry: &'static str,
     element: Element,
     head_dim: u32,
     block_n: u32,
     consumers: u32,
+) -> KernelSpec {
+    row(entry, element, head_dim, block_n, consumers, true)
+}
+
+/// A row that [`kernel`] never chooses: a measurement, by name ([`by_name`]).
+const fn measured(
+    entry: &'static str,
+    element: Element,
+    head_dim: u32,
+    block_n: u32,
+    consumers: u32,
+) -> KernelSpec {
+    row(entry, element, head_dim, block_n, consumers, false)
+}
+
+const fn row(
+    entry: &'static str,
+    element: Element,
+    head_dim: u32,
+    block_n: u32,
+    consumers: u32,
+    planned: bool,
 ) -> KernelSpec {
     // Stages: as many as the shared memory holds, at most 3.
     let stages = if head_dim == 64 { 3 } else { 2 };
@@ -258,26 +288,46 @@ const fn wide(
         overlap,
         pingpong,
         consumers,
+        // FlashAttention-4's conditional rescaling at head dim 256, where O's 128 accumulators
+        // per thread make each rescale dear: run 97 (H200, two alternating processes each,
+        // seq 8k beside cuDNN) measured it +11 % without a mask (765 and 759 TFLOP/s against
+        // 681 and 688) and +6 % causal (697, 693 against 656, 651), and -5 % to -7 % at head dim
+        // 64, mixed at 128 (tests/results/2026-12-03-issue25.md).
+        lazy: head_dim == 256,
+        planned,
     }
 }
 
-/// The module's kernels: per element type, head dims 64 and 128 with 192 keys a block and with
-/// 128 (for key sequences up to [`SHORT_KEYS`]), and 256 with 64 (the accumulators of O take 128
-/// of a thread's registers); then, at head dim 64, 192 query rows (three consumer warpgroups)
-/// by 128 keys, which [`kernel`] does not choose (a measurement, [`kernel_with`]).
-pub const KERNELS: [KernelSpec; 12] = [
-    spec("attention_fwd_bf16_d64_n192", Element::Bf16, 64, 192),
+/// The module's kernels. The plan's rows ([`kernel`]), per element type: head dim 64 with 128
+/// keys a block for key sequences up to [`SHORT_KEYS`] and, above, 192 query rows (three
+/// consumer warpgroups) by 128 keys; head dim 128 with 128 keys a block up to
+/// [`short_keys`] and 192 above; head dim 256 with 64 (the accumulators of O take 128 of a
+/// thread's registers). Then the measurement rows, which [`kernel`] does not choose
+/// ([`by_name`]): head dim 64 with two consumer warpgroups by 192 keys (the plan's row before
+/// run 97) and, in bf16 only, FlashAttention-3's other tiles: 192 rows by 192 keys at 64, 176
+/// keys at 128, 80 at 256.
+pub const KERNELS: [KernelSpec; 15] = [
     spec("attention_fwd_bf16_d64_n128", Element::Bf16, 64, 128),
+    wide("attention_fwd_bf16_d64_m192", Element::Bf16, 64, 128, 3),
     spec("attention_fwd_bf16_d128_n192", Element::Bf16, 128, 192),
     spec("attention_fwd_bf16_d128_n128", Element::Bf16, 128, 128),
     spec("attention_fwd_bf16_d256_n64", Element::Bf16, 256, 64),
-    spec("attention_fwd_f16_d64_n192", Element::F16, 64, 192),
     spec("attention_fwd_f16_d64_n128", Element::F16, 64, 128),
+    wide("attention_fwd_f16_d64_m192", Element::F16, 64, 128, 3),
     spec("attention_fwd_f16_d128_n192", Element::F16, 128, 192),
     spec("attention_fwd_f16_d128_n128", Element::F16, 128, 128),
     spec("attention_fwd_f16_d256_n64", Element::F16, 256, 64),
-    wide("attention_fwd_bf16_d64_m192", Element::Bf16, 64, 128, 3),
-    wide("attention_fwd_f16_d64_m192", Element::F16, 64, 128, 3),
+    measured("attention_fwd_bf16_d64_n192", Element::Bf16, 64, 192, 2),
+    measured("attention_fwd_f16_d64_n192", Element::F16, 64, 192, 2),
+    measured(
+        "attention_fwd_bf16_d64_m192_n192",
+        Element::Bf16,
+        64,
+        192,
+        3,
+    ),
+    measured("attention_fwd_bf16_d128_n176", Element::Bf16, 128, 176, 2),
+    measured("attention_fwd_bf16_d256_n80", Element::Bf16, 256, 80, 2),
 ];
 
 const _: () = {
@@ -307,49 +357,62 @@ pub const fn short_keys(head_dim: u32, causal: bool) -> u32 {
 }
 
 /// The kernel of `element` and `head_dim` for a problem whose longest key sequence is
-/// `max_keys`, if the module has one: the short row (128 keys a block) up to
-/// [`short_keys`] keys, the long one (192) above; head dim 256 has one row. Always a row of two
-/// consumer warpgroups.
+/// `max_keys`, if the module has one (a row with [`KernelSpec::planned`]): up to
+/// [`short_keys`] keys, 128 query rows by 128 keys a block; above, at head dim 64 192 query rows
+/// (three consumer warpgroups) by 128 keys, at 128 128 rows by 192 keys; head dim 256 has one
+/// row.
+///
+/// Run 97 (H200, two alternating processes each, seq 8k beside cuDNN) measured the 192-row
+/// kernel at head dim 64 +7 % to +9 % without a mask (532, 539 TFLOP/s against 497, 493 for
+/// 128 rows by 192 keys) and +6 % causal (494, 493 against 466, 466); it runs from
+/// [`SHORT_KEYS`] up, where the 192-key row did.
 pub const fn kernel(
     element: Element,
     head_dim: u32,
     max_keys: u32,
     causal: bool,
 ) -> Option<KernelSpec> {
-    kernel_with(element, head_dim, max_keys, causal, 2)
-}
-
-/// [`kernel`] among the rows of `consumers` consumer warpgroups: with 3, the 192-row kernel of
-/// head dim 64 (128 keys a block) whatever the keys, and `None` at other head dims.
-pub const fn kernel_with(
-    element: Element,
-    head_dim: u32,
-    max_keys: u32,
-    causal: bool,
-    consumers: u32,
-) -> Option<KernelSpec> {
-    let want = match head_dim {
-        _ if consumers == 3 => 128,
-        256 => 64,
-        _ if max_keys <= short_keys(head_dim, causal) => 128,
-        _ => 192,
+    let short = max_keys <= short_keys(head_dim, causal);
+    let (block_n, consumers) = match head_dim {
+        256 => (64, 2),
+        _ if short => (128, 2),
+        64 => (128, 3),
+        _ => (192, 2),
     };
     let mut i = 0;
     while i < KERNELS.len() {
         let k = KERNELS[i];
-        if k.head_dim == head_dim
+        if k.planned
+            && k.head_dim == head_dim
             && k.consumers == consumers
-            && k.block_n == want
-            && matches!(
-                (k.element, element),
-                (Element::Bf16, Element::Bf16) | (Element::F16, Element::F16)
-            )
+            && k.block_n == block_n
+            && same_element(k.element, element)
         {
             return Some(k);
         }
         i += 1;
     }
     None
+}
+
+const fn same_element(a: Element, b: Element) -> bool {
+    matches!(
+        (a, b),
+        (Element::Bf16, Element::Bf16) | (Element::F16, Element::F16)
+    )
+}
+
+/// The row of `element` whose entry is `attention_fwd_<element>_<name>` (`name` as `d64_n192`,
+/// `d128_n176`), planned or not: what a measurement runs instead of [`kernel`]'s choice.
+pub fn by_name(element: Element, name: &str) -> Option<KernelSpec> {
+    let prefix = match element {
+        Element::Bf16 => "attention_fwd_bf16_",
+        Element::F16 => "attention_fwd_f16_",
+    };
+    KERNELS
+        .iter()
+        .find(|k| k.entry.strip_prefix(prefix) == Some(name))
+        .copied()
 }
 
 #[cfg(test)]
@@ -366,39 +429,58 @@ mod tests {
                     assert_eq!(short_keys(d, causal), limit);
                     for keys in [1, limit, limit + 1, 1 << 20] {
                         let k = kernel(element, d, keys, causal).expect("a kernel");
+                        assert!(k.planned, "{}", k.entry);
                         assert_eq!((k.element, k.head_dim), (element, d));
-                        let block_n = match (d, keys <= limit) {
-                            (256, _) => 64,
-                            (_, true) => 128,
-                            (_, false) => 192,
+                        let (block_n, consumers) = match (d, keys <= limit) {
+                            (256, _) => (64, 2),
+                            (_, true) => (128, 2),
+                            (64, false) => (128, 3),
+                            (_, false) => (192, 2),
                         };
-                        assert_eq!(k.block_n, block_n, "{} for {keys} keys", k.entry);
+                        assert_eq!(
+                            (k.block_n, k.consumers, k.lazy),
+                            (block_n, consumers, d == 256),
+                            "{} for {keys} keys",
+                            k.entry
+                        );
+                        assert_eq!(k.block_m(), 64 * consumers);
                     }
                 }
             }
         }
         assert_eq!(kernel(Element::Bf16, 96, 1, false), None);
-        // Every row is some problem's, the three-warpgroup rows through `kernel_with`.
+        // Every planned row is some problem's; every row is reachable by its name, and only
+        // there: the measurement rows are never the plan's.
+        let planned: std::vec::Vec<_> = HEAD_DIMS
+            .iter()
+            .flat_map(|&d| {
+                [Element::Bf16, Element::F16]
+                    .into_iter()
+                    .flat_map(move |e| {
+                        [1, 1 << 20]
+                            .into_iter()
+                            .flat_map(move |keys| [false, true].map(|c| kernel(e, d, keys, c)))
+                    })
+            })
+            .flatten()
+            .map(|k| k.entry)
+            .collect();
         for k in KERNELS {
-            let keys = if k.block_n == 192 { 1 << 20 } else { 1 };
-            assert_eq!(
-                kernel_with(k.element, k.head_dim, keys, false, k.consumers),
-                Some(k)
-            );
-            assert_eq!(
-                kernel(k.element, k.head_dim, keys, false)
-                    .unwrap()
-                    .consumers,
-                2
-            );
+            assert_eq!(k.planned, planned.contains(&k.entry), "{}", k.entry);
+            let prefix = match k.element {
+                Element::Bf16 => "attention_fwd_bf16_",
+                Element::F16 => "attention_fwd_f16_",
+            };
+            let name = k.entry.strip_prefix(prefix).expect("the element's prefix");
+            assert_eq!(by_name(k.element, name), Some(k));
         }
-        for element in [Element::Bf16, Element::F16] {
-            for keys in [1, 1 << 20] {
-                let k = kernel_with(element, 64, keys, true, 3).expect("the 192-row kernel");
-                assert_eq!((k.block_m(), k.threads(), k.block_n), (192, 512, 128));
-                assert_eq!(kernel_with(element, 128, keys, false, 3), None);
-            }
-        }
+        assert_eq!(by_name(Element::F16, "d128_n176"), None);
+        assert_eq!(by_name(Element::Bf16, "d96_n128"), None);
+        let k = by_name(Element::Bf16, "d64_m192_n192").expect("a measurement row");
+        assert_eq!(
+            (k.block_m(), k.threads(), k.block_n, k.planned),
+            (192, 512, 192, false)
+        );
     }
 
     #[test]

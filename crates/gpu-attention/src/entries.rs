@@ -29,7 +29,8 @@ const fn check(spec: KernelSpec, name: &str) {
     );
 }
 
-/// A table row with the crate's `plain`, `overlap` and `pingpong` features applied (the variant
+/// A table row with the crate's `plain`, `overlap`, `pingpong`, `lazy_rescale` and `eager_rescale`
+/// features applied (the variant
 /// modules of the benchmark; without them, the row as the plan has it).
 const fn variant(mut k: KernelSpec) -> KernelSpec {
     if cfg!(feature = "plain") {
@@ -41,6 +42,23 @@ const fn variant(mut k: KernelSpec) -> KernelSpec {
     }
     if cfg!(feature = "pingpong") {
         k.pingpong = true;
+    }
+    if cfg!(feature = "lazy_rescale") {
+        k.lazy = true;
+    }
+    if cfg!(feature = "eager_rescale") {
+        k.lazy = false;
+    }
+    // The conditional rescale lets a weight reach `2^LAZY_GROWTH`, past the FMA pipe's
+    // exponential's `x <= 0` (`gpu_hopper::math::exp2_fma`); with the late rescale it would put
+    // a warp-divergent branch between two `wgmma`s in flight. Those variants take every
+    // rescale.
+    if cfg!(any(
+        feature = "exp_fma_3",
+        feature = "exp_fma_4",
+        feature = "late_rescale"
+    )) {
+        k.lazy = false;
     }
     k
 }
@@ -88,13 +106,15 @@ macro_rules! entry {
 }
 
 entry!(
-    /// bf16, head dimension 64 (192 keys a block, 3 stages; the plain loop).
-    attention_fwd_bf16_d64_n192 = 0,
+    /// bf16, head dimension 64, 128 keys a block (3 stages; the plain loop), for key sequences
+    /// up to the plan's `SHORT_KEYS`.
+    attention_fwd_bf16_d64_n128 = 0,
     Bf16
 );
 entry!(
-    /// bf16, head dimension 64 (128 keys a block, for key sequences up to the plan's `SHORT_KEYS`).
-    attention_fwd_bf16_d64_n128 = 1,
+    /// bf16, head dimension 64, 192 query rows (three consumer warpgroups) by 128 keys a block
+    /// (3 stages; the plain loop), for longer key sequences.
+    attention_fwd_bf16_d64_m192 = 1,
     Bf16
 );
 entry!(
@@ -103,23 +123,25 @@ entry!(
     Bf16
 );
 entry!(
-    /// bf16, head dimension 128 (128 keys a block, for key sequences up to the plan's `SHORT_KEYS`).
+    /// bf16, head dimension 128 (128 keys a block, for key sequences up to the plan's
+    /// `short_keys`).
     attention_fwd_bf16_d128_n128 = 3,
     Bf16
 );
 entry!(
-    /// bf16, head dimension 256 (64 keys a block, 2 stages; the intra-warpgroup overlap).
+    /// bf16, head dimension 256 (64 keys a block, 2 stages; the intra-warpgroup overlap and the
+    /// conditional rescale).
     attention_fwd_bf16_d256_n64 = 4,
     Bf16
 );
 entry!(
-    /// f16, head dimension 64, 192 keys a block (as its bf16 row).
-    attention_fwd_f16_d64_n192 = 5,
+    /// f16, head dimension 64, 128 keys a block (as its bf16 row).
+    attention_fwd_f16_d64_n128 = 5,
     F16
 );
 entry!(
-    /// f16, head dimension 64, 128 keys a block (as its bf16 row).
-    attention_fwd_f16_d64_n128 = 6,
+    /// f16, head dimension 64, 192 query rows by 128 keys a block (as its bf16 row).
+    attention_fwd_f16_d64_m192 = 6,
     F16
 );
 entry!(
@@ -138,13 +160,29 @@ entry!(
     F16
 );
 entry!(
-    /// bf16, head dimension 64, 192 query rows (three consumer warpgroups) by 128 keys a block
-    /// (3 stages; the plain loop): a measurement, never the plan's choice.
-    attention_fwd_bf16_d64_m192 = 10,
+    /// bf16, head dimension 64, 128 query rows by 192 keys a block (3 stages; the plain loop): a
+    /// measurement, never the plan's choice (its long row before run 97).
+    attention_fwd_bf16_d64_n192 = 10,
     Bf16
 );
 entry!(
-    /// f16, head dimension 64, 192 query rows by 128 keys a block (as its bf16 row).
-    attention_fwd_f16_d64_m192 = 11,
+    /// f16, head dimension 64, 128 query rows by 192 keys a block (as its bf16 row).
+    attention_fwd_f16_d64_n192 = 11,
     F16
+);
+entry!(
+    /// bf16, head dimension 64, 192 query rows by 192 keys a block (FlashAttention-3's tile): a
+    /// measurement.
+    attention_fwd_bf16_d64_m192_n192 = 12,
+    Bf16
+);
+entry!(
+    /// bf16, head dimension 128, 176 keys a block (FlashAttention-3's tile): a measurement.
+    attention_fwd_bf16_d128_n176 = 13,
+    Bf16
+);
+entry!(
+    /// bf16, head dimension 256, 80 keys a block (FlashAttention-3's tile): a measurement.
+    attention_fwd_bf16_d256_n80 = 14,
+    Bf16
 );

@@ -169,6 +169,9 @@ pub(crate) unsafe fn forward<E, S, O, const ST: usize, const G: usize, const W: 
     };
     debug_assert!(S::N == spec.block_n && O::N == spec.head_dim);
     debug_assert!(spec.consumers as usize == G);
+    // The late rescale with the conditional one would branch, warp by warp, between two
+    // `wgmma`s in flight (the variant modules that rescale late take every rescale).
+    debug_assert!(!(spec.lazy && LATE_RESCALE));
     let block_m = 64 * G as u32;
     // SAFETY: a special-register read.
     let tid = unsafe { core::arch::nvptx::_thread_idx_x() } as u32;
@@ -407,8 +410,9 @@ pub(crate) unsafe fn forward<E, S, O, const ST: usize, const G: usize, const W: 
                         // SAFETY: the unit's last product with Q is done; taken once.
                         release(unsafe { core::mem::ManuallyDrop::take(&mut q) }, l);
                     }
-                    let rescale = scores::<S, E>(&mut rows, &mut s, scale_log2, mask_of(j));
-                    rescale_o::<O>(&mut o, rescale);
+                    let rescale =
+                        scores::<S, E>(&mut rows, &mut s, scale_log2, mask_of(j), spec.lazy);
+                    rescale_o::<O>(&mut o, rescale, spec.lazy);
                     let vst = v_cons.acquire();
                     in_turn(
                         spec,
@@ -438,7 +442,7 @@ pub(crate) unsafe fn forward<E, S, O, const ST: usize, const G: usize, const W: 
                     // SAFETY: the unit's only product with Q is done; taken once.
                     release(unsafe { core::mem::ManuallyDrop::take(&mut q) }, l);
                 }
-                let _ = scores::<S, E>(&mut rows, &mut p, scale_log2, mask_of(0));
+                let _ = scores::<S, E>(&mut rows, &mut p, scale_log2, mask_of(0), spec.lazy);
                 // With `LATE_RESCALE`, O's factors for the P waiting to be multiplied (1: none
                 // yet, O is zero).
                 let mut pending = [1.0f32; 2];
@@ -461,7 +465,7 @@ pub(crate) unsafe fn forward<E, S, O, const ST: usize, const G: usize, const W: 
                             if LATE_RESCALE {
                                 // No group writes O now (P_(j-2) V_(j-2) completed last
                                 // iteration); S_j's is in flight and does not touch it.
-                                rescale_o::<O>(&mut o, pending);
+                                rescale_o::<O>(&mut o, pending, spec.lazy);
                             }
                             issue_pv::<E, S, O>(spec, &mut o, &p, base + spec.v_at(vst.index()));
                             s
@@ -478,7 +482,8 @@ pub(crate) unsafe fn forward<E, S, O, const ST: usize, const G: usize, const W: 
                     }
                     // The weights in f32 while P_(j-1) V_(j-1) runs; P_j is packed once it is
                     // done (its A registers are read until then).
-                    let rescale = weights::<S>(&mut rows, &mut s, scale_log2, mask_of(j));
+                    let rescale =
+                        weights::<S>(&mut rows, &mut s, scale_log2, mask_of(j), spec.lazy);
                     // SAFETY: the whole warpgroup: P V is done.
                     unsafe { wgmma::wait_group::<0>() };
                     wgmma::fence_accumulators::<O>(&mut o);
@@ -487,13 +492,13 @@ pub(crate) unsafe fn forward<E, S, O, const ST: usize, const G: usize, const W: 
                     if LATE_RESCALE {
                         pending = rescale;
                     } else {
-                        rescale_o::<O>(&mut o, rescale);
+                        rescale_o::<O>(&mut o, rescale, spec.lazy);
                     }
                     pack::<S, E>(&mut s);
                     p = s;
                 }
                 if LATE_RESCALE {
-                    rescale_o::<O>(&mut o, pending);
+                    rescale_o::<O>(&mut o, pending, spec.lazy);
                 }
                 let vst = v_cons.acquire();
                 in_turn(

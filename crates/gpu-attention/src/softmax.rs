@@ -11,8 +11,9 @@
 //! rescaled by `2^(m_old - m)`. A row that has seen no key yet has `m = -inf`; its exponents use
 //! 0 instead, so `p` and the rescale are 0, never NaN.
 //!
-//! With the `lazy_rescale` feature (a variant module, measured against production before it is
-//! taken), a warp whose rows' maxima all grow by at most [`LAZY_GROWTH`] in a block keeps its old
+//! In a row with the plan's `KernelSpec::lazy` (head dim 256; every row of the `lazy_rescale`
+//! feature's variant module, none of `eager_rescale`'s), a warp whose rows' maxima all grow by
+//! at most [`LAZY_GROWTH`] in a block keeps its old
 //! maxima as the exponents' base (FlashAttention-4's conditional rescaling): its weights are then
 //! at most `2^LAZY_GROWTH`, still exact to the 16-bit format's relative precision, and O and the
 //! sums need no rescale for that block. `m` is then the base actually used, not the maximum, and
@@ -40,10 +41,6 @@ const EXP_FMA_EVERY: u32 = if cfg!(feature = "exp_fma_3") {
 } else {
     0
 };
-
-/// Whether a warp keeps its rows' old maxima while they grow by at most [`LAZY_GROWTH`] (the
-/// `lazy_rescale` feature's variant module; the module docs).
-const LAZY_RESCALE: bool = cfg!(feature = "lazy_rescale");
 
 /// How far (in base-2 units) a row's maximum may grow before its warp takes the new maxima:
 /// weights up to `2^8`, as FlashAttention-4.
@@ -112,8 +109,9 @@ pub(crate) fn scores<S: Shape, E: Element>(
     s: &mut S::Acc,
     scale_log2: f32,
     mask: Option<Limits>,
+    lazy: bool,
 ) -> [f32; 2] {
-    softmax_step::<S>(rows, s, scale_log2, mask, |p| {
+    softmax_step::<S>(rows, s, scale_log2, mask, lazy, |p| {
         // The unused slots are left to be dropped.
         [
             fence(f32::from_bits(E::pack(p[0], p[1]))),
@@ -132,13 +130,14 @@ pub(crate) fn weights<S: Shape>(
     s: &mut S::Acc,
     scale_log2: f32,
     mask: Option<Limits>,
+    lazy: bool,
 ) -> [f32; 2] {
-    softmax_step::<S>(rows, s, scale_log2, mask, |p| p)
+    softmax_step::<S>(rows, s, scale_log2, mask, lazy, |p| p)
 }
 
 /// One key block's step: `s` becomes `out(2^(s · scale_log2 - m))` quad by quad (0 where the
 /// mask hides a key), and `rows` moves on; returns O's rescale factors (exactly 1 for both rows
-/// where the warp kept its bases: `lazy_rescale`).
+/// where the warp kept its bases: `lazy`).
 ///
 /// `scale_log2 > 0`: the maxima are taken of the raw scores (hidden keys minus infinity), and
 /// each weight is one `2^(s · scale_log2 - m)` (a fused multiply-add and an `ex2`).
@@ -148,8 +147,12 @@ fn softmax_step<S: Shape>(
     s: &mut S::Acc,
     scale_log2: f32,
     mask: Option<Limits>,
+    lazy: bool,
     out: impl Fn([f32; 4]) -> [f32; 4],
 ) -> [f32; 2] {
+    // A weight may reach `2^LAZY_GROWTH` where the warp keeps its bases: past the FMA pipe's
+    // exponential's domain (the variant modules that use it take every rescale).
+    debug_assert!(!(lazy && EXP_FMA_EVERY != 0));
     if let Some(Limits { limit, col0 }) = mask {
         S::map_quads(s, |q, v| {
             let c = col0 + 8 * q as i32;
@@ -170,10 +173,10 @@ fn softmax_step<S: Shape>(
     // In base-2 units, with the running maxima.
     let max = max.map(quad_max).map(|m| m * scale_log2);
     let max = [max[0].max(rows.max[0]), max[1].max(rows.max[1])];
-    // With `lazy_rescale`, the warp keeps its old bases while no row's maximum grew past them by
+    // With `lazy`, the warp keeps its old bases while no row's maximum grew past them by
     // more than `LAZY_GROWTH` (a row that still sees no key keeps minus infinity). The vote is
     // warp-uniform: the consumer warps run here converged.
-    let keep = LAZY_RESCALE && {
+    let keep = lazy && {
         let near = |r: usize| {
             max[r] == rows.max[r]
                 || (rows.max[r] != f32::NEG_INFINITY && max[r] - rows.max[r] <= LAZY_GROWTH)
@@ -240,11 +243,11 @@ pub(crate) fn hold_p<S: Shape>(p: &mut S::Acc) {
 /// `wgmma`'s input registers while a group is in flight makes ptxas serialise every `wgmma` of
 /// the kernel: its C7513).
 ///
-/// With `lazy_rescale`, factors of exactly 1 for both rows leave O as it is (every lane of a warp
-/// that kept its bases; a lane whose rows' maxima did not move, alone).
+/// With `lazy`, factors of exactly 1 for both rows leave O as it is (every lane of a warp that
+/// kept its bases; a lane whose rows' maxima did not move, alone).
 #[inline(always)]
-pub(crate) fn rescale_o<O: Shape>(o: &mut O::Acc, rescale: [f32; 2]) {
-    if LAZY_RESCALE && rescale == [1.0; 2] {
+pub(crate) fn rescale_o<O: Shape>(o: &mut O::Acc, rescale: [f32; 2], lazy: bool) {
+    if lazy && rescale == [1.0; 2] {
         return;
     }
     O::map_quads(o, |_, v| {

@@ -9,8 +9,9 @@
 //!
 //! The module is the one at `$GPU_ATTENTION_MODULE` if set, else the embedded one. The library
 //! opens GPU 0's primary context, the one torch uses, so the addresses are valid in it. With
-//! `$GPU_ATTENTION_CONSUMERS=3`, a problem the module has a row of three consumer warpgroups for
-//! (head dim 64) runs on it instead of the plan's choice (a measurement).
+//! `$GPU_ATTENTION_KERNEL` set to rows' names without the prefix and element, comma-separated
+//! (`d64_n192,d128_n176`), a problem of a named row's element and head dimension runs on that
+//! row instead of the plan's choice (a measurement; the plan's `abi::by_name`'s names).
 //!
 //! The kernel each handle runs is printed to stderr when it is made, so that a log says which
 //! row ran.
@@ -117,22 +118,19 @@ pub unsafe extern "C" fn gpu_attention_prepare(
     }
     let stream = state.ctx.default_stream();
     let tensors = Tensors { q, k, v, o, lse };
-    let consumers = std::env::var("GPU_ATTENTION_CONSUMERS")
+    // `$GPU_ATTENTION_KERNEL`: rows by name (`d64_n192,d128_n176`), the one of this problem's
+    // element and head dimension instead of the plan's choice.
+    let named = std::env::var("GPU_ATTENTION_KERNEL")
         .ok()
-        .and_then(|c| c.parse::<u32>().ok());
-    // The plan's row when it has that many consumer warpgroups, else the first row that does
-    // (the table's order: the wider key block first).
-    let wide = consumers.and_then(|c| {
-        let planned = state.attention.kernel_for(&problem).ok();
-        planned.filter(|k| k.consumers == c).or_else(|| {
-            state
-                .attention
-                .kernels_for(&problem)
-                .into_iter()
-                .find(|k| k.consumers == c)
-        })
-    });
-    let prepared = match wide {
+        .and_then(|names| {
+            let rows = state.attention.kernels_for(&problem);
+            names.split(',').find_map(|name| {
+                rows.iter()
+                    .find(|k| k.entry.split_once("16_").map(|(_, rest)| rest) == Some(name.trim()))
+                    .copied()
+            })
+        });
+    let prepared = match named {
         Some(kernel) => state
             .attention
             .prepare_with(kernel, &stream, &problem, tensors),

@@ -77,6 +77,41 @@ impl Shape for M64<64> {
     }
 }
 
+impl Shape for M64<80> {
+    const N: u32 = 80;
+    type Acc = [f32; 40];
+    const ZERO: [f32; 40] = [0.0; 40];
+    #[inline(always)]
+    fn each_pair(d: &[f32; 40], mut f: impl FnMut(u32, f32, f32)) {
+        f(0, d[0], d[1]); f(2, d[2], d[3]); f(4, d[4], d[5]); f(6, d[6], d[7]);
+        f(8, d[8], d[9]); f(10, d[10], d[11]); f(12, d[12], d[13]); f(14, d[14], d[15]);
+        f(16, d[16], d[17]); f(18, d[18], d[19]); f(20, d[20], d[21]); f(22, d[22], d[23]);
+        f(24, d[24], d[25]); f(26, d[26], d[27]); f(28, d[28], d[29]); f(30, d[30], d[31]);
+        f(32, d[32], d[33]); f(34, d[34], d[35]); f(36, d[36], d[37]); f(38, d[38], d[39]);
+    }
+    #[inline(always)]
+    fn each_quad(d: &[f32; 40], mut f: impl FnMut(u32, [f32; 4])) {
+        f(0, [d[0], d[1], d[2], d[3]]); f(1, [d[4], d[5], d[6], d[7]]);
+        f(2, [d[8], d[9], d[10], d[11]]); f(3, [d[12], d[13], d[14], d[15]]);
+        f(4, [d[16], d[17], d[18], d[19]]); f(5, [d[20], d[21], d[22], d[23]]);
+        f(6, [d[24], d[25], d[26], d[27]]); f(7, [d[28], d[29], d[30], d[31]]);
+        f(8, [d[32], d[33], d[34], d[35]]); f(9, [d[36], d[37], d[38], d[39]]);
+    }
+    #[inline(always)]
+    fn map_quads(d: &mut [f32; 40], mut f: impl FnMut(u32, [f32; 4]) -> [f32; 4]) {
+        [d[0], d[1], d[2], d[3]] = f(0, [d[0], d[1], d[2], d[3]]);
+        [d[4], d[5], d[6], d[7]] = f(1, [d[4], d[5], d[6], d[7]]);
+        [d[8], d[9], d[10], d[11]] = f(2, [d[8], d[9], d[10], d[11]]);
+        [d[12], d[13], d[14], d[15]] = f(3, [d[12], d[13], d[14], d[15]]);
+        [d[16], d[17], d[18], d[19]] = f(4, [d[16], d[17], d[18], d[19]]);
+        [d[20], d[21], d[22], d[23]] = f(5, [d[20], d[21], d[22], d[23]]);
+        [d[24], d[25], d[26], d[27]] = f(6, [d[24], d[25], d[26], d[27]]);
+        [d[28], d[29], d[30], d[31]] = f(7, [d[28], d[29], d[30], d[31]]);
+        [d[32], d[33], d[34], d[35]] = f(8, [d[32], d[33], d[34], d[35]]);
+        [d[36], d[37], d[38], d[39]] = f(9, [d[36], d[37], d[38], d[39]]);
+    }
+}
+
 impl Shape for M64<96> {
     const N: u32 = 96;
     type Acc = [f32; 48];
@@ -160,6 +195,65 @@ impl Shape for M64<128> {
         [d[52], d[53], d[54], d[55]] = f(13, [d[52], d[53], d[54], d[55]]);
         [d[56], d[57], d[58], d[59]] = f(14, [d[56], d[57], d[58], d[59]]);
         [d[60], d[61], d[62], d[63]] = f(15, [d[60], d[61], d[62], d[63]]);
+    }
+}
+
+impl Shape for M64<176> {
+    const N: u32 = 176;
+    type Acc = [f32; 88];
+    const ZERO: [f32; 88] = [0.0; 88];
+    #[inline(always)]
+    fn each_pair(d: &[f32; 88], mut f: impl FnMut(u32, f32, f32)) {
+        f(0, d[0], d[1]); f(2, d[2], d[3]); f(4, d[4], d[5]); f(6, d[6], d[7]);
+        f(8, d[8], d[9]); f(10, d[10], d[11]); f(12, d[12], d[13]); f(14, d[14], d[15]);
+        f(16, d[16], d[17]); f(18, d[18], d[19]); f(20, d[20], d[21]); f(22, d[22], d[23]);
+        f(24, d[24], d[25]); f(26, d[26], d[27]); f(28, d[28], d[29]); f(30, d[30], d[31]);
+        f(32, d[32], d[33]); f(34, d[34], d[35]); f(36, d[36], d[37]); f(38, d[38], d[39]);
+        f(40, d[40], d[41]); f(42, d[42], d[43]); f(44, d[44], d[45]); f(46, d[46], d[47]);
+        f(48, d[48], d[49]); f(50, d[50], d[51]); f(52, d[52], d[53]); f(54, d[54], d[55]);
+        f(56, d[56], d[57]); f(58, d[58], d[59]); f(60, d[60], d[61]); f(62, d[62], d[63]);
+        f(64, d[64], d[65]); f(66, d[66], d[67]); f(68, d[68], d[69]); f(70, d[70], d[71]);
+        f(72, d[72], d[73]); f(74, d[74], d[75]); f(76, d[76], d[77]); f(78, d[78], d[79]);
+        f(80, d[80], d[81]); f(82, d[82], d[83]); f(84, d[84], d[85]); f(86, d[86], d[87]);
+    }
+    #[inline(always)]
+    fn each_quad(d: &[f32; 88], mut f: impl FnMut(u32, [f32; 4])) {
+        f(0, [d[0], d[1], d[2], d[3]]); f(1, [d[4], d[5], d[6], d[7]]);
+        f(2, [d[8], d[9], d[10], d[11]]); f(3, [d[12], d[13], d[14], d[15]]);
+        f(4, [d[16], d[17], d[18], d[19]]); f(5, [d[20], d[21], d[22], d[23]]);
+        f(6, [d[24], d[25], d[26], d[27]]); f(7, [d[28], d[29], d[30], d[31]]);
+        f(8, [d[32], d[33], d[34], d[35]]); f(9, [d[36], d[37], d[38], d[39]]);
+        f(10, [d[40], d[41], d[42], d[43]]); f(11, [d[44], d[45], d[46], d[47]]);
+        f(12, [d[48], d[49], d[50], d[51]]); f(13, [d[52], d[53], d[54], d[55]]);
+        f(14, [d[56], d[57], d[58], d[59]]); f(15, [d[60], d[61], d[62], d[63]]);
+        f(16, [d[64], d[65], d[66], d[67]]); f(17, [d[68], d[69], d[70], d[71]]);
+        f(18, [d[72], d[73], d[74], d[75]]); f(19, [d[76], d[77], d[78], d[79]]);
+        f(20, [d[80], d[81], d[82], d[83]]); f(21, [d[84], d[85], d[86], d[87]]);
+    }
+    #[inline(always)]
+    fn map_quads(d: &mut [f32; 88], mut f: impl FnMut(u32, [f32; 4]) -> [f32; 4]) {
+        [d[0], d[1], d[2], d[3]] = f(0, [d[0], d[1], d[2], d[3]]);
+        [d[4], d[5], d[6], d[7]] = f(1, [d[4], d[5], d[6], d[7]]);
+        [d[8], d[9], d[10], d[11]] = f(2, [d[8], d[9], d[10], d[11]]);
+        [d[12], d[13], d[14], d[15]] = f(3, [d[12], d[13], d[14], d[15]]);
+        [d[16], d[17], d[18], d[19]] = f(4, [d[16], d[17], d[18], d[19]]);
+        [d[20], d[21], d[22], d[23]] = f(5, [d[20], d[21], d[22], d[23]]);
+        [d[24], d[25], d[26], d[27]] = f(6, [d[24], d[25], d[26], d[27]]);
+        [d[28], d[29], d[30], d[31]] = f(7, [d[28], d[29], d[30], d[31]]);
+        [d[32], d[33], d[34], d[35]] = f(8, [d[32], d[33], d[34], d[35]]);
+        [d[36], d[37], d[38], d[39]] = f(9, [d[36], d[37], d[38], d[39]]);
+        [d[40], d[41], d[42], d[43]] = f(10, [d[40], d[41], d[42], d[43]]);
+        [d[44], d[45], d[46], d[47]] = f(11, [d[44], d[45], d[46], d[47]]);
+        [d[48], d[49], d[50], d[51]] = f(12, [d[48], d[49], d[50], d[51]]);
+        [d[52], d[53], d[54], d[55]] = f(13, [d[52], d[53], d[54], d[55]]);
+        [d[56], d[57], d[58], d[59]] = f(14, [d[56], d[57], d[58], d[59]]);
+        [d[60], d[61], d[62], d[63]] = f(15, [d[60], d[61], d[62], d[63]]);
+        [d[64], d[65], d[66], d[67]] = f(16, [d[64], d[65], d[66], d[67]]);
+        [d[68], d[69], d[70], d[71]] = f(17, [d[68], d[69], d[70], d[71]]);
+        [d[72], d[73], d[74], d[75]] = f(18, [d[72], d[73], d[74], d[75]]);
+        [d[76], d[77], d[78], d[79]] = f(19, [d[76], d[77], d[78], d[79]]);
+        [d[80], d[81], d[82], d[83]] = f(20, [d[80], d[81], d[82], d[83]]);
+        [d[84], d[85], d[86], d[87]] = f(21, [d[84], d[85], d[86], d[87]]);
     }
 }
 
@@ -308,42 +402,54 @@ impl Shape for M64<256> {
 forms_16bit!(16, Bf16, Bf16, bf16_ss::wgmma_m64n16k16_f32_bf16_bf16_ss, bf16_rs::wgmma_m64n16k16_f32_bf16_bf16_rs);
 forms_16bit!(32, Bf16, Bf16, bf16_ss::wgmma_m64n32k16_f32_bf16_bf16_ss, bf16_rs::wgmma_m64n32k16_f32_bf16_bf16_rs);
 forms_16bit!(64, Bf16, Bf16, bf16_ss::wgmma_m64n64k16_f32_bf16_bf16_ss, bf16_rs::wgmma_m64n64k16_f32_bf16_bf16_rs);
+forms_16bit!(80, Bf16, Bf16, bf16_ss::wgmma_m64n80k16_f32_bf16_bf16_ss, bf16_rs::wgmma_m64n80k16_f32_bf16_bf16_rs);
 forms_16bit!(96, Bf16, Bf16, bf16_ss::wgmma_m64n96k16_f32_bf16_bf16_ss, bf16_rs::wgmma_m64n96k16_f32_bf16_bf16_rs);
 forms_16bit!(128, Bf16, Bf16, bf16_ss::wgmma_m64n128k16_f32_bf16_bf16_ss, bf16_rs::wgmma_m64n128k16_f32_bf16_bf16_rs);
+forms_16bit!(176, Bf16, Bf16, bf16_ss::wgmma_m64n176k16_f32_bf16_bf16_ss, bf16_rs::wgmma_m64n176k16_f32_bf16_bf16_rs);
 forms_16bit!(192, Bf16, Bf16, bf16_ss::wgmma_m64n192k16_f32_bf16_bf16_ss, bf16_rs::wgmma_m64n192k16_f32_bf16_bf16_rs);
 forms_16bit!(256, Bf16, Bf16, bf16_ss::wgmma_m64n256k16_f32_bf16_bf16_ss, bf16_rs::wgmma_m64n256k16_f32_bf16_bf16_rs);
 forms_16bit!(16, F16, F16, f16_ss::wgmma_m64n16k16_f32_f16_f16_ss, f16_rs::wgmma_m64n16k16_f32_f16_f16_rs);
 forms_16bit!(32, F16, F16, f16_ss::wgmma_m64n32k16_f32_f16_f16_ss, f16_rs::wgmma_m64n32k16_f32_f16_f16_rs);
 forms_16bit!(64, F16, F16, f16_ss::wgmma_m64n64k16_f32_f16_f16_ss, f16_rs::wgmma_m64n64k16_f32_f16_f16_rs);
+forms_16bit!(80, F16, F16, f16_ss::wgmma_m64n80k16_f32_f16_f16_ss, f16_rs::wgmma_m64n80k16_f32_f16_f16_rs);
 forms_16bit!(96, F16, F16, f16_ss::wgmma_m64n96k16_f32_f16_f16_ss, f16_rs::wgmma_m64n96k16_f32_f16_f16_rs);
 forms_16bit!(128, F16, F16, f16_ss::wgmma_m64n128k16_f32_f16_f16_ss, f16_rs::wgmma_m64n128k16_f32_f16_f16_rs);
+forms_16bit!(176, F16, F16, f16_ss::wgmma_m64n176k16_f32_f16_f16_ss, f16_rs::wgmma_m64n176k16_f32_f16_f16_rs);
 forms_16bit!(192, F16, F16, f16_ss::wgmma_m64n192k16_f32_f16_f16_ss, f16_rs::wgmma_m64n192k16_f32_f16_f16_rs);
 forms_16bit!(256, F16, F16, f16_ss::wgmma_m64n256k16_f32_f16_f16_ss, f16_rs::wgmma_m64n256k16_f32_f16_f16_rs);
 forms_8bit!(16, E4m3, E4m3, e4m3_ss::wgmma_m64n16k32_f32_e4m3_e4m3_ss, e4m3_rs::wgmma_m64n16k32_f32_e4m3_e4m3_rs);
 forms_8bit!(32, E4m3, E4m3, e4m3_ss::wgmma_m64n32k32_f32_e4m3_e4m3_ss, e4m3_rs::wgmma_m64n32k32_f32_e4m3_e4m3_rs);
 forms_8bit!(64, E4m3, E4m3, e4m3_ss::wgmma_m64n64k32_f32_e4m3_e4m3_ss, e4m3_rs::wgmma_m64n64k32_f32_e4m3_e4m3_rs);
+forms_8bit!(80, E4m3, E4m3, e4m3_ss::wgmma_m64n80k32_f32_e4m3_e4m3_ss, e4m3_rs::wgmma_m64n80k32_f32_e4m3_e4m3_rs);
 forms_8bit!(96, E4m3, E4m3, e4m3_ss::wgmma_m64n96k32_f32_e4m3_e4m3_ss, e4m3_rs::wgmma_m64n96k32_f32_e4m3_e4m3_rs);
 forms_8bit!(128, E4m3, E4m3, e4m3_ss::wgmma_m64n128k32_f32_e4m3_e4m3_ss, e4m3_rs::wgmma_m64n128k32_f32_e4m3_e4m3_rs);
+forms_8bit!(176, E4m3, E4m3, e4m3_ss::wgmma_m64n176k32_f32_e4m3_e4m3_ss, e4m3_rs::wgmma_m64n176k32_f32_e4m3_e4m3_rs);
 forms_8bit!(192, E4m3, E4m3, e4m3_ss::wgmma_m64n192k32_f32_e4m3_e4m3_ss, e4m3_rs::wgmma_m64n192k32_f32_e4m3_e4m3_rs);
 forms_8bit!(256, E4m3, E4m3, e4m3_ss::wgmma_m64n256k32_f32_e4m3_e4m3_ss, e4m3_rs::wgmma_m64n256k32_f32_e4m3_e4m3_rs);
 forms_8bit!(16, E5m2, E5m2, e5m2_ss::wgmma_m64n16k32_f32_e5m2_e5m2_ss, e5m2_rs::wgmma_m64n16k32_f32_e5m2_e5m2_rs);
 forms_8bit!(32, E5m2, E5m2, e5m2_ss::wgmma_m64n32k32_f32_e5m2_e5m2_ss, e5m2_rs::wgmma_m64n32k32_f32_e5m2_e5m2_rs);
 forms_8bit!(64, E5m2, E5m2, e5m2_ss::wgmma_m64n64k32_f32_e5m2_e5m2_ss, e5m2_rs::wgmma_m64n64k32_f32_e5m2_e5m2_rs);
+forms_8bit!(80, E5m2, E5m2, e5m2_ss::wgmma_m64n80k32_f32_e5m2_e5m2_ss, e5m2_rs::wgmma_m64n80k32_f32_e5m2_e5m2_rs);
 forms_8bit!(96, E5m2, E5m2, e5m2_ss::wgmma_m64n96k32_f32_e5m2_e5m2_ss, e5m2_rs::wgmma_m64n96k32_f32_e5m2_e5m2_rs);
 forms_8bit!(128, E5m2, E5m2, e5m2_ss::wgmma_m64n128k32_f32_e5m2_e5m2_ss, e5m2_rs::wgmma_m64n128k32_f32_e5m2_e5m2_rs);
+forms_8bit!(176, E5m2, E5m2, e5m2_ss::wgmma_m64n176k32_f32_e5m2_e5m2_ss, e5m2_rs::wgmma_m64n176k32_f32_e5m2_e5m2_rs);
 forms_8bit!(192, E5m2, E5m2, e5m2_ss::wgmma_m64n192k32_f32_e5m2_e5m2_ss, e5m2_rs::wgmma_m64n192k32_f32_e5m2_e5m2_rs);
 forms_8bit!(256, E5m2, E5m2, e5m2_ss::wgmma_m64n256k32_f32_e5m2_e5m2_ss, e5m2_rs::wgmma_m64n256k32_f32_e5m2_e5m2_rs);
 forms_8bit!(16, E4m3, E5m2, e4m3_e5m2_ss::wgmma_m64n16k32_f32_e4m3_e5m2_ss, e4m3_e5m2_rs::wgmma_m64n16k32_f32_e4m3_e5m2_rs);
 forms_8bit!(32, E4m3, E5m2, e4m3_e5m2_ss::wgmma_m64n32k32_f32_e4m3_e5m2_ss, e4m3_e5m2_rs::wgmma_m64n32k32_f32_e4m3_e5m2_rs);
 forms_8bit!(64, E4m3, E5m2, e4m3_e5m2_ss::wgmma_m64n64k32_f32_e4m3_e5m2_ss, e4m3_e5m2_rs::wgmma_m64n64k32_f32_e4m3_e5m2_rs);
+forms_8bit!(80, E4m3, E5m2, e4m3_e5m2_ss::wgmma_m64n80k32_f32_e4m3_e5m2_ss, e4m3_e5m2_rs::wgmma_m64n80k32_f32_e4m3_e5m2_rs);
 forms_8bit!(96, E4m3, E5m2, e4m3_e5m2_ss::wgmma_m64n96k32_f32_e4m3_e5m2_ss, e4m3_e5m2_rs::wgmma_m64n96k32_f32_e4m3_e5m2_rs);
 forms_8bit!(128, E4m3, E5m2, e4m3_e5m2_ss::wgmma_m64n128k32_f32_e4m3_e5m2_ss, e4m3_e5m2_rs::wgmma_m64n128k32_f32_e4m3_e5m2_rs);
+forms_8bit!(176, E4m3, E5m2, e4m3_e5m2_ss::wgmma_m64n176k32_f32_e4m3_e5m2_ss, e4m3_e5m2_rs::wgmma_m64n176k32_f32_e4m3_e5m2_rs);
 forms_8bit!(192, E4m3, E5m2, e4m3_e5m2_ss::wgmma_m64n192k32_f32_e4m3_e5m2_ss, e4m3_e5m2_rs::wgmma_m64n192k32_f32_e4m3_e5m2_rs);
 forms_8bit!(256, E4m3, E5m2, e4m3_e5m2_ss::wgmma_m64n256k32_f32_e4m3_e5m2_ss, e4m3_e5m2_rs::wgmma_m64n256k32_f32_e4m3_e5m2_rs);
 forms_8bit!(16, E5m2, E4m3, e5m2_e4m3_ss::wgmma_m64n16k32_f32_e5m2_e4m3_ss, e5m2_e4m3_rs::wgmma_m64n16k32_f32_e5m2_e4m3_rs);
 forms_8bit!(32, E5m2, E4m3, e5m2_e4m3_ss::wgmma_m64n32k32_f32_e5m2_e4m3_ss, e5m2_e4m3_rs::wgmma_m64n32k32_f32_e5m2_e4m3_rs);
 forms_8bit!(64, E5m2, E4m3, e5m2_e4m3_ss::wgmma_m64n64k32_f32_e5m2_e4m3_ss, e5m2_e4m3_rs::wgmma_m64n64k32_f32_e5m2_e4m3_rs);
+forms_8bit!(80, E5m2, E4m3, e5m2_e4m3_ss::wgmma_m64n80k32_f32_e5m2_e4m3_ss, e5m2_e4m3_rs::wgmma_m64n80k32_f32_e5m2_e4m3_rs);
 forms_8bit!(96, E5m2, E4m3, e5m2_e4m3_ss::wgmma_m64n96k32_f32_e5m2_e4m3_ss, e5m2_e4m3_rs::wgmma_m64n96k32_f32_e5m2_e4m3_rs);
 forms_8bit!(128, E5m2, E4m3, e5m2_e4m3_ss::wgmma_m64n128k32_f32_e5m2_e4m3_ss, e5m2_e4m3_rs::wgmma_m64n128k32_f32_e5m2_e4m3_rs);
+forms_8bit!(176, E5m2, E4m3, e5m2_e4m3_ss::wgmma_m64n176k32_f32_e5m2_e4m3_ss, e5m2_e4m3_rs::wgmma_m64n176k32_f32_e5m2_e4m3_rs);
 forms_8bit!(192, E5m2, E4m3, e5m2_e4m3_ss::wgmma_m64n192k32_f32_e5m2_e4m3_ss, e5m2_e4m3_rs::wgmma_m64n192k32_f32_e5m2_e4m3_rs);
 forms_8bit!(256, E5m2, E4m3, e5m2_e4m3_ss::wgmma_m64n256k32_f32_e5m2_e4m3_ss, e5m2_e4m3_rs::wgmma_m64n256k32_f32_e5m2_e4m3_rs);

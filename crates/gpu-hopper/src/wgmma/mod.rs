@@ -357,8 +357,10 @@ mod tests {
         assert_eq!(len::<M64<16>>(), 8);
         assert_eq!(len::<M64<32>>(), 16);
         assert_eq!(len::<M64<64>>(), 32);
+        assert_eq!(len::<M64<80>>(), 40);
         assert_eq!(len::<M64<96>>(), 48);
         assert_eq!(len::<M64<128>>(), 64);
+        assert_eq!(len::<M64<176>>(), 88);
         assert_eq!(len::<M64<192>>(), 96);
         assert_eq!(len::<M64<256>>(), 128);
         assert_eq!(<M64<192> as Shape>::N, 192);
