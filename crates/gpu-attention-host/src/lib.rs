@@ -324,13 +324,20 @@ impl Attention {
     }
 
     /// Every kernel of the module that computes `problem` (its element type and head
-    /// dimension), for [`run_with`](Self::run_with) and [`prepare_with`](Self::prepare_with):
-    /// the choice of [`kernel_for`](Self::kernel_for) among them, and the others (other key
-    /// blocks, three consumer warpgroups).
+    /// dimension; the CTA pairs only a fixed batch without a mask), for
+    /// [`run_with`](Self::run_with) and [`prepare_with`](Self::prepare_with): the choice of
+    /// [`kernel_for`](Self::kernel_for) among them, and the others (other key blocks, three
+    /// consumer warpgroups, CTA pairs).
     pub fn kernels_for(&self, problem: &Problem<'_>) -> Vec<KernelSpec> {
         KERNELS
             .iter()
-            .filter(|k| (k.element, k.head_dim) == (problem.element, problem.head_dim))
+            .filter(|k| {
+                (k.element, k.head_dim) == (problem.element, problem.head_dim)
+                    && k.takes(
+                        problem.mask == Mask::Causal,
+                        matches!(problem.batches, Batches::Varlen { .. }),
+                    )
+            })
             .copied()
             .collect()
     }
@@ -524,12 +531,13 @@ impl Attention {
             None => self.kernel_for(problem)?,
         };
         let spec_at = row(spec, problem)?;
-        let block_m = spec.block_m();
-        let units = Units::new(problem, block_m);
+        // A unit: one CTA's rows, or a pair's (each CTA half of them).
+        let unit_rows = spec.unit_rows();
+        let units = Units::new(problem, unit_rows);
         let count = units.count();
         let count32 = u32::try_from(count).map_err(|_| {
             Error::Buffer(format!(
-                "the problem has {count} blocks of {block_m} queries, above 2^32: split the batch"
+                "the problem has {count} blocks of {unit_rows} queries, above 2^32: split the batch"
             ))
         })?;
         let (fixed, batch, seq_q, seq_k) = match problem.batches {
@@ -593,6 +601,26 @@ impl Attention {
                 (MAPS * MAP_BYTES) as usize + count as usize * UNIT_WORDS * 4
             );
         }
+        // The persistent grid: a CTA per SM, at most one per unit; in pairs, as many pairs as fit
+        // on the GPU at once (some GPCs have an odd number of SMs), at most one per unit.
+        let grid = if spec.cluster > 1 {
+            let fit = gpu_hopper_host::max_active_clusters(
+                &self.functions[spec_at],
+                spec.cluster,
+                spec.threads(),
+                spec.smem_bytes(),
+            )
+            .map_err(cuda("cuOccupancyMaxActiveClusters"))?;
+            if fit == 0 {
+                return Err(Error::Kernel(format!(
+                    "no cluster of {} CTAs of {} fits on this GPU: use a kernel of one CTA per cluster (Attention::kernels_for)",
+                    spec.cluster, spec.entry
+                )));
+            }
+            count32.min(fit) * spec.cluster
+        } else {
+            count32.min(self.sms)
+        };
         let buffer = stream
             .clone_htod(&bytes)
             .map_err(cuda("uploading the tensor maps"))?;
@@ -603,7 +631,7 @@ impl Attention {
             _buffer: Some(buffer),
             params,
             kernel: spec_at,
-            grid: count32.min(self.sms),
+            grid,
         })
     }
 
@@ -629,8 +657,9 @@ impl Attention {
         self.ctx
             .bind_to_thread()
             .map_err(cuda("binding the context"))?;
-        // Passed only when asked (`numAttrs`).
-        let mut attribute = gpu_hopper_host::programmatic_attribute();
+        // Programmatic serialization only when asked; a cluster dimension for the pairs only.
+        let mut attributes =
+            gpu_hopper_host::LaunchAttributes::new(spec.cluster, self.programmatic.get());
         let config = sys::CUlaunchConfig {
             gridDimX: prepared.grid,
             gridDimY: 1,
@@ -640,8 +669,8 @@ impl Attention {
             blockDimZ: 1,
             sharedMemBytes: spec.smem_bytes(),
             hStream: stream,
-            attrs: &raw mut attribute,
-            numAttrs: u32::from(self.programmatic.get()),
+            attrs: attributes.as_mut_ptr(),
+            numAttrs: attributes.len(),
         };
         // SAFETY: `args` points to the entries' one parameter, the `Params` block (checked
         // against the module at load), alive for the call; the maps live in `prepared`; the
@@ -739,7 +768,8 @@ fn tensor_map(
     let box_rows = if tensor == Tensor::Q {
         spec.q_rows()
     } else {
-        spec.block_n
+        // A pair's CTAs each load half of a block and multicast it.
+        spec.kv_box_rows()
     };
     let map = Tiled {
         element: match problem.element {
@@ -780,6 +810,18 @@ fn row(spec: KernelSpec, problem: &Problem<'_>) -> Result<usize, Error> {
         return Err(Error::Kernel(format!(
             "{} computes {:?} at head dim {}, the problem is {:?} at head dim {}: pick a kernel of the problem's (Attention::kernels_for)",
             spec.entry, spec.element, spec.head_dim, problem.element, problem.head_dim
+        )));
+    }
+    let varlen = matches!(problem.batches, Batches::Varlen { .. });
+    if !spec.takes(problem.mask == Mask::Causal, varlen) {
+        return Err(Error::Kernel(format!(
+            "{} runs in CTA pairs that share each key block, so it computes only a fixed batch without a mask, and the problem is {}: pick another of the problem's kernels (Attention::kernels_for)",
+            spec.entry,
+            if varlen {
+                "a variable-length batch"
+            } else {
+                "causal"
+            }
         )));
     }
     Ok(at)

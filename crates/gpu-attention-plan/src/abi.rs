@@ -48,6 +48,7 @@ const fn fingerprint(revision: u32, kernels: &[KernelSpec]) -> u32 {
         h = mix(h, k.block_n);
         h = mix(h, k.stages);
         h = mix(h, k.consumers);
+        h = mix(h, k.cluster);
         i += 1;
     }
     h
@@ -164,6 +165,12 @@ pub struct KernelSpec {
     /// Whether [`kernel`] ever chooses the row; the others are measurements, reachable by name
     /// ([`by_name`]).
     pub planned: bool,
+    /// CTAs per cluster: 1, or 2 (FlashAttention-3's pairs at head dims 128 and 256 without a
+    /// mask): the two CTAs of a pair take the two halves of one unit of [`unit_rows`](Self::unit_rows)
+    /// query rows, each loads half of every K and V block and multicasts it to both, so each
+    /// block crosses from L2 once per pair. Only for a fixed batch without a mask (both halves
+    /// then read the same key blocks).
+    pub cluster: u32,
 }
 
 impl KernelSpec {
@@ -180,6 +187,23 @@ impl KernelSpec {
     /// Query rows per CTA (a unit of the schedule): 64 per consumer warpgroup (`wgmma`'s M).
     pub const fn block_m(self) -> u32 {
         64 * self.consumers
+    }
+
+    /// Query rows per unit of the schedule: [`block_m`](Self::block_m) per CTA of a cluster.
+    pub const fn unit_rows(self) -> u32 {
+        self.block_m() * self.cluster
+    }
+
+    /// Rows of K's and V's tensor-load boxes: a block's, or in a pair half of it (each CTA loads
+    /// one half and multicasts it).
+    pub const fn kv_box_rows(self) -> u32 {
+        self.block_n / self.cluster
+    }
+
+    /// Whether the row computes a problem with `causal` and `varlen`: a pair's two halves must
+    /// read the same key blocks (no mask, a fixed batch).
+    pub const fn takes(self, causal: bool, varlen: bool) -> bool {
+        self.cluster == 1 || !(causal || varlen)
     }
 
     /// Threads per CTA: a producer warpgroup and the consumer warpgroups.
@@ -260,6 +284,13 @@ const fn measured(
     row(entry, element, head_dim, block_n, consumers, false)
 }
 
+/// [`measured`] in pairs of CTAs ([`KernelSpec::cluster`] 2).
+const fn paired(entry: &'static str, element: Element, head_dim: u32, block_n: u32) -> KernelSpec {
+    let mut k = row(entry, element, head_dim, block_n, 2, false);
+    k.cluster = 2;
+    k
+}
+
 const fn row(
     entry: &'static str,
     element: Element,
@@ -295,6 +326,7 @@ const fn row(
         // 64, mixed at 128 (tests/results/2026-12-03-issue25.md).
         lazy: head_dim == 256,
         planned,
+        cluster: 1,
     }
 }
 
@@ -305,8 +337,8 @@ const fn row(
 /// thread's registers). Then the measurement rows, which [`kernel`] does not choose
 /// ([`by_name`]): head dim 64 with two consumer warpgroups by 192 keys (the plan's row before
 /// run 97) and, in bf16 only, FlashAttention-3's other tiles: 192 rows by 192 keys at 64, 176
-/// keys at 128, 80 at 256.
-pub const KERNELS: [KernelSpec; 15] = [
+/// keys at 128, 80 at 256; and its CTA pairs (`_c2`: [`KernelSpec::cluster`]) at 128 and 256.
+pub const KERNELS: [KernelSpec; 18] = [
     spec("attention_fwd_bf16_d64_n128", Element::Bf16, 64, 128),
     wide("attention_fwd_bf16_d64_m192", Element::Bf16, 64, 128, 3),
     spec("attention_fwd_bf16_d128_n192", Element::Bf16, 128, 192),
@@ -328,6 +360,9 @@ pub const KERNELS: [KernelSpec; 15] = [
     ),
     measured("attention_fwd_bf16_d128_n176", Element::Bf16, 128, 176, 2),
     measured("attention_fwd_bf16_d256_n80", Element::Bf16, 256, 80, 2),
+    paired("attention_fwd_bf16_d128_n192_c2", Element::Bf16, 128, 192),
+    paired("attention_fwd_bf16_d128_n176_c2", Element::Bf16, 128, 176),
+    paired("attention_fwd_bf16_d256_n64_c2", Element::Bf16, 256, 64),
 ];
 
 const _: () = {
@@ -342,6 +377,8 @@ const _: () = {
         // The barriers' KiB holds Q's two and the rings' 4 per stage.
         assert!((2 + 4 * k.stages) * 8 <= BARRIER_BYTES);
         assert!(k.consumers == 2 || k.consumers == 3);
+        // A pair's half block is a whole number of the 128-byte swizzle's 8-row atoms.
+        assert!(k.cluster == 1 || (k.cluster == 2 && k.block_n % 16 == 0 && !k.planned));
         i += 1;
     }
 };
@@ -481,6 +518,16 @@ mod tests {
             (k.block_m(), k.threads(), k.block_n, k.planned),
             (192, 512, 192, false)
         );
+        let k = by_name(Element::Bf16, "d128_n176_c2").expect("a pair row");
+        assert_eq!(
+            (k.cluster, k.block_m(), k.unit_rows(), k.kv_box_rows()),
+            (2, 128, 256, 88)
+        );
+        assert!(k.takes(false, false) && !k.takes(true, false) && !k.takes(false, true));
+        for k in KERNELS.iter().filter(|k| k.cluster == 1) {
+            assert!(k.takes(true, true));
+            assert_eq!((k.unit_rows(), k.kv_box_rows()), (k.block_m(), k.block_n));
+        }
     }
 
     #[test]

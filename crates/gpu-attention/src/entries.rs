@@ -99,6 +99,7 @@ macro_rules! entry {
                     { SPEC.stages as usize },
                     { SPEC.consumers as usize },
                     { 4 * SPEC.consumers },
+                    { 4 * SPEC.consumers * SPEC.cluster },
                 >(SPEC, params)
             }
         }
@@ -184,5 +185,21 @@ entry!(
 entry!(
     /// bf16, head dimension 256, 80 keys a block (FlashAttention-3's tile): a measurement.
     attention_fwd_bf16_d256_n80 = 14,
+    Bf16
+);
+entry!(
+    /// bf16, head dimension 128, 192 keys a block, in CTA pairs that share each K and V block
+    /// by multicast (FlashAttention-3's clusters): a measurement, without a mask only.
+    attention_fwd_bf16_d128_n192_c2 = 15,
+    Bf16
+);
+entry!(
+    /// bf16, head dimension 128, 176 keys a block, in CTA pairs: a measurement.
+    attention_fwd_bf16_d128_n176_c2 = 16,
+    Bf16
+);
+entry!(
+    /// bf16, head dimension 256, 64 keys a block, in CTA pairs: a measurement.
+    attention_fwd_bf16_d256_n64_c2 = 17,
     Bf16
 );

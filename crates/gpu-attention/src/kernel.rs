@@ -29,7 +29,9 @@ use gpu_hopper::sequence::{self, OrderedSequenceBarrier, SequenceStorage};
 use gpu_hopper::warpgroup::WARPGROUP_THREADS;
 use gpu_hopper::wgmma::{self, MmaRs, MmaSs, Shape};
 use gpu_pipeline::arch::nvptx::cvta_to_shared;
-use gpu_pipeline::{ConsumerStage, Cta, NvidiaMbarBackend, ProducerConsumerPipeline, TensorMap};
+use gpu_pipeline::{
+    ConsumerStage, Cta, MbarrierRef, NvidiaMbarBackend, ProducerConsumerPipeline, TensorMap,
+};
 
 use crate::element::Element;
 use crate::softmax::{Limits, Rows, finish, hold_p, pack, rescale_o, scores, weights};
@@ -149,13 +151,23 @@ impl Launch {
 
 /// The kernel body of table row `spec`: `E` its element, `S` the shape of `S = Q Kᵀ` per
 /// warpgroup (`m64n{block_n}`), `O` that of `O += P V` (`m64n{head_dim}`), `ST` its stages, `G`
-/// its consumer warpgroups (2 or 3) and `W` their warps (`4 G`, the empty barriers' count).
+/// its consumer warpgroups (2 or 3), `W` their warps (`4 G`, Q's empty barrier's count) and `KW`
+/// the K and V rings' empty barriers' count (`W` per CTA of the cluster: in a pair, the peer's
+/// consumers free the slots this CTA's producer refills by multicast too).
 ///
 /// # Safety
 ///
 /// The entries' contract (`entries.rs`).
 #[inline(always)]
-pub(crate) unsafe fn forward<E, S, O, const ST: usize, const G: usize, const W: u32>(
+pub(crate) unsafe fn forward<
+    E,
+    S,
+    O,
+    const ST: usize,
+    const G: usize,
+    const W: u32,
+    const KW: u32,
+>(
     spec: KernelSpec,
     params: Params,
 ) where
@@ -166,7 +178,10 @@ pub(crate) unsafe fn forward<E, S, O, const ST: usize, const G: usize, const W: 
     const {
         assert!(ST >= 1);
         assert!((G == 2 || G == 3) && W == 4 * G as u32);
+        assert!(KW == W || KW == 2 * W);
     };
+    debug_assert!(KW == W * spec.cluster);
+    let paired = spec.cluster == 2;
     debug_assert!(S::N == spec.block_n && O::N == spec.head_dim);
     debug_assert!(spec.consumers as usize == G);
     // The late rescale with the conditional one would branch, warp by warp, between two
@@ -191,11 +206,11 @@ pub(crate) unsafe fn forward<E, S, O, const ST: usize, const G: usize, const W: 
     griddepcontrol_launch_dependents();
     let smem = dynamic_smem();
     let bars = spec.barriers_at() as usize;
-    let order_at = bars + Ring::<1, W>::SMEM_BYTES + 2 * Ring::<ST, W>::SMEM_BYTES;
+    let order_at = bars + Ring::<1, W>::SMEM_BYTES + 2 * Ring::<ST, KW>::SMEM_BYTES;
     const {
         assert!(
             Ring::<1, W>::SMEM_BYTES
-                + 2 * Ring::<ST, W>::SMEM_BYTES
+                + 2 * Ring::<ST, KW>::SMEM_BYTES
                 + size_of::<SequenceStorage<1, G>>()
                 <= BARRIER_BYTES as usize,
             "the attention kernel's barriers outgrew their KiB"
@@ -207,9 +222,9 @@ pub(crate) unsafe fn forward<E, S, O, const ST: usize, const G: usize, const W: 
     let (q_pipe, k_pipe, v_pipe) = unsafe {
         (
             Ring::<1, W>::new(smem.add(bars).cast()),
-            Ring::<ST, W>::new(smem.add(bars + Ring::<1, W>::SMEM_BYTES).cast()),
-            Ring::<ST, W>::new(
-                smem.add(bars + Ring::<1, W>::SMEM_BYTES + Ring::<ST, W>::SMEM_BYTES)
+            Ring::<ST, KW>::new(smem.add(bars + Ring::<1, W>::SMEM_BYTES).cast()),
+            Ring::<ST, KW>::new(
+                smem.add(bars + Ring::<1, W>::SMEM_BYTES + Ring::<ST, KW>::SMEM_BYTES)
                     .cast(),
             ),
         )
@@ -224,8 +239,25 @@ pub(crate) unsafe fn forward<E, S, O, const ST: usize, const G: usize, const W: 
             let _ = sequence::init::<1, G>(order_storage, WARPGROUP_THREADS);
         }
     }
-    // SAFETY: every thread of the block reaches it, converged.
-    unsafe { core::arch::nvptx::_syncthreads() };
+    if paired {
+        // SAFETY: every thread of both CTAs arrives once, then waits: the peer's barriers are
+        // initialised (`init` ends with `fence.mbarrier_init.release.cluster`) before any remote
+        // arrival or multicast reaches them (PTX ISA, "barrier.cluster").
+        unsafe {
+            gpu_pipeline::arch::nvptx::barrier_cluster_arrive_release();
+            gpu_pipeline::arch::nvptx::barrier_cluster_wait_acquire();
+        }
+    } else {
+        // SAFETY: every thread of the block reaches it, converged.
+        unsafe { core::arch::nvptx::_syncthreads() };
+    }
+    // The CTA's rank in its pair (0 alone): its half of each unit's rows and of each K and V
+    // block's loads.
+    let rank = if paired {
+        gpu_pipeline::cluster_cta_rank()
+    } else {
+        0
+    };
     // Launched as a programmatic dependent (the host's `set_programmatic_launch`), this grid may
     // start while the kernel before it in the stream still runs: each thread waits here for that
     // grid's completion and its memory before any access below to global memory (Q, K, V, a
@@ -239,13 +271,21 @@ pub(crate) unsafe fn forward<E, S, O, const ST: usize, const G: usize, const W: 
     if !cfg!(feature = "unwaited") {
         griddepcontrol_wait();
     }
-    let launch = Launch::new(&params, table, (block_m, spec.block_n));
+    // A unit is `unit_rows` query rows: this CTA's `block_m` of them start at `rank * block_m`.
+    let unit_rows = block_m * spec.cluster;
+    let launch = Launch::new(&params, table, (unit_rows, spec.block_n));
     // SAFETY: special-register reads.
     let (first, stride) = unsafe {
         (
             core::arch::nvptx::_block_idx_x() as u64,
             core::arch::nvptx::_grid_dim_x() as u64,
         )
+    };
+    // A pair takes the units of its cluster's index, both CTAs the same ones.
+    let (first, stride) = if paired {
+        (first / 2, stride / 2)
+    } else {
+        (first, stride)
     };
     let count = u64::from(params.units);
     if tid < 128 {
@@ -272,7 +312,7 @@ pub(crate) unsafe fn forward<E, S, O, const ST: usize, const G: usize, const W: 
                 // SAFETY: `u < units`.
                 let work = unsafe { launch.work(u) };
                 let h = work.unit.head;
-                let row0 = (work.first_q + work.unit.m_block * block_m) as i32;
+                let row0 = (work.first_q + work.unit.m_block * unit_rows + rank * block_m) as i32;
                 q_prod.produce_tma(spec.q_bytes(), |stage| {
                     let bar = stage.barrier();
                     for g in 0..G as u32 {
@@ -301,12 +341,17 @@ pub(crate) unsafe fn forward<E, S, O, const ST: usize, const G: usize, const W: 
                         let bar = stage.barrier();
                         let at = spec.k_at(stage.index());
                         for s in 0..spans {
-                            // SAFETY: the stage is free; K's map follows Q's.
+                            // SAFETY: the stage is free (in a pair in both CTAs: the peer's
+                            // consumers arrive on this CTA's empty barrier too); K's map
+                            // follows Q's.
                             unsafe {
-                                bar.tensor_load::<4>(
+                                load_kv(
+                                    bar,
                                     smem.add((at + s * span_bytes(spec.block_n)) as usize),
                                     maps.add(1),
                                     [(s * 64) as i32, kv_head, key0, work.seq_coord],
+                                    spec,
+                                    rank,
                                 )
                             };
                         }
@@ -315,12 +360,15 @@ pub(crate) unsafe fn forward<E, S, O, const ST: usize, const G: usize, const W: 
                         let bar = stage.barrier();
                         let at = spec.v_at(stage.index());
                         for s in 0..spans {
-                            // SAFETY: the stage is free; V's map follows K's.
+                            // SAFETY: as K's; V's map follows K's.
                             unsafe {
-                                bar.tensor_load::<4>(
+                                load_kv(
+                                    bar,
                                     smem.add((at + s * span_bytes(spec.block_n)) as usize),
                                     maps.add(2),
                                     [(s * 64) as i32, kv_head, key0, work.seq_coord],
+                                    spec,
+                                    rank,
                                 )
                             };
                         }
@@ -347,6 +395,8 @@ pub(crate) unsafe fn forward<E, S, O, const ST: usize, const G: usize, const W: 
         // SAFETY: every lane of the warp, converged.
         let g = unsafe { gpu_pipeline::arch::nvptx::shfl_sync_idx(u32::MAX, th / 128, 0) };
         let t = th % 128;
+        // The peer CTA of a pair, whose producer refills this CTA's K and V slots too.
+        let peer = paired.then_some(rank ^ 1);
         // SAFETY: initialised by thread 0 with the same arrivals, before the block barrier.
         let grid = unsafe { sequence::handles::<1, G>(order_storage, WARPGROUP_THREADS) };
         // The two warpgroups take turns issuing their `wgmma`s (FlashAttention-3's ping-pong):
@@ -366,7 +416,7 @@ pub(crate) unsafe fn forward<E, S, O, const ST: usize, const G: usize, const W: 
             let u = units.unit();
             // SAFETY: `u < units`.
             let work = unsafe { launch.work(u) };
-            let m0 = work.unit.m_block * block_m + g * 64 + 16 * w + l / 4;
+            let m0 = work.unit.m_block * unit_rows + rank * block_m + g * 64 + 16 * w + l / 4;
             let rows_at = [m0, m0 + 8];
             let limit = rows_at.map(|r| match launch.mask {
                 Mask::None => work.len_k as i32,
@@ -405,7 +455,7 @@ pub(crate) unsafe fn forward<E, S, O, const ST: usize, const G: usize, const W: 
                     // SAFETY: the whole warpgroup.
                     unsafe { wgmma::wait_group::<0>() };
                     wgmma::fence_accumulators::<S>(&mut s);
-                    release(kst, l);
+                    release_kv(kst, l, peer);
                     if j + 1 == work.blocks {
                         // SAFETY: the unit's last product with Q is done; taken once.
                         release(unsafe { core::mem::ManuallyDrop::take(&mut q) }, l);
@@ -423,7 +473,7 @@ pub(crate) unsafe fn forward<E, S, O, const ST: usize, const G: usize, const W: 
                     // SAFETY: the whole warpgroup.
                     unsafe { wgmma::wait_group::<0>() };
                     wgmma::fence_accumulators::<O>(&mut o);
-                    release(vst, l);
+                    release_kv(vst, l, peer);
                 }
             } else {
                 // Block 0: its scores, then P_0 (O is still zero: no rescale needed).
@@ -437,7 +487,7 @@ pub(crate) unsafe fn forward<E, S, O, const ST: usize, const G: usize, const W: 
                 // SAFETY: the whole warpgroup.
                 unsafe { wgmma::wait_group::<0>() };
                 wgmma::fence_accumulators::<S>(&mut p);
-                release(kst, l);
+                release_kv(kst, l, peer);
                 if work.blocks == 1 {
                     // SAFETY: the unit's only product with Q is done; taken once.
                     release(unsafe { core::mem::ManuallyDrop::take(&mut q) }, l);
@@ -475,7 +525,7 @@ pub(crate) unsafe fn forward<E, S, O, const ST: usize, const G: usize, const W: 
                     // P V's, is pending).
                     unsafe { wgmma::wait_group::<1>() };
                     wgmma::fence_accumulators::<S>(&mut s);
-                    release(kst, l);
+                    release_kv(kst, l, peer);
                     if j + 1 == work.blocks {
                         // SAFETY: the unit's last product with Q is done; taken once.
                         release(unsafe { core::mem::ManuallyDrop::take(&mut q) }, l);
@@ -488,7 +538,7 @@ pub(crate) unsafe fn forward<E, S, O, const ST: usize, const G: usize, const W: 
                     unsafe { wgmma::wait_group::<0>() };
                     wgmma::fence_accumulators::<O>(&mut o);
                     hold_p::<S>(&mut p);
-                    release(vst, l);
+                    release_kv(vst, l, peer);
                     if LATE_RESCALE {
                         pending = rescale;
                     } else {
@@ -510,7 +560,7 @@ pub(crate) unsafe fn forward<E, S, O, const ST: usize, const G: usize, const W: 
                 // SAFETY: the whole warpgroup.
                 unsafe { wgmma::wait_group::<0>() };
                 wgmma::fence_accumulators::<O>(&mut o);
-                release(vst, l);
+                release_kv(vst, l, peer);
             }
             let (inv, lse) = finish(&rows);
             // SAFETY: O and LSE hold the problem's extents (the contract); rows past the
@@ -518,6 +568,51 @@ pub(crate) unsafe fn forward<E, S, O, const ST: usize, const G: usize, const W: 
             unsafe { write_out::<E, O>(&params, &work, &o, rows_at, inv, lse, l) };
             units.advance();
         }
+    }
+    if paired {
+        // SAFETY: every thread of both CTAs arrives once, then waits: no CTA of a pair exits
+        // while its peer may still arrive on its empty barriers or multicast into its shared
+        // memory (the consumers' last remote releases precede this barrier).
+        unsafe {
+            gpu_pipeline::arch::nvptx::barrier_cluster_arrive_release();
+            gpu_pipeline::arch::nvptx::barrier_cluster_wait_acquire();
+        }
+    }
+}
+
+/// One 64-column span of a K or V block into the stage at `dst`: the whole block (`block_n`
+/// rows), or in a pair this CTA's half (rows `rank * block_n / 2` on), multicast to both CTAs at
+/// the same place, each CTA's full barrier counting both halves' bytes.
+///
+/// # Safety
+///
+/// The stage is free in every CTA it is written to; `map` is K's or V's, its boxes
+/// [`KernelSpec::kv_box_rows`] rows; `dst` is the span's place in the stage, 1024-byte aligned;
+/// in a pair both CTAs are alive and lay out their shared memory alike.
+#[inline(always)]
+unsafe fn load_kv(
+    bar: MbarrierRef<'_, Cta>,
+    dst: *mut u8,
+    map: *const TensorMap,
+    [col, head, key0, seq]: [i32; 4],
+    spec: KernelSpec,
+    rank: u32,
+) {
+    if spec.cluster == 2 {
+        let half = spec.kv_box_rows();
+        // SAFETY: the caller's contract; the half's rows start at a multiple of 8 rows (the
+        // plan's assertion), a 1024-byte boundary of the 128-byte swizzle.
+        unsafe {
+            bar.tensor_load_multicast::<4>(
+                dst.add((rank * span_bytes(half)) as usize),
+                map,
+                [col, head, key0 + (rank * half) as i32, seq],
+                0b11,
+            )
+        };
+    } else {
+        // SAFETY: the caller's contract.
+        unsafe { bar.tensor_load::<4>(dst, map, [col, head, key0, seq]) };
     }
 }
 
@@ -634,6 +729,29 @@ fn unrolled(n: u32, mut f: impl FnMut(u32)) {
         ($($i:literal)*) => { $( if $i < n { f($i) } )* };
     }
     calls!(0 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15);
+}
+
+/// Releases a K or V stage whose MMAs are done, as [`release`]; in a pair lane 1 also arrives on
+/// the peer's barrier, whose producer refills this CTA's slot with its multicast half: a
+/// write-after-read whose reads `wgmma.wait_group` completed, with nothing to publish, so the
+/// arrival releases at CTA scope (`arrive_remote_cta`).
+#[inline(always)]
+fn release_kv<const N: usize, const W: u32>(
+    stage: ConsumerStage<'_, N, NvidiaMbarBackend<1, W, Cta>>,
+    lane: u32,
+    peer: Option<u32>,
+) {
+    if lane == 0 {
+        stage.arrive();
+    }
+    if let Some(peer) = peer
+        && lane == 1
+    {
+        // SAFETY: launched in pairs; the peer initialised its barriers before the first cluster
+        // barrier and does not exit before the last one.
+        unsafe { stage.barrier().arrive_remote_cta(peer) };
+    }
+    stage.release_without_signal();
 }
 
 /// Releases a stage whose MMAs are done (the warp's `wgmma.wait_group` saw them complete): lane

@@ -6,7 +6,7 @@ use std::sync::Arc;
 use cudarc::driver::{CudaContext, CudaFunction, CudaStream, sys};
 
 use crate::cache::Capture;
-use crate::error::{check, cuda};
+use crate::error::cuda;
 use crate::{GemmError, Kernel};
 
 /// Whether `stream` is being captured into a CUDA graph, and the capture sequence's id
@@ -49,37 +49,10 @@ pub(crate) fn tensor_map(
     }
 }
 
-/// The launch attributes of a GEMM kernel: a cluster dimension when it asks for clusters of more
-/// than one CTA, and programmatic stream serialization when `programmatic`
-/// ([`crate::Gemm::set_programmatic_launch`]). Only the clustered kernels are cluster launches: a
-/// cluster dimension of 1 x 1 x 1 still launches as clusters, and the single-CTA persistent kernel
-/// ran 11 % slower back to back that way on the H200 (tests/results/2026-12-01-issue13.md).
-pub(crate) struct Attributes {
-    list: [sys::CUlaunchAttribute; 2],
-    count: u32,
-}
-
-impl Attributes {
-    pub(crate) fn new(cluster: u32, programmatic: bool) -> Self {
-        // SAFETY: a launch attribute is plain data; zero is a valid start for every field.
-        let mut list: [sys::CUlaunchAttribute; 2] = unsafe { std::mem::zeroed() };
-        let mut count = 0;
-        if cluster > 1 {
-            list[count] = cluster_attribute(cluster);
-            count += 1;
-        }
-        if programmatic {
-            // Each GEMM thread waits for the previous kernel (`griddepcontrol.wait`, ABI version
-            // 3) before it touches global memory.
-            list[count] = gpu_hopper_host::programmatic_attribute();
-            count += 1;
-        }
-        Attributes {
-            list,
-            count: count as u32,
-        }
-    }
-}
+/// The launch attributes of a GEMM kernel (gpu-hopper-host's): a cluster dimension for the
+/// clustered kernels only, programmatic serialization when asked
+/// ([`crate::Gemm::set_programmatic_launch`]).
+pub(crate) use gpu_hopper_host::LaunchAttributes as Attributes;
 
 /// The launch configuration of a GEMM kernel (`threads` threads, `smem` bytes of dynamic shared
 /// memory) on `grid` and `stream`, with `attributes` (which must outlive the launch call).
@@ -99,20 +72,9 @@ pub(crate) fn launch_config(
         blockDimZ: 1,
         sharedMemBytes: smem,
         hStream: stream,
-        attrs: attributes.list.as_mut_ptr(),
-        numAttrs: attributes.count,
+        attrs: attributes.as_mut_ptr(),
+        numAttrs: attributes.len(),
     }
-}
-
-/// A launch attribute asking for clusters of `size` CTAs along x.
-fn cluster_attribute(size: u32) -> sys::CUlaunchAttribute {
-    // SAFETY: a launch attribute is plain data; zero is a valid start for every field.
-    let mut attribute: sys::CUlaunchAttribute = unsafe { std::mem::zeroed() };
-    attribute.id = sys::CUlaunchAttributeID::CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION;
-    attribute.value.clusterDim.x = size;
-    attribute.value.clusterDim.y = 1;
-    attribute.value.clusterDim.z = 1;
-    attribute
 }
 
 /// How many clusters of `size` CTAs of `kernel`'s `function` (its threads and shared memory)
@@ -125,24 +87,9 @@ pub(crate) fn max_active_clusters(
     size: u32,
 ) -> Result<u32, GemmError> {
     ctx.bind_to_thread().map_err(cuda("binding the context"))?;
-    let mut attributes = Attributes::new(size, false);
-    let config = launch_config(
-        (size, 1),
-        kernel.threads(),
-        kernel.smem_bytes(),
-        std::ptr::null_mut(),
-        &mut attributes,
-    );
-    let mut clusters = 0i32;
-    // SAFETY: the configuration and its attributes are live locals; the driver writes `clusters`.
-    let status = unsafe {
-        sys::cuOccupancyMaxActiveClusters(
-            &raw mut clusters,
-            function.cu_function(),
-            &raw const config,
-        )
-    };
-    check(status, "cuOccupancyMaxActiveClusters")?;
+    let clusters =
+        gpu_hopper_host::max_active_clusters(function, size, kernel.threads(), kernel.smem_bytes())
+            .map_err(cuda("cuOccupancyMaxActiveClusters"))?;
     if clusters < 1 {
         return Err(GemmError::Cuda(format!(
             "no cluster of {size} CTAs of the GEMM fits on this GPU"
@@ -155,44 +102,16 @@ pub(crate) fn max_active_clusters(
 mod tests {
     use super::*;
 
+    /// The configuration passes the attributes gpu-hopper-host's `LaunchAttributes` holds (its
+    /// own test checks which they are).
     #[test]
-    fn the_launch_asks_for_clusters_and_programmatic_serialization_as_told() {
-        use sys::CUlaunchAttributeID as Id;
-        let ids = |cluster, programmatic| {
+    fn the_launch_passes_its_attributes() {
+        for (cluster, programmatic, count) in [(1, false, 0), (2, false, 1), (2, true, 2)] {
             let mut attributes = Attributes::new(cluster, programmatic);
             let config = launch_config((1, 1), 384, 0, std::ptr::null_mut(), &mut attributes);
-            assert_eq!(config.attrs.cast_const(), attributes.list.as_ptr());
-            let list = &attributes.list[..config.numAttrs as usize];
-            list.iter()
-                .map(|a| {
-                    // SAFETY: each union field read is the one its id names.
-                    let value = unsafe {
-                        match a.id {
-                            Id::CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION => a.value.clusterDim.x,
-                            _ => a.value.programmaticStreamSerializationAllowed as u32,
-                        }
-                    };
-                    (a.id, value)
-                })
-                .collect::<Vec<_>>()
-        };
-        // A cluster of one CTA is no cluster launch (the persistent kernel ran 11 % slower so).
-        assert_eq!(ids(1, false), []);
-        assert_eq!(
-            ids(2, false),
-            [(Id::CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION, 2)]
-        );
-        assert_eq!(
-            ids(1, true),
-            [(Id::CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION, 1)]
-        );
-        assert_eq!(
-            ids(8, true),
-            [
-                (Id::CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION, 8),
-                (Id::CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION, 1)
-            ]
-        );
+            assert_eq!(config.attrs.cast_const(), attributes.as_slice().as_ptr());
+            assert_eq!(config.numAttrs, count);
+        }
     }
 
     #[test]

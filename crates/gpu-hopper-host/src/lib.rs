@@ -61,6 +61,7 @@
 //! needs the other's type.
 
 mod encode;
+mod launch;
 pub mod plan_cache;
 mod stream;
 mod tensor_map;
@@ -69,6 +70,7 @@ mod tensor_map;
 mod tests;
 
 pub use encode::TensorMap;
+pub use launch::{LaunchAttributes, cluster_attribute, max_active_clusters};
 pub use stream::{
     ProgrammaticLaunch, capture_id, capture_state, is_per_thread, may_free_on, per_thread_handle,
     programmatic_attribute,

@@ -390,6 +390,35 @@ fn errors(attention: &Attention, stream: &Arc<CudaStream>) -> Vec<(String, Resul
         }
     };
     out.push(("a kernel of another head dimension".to_string(), verdict));
+    // A row of CTA pairs on a causal problem (the halves of a pair would read different key
+    // blocks): an `Error::Kernel` that says so, and `kernels_for` does not offer it.
+    let causal = Problem::contiguous(1, (32, 32), (2, 2), 128).with_mask(Mask::Causal);
+    let pair = gpu_attention_plan::abi::KERNELS
+        .iter()
+        .find(|k| k.cluster == 2 && k.head_dim == 128 && k.element == causal.element)
+        .copied();
+    let verdict = match pair {
+        None => Err("the module has no row of CTA pairs at head dim 128".to_string()),
+        Some(_)
+            if attention
+                .kernels_for(&causal)
+                .iter()
+                .any(|k| k.cluster == 2) =>
+        {
+            Err("kernels_for offers a row of CTA pairs for a causal problem".to_string())
+        }
+        Some(kernel) => {
+            match attention.run_with(kernel, stream, &causal, &q, &k, &v, &mut o, &mut lse) {
+                Err(err @ Error::Kernel(_)) if err.to_string().contains("pairs") => Ok(()),
+                Err(err) => Err(format!("another error: {err}")),
+                Ok(()) => Err("accepted".to_string()),
+            }
+        }
+    };
+    out.push((
+        "a row of CTA pairs on a causal problem".to_string(),
+        verdict,
+    ));
     out
 }
 
