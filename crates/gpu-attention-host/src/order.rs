@@ -19,7 +19,7 @@ use gpu_attention_plan::schedule::{Unit, Units};
 
 /// The units of `problem` (a variable-length batch) for `spec`, in its table's order.
 pub(crate) fn table_order(problem: &Problem<'_>, spec: KernelSpec) -> Vec<Unit> {
-    let units = Units::new(problem, spec.block_m());
+    let units = Units::new(problem, spec.unit_rows());
     let mut order: Vec<(u32, Unit)> = (0..units.count())
         .map(|u| {
             let unit = units.get(u);
@@ -29,7 +29,7 @@ pub(crate) fn table_order(problem: &Problem<'_>, spec: KernelSpec) -> Vec<Unit> 
                 problem.mask,
                 (len_q, len_k),
                 unit.m_block,
-                (spec.block_m(), spec.block_n),
+                (spec.unit_rows(), spec.block_n),
             );
             (blocks, unit)
         })
@@ -53,7 +53,7 @@ mod tests {
             problem.mask,
             (len_q, len_k),
             unit.m_block,
-            (spec.block_m(), spec.block_n),
+            (spec.unit_rows(), spec.block_n),
         )
         .0
     }
@@ -68,7 +68,7 @@ mod tests {
             let problem = Problem::varlen(&offsets_q, &offsets_k, (8, 2), 64).with_mask(mask);
             for spec in KERNELS.iter().filter(|k| k.head_dim == 64) {
                 let order = table_order(&problem, *spec);
-                let units = Units::new(&problem, spec.block_m());
+                let units = Units::new(&problem, spec.unit_rows());
                 let plan: Vec<Unit> = (0..units.count()).map(|u| units.get(u)).collect();
                 assert_eq!(order.len(), plan.len());
                 let mut sorted_order = order.clone();

@@ -69,10 +69,13 @@ const fn variant(mut k: KernelSpec) -> KernelSpec {
 /// # Safety
 ///
 /// Every entry's contract: launched with its row's `KernelSpec::threads` threads on a 1D grid of
-/// at most `units` CTAs (the plan's `schedule::Units` of the problem in blocks of its row's
-/// `KernelSpec::block_m` rows) and
-/// the dynamic shared memory of its row (`KernelSpec::smem_bytes`); `params` describes a problem
-/// that `Problem::check` accepts, for this row's element type and head dimension; `params.maps`
+/// at most `KernelSpec::cluster` times `units` CTAs (the plan's `schedule::Units` of the problem
+/// in blocks of its row's `KernelSpec::unit_rows` rows), in clusters of `KernelSpec::cluster`
+/// CTAs along x (a row of pairs: an even grid, and every pair on the GPU at once or not, as the
+/// driver schedules clusters), and the dynamic shared memory of its row
+/// (`KernelSpec::smem_bytes`); `params` describes a problem that `Problem::check` accepts and
+/// `KernelSpec::takes` (a row of pairs: a fixed batch without a mask), for this row's element
+/// type and head dimension; `params.maps`
 /// points to the tensor maps of Q, K and V in global memory as `Params` describes them
 /// (64-byte aligned), followed for a variable-length batch by the offsets; O and `LSE` hold
 /// the problem's extents and overlap nothing the launch reads; nothing else writes them while

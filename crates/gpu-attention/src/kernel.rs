@@ -251,6 +251,17 @@ pub(crate) unsafe fn forward<
         // SAFETY: every thread of the block reaches it, converged.
         unsafe { core::arch::nvptx::_syncthreads() };
     }
+    // A row of pairs launched otherwise than its contract says (not in clusters of two, or on a
+    // problem whose two halves would read different key blocks) would fault on the peer's
+    // barriers or wait for it forever: it ends here instead, every CTA alike.
+    if paired
+        && (gpu_hopper::arch::nvptx::cluster_nctarank() != 2
+            || params.causal != 0
+            || params.varlen != 0)
+    {
+        // SAFETY: ends the kernel (the launch broke the entries' contract).
+        unsafe { core::arch::nvptx::trap() };
+    }
     // The CTA's rank in its pair (0 alone): its half of each unit's rows and of each K and V
     // block's loads.
     let rank = if paired {
