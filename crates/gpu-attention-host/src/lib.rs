@@ -138,6 +138,11 @@ pub struct Attention {
     _module: Arc<CudaModule>,
     functions: Vec<cudarc::driver::CudaFunction>,
     sms: u32,
+    /// Per row of the table, how many of its clusters the GPU holds at once: the SMs for a row
+    /// of one CTA per cluster; for a row of pairs the driver's count
+    /// (`cuOccupancyMaxActiveClusters`), 0 where none fits or the driver could not say (the
+    /// plan then takes no pairs).
+    fits: Vec<u32>,
     /// Whether launches ask for programmatic stream serialization
     /// ([`Attention::set_programmatic_launch`]).
     programmatic: gpu_hopper_host::ProgrammaticLaunch,
@@ -201,11 +206,30 @@ impl Attention {
         let sms = ctx
             .attribute(sys::CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT)
             .map_err(cuda("the SM count"))? as u32;
+        ctx.bind_to_thread().map_err(cuda("binding the context"))?;
+        let fits = KERNELS
+            .iter()
+            .zip(&loaded.functions)
+            .map(|(k, function)| {
+                if k.cluster == 1 {
+                    sms
+                } else {
+                    gpu_hopper_host::max_active_clusters(
+                        function,
+                        k.cluster,
+                        k.threads(),
+                        k.smem_bytes(),
+                    )
+                    .unwrap_or(0)
+                }
+            })
+            .collect();
         Ok(Self {
             ctx: ctx.clone(),
             _module: loaded.module,
             functions: loaded.functions,
             sms,
+            fits,
             programmatic: gpu_hopper_host::ProgrammaticLaunch::new(loaded.waits),
             cache: Mutex::new(PlanCache::new(DEFAULT_CACHE_LIMITS)),
         })
@@ -312,15 +336,26 @@ impl Attention {
     }
 
     /// The kernel [`run`](Self::run) and [`prepare`](Self::prepare) launch for `problem` (the
-    /// plan's `abi::kernel`), or the error of a head dimension the module has no kernel for.
+    /// plan's `abi::kernel`, with CTA pairs allowed for a fixed batch where the GPU holds clusters
+    /// of two at once), or the error of a head dimension the module has no kernel for.
     pub fn kernel_for(&self, problem: &Problem<'_>) -> Result<KernelSpec, Error> {
-        abi::kernel(
-            problem.element,
-            problem.head_dim,
-            problem.batches.max_keys(),
-            problem.mask == Mask::Causal,
-        )
-        .ok_or_else(|| AttentionError::HeadDim(problem.head_dim).into())
+        let choose = |pairs| {
+            abi::kernel(
+                problem.element,
+                problem.head_dim,
+                problem.batches.max_keys(),
+                problem.mask == Mask::Causal,
+                pairs,
+            )
+            .ok_or_else(|| Error::from(AttentionError::HeadDim(problem.head_dim)))
+        };
+        // CTA pairs for a fixed batch, where the GPU holds clusters of two.
+        let fixed = matches!(problem.batches, Batches::Fixed { .. });
+        let k = choose(fixed)?;
+        if k.cluster > 1 && self.fits[row(k, problem)?] == 0 {
+            return choose(false);
+        }
+        Ok(k)
     }
 
     /// Every kernel of the module that computes `problem` (its element type and head
@@ -604,13 +639,7 @@ impl Attention {
         // The persistent grid: a CTA per SM, at most one per unit; in pairs, as many pairs as fit
         // on the GPU at once (some GPCs have an odd number of SMs), at most one per unit.
         let grid = if spec.cluster > 1 {
-            let fit = gpu_hopper_host::max_active_clusters(
-                &self.functions[spec_at],
-                spec.cluster,
-                spec.threads(),
-                spec.smem_bytes(),
-            )
-            .map_err(cuda("cuOccupancyMaxActiveClusters"))?;
+            let fit = self.fits[spec_at];
             if fit == 0 {
                 return Err(Error::Kernel(format!(
                     "no cluster of {} CTAs of {} fits on this GPU: use a kernel of one CTA per cluster (Attention::kernels_for)",

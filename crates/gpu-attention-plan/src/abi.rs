@@ -284,9 +284,16 @@ const fn measured(
     row(entry, element, head_dim, block_n, consumers, false)
 }
 
-/// [`measured`] in pairs of CTAs ([`KernelSpec::cluster`] 2).
-const fn paired(entry: &'static str, element: Element, head_dim: u32, block_n: u32) -> KernelSpec {
-    let mut k = row(entry, element, head_dim, block_n, 2, false);
+/// A row of two consumer warpgroups in pairs of CTAs ([`KernelSpec::cluster`] 2), planned or a
+/// measurement.
+const fn paired(
+    entry: &'static str,
+    element: Element,
+    head_dim: u32,
+    block_n: u32,
+    planned: bool,
+) -> KernelSpec {
+    let mut k = row(entry, element, head_dim, block_n, 2, planned);
     k.cluster = 2;
     k
 }
@@ -330,15 +337,16 @@ const fn row(
     }
 }
 
-/// The module's kernels. The plan's rows ([`kernel`]), per element type: head dim 64 with 128
-/// keys a block for key sequences up to [`SHORT_KEYS`] and, above, 192 query rows (three
-/// consumer warpgroups) by 128 keys; head dim 128 with 128 keys a block up to
-/// [`short_keys`] and 192 above; head dim 256 with 64 (the accumulators of O take 128 of a
-/// thread's registers). Then the measurement rows, which [`kernel`] does not choose
-/// ([`by_name`]): head dim 64 with two consumer warpgroups by 192 keys (the plan's row before
-/// run 97) and, in bf16 only, FlashAttention-3's other tiles: 192 rows by 192 keys at 64, 176
-/// keys at 128, 80 at 256; and its CTA pairs (`_c2`: [`KernelSpec::cluster`]) at 128 and 256.
-pub const KERNELS: [KernelSpec; 18] = [
+/// The module's kernels. The plan's rows ([`kernel`], [`KernelSpec::planned`]), per element
+/// type: head dim 64 with 128 keys a block for key sequences up to [`SHORT_KEYS`] and, above,
+/// 192 query rows (three consumer warpgroups) by 128 keys; head dim 128 with 128 keys a block up
+/// to [`short_keys`] and 192 above, in CTA pairs (`_c2`) where the problem allows them; head dim
+/// 256 with 64 (the accumulators of O take 128 of a thread's registers). The measurement rows,
+/// which [`kernel`] does not choose ([`by_name`]): head dim 64 with two consumer warpgroups by 192
+/// keys (the plan's row before run 97) and, in bf16 only, FlashAttention-3's other tiles (192
+/// rows by 192 keys at 64, 176 keys at 128, 80 at 256) and CTA pairs of 176 keys at 128 and of
+/// 64 at 256.
+pub const KERNELS: [KernelSpec; 19] = [
     spec("attention_fwd_bf16_d64_n128", Element::Bf16, 64, 128),
     wide("attention_fwd_bf16_d64_m192", Element::Bf16, 64, 128, 3),
     spec("attention_fwd_bf16_d128_n192", Element::Bf16, 128, 192),
@@ -360,9 +368,34 @@ pub const KERNELS: [KernelSpec; 18] = [
     ),
     measured("attention_fwd_bf16_d128_n176", Element::Bf16, 128, 176, 2),
     measured("attention_fwd_bf16_d256_n80", Element::Bf16, 256, 80, 2),
-    paired("attention_fwd_bf16_d128_n192_c2", Element::Bf16, 128, 192),
-    paired("attention_fwd_bf16_d128_n176_c2", Element::Bf16, 128, 176),
-    paired("attention_fwd_bf16_d256_n64_c2", Element::Bf16, 256, 64),
+    paired(
+        "attention_fwd_bf16_d128_n192_c2",
+        Element::Bf16,
+        128,
+        192,
+        true,
+    ),
+    paired(
+        "attention_fwd_bf16_d128_n176_c2",
+        Element::Bf16,
+        128,
+        176,
+        false,
+    ),
+    paired(
+        "attention_fwd_bf16_d256_n64_c2",
+        Element::Bf16,
+        256,
+        64,
+        false,
+    ),
+    paired(
+        "attention_fwd_f16_d128_n192_c2",
+        Element::F16,
+        128,
+        192,
+        true,
+    ),
 ];
 
 const _: () = {
@@ -378,7 +411,7 @@ const _: () = {
         assert!((2 + 4 * k.stages) * 8 <= BARRIER_BYTES);
         assert!(k.consumers == 2 || k.consumers == 3);
         // A pair's half block is a whole number of the 128-byte swizzle's 8-row atoms.
-        assert!(k.cluster == 1 || (k.cluster == 2 && k.block_n % 16 == 0 && !k.planned));
+        assert!(k.cluster == 1 || (k.cluster == 2 && k.block_n % 16 == 0));
         i += 1;
     }
 };
@@ -396,25 +429,31 @@ pub const fn short_keys(head_dim: u32, causal: bool) -> u32 {
 /// The kernel of `element` and `head_dim` for a problem whose longest key sequence is
 /// `max_keys`, if the module has one (a row with [`KernelSpec::planned`]): up to
 /// [`short_keys`] keys, 128 query rows by 128 keys a block; above, at head dim 64 192 query rows
-/// (three consumer warpgroups) by 128 keys, at 128 128 rows by 192 keys; head dim 256 has one
-/// row.
+/// (three consumer warpgroups) by 128 keys, at 128 128 rows by 192 keys, in CTA pairs when
+/// `pairs` (the caller's word that the batch is fixed and clusters of two fit on the GPU) and
+/// the problem has no mask; head dim 256 has one row.
 ///
 /// Run 97 (H200, two alternating processes each, seq 8k beside cuDNN) measured the 192-row
 /// kernel at head dim 64 +7 % to +9 % without a mask (532, 539 TFLOP/s against 497, 493 for
 /// 128 rows by 192 keys) and +6 % causal (494, 493 against 466, 466); it runs from
-/// [`SHORT_KEYS`] up, where the 192-key row did.
+/// [`SHORT_KEYS`] up, where the 192-key row did. Run 98 (an H100, the same method at 2k and 8k)
+/// measured the pairs at head dim 128 without a mask +6 % at 2k (603, 607 against 572, 570) and
+/// +7 % at 8k (688, 648 against 627, 624), and the pairs at head dim 256 5-10 % slower (not
+/// planned).
 pub const fn kernel(
     element: Element,
     head_dim: u32,
     max_keys: u32,
     causal: bool,
+    pairs: bool,
 ) -> Option<KernelSpec> {
     let short = max_keys <= short_keys(head_dim, causal);
-    let (block_n, consumers) = match head_dim {
-        256 => (64, 2),
-        _ if short => (128, 2),
-        64 => (128, 3),
-        _ => (192, 2),
+    let (block_n, consumers, cluster) = match head_dim {
+        256 => (64, 2, 1),
+        _ if short => (128, 2, 1),
+        64 => (128, 3, 1),
+        _ if pairs && !causal => (192, 2, 2),
+        _ => (192, 2, 1),
     };
     let mut i = 0;
     while i < KERNELS.len() {
@@ -423,6 +462,7 @@ pub const fn kernel(
             && k.head_dim == head_dim
             && k.consumers == consumers
             && k.block_n == block_n
+            && k.cluster == cluster
             && same_element(k.element, element)
         {
             return Some(k);
@@ -465,27 +505,36 @@ mod tests {
                     let limit = if causal && d == 128 { 2048 } else { 1024 };
                     assert_eq!(short_keys(d, causal), limit);
                     for keys in [1, limit, limit + 1, 1 << 20] {
-                        let k = kernel(element, d, keys, causal).expect("a kernel");
-                        assert!(k.planned, "{}", k.entry);
-                        assert_eq!((k.element, k.head_dim), (element, d));
-                        let (block_n, consumers) = match (d, keys <= limit) {
-                            (256, _) => (64, 2),
-                            (_, true) => (128, 2),
-                            (64, false) => (128, 3),
-                            (_, false) => (192, 2),
-                        };
-                        assert_eq!(
-                            (k.block_n, k.consumers, k.lazy),
-                            (block_n, consumers, d == 256),
-                            "{} for {keys} keys",
-                            k.entry
-                        );
-                        assert_eq!(k.block_m(), 64 * consumers);
+                        for pairs in [false, true] {
+                            let k = kernel(element, d, keys, causal, pairs).expect("a kernel");
+                            assert!(k.planned, "{}", k.entry);
+                            assert_eq!((k.element, k.head_dim), (element, d));
+                            let (block_n, consumers) = match (d, keys <= limit) {
+                                (256, _) => (64, 2),
+                                (_, true) => (128, 2),
+                                (64, false) => (128, 3),
+                                (_, false) => (192, 2),
+                            };
+                            let cluster = if d == 128 && keys > limit && pairs && !causal {
+                                2
+                            } else {
+                                1
+                            };
+                            assert_eq!(
+                                (k.block_n, k.consumers, k.lazy, k.cluster),
+                                (block_n, consumers, d == 256, cluster),
+                                "{} for {keys} keys",
+                                k.entry
+                            );
+                            assert_eq!(k.block_m(), 64 * consumers);
+                            // The plan never gives a row that does not take the problem.
+                            assert!(k.takes(causal, !pairs));
+                        }
                     }
                 }
             }
         }
-        assert_eq!(kernel(Element::Bf16, 96, 1, false), None);
+        assert_eq!(kernel(Element::Bf16, 96, 1, false, true), None);
         // Every planned row is some problem's; every row is reachable by its name, and only
         // there: the measurement rows are never the plan's.
         let planned: std::vec::Vec<_> = HEAD_DIMS
@@ -494,9 +543,10 @@ mod tests {
                 [Element::Bf16, Element::F16]
                     .into_iter()
                     .flat_map(move |e| {
-                        [1, 1 << 20]
-                            .into_iter()
-                            .flat_map(move |keys| [false, true].map(|c| kernel(e, d, keys, c)))
+                        [1, 1 << 20].into_iter().flat_map(move |keys| {
+                            [(false, false), (false, true), (true, true)]
+                                .map(|(c, pairs)| kernel(e, d, keys, c, pairs))
+                        })
                     })
             })
             .flatten()

@@ -192,7 +192,8 @@ entry!(
 );
 entry!(
     /// bf16, head dimension 128, 192 keys a block, in CTA pairs that share each K and V block
-    /// by multicast (FlashAttention-3's clusters): a measurement, without a mask only.
+    /// by multicast (FlashAttention-3's clusters): the plan's for a fixed batch without a mask
+    /// above `short_keys`.
     attention_fwd_bf16_d128_n192_c2 = 15,
     Bf16
 );
@@ -205,4 +206,9 @@ entry!(
     /// bf16, head dimension 256, 64 keys a block, in CTA pairs: a measurement.
     attention_fwd_bf16_d256_n64_c2 = 17,
     Bf16
+);
+entry!(
+    /// f16, head dimension 128, 192 keys a block, in CTA pairs (as its bf16 row).
+    attention_fwd_f16_d128_n192_c2 = 18,
+    F16
 );
