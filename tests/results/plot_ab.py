@@ -5,7 +5,7 @@ usage: plot_ab.py AB_CSV OUT_SVG TITLE
 
 The CSV has bench_attention.py's columns with two more in front, `order` (the variant: one module
 per variant) and `process` (the repetition: each variant ran in its own processes, alternating).
-One group of bars per cell (kind, head dim): ours' TFLOP/s per variant and process, with cuDNN's
+One group of bars per cell (kind, head dim, mask; the sequence length where the file has several): ours' TFLOP/s per variant and process, with cuDNN's
 in the same process as a tick on each bar.
 """
 import csv
@@ -19,8 +19,13 @@ COLORS = ["#868e96", "#c92a2a", "#1b6ca8", "#2b8a3e", "#e67700"]
 def main():
     path, out, title = sys.argv[1], sys.argv[2], sys.argv[3]
     ours, cudnn, cells, orders = {}, {}, [], []
-    for r in csv.DictReader(open(path, newline="")):
-        cell = f"{r['kind']} D{r['d']}"
+    rows = list(csv.DictReader(open(path, newline="")))
+    seqs = {r["seq"] for r in rows if r["kind"] == "paper"}
+    for r in rows:
+        # One cell per kind, head dim and mask (and sequence length, where the file has several).
+        cell = f"{r['kind']} D{r['d']}" + (" causal" if r["causal"] == "True" else "")
+        if len(seqs) > 1 and r["kind"] == "paper":
+            cell += f" {int(r['seq']) // 1024}k"
         key = (cell, r["order"], r["process"])
         if cell not in cells:
             cells.append(cell)
@@ -29,7 +34,7 @@ def main():
         (ours if r["impl"] == "ours" else cudnn)[key] = float(r["tflops"])
     processes = sorted({k[2] for k in ours})
     bars = [(o, p) for o in orders for p in processes]
-    bw, gap, h, left, top = 16, 28, 300, 60, 40
+    bw, gap, h, left, top = 10, 24, 300, 60, 40
     gw = bw * len(bars) + gap
     width = left + gw * len(cells) + 20
     top_value = max(list(ours.values()) + list(cudnn.values())) * 1.1
@@ -56,7 +61,7 @@ def main():
     ly = top + h + 40
     for k, o in enumerate(orders):
         s.append(f'<rect x="{left + k * 170}" y="{ly}" width="12" height="12" fill="{COLORS[k % len(COLORS)]}"/>')
-        s.append(f'<text x="{left + k * 170 + 16}" y="{ly + 10}">ours, {escape(o)} order</text>')
+        s.append(f'<text x="{left + k * 170 + 16}" y="{ly + 10}">ours, {escape(o)}</text>')
     s.append(f'<line x1="{left + len(orders) * 170}" x2="{left + len(orders) * 170 + 14}" y1="{ly + 6}" y2="{ly + 6}" stroke="#000" stroke-width="2"/>')
     s.append(f'<text x="{left + len(orders) * 170 + 18}" y="{ly + 10}">cuDNN, same process</text>')
     s.append("</svg>")
