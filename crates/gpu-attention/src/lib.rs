@@ -17,11 +17,14 @@
 //!                         completes); then O / l and LSE from registers
 //! ```
 //!
-//! Each consumer runs a block's two products and its softmax in turn; the consumer warpgroups
-//! overlap each other as the warp schedulers interleave them. FlashAttention-3's overlaps are written too,
-//! behind the plan table's `overlap` (the scores of block j issued ahead of `P V` of block j - 1)
-//! and `pingpong` (the warpgroups taking turns through the toolkit's ordered sequence), and off
-//! until measured faster (`gpu_attention_plan::abi`). `setmaxnreg` moves registers from the
+//! Each table row (`gpu_attention_plan::abi`) says how its consumers run a block, by
+//! measurement: in turn (its two products and its softmax; the warpgroups overlap each other as
+//! the warp schedulers interleave them: head dim 64), or with FlashAttention-3's overlaps,
+//! `overlap` (the scores of block j issued ahead of `P V` of block j - 1: head dims 128 and 256)
+//! and `pingpong` (the warpgroups taking turns through the toolkit's ordered sequence: 128);
+//! `lazy` keeps a warp's old maxima while they grow by at most 8 (256). A row of CTA pairs
+//! (`cluster` 2) splits each unit's rows between the two CTAs of a cluster, each loading half of
+//! every K and V block and multicasting it to both. `setmaxnreg` moves registers from the
 //! producer warpgroup to the consumers. The crate has no inline assembly: its instructions are
 //! the toolkit's and the library's leaves.
 #![no_std]
