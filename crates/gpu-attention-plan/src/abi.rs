@@ -257,54 +257,19 @@ pub const SHORT_KEYS: u32 = 1024;
 /// [`SHORT_KEYS`] for a causal problem at head dim 128.
 pub const SHORT_KEYS_CAUSAL_D128: u32 = 2048;
 
-/// A row of two consumer warpgroups that [`kernel`] chooses.
+/// A row of two consumer warpgroups, one CTA per cluster, that [`kernel`] may choose.
 const fn spec(entry: &'static str, element: Element, head_dim: u32, block_n: u32) -> KernelSpec {
     wide(entry, element, head_dim, block_n, 2)
 }
 
-/// A row of `consumers` consumer warpgroups that [`kernel`] chooses.
+/// A row of `consumers` consumer warpgroups, one CTA per cluster, that [`kernel`] may choose
+/// ([`KernelSpec::measured`] and [`KernelSpec::paired`] change that).
 const fn wide(
     entry: &'static str,
     element: Element,
     head_dim: u32,
     block_n: u32,
     consumers: u32,
-) -> KernelSpec {
-    row(entry, element, head_dim, block_n, consumers, true)
-}
-
-/// A row that [`kernel`] never chooses: a measurement, by name ([`by_name`]).
-const fn measured(
-    entry: &'static str,
-    element: Element,
-    head_dim: u32,
-    block_n: u32,
-    consumers: u32,
-) -> KernelSpec {
-    row(entry, element, head_dim, block_n, consumers, false)
-}
-
-/// A row of two consumer warpgroups in pairs of CTAs ([`KernelSpec::cluster`] 2), planned or a
-/// measurement.
-const fn paired(
-    entry: &'static str,
-    element: Element,
-    head_dim: u32,
-    block_n: u32,
-    planned: bool,
-) -> KernelSpec {
-    let mut k = row(entry, element, head_dim, block_n, 2, planned);
-    k.cluster = 2;
-    k
-}
-
-const fn row(
-    entry: &'static str,
-    element: Element,
-    head_dim: u32,
-    block_n: u32,
-    consumers: u32,
-    planned: bool,
 ) -> KernelSpec {
     // Stages: as many as the shared memory holds, at most 3.
     let stages = if head_dim == 64 { 3 } else { 2 };
@@ -332,8 +297,22 @@ const fn row(
         // 681 and 688) and +6 % causal (697, 693 against 656, 651), and -5 % to -7 % at head dim
         // 64, mixed at 128 (tests/results/2026-12-03-issue25.md).
         lazy: head_dim == 256,
-        planned,
+        planned: true,
         cluster: 1,
+    }
+}
+
+impl KernelSpec {
+    /// The row as a measurement: [`kernel`] never chooses it ([`by_name`] reaches it).
+    const fn measured(mut self) -> Self {
+        self.planned = false;
+        self
+    }
+
+    /// The row in pairs of CTAs ([`KernelSpec::cluster`] 2).
+    const fn paired(mut self) -> Self {
+        self.cluster = 2;
+        self
     }
 }
 
@@ -357,45 +336,26 @@ pub const KERNELS: [KernelSpec; 19] = [
     spec("attention_fwd_f16_d128_n192", Element::F16, 128, 192),
     spec("attention_fwd_f16_d128_n128", Element::F16, 128, 128),
     spec("attention_fwd_f16_d256_n64", Element::F16, 256, 64),
-    measured("attention_fwd_bf16_d64_n192", Element::Bf16, 64, 192, 2),
-    measured("attention_fwd_f16_d64_n192", Element::F16, 64, 192, 2),
-    measured(
+    spec("attention_fwd_bf16_d64_n192", Element::Bf16, 64, 192).measured(),
+    spec("attention_fwd_f16_d64_n192", Element::F16, 64, 192).measured(),
+    wide(
         "attention_fwd_bf16_d64_m192_n192",
         Element::Bf16,
         64,
         192,
         3,
-    ),
-    measured("attention_fwd_bf16_d128_n176", Element::Bf16, 128, 176, 2),
-    measured("attention_fwd_bf16_d256_n80", Element::Bf16, 256, 80, 2),
-    paired(
-        "attention_fwd_bf16_d128_n192_c2",
-        Element::Bf16,
-        128,
-        192,
-        true,
-    ),
-    paired(
-        "attention_fwd_bf16_d128_n176_c2",
-        Element::Bf16,
-        128,
-        176,
-        false,
-    ),
-    paired(
-        "attention_fwd_bf16_d256_n64_c2",
-        Element::Bf16,
-        256,
-        64,
-        false,
-    ),
-    paired(
-        "attention_fwd_f16_d128_n192_c2",
-        Element::F16,
-        128,
-        192,
-        true,
-    ),
+    )
+    .measured(),
+    spec("attention_fwd_bf16_d128_n176", Element::Bf16, 128, 176).measured(),
+    spec("attention_fwd_bf16_d256_n80", Element::Bf16, 256, 80).measured(),
+    spec("attention_fwd_bf16_d128_n192_c2", Element::Bf16, 128, 192).paired(),
+    spec("attention_fwd_bf16_d128_n176_c2", Element::Bf16, 128, 176)
+        .paired()
+        .measured(),
+    spec("attention_fwd_bf16_d256_n64_c2", Element::Bf16, 256, 64)
+        .paired()
+        .measured(),
+    spec("attention_fwd_f16_d128_n192_c2", Element::F16, 128, 192).paired(),
 ];
 
 const _: () = {
