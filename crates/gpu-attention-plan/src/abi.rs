@@ -323,9 +323,9 @@ impl KernelSpec {
 /// 256 with 64 (the accumulators of O take 128 of a thread's registers). The measurement rows,
 /// which [`kernel`] does not choose ([`by_name`]): head dim 64 with two consumer warpgroups by 192
 /// keys (the plan's row before run 97) and, in bf16 only, FlashAttention-3's other tiles (192
-/// rows by 192 keys at 64, 176 keys at 128, 80 at 256) and CTA pairs of 176 keys at 128 and of
-/// 64 at 256.
-pub const KERNELS: [KernelSpec; 19] = [
+/// rows by 192 keys at 64, 176 keys at 128, 80 at 256) and CTA pairs of 176 and 128 keys at 128,
+/// of 64 at 256, and of the 192-row tiles at 64.
+pub const KERNELS: [KernelSpec; 21] = [
     spec("attention_fwd_bf16_d64_n128", Element::Bf16, 64, 128),
     wide("attention_fwd_bf16_d64_m192", Element::Bf16, 64, 128, 3),
     spec("attention_fwd_bf16_d128_n192", Element::Bf16, 128, 192),
@@ -356,6 +356,12 @@ pub const KERNELS: [KernelSpec; 19] = [
         .paired()
         .measured(),
     spec("attention_fwd_f16_d128_n192_c2", Element::F16, 128, 192).paired(),
+    spec("attention_fwd_bf16_d128_n128_c2", Element::Bf16, 128, 128)
+        .paired()
+        .measured(),
+    wide("attention_fwd_bf16_d64_m192_c2", Element::Bf16, 64, 128, 3)
+        .paired()
+        .measured(),
 ];
 
 const _: () = {

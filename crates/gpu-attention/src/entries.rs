@@ -212,3 +212,15 @@ entry!(
     attention_fwd_f16_d128_n192_c2 = 18,
     F16
 );
+entry!(
+    /// bf16, head dimension 128, 128 keys a block, in CTA pairs: a measurement (the short key
+    /// sequences without a mask).
+    attention_fwd_bf16_d128_n128_c2 = 19,
+    Bf16
+);
+entry!(
+    /// bf16, head dimension 64, 192 query rows by 128 keys a block, in CTA pairs: a
+    /// measurement.
+    attention_fwd_bf16_d64_m192_c2 = 20,
+    Bf16
+);

@@ -221,10 +221,11 @@ fn cases(quick: bool) -> Vec<Case> {
     ];
     if !quick {
         // More units than the GPU holds CTAs (or pairs) at once: each persistent CTA runs
-        // several, its rings' phases carried from unit to unit (the pairs' among them: 128
-        // units of 256 rows, the last of each head half past the sequence).
+        // several, its rings' phases carried from unit to unit (the pairs' among them: 128 to
+        // 256 units of 256 or 384 rows, the last of each head partly past the sequence).
         v.push(fixed(4, (300, 160), (16, 4), 128, false, Bf16));
         v.push(fixed(4, (260, 100), (16, 4), 256, false, Bf16));
+        v.push(fixed(8, (400, 100), (16, 4), 64, false, Bf16));
         v.push(fixed(1, (1000, 1000), (8, 1), 64, true, Bf16));
         v.push(fixed(1, (777, 1000), (4, 1), 256, false, Bf16));
         v.push(fixed(1, (1500, 1500), (2, 2), 128, true, Bf16));
