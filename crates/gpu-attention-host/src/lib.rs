@@ -359,21 +359,24 @@ impl Attention {
     }
 
     /// Every kernel of the module that computes `problem` (its element type and head
-    /// dimension; the CTA pairs only a fixed batch without a mask), for
+    /// dimension; the CTA pairs only a fixed batch without a mask, on a GPU that holds clusters
+    /// of two), for
     /// [`run_with`](Self::run_with) and [`prepare_with`](Self::prepare_with): the choice of
     /// [`kernel_for`](Self::kernel_for) among them, and the others (other key blocks, three
     /// consumer warpgroups, CTA pairs).
     pub fn kernels_for(&self, problem: &Problem<'_>) -> Vec<KernelSpec> {
         KERNELS
             .iter()
-            .filter(|k| {
+            .zip(&self.fits)
+            .filter(|&(k, &fit)| {
                 (k.element, k.head_dim) == (problem.element, problem.head_dim)
                     && k.takes(
                         problem.mask == Mask::Causal,
                         matches!(problem.batches, Batches::Varlen { .. }),
                     )
+                    && fit > 0
             })
-            .copied()
+            .map(|(k, _)| *k)
             .collect()
     }
 

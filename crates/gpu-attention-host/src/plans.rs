@@ -9,7 +9,7 @@
 //! parameters and the grid) is a function of: the kernel (a row of the table); the problem (its
 //! batches, a variable-length batch's offsets by value, the heads, the head dimension, the
 //! element type, the mask, the scale's bits, the four tensors' strides); the addresses of Q, K,
-//! V, O and `LSE`; this `Attention`'s SM count (fixed at load); and the stream the plan's memory
+//! V, O and `LSE`; this `Attention`'s SM count and clusters that fit per row (both fixed at load); and the stream the plan's memory
 //! was uploaded on (its memory is freed in that stream's order, after the launches that used it,
 //! which are that stream's; the per-thread default stream, whose handle names another stream on
 //! each thread, keeps no plan). Each tensor map encodes an address, the dims and the strides, all in

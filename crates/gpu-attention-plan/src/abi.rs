@@ -9,12 +9,14 @@
 use crate::Element;
 
 /// The revision of [`Params`] and of what its fields mean, and of the entries' contract: bump it
-/// with every change to them. 3: a module whose entries do not wait says so ([`ABI_UNWAITED`];
+/// with every change to them. 4: an entry of a row of CTA pairs is launched in clusters of two and
+/// its units are [`KernelSpec::unit_rows`] rows, each CTA taking half. 3: a module whose entries
+/// do not wait says so ([`ABI_UNWAITED`];
 /// one of revision 2 without the wait, the negative control, exported the plain version, which
 /// a host of revision 3 refuses). 2: every entry waits for the stream's previous kernel
 /// (`griddepcontrol.wait`) before it touches global memory, which the host's programmatic
 /// launches rely on.
-const REVISION: u32 = 3;
+const REVISION: u32 = 4;
 
 /// The launch ABI version: [`REVISION`] and every kernel's layout in [`KERNELS`] (element, head
 /// dimension, keys per block, stages: what the host's maps and shared memory size follow),
@@ -70,7 +72,8 @@ pub const MAPS: u32 = 3;
 /// The tensor maps at `maps` are 4D over `[batch, seq, heads, head_dim]` (innermost first:
 /// `head_dim`, heads, rows, sequences; a variable-length batch is one sequence of all the
 /// tokens), 16-bit elements, 128-byte swizzle, zeros outside; boxes of 64 elements by one head by
-/// [`KernelSpec::q_rows`] rows (Q) or [`KernelSpec::block_n`] rows (K, V) by one sequence.
+/// [`KernelSpec::q_rows`] rows (Q) or [`KernelSpec::kv_box_rows`] rows (K, V: a block's, or half
+/// of it in a row of CTA pairs) by one sequence.
 #[repr(C)]
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Params {
@@ -104,8 +107,9 @@ pub struct Params {
     pub varlen: u32,
     /// All queries of a variable-length batch (`LSE`'s row length); 0 for a fixed batch.
     pub tokens_q: u32,
-    /// The work units (`schedule::Units::count`): a CTA takes units `blockIdx.x`, `+ gridDim.x`,
-    /// and so on.
+    /// The work units (`schedule::Units::count`, in blocks of [`KernelSpec::unit_rows`] rows): a
+    /// CTA takes units `blockIdx.x`, `+ gridDim.x`, and so on (in the plan's alternating order);
+    /// in a row of CTA pairs a cluster does, both its CTAs the same units.
     pub units: u32,
 }
 
@@ -165,8 +169,8 @@ pub struct KernelSpec {
     /// Whether [`kernel`] ever chooses the row; the others are measurements, reachable by name
     /// ([`by_name`]).
     pub planned: bool,
-    /// CTAs per cluster: 1, or 2 (FlashAttention-3's pairs at head dims 128 and 256 without a
-    /// mask): the two CTAs of a pair take the two halves of one unit of [`unit_rows`](Self::unit_rows)
+    /// CTAs per cluster: 1, or 2 (FlashAttention-3's pairs, for problems without a mask): the
+    /// two CTAs of a pair take the two halves of one unit of [`unit_rows`](Self::unit_rows)
     /// query rows, each loads half of every K and V block and multicasts it to both, so each
     /// block crosses from L2 once per pair. Only for a fixed batch without a mask (both halves
     /// then read the same key blocks).
@@ -184,7 +188,8 @@ impl KernelSpec {
         64
     }
 
-    /// Query rows per CTA (a unit of the schedule): 64 per consumer warpgroup (`wgmma`'s M).
+    /// Query rows per CTA: 64 per consumer warpgroup (`wgmma`'s M); a unit of the schedule is
+    /// [`unit_rows`](Self::unit_rows).
     pub const fn block_m(self) -> u32 {
         64 * self.consumers
     }
@@ -568,22 +573,26 @@ mod tests {
         assert_eq!(ABI_VERSION, fingerprint(REVISION, &KERNELS));
         assert_ne!(ABI_VERSION, fingerprint(REVISION + 1, &KERNELS));
         // Each field the host's maps or shared memory follow, changed in one kernel.
-        let changes: [fn(&mut KernelSpec); 5] = [
+        let changes: [fn(&mut KernelSpec); 6] = [
             |k| k.block_n += 64,
             |k| k.stages += 1,
             |k| k.head_dim *= 2,
             |k| k.element = Element::F16,
             |k| k.consumers += 1,
+            |k| k.cluster = 2,
         ];
         for change in changes {
             let mut table = KERNELS;
             change(&mut table[1]);
             assert_ne!(ABI_VERSION, fingerprint(REVISION, &table));
         }
-        // The loop's overlaps do not change what the host does.
+        // The loop's overlaps, the rescale and whether the plan chooses the row do not change what
+        // the host does.
         let mut table = KERNELS;
         table[0].overlap = !table[0].overlap;
         table[0].pingpong = !table[0].pingpong;
+        table[0].lazy = !table[0].lazy;
+        table[0].planned = !table[0].planned;
         assert_eq!(ABI_VERSION, fingerprint(REVISION, &table));
     }
 }

@@ -1,7 +1,8 @@
 //! Host side of gpu-hopper: TMA tensor maps, encoded with the CUDA driver through cudarc, their
 //! documented limits checked first; whether a stream is being captured into a CUDA graph
-//! ([`capture_id`], which the kernels' host APIs ask before an upload), and the launch attribute
-//! of a programmatic dependent launch ([`programmatic_attribute`]).
+//! ([`capture_id`], which the kernels' host APIs ask before an upload); a launch's attributes
+//! ([`LaunchAttributes`]: a cluster dimension, programmatic serialization) and how many clusters
+//! of a kernel fit at once ([`max_active_clusters`]).
 //!
 //! ```no_run
 //! use gpu_hopper_host::{ElementType, L2Promotion, OobFill, Swizzle, Tiled};

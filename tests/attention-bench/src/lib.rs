@@ -11,7 +11,9 @@
 //! opens GPU 0's primary context, the one torch uses, so the addresses are valid in it. With
 //! `$GPU_ATTENTION_KERNEL` set to rows' names without the prefix and element, comma-separated
 //! (`d64_n192,d128_n176`), a problem of a named row's element and head dimension runs on that
-//! row instead of the plan's choice (a measurement; the plan's `abi::by_name`'s names).
+//! row instead of the plan's choice (a measurement; the plan's `abi::by_name`'s names), if the
+//! row takes the problem (`Attention::kernels_for`: a row of CTA pairs takes no causal or
+//! variable-length one); otherwise on the plan's choice, which the printed entry shows.
 //!
 //! The kernel each handle runs is printed to stderr when it is made, so that a log says which
 //! row ran.
