@@ -380,6 +380,15 @@ impl Attention {
             .collect()
     }
 
+    /// The row of [`kernels_for`](Self::kernels_for) whose entry is
+    /// `attention_fwd_<element>_<name>` (`name` as `d64_n192`, `d128_n192_c2`: the plan's
+    /// `abi::by_name`), if `problem` has it: what a measurement runs instead of
+    /// [`kernel_for`](Self::kernel_for)'s choice.
+    pub fn kernel_named(&self, problem: &Problem<'_>, name: &str) -> Option<KernelSpec> {
+        let named = abi::by_name(problem.element, name)?;
+        self.kernels_for(problem).contains(&named).then_some(named)
+    }
+
     #[allow(clippy::too_many_arguments)]
     fn run_inner(
         &self,
@@ -639,20 +648,16 @@ impl Attention {
                 (MAPS * MAP_BYTES) as usize + count as usize * UNIT_WORDS * 4
             );
         }
-        // The persistent grid: a CTA per SM, at most one per unit; in pairs, as many pairs as fit
-        // on the GPU at once (some GPCs have an odd number of SMs), at most one per unit.
-        let grid = if spec.cluster > 1 {
-            let fit = self.fits[spec_at];
-            if fit == 0 {
-                return Err(Error::Kernel(format!(
-                    "no cluster of {} CTAs of {} fits on this GPU: use a kernel of one CTA per cluster (Attention::kernels_for)",
-                    spec.cluster, spec.entry
-                )));
-            }
-            count32.min(fit) * spec.cluster
-        } else {
-            count32.min(self.sms)
-        };
+        // The persistent grid: as many clusters as fit on the GPU at once (a CTA per SM; in
+        // pairs fewer where some GPCs have an odd number of SMs), at most one per unit.
+        let fit = self.fits[spec_at];
+        if fit == 0 {
+            return Err(Error::Kernel(format!(
+                "no cluster of {} CTAs of {} fits on this GPU: use a kernel of one CTA per cluster (Attention::kernels_for)",
+                spec.cluster, spec.entry
+            )));
+        }
+        let grid = count32.min(fit) * spec.cluster;
         let buffer = stream
             .clone_htod(&bytes)
             .map_err(cuda("uploading the tensor maps"))?;
@@ -692,18 +697,13 @@ impl Attention {
         // Programmatic serialization only when asked; a cluster dimension for the pairs only.
         let mut attributes =
             gpu_hopper_host::LaunchAttributes::new(spec.cluster, self.programmatic.get());
-        let config = sys::CUlaunchConfig {
-            gridDimX: prepared.grid,
-            gridDimY: 1,
-            gridDimZ: 1,
-            blockDimX: spec.threads(),
-            blockDimY: 1,
-            blockDimZ: 1,
-            sharedMemBytes: spec.smem_bytes(),
-            hStream: stream,
-            attrs: attributes.as_mut_ptr(),
-            numAttrs: attributes.len(),
-        };
+        let config = gpu_hopper_host::launch_config(
+            (prepared.grid, 1),
+            spec.threads(),
+            spec.smem_bytes(),
+            stream,
+            &mut attributes,
+        );
         // SAFETY: `args` points to the entries' one parameter, the `Params` block (checked
         // against the module at load), alive for the call; the maps live in `prepared`; the
         // tensors by the caller's contract; the configuration and its attribute are live

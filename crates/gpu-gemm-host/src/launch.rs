@@ -3,7 +3,7 @@
 
 use std::sync::Arc;
 
-use cudarc::driver::{CudaContext, CudaFunction, CudaStream, sys};
+use cudarc::driver::{CudaContext, CudaFunction, CudaStream};
 
 use crate::cache::Capture;
 use crate::error::cuda;
@@ -49,33 +49,10 @@ pub(crate) fn tensor_map(
     }
 }
 
-/// The launch attributes of a GEMM kernel (gpu-hopper-host's): a cluster dimension for the
-/// clustered kernels only, programmatic serialization when asked
+/// The launch attributes and configuration of a GEMM kernel (gpu-hopper-host's): a cluster
+/// dimension for the clustered kernels only, programmatic serialization when asked
 /// ([`crate::Gemm::set_programmatic_launch`]).
-pub(crate) use gpu_hopper_host::LaunchAttributes as Attributes;
-
-/// The launch configuration of a GEMM kernel (`threads` threads, `smem` bytes of dynamic shared
-/// memory) on `grid` and `stream`, with `attributes` (which must outlive the launch call).
-pub(crate) fn launch_config(
-    grid: (u32, u32),
-    threads: u32,
-    smem: u32,
-    stream: sys::CUstream,
-    attributes: &mut Attributes,
-) -> sys::CUlaunchConfig {
-    sys::CUlaunchConfig {
-        gridDimX: grid.0,
-        gridDimY: grid.1,
-        gridDimZ: 1,
-        blockDimX: threads,
-        blockDimY: 1,
-        blockDimZ: 1,
-        sharedMemBytes: smem,
-        hStream: stream,
-        attrs: attributes.as_mut_ptr(),
-        numAttrs: attributes.len(),
-    }
-}
+pub(crate) use gpu_hopper_host::{LaunchAttributes as Attributes, launch_config};
 
 /// How many clusters of `size` CTAs of `kernel`'s `function` (its threads and shared memory)
 /// the GPU holds at once (`cuOccupancyMaxActiveClusters`): the persistent cluster grid. Some GPCs have an odd
@@ -101,18 +78,6 @@ pub(crate) fn max_active_clusters(
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    /// The configuration passes the attributes gpu-hopper-host's `LaunchAttributes` holds (its
-    /// own test checks which they are).
-    #[test]
-    fn the_launch_passes_its_attributes() {
-        for (cluster, programmatic, count) in [(1, false, 0), (2, false, 1), (2, true, 2)] {
-            let mut attributes = Attributes::new(cluster, programmatic);
-            let config = launch_config((1, 1), 384, 0, std::ptr::null_mut(), &mut attributes);
-            assert_eq!(config.attrs.cast_const(), attributes.as_slice().as_ptr());
-            assert_eq!(config.numAttrs, count);
-        }
-    }
 
     #[test]
     fn a_matrix_the_tensor_copies_cannot_address_is_a_shape_error() {

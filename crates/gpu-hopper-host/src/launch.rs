@@ -59,6 +59,29 @@ impl LaunchAttributes {
     }
 }
 
+/// The launch configuration of a kernel of `threads` threads and `smem` bytes of dynamic shared
+/// memory on `grid` (x, y) and `stream`, with `attributes` (which must outlive the launch call).
+pub fn launch_config(
+    grid: (u32, u32),
+    threads: u32,
+    smem: u32,
+    stream: sys::CUstream,
+    attributes: &mut LaunchAttributes,
+) -> sys::CUlaunchConfig {
+    sys::CUlaunchConfig {
+        gridDimX: grid.0,
+        gridDimY: grid.1,
+        gridDimZ: 1,
+        blockDimX: threads,
+        blockDimY: 1,
+        blockDimZ: 1,
+        sharedMemBytes: smem,
+        hStream: stream,
+        attrs: attributes.as_mut_ptr(),
+        numAttrs: attributes.len(),
+    }
+}
+
 /// A launch attribute asking for clusters of `size` CTAs along x
 /// (`CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION`).
 pub fn cluster_attribute(size: u32) -> sys::CUlaunchAttribute {
@@ -82,18 +105,13 @@ pub fn max_active_clusters(
     smem: u32,
 ) -> Result<u32, DriverError> {
     let mut attributes = LaunchAttributes::new(size, false);
-    let config = sys::CUlaunchConfig {
-        gridDimX: size,
-        gridDimY: 1,
-        gridDimZ: 1,
-        blockDimX: threads,
-        blockDimY: 1,
-        blockDimZ: 1,
-        sharedMemBytes: smem,
-        hStream: std::ptr::null_mut(),
-        attrs: attributes.as_mut_ptr(),
-        numAttrs: attributes.len(),
-    };
+    let config = launch_config(
+        (size, 1),
+        threads,
+        smem,
+        std::ptr::null_mut(),
+        &mut attributes,
+    );
     let mut clusters = 0i32;
     // SAFETY: the configuration and its attributes are live locals; the driver writes `clusters`.
     let status = unsafe {
@@ -151,5 +169,21 @@ mod tests {
                 (Id::CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION, 1)
             ]
         );
+    }
+
+    /// The configuration passes the attributes it is given, and the grid, block and memory.
+    #[test]
+    fn the_configuration_passes_its_attributes() {
+        for (cluster, programmatic, count) in [(1, false, 0), (2, false, 1), (2, true, 2)] {
+            let mut attributes = LaunchAttributes::new(cluster, programmatic);
+            let config = launch_config((3, 2), 384, 1024, std::ptr::null_mut(), &mut attributes);
+            assert_eq!(config.attrs.cast_const(), attributes.as_slice().as_ptr());
+            assert_eq!(config.numAttrs, count);
+            assert_eq!(
+                (config.gridDimX, config.gridDimY, config.gridDimZ),
+                (3, 2, 1)
+            );
+            assert_eq!((config.blockDimX, config.sharedMemBytes), (384, 1024));
+        }
     }
 }

@@ -1,7 +1,8 @@
 //! Host side of gpu-hopper: TMA tensor maps, encoded with the CUDA driver through cudarc, their
 //! documented limits checked first; whether a stream is being captured into a CUDA graph
-//! ([`capture_id`], which the kernels' host APIs ask before an upload); a launch's attributes
-//! ([`LaunchAttributes`]: a cluster dimension, programmatic serialization) and how many clusters
+//! ([`capture_id`], which the kernels' host APIs ask before an upload); a launch's configuration
+//! ([`launch_config`]) and attributes ([`LaunchAttributes`]: a cluster dimension, programmatic
+//! serialization) and how many clusters
 //! of a kernel fit at once ([`max_active_clusters`]).
 //!
 //! ```no_run
@@ -71,7 +72,7 @@ mod tensor_map;
 mod tests;
 
 pub use encode::TensorMap;
-pub use launch::{LaunchAttributes, cluster_attribute, max_active_clusters};
+pub use launch::{LaunchAttributes, cluster_attribute, launch_config, max_active_clusters};
 pub use stream::{
     ProgrammaticLaunch, capture_id, capture_state, is_per_thread, may_free_on, per_thread_handle,
     programmatic_attribute,

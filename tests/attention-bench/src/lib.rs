@@ -11,9 +11,9 @@
 //! opens GPU 0's primary context, the one torch uses, so the addresses are valid in it. With
 //! `$GPU_ATTENTION_KERNEL` set to rows' names without the prefix and element, comma-separated
 //! (`d64_n192,d128_n176`), a problem of a named row's element and head dimension runs on that
-//! row instead of the plan's choice (a measurement; the plan's `abi::by_name`'s names), if the
-//! row takes the problem (`Attention::kernels_for`: a row of CTA pairs takes no causal or
-//! variable-length one); otherwise on the plan's choice, which the printed entry shows.
+//! row instead of the plan's choice (a measurement: `Attention::kernel_named`), if the row takes
+//! the problem (a row of CTA pairs takes no causal or variable-length one); otherwise on the
+//! plan's choice, which the printed entry shows.
 //!
 //! The kernel each handle runs is printed to stderr when it is made, so that a log says which
 //! row ran.
@@ -125,12 +125,9 @@ pub unsafe extern "C" fn gpu_attention_prepare(
     let named = std::env::var("GPU_ATTENTION_KERNEL")
         .ok()
         .and_then(|names| {
-            let rows = state.attention.kernels_for(&problem);
-            names.split(',').find_map(|name| {
-                rows.iter()
-                    .find(|k| k.entry.split_once("16_").map(|(_, rest)| rest) == Some(name.trim()))
-                    .copied()
-            })
+            names
+                .split(',')
+                .find_map(|name| state.attention.kernel_named(&problem, name.trim()))
         });
     let prepared = match named {
         Some(kernel) => state
