@@ -247,8 +247,10 @@ pub fn run(sh: &Shell, ci: bool) -> Result {
 /// production module's alternating order), with `late_rescale` (the overlapped loop scales O
 /// after it issues the next block's scores, FlashAttention-3's order), with `exp_fma_4` and
 /// `exp_fma_3` (a quarter or a third of the exponentials on the FMA pipe), and with
-/// `lazy_rescale` (a warp keeps its old maxima while they grow by at most 8: no O rescale).
-pub const VARIANTS: [(&str, &str); 9] = [
+/// `lazy_rescale` (a warp keeps its old maxima while they grow by at most 8: no O rescale), its
+/// opposite `eager_rescale`, and `longest_first` and `folded` (a causal fixed batch's units never
+/// or always in the plan's folded order).
+pub const VARIANTS: [(&str, &str); 11] = [
     ("plain", "gpu_attention_plain.ptx"),
     ("overlap", "gpu_attention_overlap.ptx"),
     ("overlap,pingpong", "gpu_attention_overlap_pingpong.ptx"),
@@ -258,6 +260,8 @@ pub const VARIANTS: [(&str, &str); 9] = [
     ("exp_fma_3", "gpu_attention_exp_fma_3.ptx"),
     ("lazy_rescale", "gpu_attention_lazy_rescale.ptx"),
     ("eager_rescale", "gpu_attention_eager_rescale.ptx"),
+    ("longest_first", "gpu_attention_longest_first.ptx"),
+    ("folded", "gpu_attention_folded.ptx"),
 ];
 
 /// A variant module of [`VARIANTS`] after [`build_variant`].

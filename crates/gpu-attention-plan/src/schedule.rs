@@ -9,7 +9,13 @@
 //!
 //! - causal: the query blocks that see the most keys first (FlashAttention-3's longest-first
 //!   order), so that the last wave holds the shortest units; within a query block index, the
-//!   query heads of one sequence side by side;
+//!   query heads of one sequence side by side. Where a round of that order would spread over
+//!   more heads than it reads each one's keys from L2 ([`Units::folds`]), a fixed batch's units
+//!   come *folded* instead ([`Units::folded`]): head by head, each head's longest query block
+//!   paired with its shortest, then the next longest with the next shortest, and the alternating
+//!   rounds ([`Assignment`]) give a CTA both units of a pair, one round after the other, so every
+//!   CTA's work over two rounds is the same and the CTAs running at once read the keys of a few
+//!   heads together;
 //! - not causal: a head's query blocks one after another, then the next head: the units running
 //!   at once share K and V in L2. Either way the query heads that share a K/V head (grouped-query
 //!   attention) are adjacent.
@@ -35,6 +41,9 @@ pub struct Units<'a> {
     heads: u32,
     causal: bool,
     block_m: u32,
+    /// A causal fixed batch's units in the folded order for a grid of this many CTAs
+    /// ([`Units::folded`]); 0: not folded.
+    fold_grid: u64,
 }
 
 impl<'a> Units<'a> {
@@ -45,6 +54,7 @@ impl<'a> Units<'a> {
             heads: problem.heads_q,
             causal: problem.mask == Mask::Causal,
             block_m,
+            fold_grid: 0,
         }
     }
 
@@ -56,7 +66,63 @@ impl<'a> Units<'a> {
             heads,
             causal,
             block_m,
+            fold_grid: 0,
         }
+    }
+
+    /// The same units in the folded order for a persistent grid of `grid` CTAs taking them in
+    /// alternating rounds ([`Assignment::new`] with `alternate`), when `on` and the problem is a
+    /// causal fixed batch (the only one the order changes); otherwise as they are.
+    ///
+    /// Folded, query head `h` of a sequence lists its `n` query blocks as `n - 1, 0, n - 2, 1,
+    /// ..`, heads one after another (sequence by sequence): pair `i` is the list's units `2 i`
+    /// and `2 i + 1`, a long block and a short one of one head whose key blocks add up to about
+    /// `n + 1` (with `n` odd, the middle block comes last in an even head's list and first in an
+    /// odd one's, so that two heads' middle blocks make a pair). Place `x` of the schedule holds,
+    /// in two rounds `2 grid` places long, the pairs' first units in the first round and their
+    /// second units in the second in reverse order, so that the CTA given a pair's first unit in
+    /// one round is given its second in the next. The places after the last whole two rounds
+    /// (fewer than `2 grid`) hold the rest of the list one by one, the pairs' first units in
+    /// order, then their second units in reverse order: the long ones first.
+    #[must_use]
+    pub const fn folded(mut self, on: bool, grid: u64) -> Self {
+        let fold = on && self.causal && matches!(self.batches, Batches::Fixed { .. });
+        self.fold_grid = if fold { grid } else { 0 };
+        self
+    }
+
+    /// Whether a persistent grid of `grid` CTAs should take this problem's units folded: a
+    /// causal fixed batch in query blocks of at most 128 rows (two consumer warpgroups) whose
+    /// longest-first rounds hold fewer than eight units of each head (`8 · batch · heads >
+    /// grid`), with at least four rounds of units (`count >= 4 grid`, so that whole pairs, not
+    /// the tail, make up most of the schedule). A longest-first round of such a problem reads the
+    /// keys of up to `grid` heads at once, each from memory (at 2k keys and head dim 128 the
+    /// benchmark's 128 heads: 128 MiB of K and V against the L2's 50 MB); folded, the CTAs
+    /// running at once read a few heads' keys, each from L2 for all the units of the head that
+    /// run together.
+    ///
+    /// Measured against the longest-first order (same call, two alternating processes, causal,
+    /// beside cuDNN; tests/results/2026-12-03-issue25.md): run 101 (an H100) at 1k keys +12 %
+    /// (head dim 64), +45 % (128), +44 % (256), at 2k +44 % and +13 % (128, 256), at 4k +16 %
+    /// (128); run 102 (the H200) at 2k +10 % and +10-17 % (128, 256), at 4k +5 % and +3 %, at 8k
+    /// +4 % (128). The 192-row units of head dim 64 above 1k keys are not folded: their last
+    /// round is a partial one of long units (at 8k a model of the rounds gives 0.95 of the
+    /// longest-first balance), and the H200 measured them folded -1.5 % to -5 % (the H100 +5 %
+    /// to 0 %).
+    pub const fn folds(&self, grid: u64) -> bool {
+        let (per, blocks) = match self.batches {
+            Batches::Fixed { batch, seq_q, .. } => (
+                batch as u64 * self.heads as u64,
+                seq_q.div_ceil(self.block_m) as u64,
+            ),
+            Batches::Varlen { .. } => return false,
+        };
+        self.causal && self.block_m <= 128 && 8 * per > grid && per * blocks >= 4 * grid
+    }
+
+    /// Whether the units are in the folded order.
+    pub const fn is_folded(&self) -> bool {
+        self.fold_grid != 0
     }
 
     /// The sequences.
@@ -85,7 +151,13 @@ impl<'a> Units<'a> {
                 let (_, seq_q) = self.batches.queries(0);
                 let per_block = u64::from(self.batches.count()) * u64::from(self.heads);
                 let (m_blocks, heads) = (self.blocks(seq_q), u64::from(self.heads));
-                let (m, bh) = if self.causal {
+                let (m, bh) = if self.fold_grid != 0 {
+                    let f = folded_place(u, per_block * m_blocks, self.fold_grid);
+                    (
+                        folded_block(m_blocks, f / m_blocks, f % m_blocks),
+                        f / m_blocks,
+                    )
+                } else if self.causal {
                     (m_blocks - 1 - u / per_block, u % per_block)
                 } else {
                     (u % m_blocks, u / m_blocks)
@@ -121,6 +193,46 @@ impl<'a> Units<'a> {
             head: h as u32,
             m_block: m as u32,
         }
+    }
+}
+
+/// The unit of the folded list (heads' lists one after another) at place `x` of the schedule of
+/// `count` units for a grid of `grid` CTAs ([`Units::folded`]).
+const fn folded_place(x: u64, count: u64, grid: u64) -> u64 {
+    let rounds = 2 * grid;
+    let base = count / rounds * rounds;
+    if x < base {
+        let (k, w) = (x / rounds, x % rounds);
+        let (pair, second) = if w < grid {
+            (w, 0)
+        } else {
+            (rounds - 1 - w, 1)
+        };
+        2 * (k * grid + pair) + second
+    } else {
+        let (tail, w) = (count - base, x - base);
+        let firsts = tail.div_ceil(2);
+        if w < firsts {
+            base + 2 * w
+        } else {
+            base + 2 * (tail / 2 - 1 - (w - firsts)) + 1
+        }
+    }
+}
+
+/// The query block at place `i` of head `bh`'s folded list of `n` blocks ([`Units::folded`]):
+/// `n - 1, 0, n - 2, 1, ..`, with an odd `n`'s middle block last for an even `bh` and first for an
+/// odd one.
+const fn folded_block(n: u64, bh: u64, i: u64) -> u64 {
+    const fn zigzag(n: u64, i: u64) -> u64 {
+        if i % 2 == 0 { n - 1 - i / 2 } else { i / 2 }
+    }
+    if n % 2 == 0 || (bh % 2 == 0 && i < n - 1) {
+        zigzag(n, i)
+    } else if bh % 2 == 0 || i == 0 {
+        n / 2
+    } else {
+        zigzag(n, i - 1)
     }
 }
 
@@ -223,8 +335,17 @@ mod tests {
             Problem::varlen(&offsets_q, &offsets_k, (4, 1), 64).with_mask(Mask::Causal),
         ];
         // Blocks of 128 query rows, and of 192 (three consumer warpgroups).
-        for (p, block_m) in problems.into_iter().flat_map(|p| [(p, 128), (p, 192)]) {
-            let units = Units::new(&p, block_m);
+        // Blocks of 128 and 192 query rows, folded or not (an odd count of query blocks too).
+        let folds = [false, true];
+        let shapes = problems
+            .into_iter()
+            .flat_map(|p| [(p, 128), (p, 192), (p, 100)]);
+        for ((p, block_m), fold) in shapes.flat_map(|s| folds.map(|f| (s, f))) {
+            let units = Units::new(&p, block_m).folded(fold, 7);
+            assert_eq!(
+                units.is_folded(),
+                fold && p.mask == Mask::Causal && !matches!(p.batches, Batches::Varlen { .. })
+            );
             let seen: BTreeSet<(u32, u32, u32)> = all(&units)
                 .into_iter()
                 .map(|u| (u.sequence, u.head, u.m_block))
@@ -366,5 +487,148 @@ mod tests {
         // The plain stride, for comparison: CTA 0 takes every round's longest unit.
         assert!(imbalance(8192, 128, 192, false) > 1.05);
         assert!(imbalance(8192, 256, 64, false) > 1.10);
+    }
+
+    #[test]
+    fn folded_pairs_are_a_heads_long_and_short_blocks() {
+        // 8 query blocks a head (even), and 7 (odd: the middle blocks of two heads pair up).
+        for (seq, block_m) in [(1000, 128), (1000, 150)] {
+            let p = Problem::contiguous(2, (seq, seq), (3, 1), 128).with_mask(Mask::Causal);
+            let units = Units::new(&p, block_m).folded(true, 1);
+            let n = seq.div_ceil(block_m);
+            let all = all(&units);
+            let blocks = |u: &Unit| key_blocks(p.mask, (seq, seq), u.m_block, (block_m, 128)).0;
+            let mut total: Vec<u32> = Vec::new();
+            for pair in all.chunks(2) {
+                if let [a, b] = pair {
+                    if a.head == b.head && a.sequence == b.sequence {
+                        // A head's pair: blocks m and n - 1 - m.
+                        assert_eq!(a.m_block + b.m_block, n - 1, "{pair:?}");
+                        assert!(a.m_block > b.m_block);
+                    } else {
+                        // Two heads' middle blocks.
+                        assert_eq!((a.m_block, b.m_block), (n / 2, n / 2), "{pair:?}");
+                    }
+                    total.push(blocks(a) + blocks(b));
+                }
+            }
+            let (lo, hi) = (total.iter().min().unwrap(), total.iter().max().unwrap());
+            assert!(
+                hi - lo <= 2,
+                "{seq}/{block_m}: pairs of {lo} to {hi} key blocks"
+            );
+            // Head by head: the first n units are sequence 0's head 0.
+            assert!(
+                all[..n as usize]
+                    .iter()
+                    .all(|u| (u.sequence, u.head) == (0, 0))
+                    || n % 2 == 1
+            );
+        }
+        // Not causal, or a variable-length batch: the order does not change.
+        let p = Problem::contiguous(1, (300, 300), (4, 2), 64);
+        assert!(!Units::new(&p, 128).folded(true, 132).is_folded());
+    }
+
+    #[test]
+    fn a_folded_grid_gives_each_cta_both_units_of_a_pair() {
+        // Heads of 8 query blocks (1000 rows in blocks of 128) and of 7 (blocks of 150).
+        for (grid, heads, block_m) in [
+            (1, 1, 128),
+            (4, 1, 150),
+            (4, 3, 128),
+            (7, 5, 150),
+            (132, 128, 128),
+            (132, 17, 150),
+            (114, 64, 128),
+            (16, 2, 150),
+        ] {
+            let p = Problem::contiguous(1, (1000, 1000), (heads, 1), 64).with_mask(Mask::Causal);
+            let units = Units::new(&p, block_m).folded(true, grid);
+            let count = units.count();
+            let n = 1000u32.div_ceil(block_m);
+            let mut seen = BTreeSet::new();
+            for cta in 0..grid {
+                let mine: Vec<Unit> = Assignment::new(cta, grid, count, true)
+                    .map(|u| units.get(u))
+                    .collect();
+                // The whole two rounds: a head's blocks m and n - 1 - m, or two middle blocks.
+                let whole = (count / (2 * grid)) as usize;
+                for pair in mine[..2 * whole].chunks(2) {
+                    let (a, b) = (pair[0], pair[1]);
+                    assert!(
+                        (a.head == b.head
+                            && a.m_block + b.m_block == n - 1
+                            && a.m_block > b.m_block)
+                            || (a.m_block, b.m_block) == (n / 2, n / 2),
+                        "grid {grid}, cta {cta}: {pair:?}"
+                    );
+                }
+                for u in mine {
+                    assert!(seen.insert((u.sequence, u.head, u.m_block)), "{u:?} twice");
+                }
+            }
+            assert_eq!(seen.len() as u64, count, "grid {grid}: every unit once");
+        }
+    }
+
+    /// [`imbalance`] in the folded order.
+    fn folded_imbalance(seq: u32, head_dim: u32, block_n: u32, grid: u64) -> f64 {
+        let (batch, heads) = (16384 / seq, 2048 / head_dim);
+        let p = Problem::contiguous(batch, (seq, seq), (heads, heads), head_dim)
+            .with_mask(Mask::Causal);
+        let units = Units::new(&p, 128).folded(true, grid);
+        let work = |u: u64| {
+            let unit = units.get(u);
+            f64::from(key_blocks(p.mask, (seq, seq), unit.m_block, (128, block_n)).0 + 1)
+        };
+        let per_cta: Vec<f64> = (0..grid)
+            .map(|c| {
+                Assignment::new(c, grid, units.count(), true)
+                    .map(work)
+                    .sum()
+            })
+            .collect();
+        let mean = per_cta.iter().sum::<f64>() / grid as f64;
+        per_cta.iter().cloned().fold(0.0, f64::max) / mean
+    }
+
+    #[test]
+    fn folded_rounds_balance_the_ctas_and_fold_where_heads_spread() {
+        for (seq, d, n) in [
+            (1024, 128, 128),
+            (2048, 128, 128),
+            (4096, 128, 192),
+            (2048, 256, 64),
+        ] {
+            let r = folded_imbalance(seq, d, n, 132);
+            assert!(
+                r < 1.05,
+                "seq {seq}, D {d}: the busiest CTA has {r:.3} of the mean"
+            );
+        }
+        // The rule: folded where a longest-first round holds fewer than 8 units of a head and
+        // the units fill at least four rounds.
+        let units = |seq: u32, d: u32| {
+            let p = Problem::contiguous(16384 / seq, (seq, seq), (2048 / d, 2048 / d), d)
+                .with_mask(Mask::Causal);
+            Units::new(&p, 128)
+        };
+        assert!(units(2048, 128).folds(132));
+        assert!(units(4096, 128).folds(132));
+        assert!(units(8192, 128).folds(132));
+        assert!(!units(16384, 128).folds(132));
+        assert!(units(16384, 128).folds(114));
+        // Too few units for whole pairs: 4 heads of 4 query blocks.
+        let small = Problem::contiguous(1, (512, 512), (4, 4), 128).with_mask(Mask::Causal);
+        assert!(!Units::new(&small, 128).folds(16));
+        assert!(Units::new(&small, 128).folds(4));
+        assert!(!units(2048, 128).folded(false, 132).is_folded());
+        // Not the 192-row units (three consumer warpgroups at head dim 64).
+        let p = Problem::contiguous(2, (8192, 8192), (32, 32), 64).with_mask(Mask::Causal);
+        assert!(Units::new(&p, 128).folds(132));
+        assert!(!Units::new(&p, 192).folds(132));
+        let p = Problem::contiguous(8, (2048, 2048), (16, 16), 128);
+        assert!(!Units::new(&p, 128).folds(132));
     }
 }

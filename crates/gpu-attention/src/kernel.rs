@@ -13,6 +13,19 @@ use gpu_attention_plan::{Batches, Mask};
 /// 584-586); the `strided` feature's variant module keeps the plain stride to measure against.
 const BALANCED: bool = !cfg!(feature = "strided");
 
+/// Whether a causal fixed batch's units come folded ([`Units::folded`]): by the plan's rule
+/// ([`Units::folds`]) in the production module; never in the `longest_first` feature's variant
+/// module and always in the `folded` one, to measure the rule against.
+const fn fold(units: &Units<'_>, grid: u64) -> bool {
+    if cfg!(feature = "longest_first") {
+        false
+    } else if cfg!(feature = "folded") {
+        true
+    } else {
+        units.folds(grid)
+    }
+}
+
 /// Whether the overlapped loop rescales O for block j - 1 after it issues block j's scores
 /// (FlashAttention-3's order: the tensor cores multiply `Q K_jᵀ` while the consumers scale O,
 /// and nothing but packing P sits between `P_(j-2) V_(j-2)`'s completion and the next issue),
@@ -299,6 +312,13 @@ pub(crate) unsafe fn forward<
         (first, stride)
     };
     let count = u64::from(params.units);
+    // The order of the units, the same in every thread (folded: for the alternating rounds).
+    let launch = Launch {
+        units: launch
+            .units
+            .folded(BALANCED && fold(&launch.units, stride), stride),
+        ..launch
+    };
     if tid < 128 {
         // SAFETY: the whole producer warpgroup, converged.
         unsafe {

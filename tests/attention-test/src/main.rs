@@ -240,23 +240,26 @@ fn cases(quick: bool) -> Vec<Case> {
     v
 }
 
-/// Runs one case; `Ok(line)` or `Err(line)`.
-fn run_case(
-    attention: &Attention,
-    stream: &Arc<CudaStream>,
-    case: &Case,
-    kernel: Option<KernelSpec>,
-    exp_error: f64,
-    rng: &mut Rng,
-) -> Result<String, String> {
+/// A case's inputs (as the kernels read them) and their host reference, drawn and computed once
+/// for every row the case runs on.
+struct Drawn {
+    q: Vec<u16>,
+    k: Vec<u16>,
+    v: Vec<u16>,
+    reference: gpu_attention_plan::reference::Output,
+    tol: gpu_attention_plan::reference::Tolerance,
+}
+
+/// Draws a case's inputs and computes their reference (f64) and error bounds.
+fn draw(case: &Case, exp_error: f64, rng: &mut Rng) -> Result<Drawn, String> {
     let p = &case.problem;
     let e = p.extents();
     let draw = |n: u64, rng: &mut Rng| -> (Vec<u16>, Vec<f32>) {
         (0..n).map(|_| encode(p.element, rng.unit())).unzip()
     };
-    let (qb, qf) = draw(e.q, rng);
-    let (kb, kf) = draw(e.k, rng);
-    let (vb, vf) = draw(e.v, rng);
+    let (q, qf) = draw(e.q, rng);
+    let (k, kf) = draw(e.k, rng);
+    let (v, vf) = draw(e.v, rng);
     let inputs = Inputs {
         q: &qf,
         k: &kf,
@@ -264,10 +267,36 @@ fn run_case(
     };
     let reference = forward(p, &inputs).map_err(|e| format!("reference: {e}"))?;
     let tol = tolerance_with(p, &inputs, exp_error).map_err(|e| format!("tolerance: {e}"))?;
+    Ok(Drawn {
+        q,
+        k,
+        v,
+        reference,
+        tol,
+    })
+}
+
+/// Runs one case on `kernel` (the plan's when `None`); `Ok(line)` or `Err(line)`.
+fn run_case(
+    attention: &Attention,
+    stream: &Arc<CudaStream>,
+    case: &Case,
+    kernel: Option<KernelSpec>,
+    drawn: &Drawn,
+) -> Result<String, String> {
+    let p = &case.problem;
+    let e = p.extents();
+    let Drawn {
+        q: qb,
+        k: kb,
+        v: vb,
+        reference,
+        tol,
+    } = drawn;
     let cuda = |e: cudarc::driver::DriverError| format!("CUDA: {e:?}");
-    let q = stream.clone_htod(&qb).map_err(cuda)?;
-    let k = stream.clone_htod(&kb).map_err(cuda)?;
-    let v = stream.clone_htod(&vb).map_err(cuda)?;
+    let q = stream.clone_htod(qb).map_err(cuda)?;
+    let k = stream.clone_htod(kb).map_err(cuda)?;
+    let v = stream.clone_htod(vb).map_err(cuda)?;
     let mut o = stream
         .clone_htod(&vec![SENTINEL; e.o as usize])
         .map_err(cuda)?;
@@ -493,6 +522,14 @@ fn main() -> ExitCode {
             .kernels_for(&case.problem)
             .into_iter()
             .filter(|k| Some(*k) != default);
+        let drawn = match draw(&case, exp_error, &mut rng) {
+            Ok(drawn) => drawn,
+            Err(line) => {
+                fail += 1;
+                println!("FAIL {}: {line}", case.name);
+                continue;
+            }
+        };
         for kernel in std::iter::once(None).chain(others.map(Some)) {
             let name = match kernel {
                 None => case.name.to_string(),
@@ -501,7 +538,7 @@ fn main() -> ExitCode {
                     format!("{} [{}]", case.name, k.entry)
                 }
             };
-            match run_case(&attention, &stream, &case, kernel, exp_error, &mut rng) {
+            match run_case(&attention, &stream, &case, kernel, &drawn) {
                 Ok(line) => {
                     pass += 1;
                     println!("PASS {name}: {line}");
