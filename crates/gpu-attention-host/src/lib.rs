@@ -636,18 +636,6 @@ impl Attention {
         ] {
             bytes.extend_from_slice(&tensor_map(problem, spec, tensor, address)?);
         }
-        if !fixed {
-            // The most key blocks first, across the sequences (`order`).
-            for unit in order::table_order(problem, spec) {
-                for word in abi::unit_record(problem, unit) {
-                    bytes.extend_from_slice(&word.to_le_bytes());
-                }
-            }
-            debug_assert_eq!(
-                bytes.len(),
-                (MAPS * MAP_BYTES) as usize + count as usize * UNIT_WORDS * 4
-            );
-        }
         // The persistent grid: as many clusters as fit on the GPU at once (a CTA per SM; in
         // pairs fewer where some GPCs have an odd number of SMs), at most one per unit.
         let fit = self.fits[spec_at];
@@ -658,6 +646,18 @@ impl Attention {
             )));
         }
         let grid = count32.min(fit) * spec.cluster;
+        if !fixed {
+            // The most key blocks first, across the sequences (`order`).
+            for unit in order::table_order(problem, spec, u64::from(grid / spec.cluster)) {
+                for word in abi::unit_record(problem, unit) {
+                    bytes.extend_from_slice(&word.to_le_bytes());
+                }
+            }
+            debug_assert_eq!(
+                bytes.len(),
+                (MAPS * MAP_BYTES) as usize + count as usize * UNIT_WORDS * 4
+            );
+        }
         let buffer = stream
             .clone_htod(&bytes)
             .map_err(cuda("uploading the tensor maps"))?;

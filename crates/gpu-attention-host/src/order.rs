@@ -12,26 +12,95 @@
 //! a fixed batch. The kernels read each record whole, so the order changes which CTA computes a
 //! unit and when, never what it computes.
 
-use gpu_attention_plan::Problem;
+//!
+//! With the `varlen_folded` feature (a measurement, off by default), a causal batch's table is
+//! [`folded`] instead where the fixed batches' rule would fold it ([`folds`]): each sequence's
+//! query heads' longest query blocks paired with their shortest, as `Units::folded` pairs a fixed
+//! batch's, so that the CTAs running at once read a few heads' keys from L2.
+
 use gpu_attention_plan::abi::KernelSpec;
 use gpu_attention_plan::mask::key_blocks;
-use gpu_attention_plan::schedule::{Unit, Units};
+use gpu_attention_plan::schedule::{Unit, Units, folded_place};
+use gpu_attention_plan::{Mask, Problem};
 
-/// The units of `problem` (a variable-length batch) for `spec`, in its table's order.
-pub(crate) fn table_order(problem: &Problem<'_>, spec: KernelSpec) -> Vec<Unit> {
+/// The units of `problem` (a variable-length batch) for `spec`, in its table's order, for a grid
+/// of `grid` CTAs.
+pub(crate) fn table_order(problem: &Problem<'_>, spec: KernelSpec, grid: u64) -> Vec<Unit> {
+    if cfg!(feature = "varlen_folded") && folds(problem, spec, grid) {
+        return folded(problem, spec, grid);
+    }
+    longest_first(problem, spec)
+}
+
+/// The key blocks `unit` of `problem` reads in `spec`'s blocks.
+fn blocks_of(problem: &Problem<'_>, spec: KernelSpec, unit: Unit) -> u32 {
+    let (_, len_q) = problem.batches.queries(unit.sequence);
+    let (_, len_k) = problem.batches.keys(unit.sequence);
+    key_blocks(
+        problem.mask,
+        (len_q, len_k),
+        unit.m_block,
+        (spec.unit_rows(), spec.block_n),
+    )
+    .0
+}
+
+/// Whether the folded table suits `problem` on `grid` CTAs, by the fixed batches' rule
+/// (`Units::folds`): causal, units of at most 128 rows, fewer than eight units of each
+/// sequence's head in a longest-first round, at least four rounds of units.
+pub(crate) fn folds(problem: &Problem<'_>, spec: KernelSpec, grid: u64) -> bool {
+    let heads = u64::from(problem.batches.count()) * u64::from(problem.heads_q);
+    let count = Units::new(problem, spec.unit_rows()).count();
+    problem.mask == Mask::Causal && spec.unit_rows() <= 128 && 8 * heads > grid && count >= 4 * grid
+}
+
+/// The folded table for `grid` CTAs taking it in alternating rounds: per sequence and query
+/// head, query blocks `n - 1` and 0, `n - 2` and 1, .. as pairs (an odd `n`'s middle blocks paired
+/// across the sequence's heads, the last one left over with the next sequence's or alone), the
+/// pairs sorted by their key blocks, most first (stably: a sequence's heads stay side by side),
+/// laid out by `folded_place`: a CTA takes a pair's two units in two consecutive rounds.
+pub(crate) fn folded(problem: &Problem<'_>, spec: KernelSpec, grid: u64) -> Vec<Unit> {
+    let mut pairs: Vec<[Unit; 2]> = Vec::new();
+    let mut middles: Vec<Unit> = Vec::new();
+    for sequence in 0..problem.batches.count() {
+        let n = problem
+            .batches
+            .queries(sequence)
+            .1
+            .div_ceil(spec.unit_rows());
+        for head in 0..problem.heads_q {
+            let unit = |m_block| Unit {
+                sequence,
+                head,
+                m_block,
+            };
+            for i in 0..n / 2 {
+                pairs.push([unit(n - 1 - i), unit(i)]);
+            }
+            if n % 2 == 1 {
+                middles.push(unit(n / 2));
+            }
+        }
+    }
+    let (two, rest) = middles.as_chunks::<2>();
+    pairs.extend_from_slice(two);
+    let single = rest.first().copied();
+    let work = |p: &[Unit; 2]| blocks_of(problem, spec, p[0]) + blocks_of(problem, spec, p[1]);
+    pairs.sort_by_key(|p| std::cmp::Reverse(work(p)));
+    let list: Vec<Unit> = pairs.into_iter().flatten().chain(single).collect();
+    let count = list.len() as u64;
+    (0..count)
+        .map(|x| list[folded_place(x, count, grid) as usize])
+        .collect()
+}
+
+/// The units with the most key blocks first (stably: equal lengths keep the plan's order).
+fn longest_first(problem: &Problem<'_>, spec: KernelSpec) -> Vec<Unit> {
     let units = Units::new(problem, spec.unit_rows());
     let mut order: Vec<(u32, Unit)> = (0..units.count())
         .map(|u| {
             let unit = units.get(u);
-            let (_, len_q) = problem.batches.queries(unit.sequence);
-            let (_, len_k) = problem.batches.keys(unit.sequence);
-            let (blocks, _) = key_blocks(
-                problem.mask,
-                (len_q, len_k),
-                unit.m_block,
-                (spec.unit_rows(), spec.block_n),
-            );
-            (blocks, unit)
+            (blocks_of(problem, spec, unit), unit)
         })
         .collect();
     // Stable: equal lengths keep the plan's order.
@@ -46,18 +115,6 @@ mod tests {
 
     use super::*;
 
-    fn blocks(problem: &Problem<'_>, spec: KernelSpec, unit: Unit) -> u32 {
-        let (_, len_q) = problem.batches.queries(unit.sequence);
-        let (_, len_k) = problem.batches.keys(unit.sequence);
-        key_blocks(
-            problem.mask,
-            (len_q, len_k),
-            unit.m_block,
-            (spec.unit_rows(), spec.block_n),
-        )
-        .0
-    }
-
     /// Every unit once, the most key blocks first, equal ones in the plan's order; causal or
     /// not, on every row's tile (128 and 192 query rows).
     #[test]
@@ -67,7 +124,10 @@ mod tests {
         for mask in [Mask::None, Mask::Causal] {
             let problem = Problem::varlen(&offsets_q, &offsets_k, (8, 2), 64).with_mask(mask);
             for spec in KERNELS.iter().filter(|k| k.head_dim == 64) {
-                let order = table_order(&problem, *spec);
+                let order = longest_first(&problem, *spec);
+                if !cfg!(feature = "varlen_folded") || mask == Mask::None {
+                    assert_eq!(table_order(&problem, *spec, 132), order);
+                }
                 let units = Units::new(&problem, spec.unit_rows());
                 let plan: Vec<Unit> = (0..units.count()).map(|u| units.get(u)).collect();
                 assert_eq!(order.len(), plan.len());
@@ -82,8 +142,8 @@ mod tests {
                 );
                 for pair in order.windows(2) {
                     let (a, b) = (
-                        blocks(&problem, *spec, pair[0]),
-                        blocks(&problem, *spec, pair[1]),
+                        blocks_of(&problem, *spec, pair[0]),
+                        blocks_of(&problem, *spec, pair[1]),
                     );
                     assert!(a >= b, "{mask:?} {}: {pair:?}", spec.entry);
                     if a == b {
@@ -98,5 +158,72 @@ mod tests {
                 }
             }
         }
+    }
+
+    /// The folded table: every unit once, and each CTA of the grid given a sequence's head's
+    /// long and short blocks (or two middle blocks) in two consecutive rounds while whole rounds
+    /// last; the pairs with the most key blocks first.
+    #[test]
+    fn the_folded_table_gives_a_cta_both_units_of_a_pair() {
+        // Sequences of 1838, 1129, 2129, 3178, 709, 808, 3875, 2706 and 12 tokens (the
+        // benchmark's varlen row), 16 heads, 128 rows a unit.
+        let lens = [1838u32, 1129, 2129, 3178, 709, 808, 3875, 2706, 12];
+        let mut offsets = vec![0u32];
+        for l in lens {
+            offsets.push(offsets.last().unwrap() + l);
+        }
+        let problem = Problem::varlen(&offsets, &offsets, (16, 16), 128).with_mask(Mask::Causal);
+        let spec = *KERNELS
+            .iter()
+            .find(|k| k.head_dim == 128 && k.block_n == 192 && k.cluster == 1 && k.planned)
+            .unwrap();
+        for grid in [132u64, 114, 7] {
+            assert!(folds(&problem, spec, grid));
+            let table = folded(&problem, spec, grid);
+            let units = Units::new(&problem, spec.unit_rows());
+            let mut seen: Vec<Unit> = table.clone();
+            let key = |u: &Unit| (u.sequence, u.head, u.m_block);
+            seen.sort_by_key(key);
+            let mut plan: Vec<Unit> = (0..units.count()).map(|u| units.get(u)).collect();
+            plan.sort_by_key(key);
+            assert_eq!(seen, plan, "a permutation of the plan's units");
+            let count = table.len() as u64;
+            let whole = count / (2 * grid);
+            let n = |u: Unit| lens[u.sequence as usize].div_ceil(128);
+            let mut firsts = Vec::new();
+            for cta in 0..grid {
+                let mine: Vec<Unit> =
+                    gpu_attention_plan::schedule::Assignment::new(cta, grid, count, true)
+                        .map(|x| table[x as usize])
+                        .collect();
+                for pair in mine[..2 * whole as usize].chunks(2) {
+                    let (a, b) = (pair[0], pair[1]);
+                    let same_head = (a.sequence, a.head) == (b.sequence, b.head);
+                    assert!(
+                        (same_head && a.m_block + b.m_block + 1 == n(a))
+                            || (a.m_block == n(a) / 2 && b.m_block == n(b) / 2),
+                        "grid {grid}, cta {cta}: {pair:?}"
+                    );
+                    firsts.push((
+                        blocks_of(&problem, spec, a) + blocks_of(&problem, spec, b),
+                        a,
+                    ));
+                }
+            }
+            // The first round's pairs have the most key blocks of all.
+            let most = firsts.iter().map(|f| f.0).max().unwrap();
+            let first_round = table[0];
+            let second = table[(2 * grid - 1) as usize];
+            assert_eq!(
+                blocks_of(&problem, spec, first_round) + blocks_of(&problem, spec, second),
+                most
+            );
+        }
+        // Not causal, or too few heads: not folded.
+        let plain = Problem::varlen(&offsets, &offsets, (16, 16), 128);
+        assert!(!folds(&plain, spec, 132));
+        let few =
+            Problem::varlen(&offsets[..2], &offsets[..2], (1, 1), 128).with_mask(Mask::Causal);
+        assert!(!folds(&few, spec, 132));
     }
 }

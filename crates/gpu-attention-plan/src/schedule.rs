@@ -196,9 +196,10 @@ impl<'a> Units<'a> {
     }
 }
 
-/// The unit of the folded list (heads' lists one after another) at place `x` of the schedule of
-/// `count` units for a grid of `grid` CTAs ([`Units::folded`]).
-const fn folded_place(x: u64, count: u64, grid: u64) -> u64 {
+/// The unit of a folded list (pairs of units one after another: `2 i` and `2 i + 1`) at place
+/// `x` of the schedule of `count` units for a grid of `grid` CTAs taking them in alternating
+/// rounds ([`Units::folded`] says how; a variable-length batch's table may be laid out so too).
+pub const fn folded_place(x: u64, count: u64, grid: u64) -> u64 {
     let rounds = 2 * grid;
     let base = count / rounds * rounds;
     if x < base {
