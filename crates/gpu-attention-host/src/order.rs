@@ -15,8 +15,8 @@
 //!
 //! With the `varlen_folded` feature (a measurement, off by default), a causal batch's table is
 //! [`folded`] instead where the fixed batches' rule would fold it ([`folds`]): each sequence's
-//! query heads' longest query blocks paired with their shortest, as `Units::folded` pairs a fixed
-//! batch's, so that the CTAs running at once read a few heads' keys from L2.
+//! query heads' longest query blocks paired with their shortest, head by head as `Units::folded`
+//! lists a fixed batch's, so that the CTAs running at once read a few heads' keys from L2.
 
 use gpu_attention_plan::abi::KernelSpec;
 use gpu_attention_plan::mask::key_blocks;
@@ -56,9 +56,10 @@ pub(crate) fn folds(problem: &Problem<'_>, spec: KernelSpec, grid: u64) -> bool 
 
 /// The folded table for `grid` CTAs taking it in alternating rounds: per sequence and query
 /// head, query blocks `n - 1` and 0, `n - 2` and 1, .. as pairs (an odd `n`'s middle blocks paired
-/// across the sequence's heads, the last one left over with the next sequence's or alone), the
-/// pairs sorted by their key blocks, most first (stably: a sequence's heads stay side by side),
-/// laid out by `folded_place`: a CTA takes a pair's two units in two consecutive rounds.
+/// across heads, one left over alone at the end where their count is odd), the sequences' pairs
+/// in the order of the sequences' longest units, most key blocks first (a sequence's pairs
+/// together, head by head, its middle blocks' last), laid out by `folded_place`: a CTA takes a
+/// pair's two units in two consecutive rounds.
 pub(crate) fn folded(problem: &Problem<'_>, spec: KernelSpec, grid: u64) -> Vec<Unit> {
     let mut pairs: Vec<[Unit; 2]> = Vec::new();
     let mut middles: Vec<Unit> = Vec::new();
@@ -85,8 +86,21 @@ pub(crate) fn folded(problem: &Problem<'_>, spec: KernelSpec, grid: u64) -> Vec<
     let (two, rest) = middles.as_chunks::<2>();
     pairs.extend_from_slice(two);
     let single = rest.first().copied();
-    let work = |p: &[Unit; 2]| blocks_of(problem, spec, p[0]) + blocks_of(problem, spec, p[1]);
-    pairs.sort_by_key(|p| std::cmp::Reverse(work(p)));
+    // A sequence's longest unit: its last query block's key blocks.
+    let longest = |sequence: u32| {
+        let n = problem
+            .batches
+            .queries(sequence)
+            .1
+            .div_ceil(spec.unit_rows());
+        let unit = Unit {
+            sequence,
+            head: 0,
+            m_block: n.saturating_sub(1),
+        };
+        blocks_of(problem, spec, unit)
+    };
+    pairs.sort_by_cached_key(|p| (std::cmp::Reverse(longest(p[0].sequence)), p[0].sequence));
     let list: Vec<Unit> = pairs.into_iter().flatten().chain(single).collect();
     let count = list.len() as u64;
     (0..count)
@@ -162,7 +176,7 @@ mod tests {
 
     /// The folded table: every unit once, and each CTA of the grid given a sequence's head's
     /// long and short blocks (or two middle blocks) in two consecutive rounds while whole rounds
-    /// last; the pairs with the most key blocks first.
+    /// last; the sequences' pairs together, the sequences by their longest units.
     #[test]
     fn the_folded_table_gives_a_cta_both_units_of_a_pair() {
         // Sequences of 1838, 1129, 2129, 3178, 709, 808, 3875, 2706 and 12 tokens (the
@@ -190,7 +204,6 @@ mod tests {
             let count = table.len() as u64;
             let whole = count / (2 * grid);
             let n = |u: Unit| lens[u.sequence as usize].div_ceil(128);
-            let mut firsts = Vec::new();
             for cta in 0..grid {
                 let mine: Vec<Unit> =
                     gpu_attention_plan::schedule::Assignment::new(cta, grid, count, true)
@@ -204,19 +217,40 @@ mod tests {
                             || (a.m_block == n(a) / 2 && b.m_block == n(b) / 2),
                         "grid {grid}, cta {cta}: {pair:?}"
                     );
-                    firsts.push((
-                        blocks_of(&problem, spec, a) + blocks_of(&problem, spec, b),
-                        a,
-                    ));
                 }
             }
-            // The first round's pairs have the most key blocks of all.
-            let most = firsts.iter().map(|f| f.0).max().unwrap();
-            let first_round = table[0];
-            let second = table[(2 * grid - 1) as usize];
-            assert_eq!(
-                blocks_of(&problem, spec, first_round) + blocks_of(&problem, spec, second),
-                most
+            // The list the table lays out (`table[x]` is its unit `folded_place(x)`): a
+            // sequence's pairs come together, the sequences by their longest units, most key
+            // blocks first (the one unit left over, if any, last).
+            let mut list = vec![table[0]; table.len()];
+            for (x, &unit) in table.iter().enumerate() {
+                list[folded_place(x as u64, count, grid) as usize] = unit;
+            }
+            let mut runs: Vec<u32> = Vec::new();
+            for pair in list.as_chunks::<2>().0 {
+                if runs.last() != Some(&pair[0].sequence) {
+                    runs.push(pair[0].sequence);
+                }
+            }
+            let mut distinct = runs.clone();
+            distinct.sort_unstable();
+            distinct.dedup();
+            assert_eq!(runs.len(), distinct.len(), "grid {grid}: {runs:?}");
+            let longest = |s: u32| {
+                let n = lens[s as usize].div_ceil(128);
+                blocks_of(
+                    &problem,
+                    spec,
+                    Unit {
+                        sequence: s,
+                        head: 0,
+                        m_block: n - 1,
+                    },
+                )
+            };
+            assert!(
+                runs.windows(2).all(|w| longest(w[0]) >= longest(w[1])),
+                "{runs:?}"
             );
         }
         // Not causal, or too few heads: not folded.

@@ -13,9 +13,9 @@
 //!   more heads than it reads each one's keys from L2 ([`Units::folds`]), a fixed batch's units
 //!   come *folded* instead ([`Units::folded`]): head by head, each head's longest query block
 //!   paired with its shortest, then the next longest with the next shortest, and the alternating
-//!   rounds ([`Assignment`]) give a CTA both units of a pair, one round after the other, so every
-//!   CTA's work over two rounds is the same and the CTAs running at once read the keys of a few
-//!   heads together;
+//!   rounds ([`Assignment`]) give a CTA both units of a pair, one round after the other, so the
+//!   CTAs' work over two rounds is about the same and the CTAs running at once read the keys of
+//!   a few heads together;
 //! - not causal: a head's query blocks one after another, then the next head: the units running
 //!   at once share K and V in L2. Either way the query heads that share a K/V head (grouped-query
 //!   attention) are adjacent.
@@ -74,11 +74,13 @@ impl<'a> Units<'a> {
     /// alternating rounds ([`Assignment::new`] with `alternate`), when `on` and the problem is a
     /// causal fixed batch (the only one the order changes); otherwise as they are.
     ///
-    /// Folded, query head `h` of a sequence lists its `n` query blocks as `n - 1, 0, n - 2, 1,
-    /// ..`, heads one after another (sequence by sequence): pair `i` is the list's units `2 i`
-    /// and `2 i + 1`, a long block and a short one of one head whose key blocks add up to about
-    /// `n + 1` (with `n` odd, the middle block comes last in an even head's list and first in an
-    /// odd one's, so that two heads' middle blocks make a pair). Place `x` of the schedule holds,
+    /// Folded, each query head of each sequence lists its `n` query blocks as `n - 1, 0, n - 2,
+    /// 1, ..`, heads one after another (sequence by sequence): pair `i` is the list's units `2 i`
+    /// and `2 i + 1`, a long block and a short one of one head, whose key blocks add up to about
+    /// the same in every pair (`n + 1` where a key block is as long as a query block); with `n`
+    /// odd, the middle block comes last in the list of an even head (counted across the
+    /// sequences: `sequence · heads + head`) and first in an odd one's, so that two heads'
+    /// middle blocks make a pair. Place `x` of the schedule holds,
     /// in two rounds `2 grid` places long, the pairs' first units in the first round and their
     /// second units in the second in reverse order, so that the CTA given a pair's first unit in
     /// one round is given its second in the next. The places after the last whole two rounds
@@ -102,13 +104,14 @@ impl<'a> Units<'a> {
     /// run together.
     ///
     /// Measured against the longest-first order (same call, two alternating processes, causal,
-    /// beside cuDNN; tests/results/2026-12-03-issue25.md): run 101 (an H100) at 1k keys +12 %
-    /// (head dim 64), +45 % (128), +44 % (256), at 2k +44 % and +13 % (128, 256), at 4k +16 %
-    /// (128); run 102 (the H200) at 2k +10 % and +10-17 % (128, 256), at 4k +5 % and +3 %, at 8k
-    /// +4 % (128). The 192-row units of head dim 64 above 1k keys are not folded: their last
-    /// round is a partial one of long units (at 8k a model of the rounds gives 0.95 of the
-    /// longest-first balance), and the H200 measured them folded -1.5 % to -5 % (the H100 +5 %
-    /// to 0 %).
+    /// beside cuDNN; tests/results/2026-12-03-issue25.md): run 102 (the H200, this order with the
+    /// rule but for the 128-row condition) at 2k keys +10 % and +10-17 % (head dims 128, 256), at
+    /// 4k +5 % and +3 %, at 8k +4 % (128), and GQA at 8k (folded: 64 heads) -2 %; run 101 (an
+    /// H100, an earlier form of the order under a looser rule, whose varlen control cell, not
+    /// folded, read +5-6 %) at 1k +11 %, +45 %, +43 % (64, 128, 256), at 2k +45 % and +13 % (128,
+    /// 256). The 192-row units of head dim 64 above 1k keys are not folded: their last round is a
+    /// partial one of long units (at 8k a model of the rounds gives 0.95 of the longest-first
+    /// balance), and run 102 measured them folded -0.4 % to -5 % (run 101: +7 % to -1 %).
     pub const fn folds(&self, grid: u64) -> bool {
         let (per, blocks) = match self.batches {
             Batches::Fixed { batch, seq_q, .. } => (
@@ -625,6 +628,20 @@ mod tests {
         assert!(!Units::new(&small, 128).folds(16));
         assert!(Units::new(&small, 128).folds(4));
         assert!(!units(2048, 128).folded(false, 132).is_folded());
+        // attention-test's folded cases fold on GPUs of 114 and 132 SMs.
+        for (batch, (sq, sk), heads, d) in [
+            (1, (300, 300), (177, 3), 64),
+            (1, (300, 200), (177, 3), 64),
+            (4, (100, 100), (132, 4), 256),
+        ] {
+            let p = Problem::contiguous(batch, (sq, sk), heads, d).with_mask(Mask::Causal);
+            for grid in [114, 132] {
+                assert!(
+                    Units::new(&p, 128).folds(grid),
+                    "{batch} x {sq} x {heads:?}"
+                );
+            }
+        }
         // Not the 192-row units (three consumer warpgroups at head dim 64).
         let p = Problem::contiguous(2, (8192, 8192), (32, 32), 64).with_mask(Mask::Causal);
         assert!(Units::new(&p, 128).folds(132));

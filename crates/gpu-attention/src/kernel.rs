@@ -256,10 +256,7 @@ pub(crate) unsafe fn forward<
         // SAFETY: every thread of both CTAs arrives once, then waits: the peer's barriers are
         // initialised (`init` ends with `fence.mbarrier_init.release.cluster`) before any remote
         // arrival or multicast reaches them (PTX ISA, "barrier.cluster").
-        unsafe {
-            gpu_pipeline::arch::nvptx::barrier_cluster_arrive_release();
-            gpu_pipeline::arch::nvptx::barrier_cluster_wait_acquire();
-        }
+        unsafe { gpu_pipeline::cluster_sync() }
     } else {
         // SAFETY: every thread of the block reaches it, converged.
         unsafe { core::arch::nvptx::_syncthreads() };
@@ -296,7 +293,8 @@ pub(crate) unsafe fn forward<
         griddepcontrol_wait();
     }
     // A unit is `unit_rows` query rows: this CTA's `block_m` of them start at `rank * block_m`.
-    let unit_rows = block_m * spec.cluster;
+    let unit_rows = spec.unit_rows();
+    debug_assert!(unit_rows == block_m * spec.cluster);
     let launch = Launch::new(&params, table, (unit_rows, spec.block_n));
     // SAFETY: special-register reads.
     let (first, stride) = unsafe {
@@ -604,10 +602,7 @@ pub(crate) unsafe fn forward<
         // SAFETY: every thread of both CTAs arrives once, then waits: no CTA of a pair exits
         // while its peer may still arrive on its empty barriers or multicast into its shared
         // memory (the consumers' last remote releases precede this barrier).
-        unsafe {
-            gpu_pipeline::arch::nvptx::barrier_cluster_arrive_release();
-            gpu_pipeline::arch::nvptx::barrier_cluster_wait_acquire();
-        }
+        unsafe { gpu_pipeline::cluster_sync() }
     }
 }
 
@@ -792,10 +787,7 @@ fn release<const N: usize, const W: u32>(
     stage: ConsumerStage<'_, N, NvidiaMbarBackend<1, W, Cta>>,
     lane: u32,
 ) {
-    if lane == 0 {
-        stage.arrive();
-    }
-    stage.release_without_signal();
+    release_kv(stage, lane, None);
 }
 
 /// A thread's part of a unit's O (its two rows, scaled by `inv`) and, from the first lane of

@@ -5,7 +5,6 @@
 use gpu_gemm_plan::{
     BK, BM, CONSUMER_REGS, Config, Grid, KernelSpec, Layout, PRODUCER_REGS, Schedule,
 };
-use gpu_pipeline::arch::nvptx as arch;
 use gpu_pipeline::{
     ConsumerHalf, ConsumerStage, Cta, MbarScope, MbarrierRef, NvidiaMbarBackend, TensorMap,
     prefetch_tensor_map,
@@ -137,10 +136,7 @@ pub(crate) unsafe fn gemm<W: Width, const ST: usize, const C: u32, S: MbarScope>
         // SAFETY: every thread of both CTAs arrives once, then waits: the peer's barriers are
         // initialised (`init` ends with `fence.mbarrier_init.release.cluster`) before any remote
         // arrival or multicast reaches them.
-        unsafe {
-            arch::barrier_cluster_arrive_release();
-            arch::barrier_cluster_wait_acquire();
-        }
+        unsafe { gpu_pipeline::cluster_sync() }
     } else {
         // SAFETY: every thread of the block reaches it, converged.
         unsafe { core::arch::nvptx::_syncthreads() };
@@ -246,10 +242,7 @@ pub(crate) unsafe fn gemm<W: Width, const ST: usize, const C: u32, S: MbarScope>
         // memory) alive until every CTA's reads of it are done.
         // SAFETY: every thread of the cluster's CTAs reaches both barriers once, in order (the
         // launch's one unit per CTA, checked above).
-        unsafe {
-            arch::barrier_cluster_arrive_release();
-            arch::barrier_cluster_wait_acquire();
-        }
+        unsafe { gpu_pipeline::cluster_sync() }
         if tid >= 128 {
             let (tile, _, _) = schedule.unit(schedule.first);
             let (tm, tn) = schedule.tile(tile);
@@ -270,18 +263,12 @@ pub(crate) unsafe fn gemm<W: Width, const ST: usize, const C: u32, S: MbarScope>
             };
         }
         // SAFETY: as above.
-        unsafe {
-            arch::barrier_cluster_arrive_release();
-            arch::barrier_cluster_wait_acquire();
-        }
+        unsafe { gpu_pipeline::cluster_sync() }
     }
     if paired {
         // SAFETY: as above. No CTA of a pair exits while its peer may still arrive on its empty
         // barriers (the consumers' last remote releases precede this barrier).
-        unsafe {
-            arch::barrier_cluster_arrive_release();
-            arch::barrier_cluster_wait_acquire();
-        }
+        unsafe { gpu_pipeline::cluster_sync() }
     }
 }
 

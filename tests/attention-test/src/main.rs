@@ -230,6 +230,14 @@ fn cases(quick: bool) -> Vec<Case> {
         v.push(fixed(1, (777, 1000), (4, 1), 256, false, Bf16));
         v.push(fixed(1, (1500, 1500), (2, 2), 128, true, Bf16));
         v.push(fixed(1, (1300, 2000), (4, 1), 64, false, F16));
+        // Causal problems the kernels take folded (`Units::folds`: more than grid / 8 heads and
+        // at least four rounds of units on a GPU of up to 132 SMs): three query blocks a head (odd:
+        // the middle blocks paired across heads, 177 of them, the last one alone; a partial last
+        // block), the same with fewer keys than queries (rows that see none), and one query block
+        // a head at head dim 256 (64 keys a block: pairs of unequal key blocks).
+        v.push(fixed(1, (300, 300), (177, 3), 64, true, Bf16));
+        v.push(fixed(1, (300, 200), (177, 3), 64, true, Bf16));
+        v.push(fixed(4, (100, 100), (132, 4), 256, true, Bf16));
         v.push(varlen(
             &[(1000, 1000), (17, 5), (129, 129)],
             (4, 4),

@@ -31,8 +31,8 @@ pub use nvidia::tensor_coords;
 pub use nvidia::{
     Cluster, Cta, MAX_TX_BYTES, MBARRIER_BYTES, MbarScope, Mbarrier, MbarrierRef,
     NvidiaMbarBackend, TensorMap, bulk_commit_group, bulk_copy_to_global, bulk_wait_group,
-    bulk_wait_group_read, cluster_cta_rank, elect_one, fence_mbarrier_init, fence_proxy_async,
-    prefetch_tensor_map, tensor_store,
+    bulk_wait_group_read, cluster_cta_rank, cluster_sync, elect_one, fence_mbarrier_init,
+    fence_proxy_async, prefetch_tensor_map, tensor_store,
 };
 
 /// The arrive-count limit of mbarrier: `mbarrier.init` takes a count in `1..=2^20 - 1`

@@ -622,6 +622,28 @@ pub fn fence_mbarrier_init() {
     ptx::fence_mbarrier_init_release_cluster();
 }
 
+/// A whole cluster barrier: this thread arrives (`barrier.cluster.arrive.release`), then waits for
+/// every thread of the cluster to arrive (`barrier.cluster.wait.acquire`), so that what any thread
+/// of the cluster wrote before it (shared memory of any CTA, barrier initialisations after
+/// [`fence_mbarrier_init`]) is visible to every thread after it. The non-`.aligned` forms: the
+/// call may sit on a path that is divergent within a warp. PTX ISA 8.0 (`.release`, `.acquire`;
+/// `barrier.cluster` itself: 7.8), sm_90; PTX ISA, "Parallel Synchronization and Communication
+/// Instructions: barrier.cluster".
+///
+/// # Safety
+///
+/// Every non-exited thread of every CTA of the cluster makes the same number of these calls (a
+/// thread that skips one leaves the others waiting forever; one that exits early is not waited
+/// for, so a peer CTA may not rely on it being alive after the barrier).
+#[inline(always)]
+pub unsafe fn cluster_sync() {
+    // SAFETY: each thread arrives once, then waits on the phase it arrived on (the contract).
+    unsafe {
+        ptx::barrier_cluster_arrive_release();
+        ptx::barrier_cluster_wait_acquire();
+    }
+}
+
 /// This CTA's rank in its cluster (`%cluster_ctarank`, PTX ISA 7.8, sm_90): the `cta_rank` that
 /// [`MbarrierRef::arrive_remote`] takes.
 #[inline(always)]
