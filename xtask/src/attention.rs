@@ -248,9 +248,10 @@ pub fn run(sh: &Shell, ci: bool) -> Result {
 /// after it issues the next block's scores, FlashAttention-3's order), with `exp_fma_4` and
 /// `exp_fma_3` (a quarter or a third of the exponentials on the FMA pipe), and with
 /// `lazy_rescale` (a warp keeps its old maxima while they grow by at most 8: no O rescale), its
-/// opposite `eager_rescale`, and `longest_first` and `folded` (a causal fixed batch's units never
-/// or always in the plan's folded order).
-pub const VARIANTS: [(&str, &str); 11] = [
+/// opposite `eager_rescale`, `longest_first` and `folded` (a causal fixed batch's units never
+/// or always in the plan's folded order), and `folded_tail` (the folded order's last rounds
+/// longest first), by the plan's rule or (with `folded`) everywhere.
+pub const VARIANTS: [(&str, &str); 13] = [
     ("plain", "gpu_attention_plain.ptx"),
     ("overlap", "gpu_attention_overlap.ptx"),
     ("overlap,pingpong", "gpu_attention_overlap_pingpong.ptx"),
@@ -262,6 +263,11 @@ pub const VARIANTS: [(&str, &str); 11] = [
     ("eager_rescale", "gpu_attention_eager_rescale.ptx"),
     ("longest_first", "gpu_attention_longest_first.ptx"),
     ("folded", "gpu_attention_folded.ptx"),
+    ("folded_tail", "gpu_attention_folded_tail.ptx"),
+    (
+        "folded,folded_tail",
+        "gpu_attention_folded_everywhere_tail.ptx",
+    ),
 ];
 
 /// A variant module of [`VARIANTS`] after [`build_variant`].

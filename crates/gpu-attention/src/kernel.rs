@@ -13,6 +13,10 @@ use gpu_attention_plan::{Batches, Mask};
 /// 584-586); the `strided` feature's variant module keeps the plain stride to measure against.
 const BALANCED: bool = !cfg!(feature = "strided");
 
+/// Whether the folded order ends on its last rounds sorted longest first
+/// ([`Units::get_sorted_tail`]): the `folded_tail` feature's variant modules, to measure.
+const SORTED_TAIL: bool = cfg!(feature = "folded_tail");
+
 /// Whether a causal fixed batch's units come folded ([`Units::folded`]): by the plan's rule
 /// ([`Units::folds`]) in the production module; never in the `longest_first` feature's variant
 /// module and always in the `folded` one, to measure the rule against.
@@ -137,7 +141,11 @@ impl Launch {
             };
             (unit, 0, a[3], b[0], b[1], b[2])
         } else {
-            let unit = self.units.get(u);
+            let unit = if SORTED_TAIL {
+                self.units.get_sorted_tail(u)
+            } else {
+                self.units.get(u)
+            };
             let batches = self.units.batches();
             let (_, len_q) = batches.queries(unit.sequence);
             let (_, len_k) = batches.keys(unit.sequence);
