@@ -574,13 +574,42 @@ mod tests {
     /// persistent grid of 132 CTAs (the H200's SMs): a unit's work is its key blocks plus one
     /// (its Q load and epilogue).
     fn imbalance(seq: u32, head_dim: u32, block_n: u32, alternate: bool) -> f64 {
+        imbalance_of(
+            seq,
+            (head_dim, block_n),
+            132,
+            alternate,
+            Order::LongestFirst,
+        )
+    }
+
+    /// How [`imbalance_of`] takes the units.
+    #[derive(Clone, Copy, PartialEq)]
+    enum Order {
+        LongestFirst,
+        Folded,
+        SortedTail,
+    }
+
+    /// [`imbalance`] of the benchmark's causal problem at `seq` keys, `(head_dim, block_n)`, on
+    /// `grid` CTAs, the units in `order`.
+    fn imbalance_of(
+        seq: u32,
+        (head_dim, block_n): (u32, u32),
+        grid: u64,
+        alternate: bool,
+        order: Order,
+    ) -> f64 {
         let (batch, heads) = (16384 / seq, 2048 / head_dim);
         let p = Problem::contiguous(batch, (seq, seq), (heads, heads), head_dim)
             .with_mask(Mask::Causal);
-        let units = Units::new(&p, 128);
-        let grid = 132;
+        let units = Units::new(&p, 128).folded(order != Order::LongestFirst, grid);
         let work = |u: u64| {
-            let unit = units.get(u);
+            let unit = if order == Order::SortedTail {
+                units.get_sorted_tail(u)
+            } else {
+                units.get(u)
+            };
             f64::from(key_blocks(p.mask, (seq, seq), unit.m_block, (128, block_n)).0 + 1)
         };
         let per_cta: Vec<f64> = (0..grid)
@@ -696,27 +725,6 @@ mod tests {
         }
     }
 
-    /// [`imbalance`] in the folded order.
-    fn folded_imbalance(seq: u32, head_dim: u32, block_n: u32, grid: u64) -> f64 {
-        let (batch, heads) = (16384 / seq, 2048 / head_dim);
-        let p = Problem::contiguous(batch, (seq, seq), (heads, heads), head_dim)
-            .with_mask(Mask::Causal);
-        let units = Units::new(&p, 128).folded(true, grid);
-        let work = |u: u64| {
-            let unit = units.get(u);
-            f64::from(key_blocks(p.mask, (seq, seq), unit.m_block, (128, block_n)).0 + 1)
-        };
-        let per_cta: Vec<f64> = (0..grid)
-            .map(|c| {
-                Assignment::new(c, grid, units.count(), true)
-                    .map(work)
-                    .sum()
-            })
-            .collect();
-        let mean = per_cta.iter().sum::<f64>() / grid as f64;
-        per_cta.iter().cloned().fold(0.0, f64::max) / mean
-    }
-
     #[test]
     fn folded_rounds_balance_the_ctas_and_fold_where_heads_spread() {
         for (seq, d, n) in [
@@ -725,7 +733,7 @@ mod tests {
             (4096, 128, 192),
             (2048, 256, 64),
         ] {
-            let r = folded_imbalance(seq, d, n, 132);
+            let r = imbalance_of(seq, (d, n), 132, true, Order::Folded);
             assert!(
                 r < 1.05,
                 "seq {seq}, D {d}: the busiest CTA has {r:.3} of the mean"
@@ -813,25 +821,8 @@ mod tests {
             (8192, 128, 192),
             (2048, 256, 64),
         ] {
-            let (batch, heads) = (16384 / seq, 2048 / d);
-            let p =
-                Problem::contiguous(batch, (seq, seq), (heads, heads), d).with_mask(Mask::Causal);
-            let grid = 132;
-            let count = Units::new(&p, 128).count();
-            let balance = |get: &dyn Fn(u64) -> Unit| {
-                let work = |u: u64| {
-                    let unit = get(u);
-                    f64::from(key_blocks(p.mask, (seq, seq), unit.m_block, (128, n)).0 + 1)
-                };
-                let per_cta: Vec<f64> = (0..grid)
-                    .map(|c| Assignment::new(c, grid, count, true).map(work).sum())
-                    .collect();
-                let mean = per_cta.iter().sum::<f64>() / grid as f64;
-                per_cta.iter().cloned().fold(0.0, f64::max) / mean
-            };
-            let units = Units::new(&p, 128).folded(true, grid);
-            let folded = balance(&|u| units.get(u));
-            let sorted = balance(&|u| units.get_sorted_tail(u));
+            let folded = imbalance_of(seq, (d, n), 132, true, Order::Folded);
+            let sorted = imbalance_of(seq, (d, n), 132, true, Order::SortedTail);
             assert!(
                 sorted <= folded + 1e-9,
                 "seq {seq}, D {d}: {sorted:.3} against {folded:.3}"
