@@ -20,7 +20,7 @@
 
 use gpu_attention_plan::abi::KernelSpec;
 use gpu_attention_plan::mask::key_blocks;
-use gpu_attention_plan::schedule::{Unit, Units, folded_place};
+use gpu_attention_plan::schedule::{Unit, Units, fold_rule, folded_place};
 use gpu_attention_plan::{Mask, Problem};
 
 /// The units of `problem` (a variable-length batch) for `spec`, in its table's order, for a grid
@@ -51,7 +51,13 @@ fn blocks_of(problem: &Problem<'_>, spec: KernelSpec, unit: Unit) -> u32 {
 pub(crate) fn folds(problem: &Problem<'_>, spec: KernelSpec, grid: u64) -> bool {
     let heads = u64::from(problem.batches.count()) * u64::from(problem.heads_q);
     let count = Units::new(problem, spec.unit_rows()).count();
-    problem.mask == Mask::Causal && spec.unit_rows() <= 128 && 8 * heads > grid && count >= 4 * grid
+    fold_rule(
+        problem.mask == Mask::Causal,
+        spec.unit_rows(),
+        heads,
+        count,
+        grid,
+    )
 }
 
 /// The folded table for `grid` CTAs taking it in alternating rounds: per sequence and query

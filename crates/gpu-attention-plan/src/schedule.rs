@@ -112,7 +112,7 @@ impl<'a> Units<'a> {
         let (_, seq_q) = self.batches.queries(0);
         let per_block = u64::from(self.batches.count()) * u64::from(self.heads);
         let (m_blocks, heads) = (self.blocks(seq_q), u64::from(self.heads));
-        let (m, bh) = folded_unit(u, per_block, m_blocks, self.fold_grid, true);
+        let (m, bh) = folded_unit_sorted_tail(u, per_block, m_blocks, self.fold_grid);
         Unit {
             sequence: (bh / heads) as u32,
             head: (bh % heads) as u32,
@@ -147,7 +147,7 @@ impl<'a> Units<'a> {
             ),
             Batches::Varlen { .. } => return false,
         };
-        self.causal && self.block_m <= 128 && 8 * per > grid && per * blocks >= 4 * grid
+        fold_rule(self.causal, self.block_m, per, per * blocks, grid)
     }
 
     /// Whether the units are in the folded order.
@@ -182,6 +182,8 @@ impl<'a> Units<'a> {
                 let per_block = u64::from(self.batches.count()) * u64::from(self.heads);
                 let (m_blocks, heads) = (self.blocks(seq_q), u64::from(self.heads));
                 let (m, bh) = if self.fold_grid != 0 {
+                    // `list_unit`, written out: through the helper LLVM lays the kernels out
+                    // otherwise than the module that run 103 checked.
                     let f = folded_place(u, per_block * m_blocks, self.fold_grid);
                     (
                         folded_block(m_blocks, f / m_blocks, f % m_blocks),
@@ -226,6 +228,13 @@ impl<'a> Units<'a> {
     }
 }
 
+/// [`Units::folds`]'s rule for `heads` heads (sequences times query heads) in `count` units of
+/// `unit_rows` query rows on `grid` CTAs, causal or not; a variable-length batch's table may be
+/// folded by it too.
+pub const fn fold_rule(causal: bool, unit_rows: u32, heads: u64, count: u64, grid: u64) -> bool {
+    causal && unit_rows <= 128 && 8 * heads > grid && count >= 4 * grid
+}
+
 /// The unit of a folded list (pairs of units one after another: `2 i` and `2 i + 1`) at place
 /// `x` of the schedule of `count` units for a grid of `grid` CTAs taking them in alternating
 /// rounds ([`Units::folded`] says how; a variable-length batch's table may be laid out so too).
@@ -251,22 +260,21 @@ pub const fn folded_place(x: u64, count: u64, grid: u64) -> u64 {
     }
 }
 
-/// Folded place `x` of `per` heads' lists of `n` query blocks for a grid of `grid` CTAs
-/// ([`Units::folded`], with [`Units::get_sorted_tail`]'s tail when `sorted_tail`): `(m_block, head)`.
-const fn folded_unit(x: u64, per: u64, n: u64, grid: u64, sorted_tail: bool) -> (u64, u64) {
+/// Unit `f` of the folded list (heads' lists of `n` query blocks one after another):
+/// `(m_block, head)`.
+const fn list_unit(f: u64, n: u64) -> (u64, u64) {
+    (folded_block(n, f / n, f % n), f / n)
+}
+
+/// Place `x` of `per` heads' lists of `n` query blocks folded for a grid of `grid` CTAs, the
+/// last rounds sorted ([`Units::get_sorted_tail`]): `(m_block, head)`.
+const fn folded_unit_sorted_tail(x: u64, per: u64, n: u64, grid: u64) -> (u64, u64) {
     let count = per * n;
     let rounds = 2 * grid;
     let whole = count / rounds;
-    let cut = if !sorted_tail {
-        count
-    } else if whole == 0 {
-        0
-    } else {
-        (whole - 1) * rounds
-    };
-    if x < cut || !sorted_tail {
-        let f = folded_place(x, if sorted_tail { cut } else { count }, grid);
-        return (folded_block(n, f / n, f % n), f / n);
+    let cut = if whole == 0 { 0 } else { (whole - 1) * rounds };
+    if x < cut {
+        return list_unit(folded_place(x, cut, grid), n);
     }
     sorted_tail_unit(x - cut, cut, per, n)
 }
@@ -784,9 +792,7 @@ mod tests {
             for n in 1..=13u64 {
                 for grid in 1..=17u64 {
                     let count = per * n;
-                    let list: Vec<(u64, u64)> = (0..count)
-                        .map(|f| (folded_block(n, f / n, f % n), f / n))
-                        .collect();
+                    let list: Vec<(u64, u64)> = (0..count).map(|f| list_unit(f, n)).collect();
                     let whole = count / (2 * grid);
                     let cut = if whole == 0 {
                         0
@@ -799,14 +805,23 @@ mod tests {
                     let mut tail = list[cut as usize..].to_vec();
                     tail.sort_by_key(|&(m, bh)| (std::cmp::Reverse(m), bh));
                     want.extend(tail);
-                    let got: Vec<(u64, u64)> = (0..count)
-                        .map(|x| folded_unit(x, per, n, grid, true))
-                        .collect();
+                    // One sequence of `per` heads of `n` query blocks of 128 rows.
+                    let p = Problem::contiguous(
+                        1,
+                        (128 * n as u32, 128 * n as u32),
+                        (per as u32, 1),
+                        64,
+                    )
+                    .with_mask(Mask::Causal);
+                    let units = Units::new(&p, 128).folded(true, grid);
+                    let unit = |u: Unit| (u64::from(u.m_block), u64::from(u.head));
+                    let got: Vec<(u64, u64)> =
+                        (0..count).map(|x| unit(units.get_sorted_tail(x))).collect();
                     assert_eq!(got, want, "{per} heads of {n} blocks, grid {grid}");
                     // Without the sorted tail: the folded list by `folded_place`.
                     for x in 0..count {
                         let f = folded_place(x, count, grid);
-                        assert_eq!(folded_unit(x, per, n, grid, false), list[f as usize]);
+                        assert_eq!(unit(units.get(x)), list[f as usize]);
                     }
                 }
             }
