@@ -30,8 +30,8 @@ const fn check(spec: KernelSpec, name: &str) {
 }
 
 /// A table row with the crate's `plain`, `overlap`, `pingpong`, `lazy_rescale` and `eager_rescale`
-/// features applied (the variant
-/// modules of the benchmark; without them, the row as the plan has it).
+/// features applied (the variant modules of the benchmark; without them, the row as the plan has
+/// it).
 const fn variant(mut k: KernelSpec) -> KernelSpec {
     if cfg!(feature = "plain") {
         k.overlap = false;
