@@ -250,8 +250,9 @@ pub fn run(sh: &Shell, ci: bool) -> Result {
 /// `lazy_rescale` (a warp keeps its old maxima while they grow by at most 8: no O rescale), its
 /// opposite `eager_rescale`, `longest_first` and `folded` (a causal fixed batch's units never
 /// or always in the plan's folded order), and `folded_tail` (the folded order's last rounds
-/// longest first), by the plan's rule or (with `folded`) everywhere.
-pub const VARIANTS: [(&str, &str); 13] = [
+/// longest first), by the plan's rule or (with `folded`) everywhere, and `ordered_wait` (the
+/// overlapped loop's wait for the previous P V ordered after the softmax).
+pub const VARIANTS: [(&str, &str); 14] = [
     ("plain", "gpu_attention_plain.ptx"),
     ("overlap", "gpu_attention_overlap.ptx"),
     ("overlap,pingpong", "gpu_attention_overlap_pingpong.ptx"),
@@ -268,6 +269,7 @@ pub const VARIANTS: [(&str, &str); 13] = [
         "folded,folded_tail",
         "gpu_attention_folded_everywhere_tail.ptx",
     ),
+    ("ordered_wait", "gpu_attention_ordered_wait.ptx"),
 ];
 
 /// A variant module of [`VARIANTS`] after [`build_variant`].

@@ -13,10 +13,12 @@
 //! unit and when, never what it computes.
 
 //!
-//! With the `varlen_folded` feature (a measurement, off by default), a causal batch's table is
-//! [`folded`] instead where the fixed batches' rule would fold it ([`folds`]): each sequence's
-//! query heads' longest query blocks paired with their shortest, head by head as `Units::folded`
-//! lists a fixed batch's, so that the CTAs running at once read a few heads' keys from L2.
+//! A causal batch's table is [`folded`] instead where the fixed batches' rule would fold it
+//! ([`folds`]): each sequence's query heads' longest query blocks paired with their shortest,
+//! head by head as `Units::folded` lists a fixed batch's, so that the CTAs running at once read
+//! a few heads' keys from L2 (run 104, an H100, the benchmark's causal varlen row against the
+//! longest-first table in alternating processes: 443 and 446 TFLOP/s against 396 and 398,
+//! +12 %). The `varlen_longest_first` feature (a measurement) keeps the longest-first table.
 
 use gpu_attention_plan::abi::KernelSpec;
 use gpu_attention_plan::mask::key_blocks;
@@ -26,7 +28,7 @@ use gpu_attention_plan::{Mask, Problem};
 /// The units of `problem` (a variable-length batch) for `spec`, in its table's order, for a grid
 /// of `grid` CTAs.
 pub(crate) fn table_order(problem: &Problem<'_>, spec: KernelSpec, grid: u64) -> Vec<Unit> {
-    if cfg!(feature = "varlen_folded") && folds(problem, spec, grid) {
+    if !cfg!(feature = "varlen_longest_first") && folds(problem, spec, grid) {
         return folded(problem, spec, grid);
     }
     longest_first(problem, spec)
@@ -145,7 +147,7 @@ mod tests {
             let problem = Problem::varlen(&offsets_q, &offsets_k, (8, 2), 64).with_mask(mask);
             for spec in KERNELS.iter().filter(|k| k.head_dim == 64) {
                 let order = longest_first(&problem, *spec);
-                if !cfg!(feature = "varlen_folded") || mask == Mask::None {
+                if cfg!(feature = "varlen_longest_first") || mask == Mask::None {
                     assert_eq!(table_order(&problem, *spec, 132), order);
                 }
                 let units = Units::new(&problem, spec.unit_rows());

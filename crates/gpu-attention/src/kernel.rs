@@ -36,6 +36,14 @@ const fn fold(units: &Units<'_>, grid: u64) -> bool {
 /// rather than as soon as `P_(j-2) V_(j-2)` completes: the `late_rescale` feature's variant
 /// module, measured against production before it is taken.
 const LATE_RESCALE: bool = cfg!(feature = "late_rescale");
+/// Whether the overlapped loop waits for `P_(j-1) V_(j-1)` only once block j's weights are done
+/// ([`wgmma::wait_group_after`]) rather than where ptxas puts that wait, right after the first
+/// maximum (run 105's profile: the consumers' largest stall, 15 %): the `ordered_wait` feature's
+/// variant module. Run 106 (an H100, A/B in alternating processes) measured it 5-10 % slower
+/// in every cell (D 128 without a mask at 8k: 641 and 622 TFLOP/s against 691 and 688): with the
+/// warpgroups taking turns, the early wait lets this warpgroup's rescale and packing run while
+/// the other's products do, and the late one moves them onto the path to its next issue.
+const ORDERED_WAIT: bool = cfg!(feature = "ordered_wait");
 use gpu_hopper::arch::nvptx::{
     dynamic_smem_1024 as dynamic_smem, griddepcontrol_launch_dependents, griddepcontrol_wait,
     ld_global_nc_v4_u32, setmaxnreg_dec, setmaxnreg_inc,
@@ -571,8 +579,17 @@ pub(crate) unsafe fn forward<
                     // done (its A registers are read until then).
                     let rescale =
                         weights::<S>(&mut rows, &mut s, scale_log2, mask_of(j), spec.lazy);
-                    // SAFETY: the whole warpgroup: P V is done.
-                    unsafe { wgmma::wait_group::<0>() };
+                    // P V is done after either wait.
+                    if ORDERED_WAIT {
+                        // Not before the weights are done (their sums come last), so that they
+                        // run while P V does; O's address is never 0.
+                        let after = rows.sum[0].to_bits() ^ rows.sum[1].to_bits();
+                        // SAFETY: the whole warpgroup.
+                        unsafe { wgmma::wait_group_after::<0>(after, params.o) };
+                    } else {
+                        // SAFETY: the whole warpgroup.
+                        unsafe { wgmma::wait_group::<0>() };
+                    }
                     wgmma::fence_accumulators::<O>(&mut o);
                     hold_p::<S>(&mut p);
                     release_kv(vst, l, peer);

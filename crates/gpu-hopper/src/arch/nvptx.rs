@@ -104,6 +104,36 @@ leaf! {
 }
 
 leaf! {
+    /// `trap` where `a` and `b` are both zero (`or` of the two, `setp.eq`, `@p trap`): ends the
+    /// kernel with an error; otherwise nothing.
+    ///
+    /// Its use is the order it imposes: an instruction after it cannot issue before `a` is
+    /// computed, since the guard reads `a`. With `b` a value that is never zero but that ptxas
+    /// cannot prove nonzero (a kernel parameter no branch compares, such as an output's
+    /// address: ptxas folds a guard that a dominating comparison decides), the trap never
+    /// fires and costs two logic instructions and a branch. `wgmma::wait_group_after` puts a
+    /// wait behind it.
+    ///
+    /// PTX ISA 1.0 (`or`, `setp`, `trap`, guard predicates). PTX ISA, "Comparison and Selection
+    /// Instructions: setp", "Miscellaneous Instructions: trap" and "Instruction Statements:
+    /// Predicated Execution".
+    #[gpu_only("trap (guarded)")]
+    #[inline(always)]
+    pub fn trap_if_both_zero(a: u32, b: u64) {
+        // SAFETY: a register-only test; `trap` aborts the kernel, which is not undefined
+        // behaviour (the launch reports an error).
+        unsafe {
+            asm!(
+                "{{ .reg .pred p; .reg .b64 t; cvt.u64.u32 t, {a}; or.b64 t, t, {b}; setp.eq.u64 p, t, 0; @p trap; }}",
+                a = in(reg32) a,
+                b = in(reg64) b,
+                options(nostack, preserves_flags),
+            );
+        }
+    }
+}
+
+leaf! {
     /// `setmaxnreg.inc.sync.aligned.u32 REGS;` (intrinsic
     /// `llvm.nvvm.setmaxnreg.inc.sync.aligned.u32`): raises the per-thread register budget of
     /// the executing warpgroup to `REGS`, waiting until the registers are free in the SM's pool.

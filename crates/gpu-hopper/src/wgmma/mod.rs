@@ -166,6 +166,29 @@ pub use crate::arch::nvptx::{
     wgmma_commit_group as commit_group, wgmma_fence as fence, wgmma_wait_group as wait_group,
 };
 
+/// [`wait_group`] that waits no earlier than `after` is computed: ptxas schedules a wait
+/// (`WARPGROUP.DEPBAR`) as early in its basic block as the registers allow, above independent
+/// work the PTX puts before it. An online softmax that overlaps a `P V` product ends up behind
+/// the wait for that product: the overlap is lost (run 105's profile of the attention kernels:
+/// the consumers' largest stall, 15 % of them, on that wait). Here a guarded `trap` that reads
+/// `after` sits before the wait ([`trap_if_both_zero`](crate::arch::nvptx::trap_if_both_zero)),
+/// so a value computed last by that work (the softmax's row sums) orders the wait after all of
+/// it. Whether that is faster is the kernel's to measure: in gpu-attention's loop, where two
+/// warpgroups take turns, it was 5-10 % slower (run 106), so production keeps the plain wait.
+///
+/// `nonzero` is never zero but opaque to ptxas (a kernel parameter that no branch compares,
+/// such as an output's address); were it zero with `after` zero too, the kernel would trap.
+///
+/// # Safety
+///
+/// As [`wait_group`]: the whole warpgroup executes it converged.
+#[inline(always)]
+pub unsafe fn wait_group_after<const N: u32>(after: u32, nonzero: u64) {
+    crate::arch::nvptx::trap_if_both_zero(after, nonzero);
+    // SAFETY: by the contract.
+    unsafe { wait_group::<N>() }
+}
+
 /// Passes every accumulator of `d` through
 /// [`register_fence_f32`](crate::arch::nvptx::register_fence_f32): after a [`wait_group`] that
 /// covers the `wgmma`s writing `d`, the compiler cannot move a use of `d` above the wait (it
