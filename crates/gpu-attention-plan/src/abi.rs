@@ -262,6 +262,15 @@ pub const SHORT_KEYS: u32 = 1024;
 /// [`SHORT_KEYS`] for a causal problem at head dim 128.
 pub const SHORT_KEYS_CAUSAL_D128: u32 = 2048;
 
+/// Above this many keys (and up to [`SHORT_KEYS`]) a problem without a mask that may run in CTA
+/// pairs runs the short rows' pairs, in bf16 (the module has no f16 pairs of them): 192 query
+/// rows by 128 keys at head dim 64, 128 by 128 at head dim 128. Run 108 (an H100, two
+/// alternating processes each beside cuDNN, the benchmark's cells without a mask) measured them
+/// at 1k keys +7.6 % at 64 (393 and 391 TFLOP/s against 365 and 364 for the single 128-row CTAs)
+/// and +2.4 % at 128 (528 and 525 against 514 and 514); at 512 keys -17 % at 64 (264 against
+/// 318) and -0.7 % at 128, and above 1k slower than the long rows (tests/results/2026-12-03-issue25.md).
+pub const SHORT_PAIRS_ABOVE: u32 = 512;
+
 /// A row of two consumer warpgroups, one CTA per cluster, that [`kernel`] may choose.
 const fn spec(entry: &'static str, element: Element, head_dim: u32, block_n: u32) -> KernelSpec {
     wide(entry, element, head_dim, block_n, 2)
@@ -325,11 +334,12 @@ impl KernelSpec {
 /// type: head dim 64 with 128 keys a block for key sequences up to [`SHORT_KEYS`] and, above,
 /// 192 query rows (three consumer warpgroups) by 128 keys; head dim 128 with 128 keys a block up
 /// to [`short_keys`] and 192 above, in CTA pairs (`_c2`) where the problem allows them; head dim
-/// 256 with 64 (the accumulators of O take 128 of a thread's registers). The measurement rows,
-/// which [`kernel`] does not choose ([`by_name`]): head dim 64 with two consumer warpgroups by 192
-/// keys (the plan's row before run 97) and, in bf16 only, FlashAttention-3's other tiles (192
-/// rows by 192 keys at 64, 176 keys at 128, 80 at 256) and CTA pairs of 176 and 128 keys at 128,
-/// of 64 at 256, and of the 192-row tiles at 64.
+/// 256 with 64 (the accumulators of O take 128 of a thread's registers); in bf16, the pairs of
+/// 192 rows by 128 keys at 64 and of 128 keys at 128 from [`SHORT_PAIRS_ABOVE`] keys to
+/// [`SHORT_KEYS`]. The measurement rows, which [`kernel`] does not choose ([`by_name`]): head
+/// dim 64 with two consumer warpgroups by 192 keys (the plan's row before run 97) and, in bf16
+/// only, FlashAttention-3's other tiles (192 rows by 192 keys at 64, 176 keys at 128, 80 at 256)
+/// and CTA pairs of 176 keys at 128 and of 64 at 256.
 pub const KERNELS: [KernelSpec; 21] = [
     spec("attention_fwd_bf16_d64_n128", Element::Bf16, 64, 128),
     wide("attention_fwd_bf16_d64_m192", Element::Bf16, 64, 128, 3),
@@ -361,12 +371,8 @@ pub const KERNELS: [KernelSpec; 21] = [
         .paired()
         .measured(),
     spec("attention_fwd_f16_d128_n192_c2", Element::F16, 128, 192).paired(),
-    spec("attention_fwd_bf16_d128_n128_c2", Element::Bf16, 128, 128)
-        .paired()
-        .measured(),
-    wide("attention_fwd_bf16_d64_m192_c2", Element::Bf16, 64, 128, 3)
-        .paired()
-        .measured(),
+    spec("attention_fwd_bf16_d128_n128_c2", Element::Bf16, 128, 128).paired(),
+    wide("attention_fwd_bf16_d64_m192_c2", Element::Bf16, 64, 128, 3).paired(),
 ];
 
 const _: () = {
@@ -402,7 +408,9 @@ pub const fn short_keys(head_dim: u32, causal: bool) -> u32 {
 /// [`short_keys`] keys, 128 query rows by 128 keys a block; above, at head dim 64 192 query rows
 /// (three consumer warpgroups) by 128 keys, at 128 128 rows by 192 keys, in CTA pairs when
 /// `pairs` (the caller's word that the batch is fixed and clusters of two fit on the GPU) and
-/// the problem has no mask; head dim 256 has one row.
+/// the problem has no mask; head dim 256 has one row. With `pairs` and no mask, from
+/// [`SHORT_PAIRS_ABOVE`] keys up to [`SHORT_KEYS`], bf16 runs the short rows' pairs (192 rows
+/// by 128 keys at 64, 128 by 128 at 128); f16, which has no such rows, the single CTAs.
 ///
 /// Run 97 (H200, two alternating processes each, seq 8k beside cuDNN) measured the 192-row
 /// kernel at head dim 64 +7 % to +9 % without a mask (532, 539 TFLOP/s against 497, 493 for
@@ -419,13 +427,40 @@ pub const fn kernel(
     pairs: bool,
 ) -> Option<KernelSpec> {
     let short = max_keys <= short_keys(head_dim, causal);
-    let (block_n, consumers, cluster) = match head_dim {
-        256 => (64, 2, 1),
-        _ if short => (128, 2, 1),
-        64 => (128, 3, 1),
-        _ if pairs && !causal => (192, 2, 2),
-        _ => (192, 2, 1),
+    let pair = pairs && !causal;
+    // The row by the table, and the pair that replaces it where the module has one.
+    let (block_n, consumers) = match head_dim {
+        256 => (64, 2),
+        _ if short => (128, 2),
+        64 => (128, 3),
+        _ => (192, 2),
     };
+    let paired = match head_dim {
+        256 => None,
+        64 if short && pair && max_keys > SHORT_PAIRS_ABOVE => Some((128, 3)),
+        _ if short && pair && max_keys > SHORT_PAIRS_ABOVE => Some((128, 2)),
+        _ if short => None,
+        64 => None,
+        _ if pair => Some((192, 2)),
+        _ => None,
+    };
+    if let Some((block_n, consumers)) = paired
+        && let Some(k) = planned_row(element, head_dim, block_n, consumers, 2)
+    {
+        return Some(k);
+    }
+    planned_row(element, head_dim, block_n, consumers, 1)
+}
+
+/// The planned row of `element` and `head_dim` with `block_n` keys a block, `consumers`
+/// warpgroups and `cluster` CTAs a cluster, if the module has one.
+const fn planned_row(
+    element: Element,
+    head_dim: u32,
+    block_n: u32,
+    consumers: u32,
+    cluster: u32,
+) -> Option<KernelSpec> {
     let mut i = 0;
     while i < KERNELS.len() {
         let k = KERNELS[i];
@@ -480,17 +515,26 @@ mod tests {
                             let k = kernel(element, d, keys, causal, pairs).expect("a kernel");
                             assert!(k.planned, "{}", k.entry);
                             assert_eq!((k.element, k.head_dim), (element, d));
+                            // The short rows' pairs: bf16, no mask, above 512 keys.
+                            let short_pair = d != 256
+                                && keys <= limit
+                                && keys > SHORT_PAIRS_ABOVE
+                                && pairs
+                                && !causal
+                                && element == Element::Bf16;
                             let (block_n, consumers) = match (d, keys <= limit) {
                                 (256, _) => (64, 2),
+                                (64, true) if short_pair => (128, 3),
                                 (_, true) => (128, 2),
                                 (64, false) => (128, 3),
                                 (_, false) => (192, 2),
                             };
-                            let cluster = if d == 128 && keys > limit && pairs && !causal {
-                                2
-                            } else {
-                                1
-                            };
+                            let cluster =
+                                if (d == 128 && keys > limit && pairs && !causal) || short_pair {
+                                    2
+                                } else {
+                                    1
+                                };
                             assert_eq!(
                                 (k.block_n, k.consumers, k.lazy, k.cluster),
                                 (block_n, consumers, d == 256, cluster),
@@ -514,7 +558,7 @@ mod tests {
                 [Element::Bf16, Element::F16]
                     .into_iter()
                     .flat_map(move |e| {
-                        [1, 1 << 20].into_iter().flat_map(move |keys| {
+                        [1, SHORT_KEYS, 1 << 20].into_iter().flat_map(move |keys| {
                             [(false, false), (false, true), (true, true)]
                                 .map(|(c, pairs)| kernel(e, d, keys, c, pairs))
                         })
