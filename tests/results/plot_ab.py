@@ -6,14 +6,15 @@ usage: plot_ab.py AB_CSV OUT_SVG TITLE
 The CSV has bench_attention.py's columns with two more in front, `order` (the variant: one module
 per variant) and `process` (the repetition: each variant ran in its own processes, alternating).
 One group of bars per cell (kind, head dim, mask; the sequence length where the file has several): ours' TFLOP/s per variant and process, with cuDNN's
-in the same process as a tick on each bar.
+in the same process as a tick on each bar. A cell has bars only for the variants measured there
+(a file may hold several A/B runs, each variant named by its run).
 """
 import csv
 import sys
 from collections import defaultdict
 from xml.sax.saxutils import escape
 
-COLORS = ["#868e96", "#c92a2a", "#1b6ca8", "#2b8a3e", "#e67700"]
+COLORS = ["#868e96", "#c92a2a", "#1b6ca8", "#2b8a3e", "#e67700", "#862e9c", "#0b7285", "#5c940d"]
 
 
 def main():
@@ -33,25 +34,29 @@ def main():
             orders.append(r["order"])
         (ours if r["impl"] == "ours" else cudnn)[key] = float(r["tflops"])
     processes = sorted({k[2] for k in ours})
-    bars = [(o, p) for o in orders for p in processes]
+    # The bars of each cell: its variants and processes, in the file's order.
+    bars_of = {c: [(o, p) for o in orders for p in processes if (c, o, p) in ours] for c in cells}
     bw, gap, h, left, top = 10, 24, 300, 60, 40
-    gw = bw * len(bars) + gap
-    width = left + gw * len(cells) + 20
+    starts, x = {}, left + gap / 2
+    for c in cells:
+        starts[c] = x
+        x += bw * len(bars_of[c]) + gap
+    per_row = 4
+    legend_rows = (len(orders) + per_row) // per_row
+    width = max(int(x) + 20, left + per_row * 260 + 20)
     top_value = max(list(ours.values()) + list(cudnn.values())) * 1.1
     y = lambda v: top + h - v / top_value * h
-    s = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{top + h + 90}" font-family="sans-serif" font-size="11">',
+    s = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{top + h + 60 + 18 * legend_rows}" font-family="sans-serif" font-size="11">',
          f'<rect width="100%" height="100%" fill="white"/>',
          f'<text x="{width / 2}" y="20" text-anchor="middle" font-size="13">{escape(title)}</text>']
     for t in range(0, int(top_value) + 1, 100):
         s.append(f'<line x1="{left}" x2="{width - 20}" y1="{y(t):.1f}" y2="{y(t):.1f}" stroke="#eee"/>')
         s.append(f'<text x="{left - 4}" y="{y(t) + 4:.1f}" text-anchor="end">{t}</text>')
     s.append(f'<text transform="translate(16,{top + h / 2}) rotate(-90)" text-anchor="middle">TFLOP/s (median)</text>')
-    for i, cell in enumerate(cells):
-        x0 = left + gap / 2 + i * gw
+    for cell in cells:
+        x0, bars = starts[cell], bars_of[cell]
         for j, (o, p) in enumerate(bars):
-            v = ours.get((cell, o, p))
-            if v is None:
-                continue
+            v = ours[(cell, o, p)]
             x = x0 + j * bw
             s.append(f'<rect x="{x:.1f}" y="{y(v):.1f}" width="{bw - 2}" height="{top + h - y(v):.1f}" fill="{COLORS[orders.index(o) % len(COLORS)]}"><title>{escape(cell)}, {o}, process {p}: ours {v:.1f}</title></rect>')
             c = cudnn.get((cell, o, p))
@@ -59,11 +64,14 @@ def main():
                 s.append(f'<line x1="{x - 1:.1f}" x2="{x + bw - 1:.1f}" y1="{y(c):.1f}" y2="{y(c):.1f}" stroke="#000" stroke-width="2"><title>cuDNN in that process: {c:.1f}</title></line>')
         s.append(f'<text x="{x0 + bw * len(bars) / 2:.1f}" y="{top + h + 16}" text-anchor="middle">{escape(cell)}</text>')
     ly = top + h + 40
+    place = lambda k: (left + (k % per_row) * 260, ly + 18 * (k // per_row))
     for k, o in enumerate(orders):
-        s.append(f'<rect x="{left + k * 170}" y="{ly}" width="12" height="12" fill="{COLORS[k % len(COLORS)]}"/>')
-        s.append(f'<text x="{left + k * 170 + 16}" y="{ly + 10}">ours, {escape(o)}</text>')
-    s.append(f'<line x1="{left + len(orders) * 170}" x2="{left + len(orders) * 170 + 14}" y1="{ly + 6}" y2="{ly + 6}" stroke="#000" stroke-width="2"/>')
-    s.append(f'<text x="{left + len(orders) * 170 + 18}" y="{ly + 10}">cuDNN, same process</text>')
+        lx, yy = place(k)
+        s.append(f'<rect x="{lx}" y="{yy}" width="12" height="12" fill="{COLORS[k % len(COLORS)]}"/>')
+        s.append(f'<text x="{lx + 16}" y="{yy + 10}">ours, {escape(o)}</text>')
+    lx, yy = place(len(orders))
+    s.append(f'<line x1="{lx}" x2="{lx + 14}" y1="{yy + 6}" y2="{yy + 6}" stroke="#000" stroke-width="2"/>')
+    s.append(f'<text x="{lx + 18}" y="{yy + 10}">cuDNN, same process</text>')
     s.append("</svg>")
     open(out, "w").write("\n".join(s) + "\n")
     print(f"plot written: {out}")
