@@ -61,7 +61,7 @@ def main():
             s.append(f'<rect x="{x:.1f}" y="{y(v):.1f}" width="{bw - 2}" height="{top + h - y(v):.1f}" fill="{COLORS[orders.index(o) % len(COLORS)]}"><title>{escape(cell)}, {o}, process {p}: ours {v:.1f}</title></rect>')
             c = cudnn.get((cell, o, p))
             if c is not None:
-                s.append(f'<line x1="{x - 1:.1f}" x2="{x + bw - 1:.1f}" y1="{y(c):.1f}" y2="{y(c):.1f}" stroke="#000" stroke-width="2"><title>cuDNN in that process: {c:.1f}</title></line>')
+                s.append(f'<line x1="{x - 1:.1f}" x2="{x + bw - 1:.1f}" y1="{y(c):.1f}" y2="{y(c):.1f}" stroke="#000" stroke-width="2"><title>cuDNN {c:.1f}</title></line>')
         s.append(f'<text x="{x0 + bw * len(bars) / 2:.1f}" y="{top + h + 16}" text-anchor="middle">{escape(cell)}</text>')
     ly = top + h + 40
     place = lambda k: (left + (k % per_row) * 260, ly + 18 * (k // per_row))

@@ -250,9 +250,10 @@ pub fn run(sh: &Shell, ci: bool) -> Result {
 /// `lazy_rescale` (a warp keeps its old maxima while they grow by at most 8: no O rescale), its
 /// opposite `eager_rescale`, `longest_first` and `folded` (a causal fixed batch's units never
 /// or always in the plan's folded order), and `folded_tail` (the folded order's last rounds
-/// longest first), by the plan's rule or (with `folded`) everywhere, and `ordered_wait` (the
-/// overlapped loop's wait for the previous P V ordered after the softmax).
-pub const VARIANTS: [(&str, &str); 14] = [
+/// longest first), by the plan's rule or (with `folded`) everywhere, `ordered_wait` (the
+/// overlapped loop's wait for the previous P V ordered after the softmax), and `wait_quarter` and
+/// `wait_half` (that wait after a quarter or half of each block's weights).
+pub const VARIANTS: [(&str, &str); 16] = [
     ("plain", "gpu_attention_plain.ptx"),
     ("overlap", "gpu_attention_overlap.ptx"),
     ("overlap,pingpong", "gpu_attention_overlap_pingpong.ptx"),
@@ -270,6 +271,8 @@ pub const VARIANTS: [(&str, &str); 14] = [
         "gpu_attention_folded_everywhere_tail.ptx",
     ),
     ("ordered_wait", "gpu_attention_ordered_wait.ptx"),
+    ("wait_quarter", "gpu_attention_wait_quarter.ptx"),
+    ("wait_half", "gpu_attention_wait_half.ptx"),
 ];
 
 /// A variant module of [`VARIANTS`] after [`build_variant`].

@@ -44,6 +44,22 @@ const LATE_RESCALE: bool = cfg!(feature = "late_rescale");
 /// warpgroups taking turns, the early wait lets this warpgroup's rescale and packing run while
 /// the other's products do, and the late one moves them onto the path to its next issue.
 const ORDERED_WAIT: bool = cfg!(feature = "ordered_wait");
+/// Whether (and after which fraction of the block's quads of weights) the overlapped loop waits
+/// for `P_(j-1) V_(j-1)` inside the softmax: between ptxas's placement (after the first maximum)
+/// and `ORDERED_WAIT`'s (after all of them); FlashAttention-3's SASS waits after about a
+/// quarter of its exponentials (run 105). The `wait_quarter` and `wait_half` features' variant
+/// modules: run 110 (an H100, alternating processes beside cuDNN, seq 8k) measured both slower
+/// than production at head dims 128 and 256 (D 128 without a mask: 598 and 610 TFLOP/s after a
+/// quarter, 380 and 373 after half, against 659 and 629; ptxas spills more in them), so the
+/// earliest wait, ptxas's, stays; head dim 64 (whose loop has no such wait) read +3-5 %, the
+/// spread between modules of different layout.
+const WAIT_QUADS: Option<(u32, u32)> = if cfg!(feature = "wait_quarter") {
+    Some((1, 4))
+} else if cfg!(feature = "wait_half") {
+    Some((1, 2))
+} else {
+    None
+};
 use gpu_hopper::arch::nvptx::{
     dynamic_smem_1024 as dynamic_smem, griddepcontrol_launch_dependents, griddepcontrol_wait,
     ld_global_nc_v4_u32, setmaxnreg_dec, setmaxnreg_inc,
@@ -59,7 +75,9 @@ use gpu_pipeline::{
 };
 
 use crate::element::Element;
-use crate::softmax::{Limits, Rows, finish, hold_p, pack, rescale_o, scores, weights};
+use crate::softmax::{
+    Limits, Rows, finish, hold_p, pack, rescale_o, scores, weights, weights_hooked,
+};
 
 /// A ring of `ST` stages: one producer arrival (the TMA lane's `arrive_expect_tx`) per full
 /// barrier, one arrival per consumer warp (`W` of them, each its lane 0) per empty barrier.
@@ -577,10 +595,33 @@ pub(crate) unsafe fn forward<
                     }
                     // The weights in f32 while P_(j-1) V_(j-1) runs; P_j is packed once it is
                     // done (its A registers are read until then).
-                    let rescale =
-                        weights::<S>(&mut rows, &mut s, scale_log2, mask_of(j), spec.lazy);
+                    // With `WAIT_QUADS`, the wait for P V comes once the weights of the first
+                    // quads are done (ordered after the last of them).
+                    let quads = S::N / 8;
+                    let hook_quad = match WAIT_QUADS {
+                        Some((num, den)) => quads * num / den - 1,
+                        None => u32::MAX,
+                    };
+                    let rescale = if WAIT_QUADS.is_some() {
+                        weights_hooked::<S>(
+                            &mut rows,
+                            &mut s,
+                            scale_log2,
+                            (mask_of(j), spec.lazy),
+                            hook_quad,
+                            |done| {
+                                // SAFETY: the whole warpgroup, converged (the hook runs in every
+                                // thread at the same quad); O's address is never 0.
+                                unsafe { wgmma::wait_group_after::<0>(done.to_bits(), params.o) };
+                            },
+                        )
+                    } else {
+                        weights::<S>(&mut rows, &mut s, scale_log2, mask_of(j), spec.lazy)
+                    };
                     // P V is done after either wait.
-                    if ORDERED_WAIT {
+                    if WAIT_QUADS.is_some() {
+                        // Waited for inside the weights.
+                    } else if ORDERED_WAIT {
                         // Not before the weights are done (their sums come last), so that they
                         // run while P V does; O's address is never 0.
                         let after = rows.sum[0].to_bits() ^ rows.sum[1].to_bits();

@@ -111,7 +111,7 @@ pub(crate) fn scores<S: Shape, E: Element>(
     mask: Option<Limits>,
     lazy: bool,
 ) -> [f32; 2] {
-    softmax_step::<S>(rows, s, scale_log2, mask, lazy, |p| {
+    softmax_step::<S>(rows, s, scale_log2, mask, lazy, |_, p| {
         // The unused slots are left to be dropped.
         [
             fence(f32::from_bits(E::pack(p[0], p[1]))),
@@ -132,10 +132,35 @@ pub(crate) fn weights<S: Shape>(
     mask: Option<Limits>,
     lazy: bool,
 ) -> [f32; 2] {
-    softmax_step::<S>(rows, s, scale_log2, mask, lazy, |p| p)
+    softmax_step::<S>(rows, s, scale_log2, mask, lazy, |_, p| p)
 }
 
-/// One key block's step: `s` becomes `out(2^(s · scale_log2 - m))` quad by quad (0 where the
+/// [`weights`] that calls `hook`, once the weights of quads `0..=hook_quad` are computed, with
+/// their sum: a value that needs every one of them and none of the later quads', so what `hook`
+/// orders after it runs after those quads and may overlap the rest (the `wait_quarter` and
+/// `wait_half` variants' wait for the previous P V).
+#[inline(always)]
+pub(crate) fn weights_hooked<S: Shape>(
+    rows: &mut Rows,
+    s: &mut S::Acc,
+    scale_log2: f32,
+    (mask, lazy): (Option<Limits>, bool),
+    hook_quad: u32,
+    hook: impl Fn(f32),
+) -> [f32; 2] {
+    let chain = core::cell::Cell::new(0.0f32);
+    softmax_step::<S>(rows, s, scale_log2, mask, lazy, |q, p| {
+        if q <= hook_quad {
+            chain.set(chain.get() + ((p[0] + p[1]) + (p[2] + p[3])));
+        }
+        if q == hook_quad {
+            hook(chain.get());
+        }
+        p
+    })
+}
+
+/// One key block's step: `s` becomes `out(q, 2^(s · scale_log2 - m))` quad by quad (0 where the
 /// mask hides a key), and `rows` moves on; returns O's rescale factors (exactly 1 for both rows
 /// where the warp kept its bases: `lazy`).
 ///
@@ -148,7 +173,7 @@ fn softmax_step<S: Shape>(
     scale_log2: f32,
     mask: Option<Limits>,
     lazy: bool,
-    out: impl Fn([f32; 4]) -> [f32; 4],
+    out: impl Fn(u32, [f32; 4]) -> [f32; 4],
 ) -> [f32; 2] {
     // A weight may reach `2^LAZY_GROWTH` where the warp keeps its bases: past the FMA pipe's
     // exponential's domain (the variant modules that use it take every rescale).
@@ -198,7 +223,7 @@ fn softmax_step<S: Shape>(
         ];
         sum[0] += p[0] + p[1];
         sum[1] += p[2] + p[3];
-        out(p)
+        out(q, p)
     });
     if keep {
         rows.sum = [rows.sum[0] + sum[0], rows.sum[1] + sum[1]];
