@@ -26,7 +26,8 @@ def main():
         # One cell per kind, head dim and mask (and sequence length, where the file has several).
         cell = f"{r['kind']} D{r['d']}" + (" causal" if r["causal"] == "True" else "")
         if len(seqs) > 1 and r["kind"] == "paper":
-            cell += f" {int(r['seq']) // 1024}k"
+            seq = int(r["seq"])
+            cell += f" {seq // 1024}k" if seq % 1024 == 0 else f" {seq}"
         key = (cell, r["order"], r["process"])
         if cell not in cells:
             cells.append(cell)
@@ -41,12 +42,16 @@ def main():
     for c in cells:
         starts[c] = x
         x += bw * len(bars_of[c]) + gap
-    per_row = 4
+    per_row, col_w = 3, 340
     legend_rows = (len(orders) + per_row) // per_row
-    width = max(int(x) + 20, left + per_row * 260 + 20)
+    width = max(int(x) + 20, left + per_row * col_w + 20)
+    # The palette, then evenly spaced hues where a file has more variants than it.
+    colors = COLORS if len(orders) <= len(COLORS) else [
+        f"hsl({round(360 * k / len(orders))}, 65%, {45 if k % 2 else 35}%)" for k in range(len(orders))
+    ]
     top_value = max(list(ours.values()) + list(cudnn.values())) * 1.1
     y = lambda v: top + h - v / top_value * h
-    s = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{top + h + 60 + 18 * legend_rows}" font-family="sans-serif" font-size="11">',
+    s = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{top + h + 110 + 18 * legend_rows}" font-family="sans-serif" font-size="11">',
          f'<rect width="100%" height="100%" fill="white"/>',
          f'<text x="{width / 2}" y="20" text-anchor="middle" font-size="13">{escape(title)}</text>']
     for t in range(0, int(top_value) + 1, 100):
@@ -58,16 +63,16 @@ def main():
         for j, (o, p) in enumerate(bars):
             v = ours[(cell, o, p)]
             x = x0 + j * bw
-            s.append(f'<rect x="{x:.1f}" y="{y(v):.1f}" width="{bw - 2}" height="{top + h - y(v):.1f}" fill="{COLORS[orders.index(o) % len(COLORS)]}"><title>{escape(cell)}, {o}, process {p}: ours {v:.1f}</title></rect>')
+            s.append(f'<rect x="{x:.1f}" y="{y(v):.1f}" width="{bw - 2}" height="{top + h - y(v):.1f}" fill="{colors[orders.index(o)]}"><title>{escape(cell)}, {o}, process {p}: ours {v:.1f}</title></rect>')
             c = cudnn.get((cell, o, p))
             if c is not None:
                 s.append(f'<line x1="{x - 1:.1f}" x2="{x + bw - 1:.1f}" y1="{y(c):.1f}" y2="{y(c):.1f}" stroke="#000" stroke-width="2"><title>cuDNN {c:.1f}</title></line>')
-        s.append(f'<text x="{x0 + bw * len(bars) / 2:.1f}" y="{top + h + 16}" text-anchor="middle">{escape(cell)}</text>')
-    ly = top + h + 40
-    place = lambda k: (left + (k % per_row) * 260, ly + 18 * (k // per_row))
+        s.append(f'<text transform="translate({x0 + bw * len(bars) / 2:.0f},{top + h + 12}) rotate(-25)" text-anchor="end">{escape(cell)}</text>')
+    ly = top + h + 90
+    place = lambda k: (left + (k % per_row) * col_w, ly + 18 * (k // per_row))
     for k, o in enumerate(orders):
         lx, yy = place(k)
-        s.append(f'<rect x="{lx}" y="{yy}" width="12" height="12" fill="{COLORS[k % len(COLORS)]}"/>')
+        s.append(f'<rect x="{lx}" y="{yy}" width="12" height="12" fill="{colors[k]}"/>')
         s.append(f'<text x="{lx + 16}" y="{yy + 10}">ours, {escape(o)}</text>')
     lx, yy = place(len(orders))
     s.append(f'<line x1="{lx}" x2="{lx + 14}" y1="{yy + 6}" y2="{yy + 6}" stroke="#000" stroke-width="2"/>')
