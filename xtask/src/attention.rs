@@ -251,9 +251,10 @@ pub fn run(sh: &Shell, ci: bool) -> Result {
 /// opposite `eager_rescale`, `longest_first` and `folded` (a causal fixed batch's units never
 /// or always in the plan's folded order), and `folded_tail` (the folded order's last rounds
 /// longest first), by the plan's rule or (with `folded`) everywhere, `ordered_wait` (the
-/// overlapped loop's wait for the previous P V ordered after the softmax), and `wait_quarter` and
-/// `wait_half` (that wait after a quarter or half of each block's weights).
-pub const VARIANTS: [(&str, &str); 16] = [
+/// overlapped loop's wait for the previous P V ordered after the softmax), `wait_quarter` and
+/// `wait_half` (that wait after a quarter or half of each block's weights), and `named_turns` (the
+/// two consumer warpgroups' turns on named barriers).
+pub const VARIANTS: [(&str, &str); 17] = [
     ("plain", "gpu_attention_plain.ptx"),
     ("overlap", "gpu_attention_overlap.ptx"),
     ("overlap,pingpong", "gpu_attention_overlap_pingpong.ptx"),
@@ -273,6 +274,7 @@ pub const VARIANTS: [(&str, &str); 16] = [
     ("ordered_wait", "gpu_attention_ordered_wait.ptx"),
     ("wait_quarter", "gpu_attention_wait_quarter.ptx"),
     ("wait_half", "gpu_attention_wait_half.ptx"),
+    ("named_turns", "gpu_attention_named_turns.ptx"),
 ];
 
 /// A variant module of [`VARIANTS`] after [`build_variant`].

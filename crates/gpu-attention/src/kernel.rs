@@ -64,6 +64,7 @@ use gpu_hopper::arch::nvptx::{
     dynamic_smem_1024 as dynamic_smem, griddepcontrol_launch_dependents, griddepcontrol_wait,
     ld_global_nc_v4_u32, setmaxnreg_dec, setmaxnreg_inc,
 };
+use gpu_hopper::barrier::{BarrierRegistry, BarrierShadow, Barriers, NamedBarrier};
 use gpu_hopper::descriptor::{MatrixDescriptor, Swizzle};
 use gpu_hopper::regs::RegisterSplit;
 use gpu_hopper::sequence::{self, OrderedSequenceBarrier, SequenceStorage};
@@ -465,6 +466,11 @@ pub(crate) unsafe fn forward<
         // The two warpgroups take turns issuing their `wgmma`s (FlashAttention-3's ping-pong):
         // while one runs its softmax, the tensor cores run the other's products.
         let mut order = OrderedSequenceBarrier::<_, 1, G>::new(grid, g);
+        // The warpgroup index from the thread index itself, for the named turns: the PTX check
+        // proves it warpgroup-uniform (it does not follow a shuffle).
+        let wg = th / 128;
+        // SAFETY: each consumer warpgroup, whole and converged, before its first turn.
+        unsafe { named_turns_begin(spec, G, wg) };
         let (w, l) = (t / 32, t % 32);
         // SAFETY: `smem` is this CTA's dynamic shared memory.
         let base = unsafe { cvta_to_shared(smem) };
@@ -511,7 +517,7 @@ pub(crate) unsafe fn forward<
                     let kst = k_cons.acquire();
                     let mut s = in_turn(
                         spec,
-                        &mut order,
+                        (&mut order, wg),
                         #[inline(always)]
                         || issue_s::<E, S>(spec, q_smem, base + spec.k_at(kst.index()), negate),
                     );
@@ -529,7 +535,7 @@ pub(crate) unsafe fn forward<
                     let vst = v_cons.acquire();
                     in_turn(
                         spec,
-                        &mut order,
+                        (&mut order, wg),
                         #[inline(always)]
                         || issue_pv::<E, S, O>(spec, &mut o, &s, base + spec.v_at(vst.index())),
                     );
@@ -543,7 +549,7 @@ pub(crate) unsafe fn forward<
                 let kst = k_cons.acquire();
                 let mut p = in_turn(
                     spec,
-                    &mut order,
+                    (&mut order, wg),
                     #[inline(always)]
                     || issue_s::<E, S>(spec, q_smem, base + spec.k_at(kst.index()), negate),
                 );
@@ -566,7 +572,7 @@ pub(crate) unsafe fn forward<
                     let vst = v_cons.acquire();
                     let mut s = in_turn(
                         spec,
-                        &mut order,
+                        (&mut order, wg),
                         #[inline(always)]
                         || {
                             let s = issue_s::<E, S>(
@@ -648,7 +654,7 @@ pub(crate) unsafe fn forward<
                 let vst = v_cons.acquire();
                 in_turn(
                     spec,
-                    &mut order,
+                    (&mut order, wg),
                     #[inline(always)]
                     || issue_pv::<E, S, O>(spec, &mut o, &p, base + spec.v_at(vst.index())),
                 );
@@ -663,6 +669,8 @@ pub(crate) unsafe fn forward<
             unsafe { write_out::<E, O>(&params, &work, &o, rows_at, inv, lse, l) };
             units.advance();
         }
+        // SAFETY: each consumer warpgroup, whole and converged, after its last turn.
+        unsafe { named_turns_end(spec, G, wg) };
     }
     if paired {
         // SAFETY: every thread of both CTAs arrives once, then waits: no CTA of a pair exits
@@ -709,20 +717,99 @@ unsafe fn load_kv(
 }
 
 /// Runs `f` (a warpgroup's `wgmma` issues) in this warpgroup's turn of `order` (when the row
-/// says `pingpong`), then hands the turn to the other warpgroup.
+/// says `pingpong`), then hands the turn to the other warpgroup. With [`NAMED_TURNS`] and two
+/// consumer warpgroups, the turns of warpgroup `g` (0 or 1: `(tid - 128) / 128`) are on the
+/// named barriers of [`TURNS`] instead.
 #[inline(always)]
 fn in_turn<S: sequence::Signals, R, const G: usize>(
     spec: KernelSpec,
-    order: &mut OrderedSequenceBarrier<S, 1, G>,
+    (order, g): (&mut OrderedSequenceBarrier<S, 1, G>, u32),
     f: impl FnOnce() -> R,
 ) -> R {
-    if spec.pingpong {
+    if spec.pingpong && NAMED_TURNS && G == 2 {
+        // The ids by arithmetic, not a branch on `g` (TURNS' ids are consecutive): `g` is
+        // `(tid - 128) / 128`, which the PTX check proves warpgroup-uniform.
+        let (mine, next) = (TURNS[0].id() + g, TURNS[1].id() - g);
+        // SAFETY: the whole warpgroup, converged (the consumers' loop); each phase of a turn
+        // barrier has its warpgroup's 128 syncing threads and the other's 128 arriving ones
+        // (`named_turns_begin` gives warpgroup 0 its first, `named_turns_end` takes the last);
+        // ids 1 and 2 are the registry's (`BARRIERS`), used by nothing else.
+        unsafe { gpu_hopper::arch::nvptx::barrier_sync_aligned(mine, TURNS[0].threads()) };
+        let r = f();
+        // SAFETY: as above.
+        unsafe { gpu_hopper::arch::nvptx::barrier_arrive_aligned(next, TURNS[0].threads()) };
+        r
+    } else if spec.pingpong {
         let turn = order.wait();
         let r = f();
         turn.arrive();
         r
     } else {
         f()
+    }
+}
+
+/// Whether a row with `pingpong` and two consumer warpgroups takes its turns on two named
+/// barriers (`bar.sync` / `bar.arrive`: FlashAttention-3's warp-scheduler barriers, which wait in
+/// hardware) rather than on the ordered sequence's mbarriers (a `try_wait` loop: run 105's
+/// profile, 2.9 k stall samples there and twice FA3's branches). The `named_turns` feature's
+/// variant module; not run on a GPU yet.
+const NAMED_TURNS: bool = cfg!(feature = "named_turns");
+
+/// The turn barriers of [`NAMED_TURNS`]: warpgroup `g` syncs on `TURNS[g]` before its issues and
+/// arrives on the other's after them; 256 threads a phase (128 syncing, 128 arriving).
+const TURNS: [NamedBarrier; 2] = [
+    NamedBarrier::new("attention: consumer warpgroup 0's turn", 1, 256),
+    NamedBarrier::new("attention: consumer warpgroup 1's turn", 2, 256),
+];
+
+const _: () = assert!(
+    TURNS[1].id() == TURNS[0].id() + 1 && TURNS[0].threads() == TURNS[1].threads(),
+    "gpu-attention: in_turn computes the turn barriers' ids from the first"
+);
+
+/// The kernels' named barriers (a registry refuses two on one id).
+const BARRIERS: BarrierRegistry = BarrierRegistry::new(&[&TURNS]);
+// The attention kernels have no checked build: the barriers' shadow is zero-sized.
+const _: () = assert!(
+    core::mem::size_of::<BarrierShadow>() == 0,
+    "gpu-attention: built with gpu-hopper's `checked` feature, whose named barriers need shared memory the attention layout does not reserve"
+);
+
+/// The handles of [`BARRIERS`].
+#[inline(always)]
+fn barriers() -> Barriers<'static> {
+    // SAFETY: `BarrierShadow` is zero-sized (above), so any aligned pointer is a valid one, and
+    // there is nothing to initialise.
+    unsafe { BARRIERS.handles(core::ptr::NonNull::dangling().as_ptr()) }
+}
+
+/// The start of [`NAMED_TURNS`]: warpgroup 1 arrives on warpgroup 0's barrier, so that its
+/// first turn passes.
+///
+/// # Safety
+///
+/// Both consumer warpgroups call it once, whole and converged, before their first turn.
+#[inline(always)]
+unsafe fn named_turns_begin(spec: KernelSpec, consumers: usize, g: u32) {
+    if spec.pingpong && NAMED_TURNS && consumers == 2 && g == 1 {
+        // SAFETY: by the contract: warpgroup 0's first phase.
+        unsafe { barriers().arrive(TURNS[0]) };
+    }
+}
+
+/// The end of [`NAMED_TURNS`]: warpgroup 0 takes warpgroup 1's last hand-over (both take as many
+/// turns, so warpgroup 1's last arrival is on warpgroup 0's barrier), so that no phase is left
+/// open when the CTA exits.
+///
+/// # Safety
+///
+/// Both consumer warpgroups call it once, whole and converged, after their last turn.
+#[inline(always)]
+unsafe fn named_turns_end(spec: KernelSpec, consumers: usize, g: u32) {
+    if spec.pingpong && NAMED_TURNS && consumers == 2 && g == 0 {
+        // SAFETY: by the contract: the phase warpgroup 1's last turn opened.
+        unsafe { barriers().sync(TURNS[0]) };
     }
 }
 
