@@ -182,6 +182,37 @@ mod tests {
         }
     }
 
+    /// attention-test's varlen case that the host folds (its last): it does fold on the grids
+    /// of the GPUs it runs on (132 SMs; 114 for a smaller Hopper), on the plan's row for it, and
+    /// the table is a permutation of the plan's units.
+    #[test]
+    fn the_attention_tests_folding_varlen_case_folds() {
+        let lens = [(300u32, 300u32), (129, 129), (257, 200)];
+        let (mut oq, mut ok) = (vec![0u32], vec![0u32]);
+        for (q, k) in lens {
+            oq.push(oq.last().unwrap() + q);
+            ok.push(ok.last().unwrap() + k);
+        }
+        let problem = Problem::varlen(&oq, &ok, (177, 3), 64).with_mask(Mask::Causal);
+        let spec = gpu_attention_plan::abi::kernel(
+            gpu_attention_plan::Element::Bf16,
+            64,
+            300,
+            true,
+            false,
+        )
+        .expect("a row");
+        assert_eq!(spec.unit_rows(), 128);
+        for grid in [132u64, 114] {
+            assert!(folds(&problem, spec, grid), "grid {grid}");
+            let table = table_order(&problem, spec, grid);
+            if !cfg!(feature = "varlen_longest_first") {
+                assert_eq!(table, folded(&problem, spec, grid));
+            }
+            assert_eq!(table.len(), 177 * (3 + 2 + 3));
+        }
+    }
+
     /// The folded table: every unit once, and each CTA of the grid given a sequence's head's
     /// long and short blocks (or two middle blocks) in two consecutive rounds while whole rounds
     /// last; the sequences' pairs together, the sequences by their longest units.

@@ -244,6 +244,16 @@ fn cases(quick: bool) -> Vec<Case> {
             128,
             true,
         ));
+        // A causal variable-length batch whose unit table the host lays out folded
+        // (`order::folded`, by the fixed batches' rule: 177 heads of three sequences, 1416 units
+        // of 128 rows on a GPU of up to 132 SMs; gpu-attention-host's order tests check that it
+        // folds), one sequence with fewer keys than queries.
+        v.push(varlen(
+            &[(300, 300), (129, 129), (257, 200)],
+            (177, 3),
+            64,
+            true,
+        ));
     }
     v
 }
