@@ -226,18 +226,66 @@ impl Schedule {
                 kb1,
             };
         }
-        let none = Work {
+        let v = u - self.full;
+        let (c, j) = (v % self.stride, v / self.stride);
+        if c >= self.workers {
+            return self.no_work();
+        }
+        let iterations = u64::from(self.tiles() - self.full) * u64::from(k_blocks);
+        // Where every product below fits 32 bits (`(i + 1) * workers` for the k-blocks `i`,
+        // `(c + 1) * iterations`: both at most `iterations * (workers + 1)`), the same arithmetic
+        // in 32 bits: a 64-bit division is a subroutine call of about a hundred instructions on
+        // the GPU, and the producer does five per unit before its first load of it (run 106's
+        // profile of the stream-K kernels: their consumers wait at each unit's first k-block).
+        if iterations * (u64::from(self.workers) + 1) <= u64::from(u32::MAX) {
+            self.stream_k_work_narrow(c, j, k_blocks)
+        } else {
+            self.stream_k_work_wide(c, j, k_blocks)
+        }
+    }
+
+    /// The empty unit of a stream-K schedule.
+    #[inline(always)]
+    fn no_work(self) -> Work {
+        Work {
             tile: self.full,
             part: 0,
             parts: 0,
             kb0: 0,
             kb1: 0,
-        };
-        let v = u - self.full;
-        let (c, j) = (v % self.stride, v / self.stride);
-        if c >= self.workers {
-            return none;
         }
+    }
+
+    /// [`Schedule::work`] of worker `c`'s piece `j` in 32-bit arithmetic, where the split tiles'
+    /// k-blocks `I` times `workers + 1` fit 32 bits (the caller checks).
+    #[inline(always)]
+    fn stream_k_work_narrow(self, c: u32, j: u32, k_blocks: u32) -> Work {
+        let kb = k_blocks;
+        let iterations = (self.tiles() - self.full) * kb;
+        let workers = self.workers;
+        // The worker's range of the split tiles' k-blocks.
+        let (b0, b1) = (c * iterations / workers, (c + 1) * iterations / workers);
+        let local = b0 / kb + j;
+        let start = local * kb;
+        if start >= b1 {
+            return self.no_work();
+        }
+        // The worker whose range holds k-block `i`: the last `w` with `w * I / workers <= i`.
+        let worker_of = |i: u32| ((i + 1) * workers - 1) / iterations;
+        let (w0, w1) = (worker_of(start), worker_of(start + kb - 1));
+        Work {
+            tile: self.full + local,
+            part: c - w0,
+            parts: w1 - w0 + 1,
+            kb0: b0.max(start) - start,
+            kb1: b1.min(start + kb) - start,
+        }
+    }
+
+    /// [`Schedule::work`] of worker `c`'s piece `j` in 64-bit arithmetic.
+    #[inline(always)]
+    fn stream_k_work_wide(self, c: u32, j: u32, k_blocks: u32) -> Work {
+        let none = self.no_work();
         let kb = u64::from(k_blocks);
         let iterations = u64::from(self.tiles() - self.full) * kb;
         let workers = u64::from(self.workers);
@@ -454,6 +502,54 @@ mod tests {
         }
         seen.sort_unstable();
         (s0, seen)
+    }
+
+    #[test]
+    fn stream_k_work_in_32_bits_is_the_64_bit_work() {
+        // Every unit of many schedules (the small ones exhaustively, large ones by their edges),
+        // where the 32-bit arithmetic applies: the same piece as the 64-bit arithmetic.
+        let mut checked = 0u64;
+        let cases = (1..=5u32).flat_map(|tm| {
+            (1..=7u32).flat_map(move |tn| {
+                [1u32, 2, 3, 7, 64, 4096].into_iter().flat_map(move |kb| {
+                    [1u32, 3, 16, 132].into_iter().flat_map(move |grid| {
+                        [1, grid.div_ceil(2), grid].map(|w| (tm, tn, kb, w, grid))
+                    })
+                })
+            })
+        });
+        let large = [
+            (64, 64, 65_536, 132, 132),
+            (1, 1, 1 << 24, 132, 132),
+            (33, 32, 4096, 132, 132),
+        ];
+        for (tm, tn, kb, workers, grid) in cases.chain(large) {
+            for first in 0..grid {
+                let s = Schedule::stream_k(tm, tn, kb, workers, first, grid);
+                if s.workers == 0 {
+                    continue;
+                }
+                let iterations = u64::from(s.tiles() - s.full) * u64::from(kb);
+                assert!(iterations * (u64::from(s.workers) + 1) <= u64::from(u32::MAX));
+                let mut u = first.max(s.full);
+                while u < s.total() {
+                    if u >= s.full {
+                        let v = u - s.full;
+                        let (c, j) = (v % s.stride, v / s.stride);
+                        if c < s.workers {
+                            assert_eq!(
+                                s.stream_k_work_narrow(c, j, kb),
+                                s.stream_k_work_wide(c, j, kb),
+                                "{tm} x {tn} tiles, {kb} k-blocks, {workers} of {grid}, unit {u}"
+                            );
+                            checked += 1;
+                        }
+                    }
+                    u += s.stride;
+                }
+            }
+        }
+        assert!(checked > 10_000, "{checked}");
     }
 
     #[test]
