@@ -428,21 +428,15 @@ pub const fn kernel(
 ) -> Option<KernelSpec> {
     let short = max_keys <= short_keys(head_dim, causal);
     let pair = pairs && !causal;
-    // The row by the table, and the pair that replaces it where the module has one.
-    let (block_n, consumers) = match head_dim {
-        256 => (64, 2),
-        _ if short => (128, 2),
-        64 => (128, 3),
-        _ => (192, 2),
-    };
-    let paired = match head_dim {
-        256 => None,
-        64 if short && pair && max_keys > SHORT_PAIRS_ABOVE => Some((128, 3)),
-        _ if short && pair && max_keys > SHORT_PAIRS_ABOVE => Some((128, 2)),
-        _ if short => None,
-        64 => None,
-        _ if pair => Some((192, 2)),
-        _ => None,
+    let short_pair = pair && max_keys > SHORT_PAIRS_ABOVE;
+    // The row by the table (keys a block, consumer warpgroups), and the pair that replaces it
+    // where the module has one.
+    let ((block_n, consumers), paired) = match (head_dim, short) {
+        (256, _) => ((64, 2), None),
+        (64, true) => ((128, 2), if short_pair { Some((128, 3)) } else { None }),
+        (64, false) => ((128, 3), None),
+        (_, true) => ((128, 2), if short_pair { Some((128, 2)) } else { None }),
+        (_, false) => ((192, 2), if pair { Some((192, 2)) } else { None }),
     };
     if let Some((block_n, consumers)) = paired
         && let Some(k) = planned_row(element, head_dim, block_n, consumers, 2)

@@ -64,7 +64,7 @@ use gpu_hopper::arch::nvptx::{
     dynamic_smem_1024 as dynamic_smem, griddepcontrol_launch_dependents, griddepcontrol_wait,
     ld_global_nc_v4_u32, setmaxnreg_dec, setmaxnreg_inc,
 };
-use gpu_hopper::barrier::{BarrierRegistry, BarrierShadow, Barriers, NamedBarrier};
+use gpu_hopper::barrier::{BarrierRegistry, NamedBarrier};
 use gpu_hopper::descriptor::{MatrixDescriptor, Swizzle};
 use gpu_hopper::regs::RegisterSplit;
 use gpu_hopper::sequence::{self, OrderedSequenceBarrier, SequenceStorage};
@@ -603,18 +603,13 @@ pub(crate) unsafe fn forward<
                     // done (its A registers are read until then).
                     // With `WAIT_QUADS`, the wait for P V comes once the weights of the first
                     // quads are done (ordered after the last of them).
-                    let quads = S::N / 8;
-                    let hook_quad = match WAIT_QUADS {
-                        Some((num, den)) => quads * num / den - 1,
-                        None => u32::MAX,
-                    };
-                    let rescale = if WAIT_QUADS.is_some() {
+                    let rescale = if let Some((num, den)) = WAIT_QUADS {
                         weights_hooked::<S>(
                             &mut rows,
                             &mut s,
                             scale_log2,
                             (mask_of(j), spec.lazy),
-                            hook_quad,
+                            S::N / 8 * num / den - 1,
                             |done| {
                                 // SAFETY: the whole warpgroup, converged (the hook runs in every
                                 // thread at the same quad); O's address is never 0.
@@ -733,7 +728,7 @@ fn in_turn<S: sequence::Signals, R, const G: usize>(
         // SAFETY: the whole warpgroup, converged (the consumers' loop); each phase of a turn
         // barrier has its warpgroup's 128 syncing threads and the other's 128 arriving ones
         // (`named_turns_begin` gives warpgroup 0 its first, `named_turns_end` takes the last);
-        // ids 1 and 2 are the registry's (`BARRIERS`), used by nothing else.
+        // ids 1 and 2 are the registry's (the `BarrierRegistry` of `TURNS`), used by nothing else.
         unsafe { gpu_hopper::arch::nvptx::barrier_sync_aligned(mine, TURNS[0].threads()) };
         let r = f();
         // SAFETY: as above.
@@ -768,21 +763,9 @@ const _: () = assert!(
     "gpu-attention: in_turn computes the turn barriers' ids from the first"
 );
 
-/// The kernels' named barriers (a registry refuses two on one id).
-const BARRIERS: BarrierRegistry = BarrierRegistry::new(&[&TURNS]);
-// The attention kernels have no checked build: the barriers' shadow is zero-sized.
-const _: () = assert!(
-    core::mem::size_of::<BarrierShadow>() == 0,
-    "gpu-attention: built with gpu-hopper's `checked` feature, whose named barriers need shared memory the attention layout does not reserve"
-);
-
-/// The handles of [`BARRIERS`].
-#[inline(always)]
-fn barriers() -> Barriers<'static> {
-    // SAFETY: `BarrierShadow` is zero-sized (above), so any aligned pointer is a valid one, and
-    // there is nothing to initialise.
-    unsafe { BARRIERS.handles(core::ptr::NonNull::dangling().as_ptr()) }
-}
+// The kernels' named barriers: the registry refuses id 0 and two barriers on one id (the
+// turns use the leaves directly, with the ids by arithmetic: see `in_turn`).
+const _: BarrierRegistry = BarrierRegistry::new(&[&TURNS]);
 
 /// The start of [`NAMED_TURNS`]: warpgroup 1 arrives on warpgroup 0's barrier, so that its
 /// first turn passes.
@@ -793,8 +776,10 @@ fn barriers() -> Barriers<'static> {
 #[inline(always)]
 unsafe fn named_turns_begin(spec: KernelSpec, consumers: usize, g: u32) {
     if spec.pingpong && NAMED_TURNS && consumers == 2 && g == 1 {
-        // SAFETY: by the contract: warpgroup 0's first phase.
-        unsafe { barriers().arrive(TURNS[0]) };
+        // SAFETY: by the contract: warpgroup 0's first phase, on the registry's id.
+        unsafe {
+            gpu_hopper::arch::nvptx::barrier_arrive_aligned(TURNS[0].id(), TURNS[0].threads())
+        };
     }
 }
 
@@ -808,8 +793,9 @@ unsafe fn named_turns_begin(spec: KernelSpec, consumers: usize, g: u32) {
 #[inline(always)]
 unsafe fn named_turns_end(spec: KernelSpec, consumers: usize, g: u32) {
     if spec.pingpong && NAMED_TURNS && consumers == 2 && g == 0 {
-        // SAFETY: by the contract: the phase warpgroup 1's last turn opened.
-        unsafe { barriers().sync(TURNS[0]) };
+        // SAFETY: by the contract: the phase warpgroup 1's last turn opened, on the registry's
+        // id.
+        unsafe { gpu_hopper::arch::nvptx::barrier_sync_aligned(TURNS[0].id(), TURNS[0].threads()) };
     }
 }
 
