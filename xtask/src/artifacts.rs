@@ -14,8 +14,9 @@ use crate::util::Result;
 
 /// The modules [`build_all`] builds, in order, by the name `--only` takes (the build's folder
 /// under `target/gpu/`, `gemm` for the GEMM's `sm_90a` and `hopper` for the toolkit's test
-/// kernels' `sm_90a`, `attention` for the attention kernels').
-pub const MODULES: [&str; 10] = [
+/// kernels' `sm_90a`, `attention` for the attention kernels', `attention-checked` for their
+/// checked build).
+pub const MODULES: [&str; 11] = [
     "sm_90",
     "sm_100a",
     "sm_90-checked",
@@ -23,6 +24,7 @@ pub const MODULES: [&str; 10] = [
     "gemm",
     "hopper",
     "attention",
+    "attention-checked",
     "gfx90a",
     "gfx942",
     "gfx1100",
@@ -50,6 +52,7 @@ fn build_one(sh: &Shell, name: &str) -> Result<PathBuf> {
         "gemm" => crate::gemm_kernel::build(sh),
         "hopper" => crate::hopper::build(sh),
         "attention" => crate::attention::build(sh),
+        "attention-checked" => crate::attention::build_checked(sh),
         amd => match AMD.iter().find(|target| target.cpu == amd) {
             Some(target) => gpu::build(sh, target),
             None => Err(format!(

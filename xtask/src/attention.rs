@@ -30,6 +30,16 @@ pub fn build_unwaited(sh: &Shell) -> Result<PathBuf> {
     build_module(sh, Some("unwaited"), UNWAITED)
 }
 
+/// The checked module (the kernel crate's `checked` feature: gpu-pipeline's hang diagnostics in
+/// every pipeline, ordered sequence and named barrier), on which the device test runs every case:
+/// no false alarm, no hang, the same results.
+pub const CHECKED: &str = "gpu_attention_checked.ptx";
+
+/// Builds [`CHECKED`].
+pub fn build_checked(sh: &Shell) -> Result<PathBuf> {
+    build_module(sh, Some("checked"), CHECKED)
+}
+
 /// The device test binary.
 pub fn test_binary() -> PathBuf {
     crate::util::root().join("target/release/attention-test")
@@ -48,14 +58,22 @@ pub const SDPA_TEST: &str = "tests/attention-bench/sdpa_test.py";
 /// The benchmark script, whose bridge wrapper [`SDPA_TEST`] imports.
 pub const BENCH_SCRIPT: &str = "tests/attention-bench/bench_attention.py";
 
-/// The suite bundle's section: the device test (every case against the f64 reference), the
-/// module through `ptxas -v` (failing where ptxas serialises a kernel's `wgmma`s, its C7513, as
+/// The suite bundle's section: the device test (every case against the f64 reference), the same
+/// on the checked build ([`CHECKED`]: a hang or a miscounted barrier would end a case with a
+/// gpu-pipeline record), the module through `ptxas -v` (failing where ptxas serialises a kernel's `wgmma`s, its C7513, as
 /// it did to the first overlapped loops), then the small cases under compute-sanitizer's
 /// memcheck, synccheck and racecheck, and the comparison against torch's SDPA where Python has
 /// torch (SKIPPED otherwise). Each bounded, each fails the run.
 pub const RUN_SH_SECTION: &str = r#"echo "== gpu-attention: every case against the f64 host reference within its derived bound (O and LSE), and the host API's errors"
 timeout -k 10 600 "$here/attention-test" "$here/gpu_attention.ptx" 2>&1 | tee "$out/attention.log"
 [ "${PIPESTATUS[0]}" -eq 0 ] || { echo "FAIL: the attention tests did not pass: $(grep -c '^FAIL' "$out/attention.log") FAIL lines"; status=1; }
+
+echo "== gpu-attention: every case on the checked build (gpu_attention_checked.ptx: every wait bounded, every arrival counted): no hang record, the same results"
+timeout -k 10 900 "$here/attention-test" "$here/gpu_attention_checked.ptx" >"$out/attention-checked.log" 2>&1
+rc=$?
+echo "checked build: exit $rc, $(grep -c '^PASS' "$out/attention-checked.log") cases passed; $(tail -n 1 "$out/attention-checked.log")"
+grep -E "^gpu-pipeline " "$out/attention-checked.log" | head -n 5
+[ $rc -eq 0 ] || { grep -E "^FAIL" "$out/attention-checked.log" | head -n 10 | cut -c1-240; echo "FAIL: attention-test on the checked build exited $rc"; status=1; }
 
 echo "== gpu-attention: against torch's SDPA math backend (float64 on the GPU) at random larger shapes, within the derived bound"
 if python3 -c "import torch; assert torch.cuda.is_available()" >/dev/null 2>&1; then
@@ -135,11 +153,12 @@ pub fn run_sh_section() -> String {
 pub const PROGRAMMATIC_CHAINS: [&str; 1] = ["programmatic_reads_the_output_of_the_kernel_before"];
 
 /// The files of the suite bundle: (built file, name in the bundle).
-pub fn bundle_files() -> [(PathBuf, &'static str); 6] {
+pub fn bundle_files() -> [(PathBuf, &'static str); 7] {
     let root = crate::util::root();
     [
         (artifact(), MODULE),
         (NVPTX_SM90A.target_dir().join(UNWAITED), UNWAITED),
+        (NVPTX_SM90A.target_dir().join(CHECKED), CHECKED),
         (test_binary(), "attention-test"),
         (bridge(), "libattention_bench.so"),
         (root.join(SDPA_TEST), "sdpa_test.py"),
@@ -217,6 +236,14 @@ pub fn run(sh: &Shell, ci: bool) -> Result {
         &[&artifact()],
         ci,
     );
+    println!("== gpu-attention: every case on the checked build (bounded waits, counted arrivals)");
+    let checked = crate::device::run_device_program(
+        sh,
+        "gpu-attention device tests, checked build",
+        &test_binary(),
+        &[&NVPTX_SM90A.target_dir().join(CHECKED)],
+        ci,
+    );
     println!(
         "== gpu-attention: the programmatic chains on the kernels without their griddepcontrol.wait must fail"
     );
@@ -230,7 +257,7 @@ pub fn run(sh: &Shell, ci: bool) -> Result {
         ci,
     );
     let compared = sdpa(sh);
-    let errors: Vec<String> = [tested, negative, compared]
+    let errors: Vec<String> = [tested, checked, negative, compared]
         .into_iter()
         .filter_map(std::result::Result::err)
         .collect();
@@ -321,11 +348,14 @@ fn build_module(sh: &Shell, features: Option<&str>, file: &str) -> Result<PathBu
     let built = target_dir.join(target.triple).join("release").join(MODULE);
     let ptx =
         std::fs::read_to_string(&built).map_err(|e| format!("reading {}: {e}", built.display()))?;
+    let has = |name: &str| features.is_some_and(|f| f.split(',').any(|f| f == name));
     let mut ptx = without_label_comments(&ptx);
+    if has("checked") {
+        ptx = without_noreturn(&ptx);
+    }
     for k in gpu_attention_plan::abi::KERNELS {
         ptx = with_maxntid(&ptx, k.entry, k.threads())?;
     }
-    let has = |name: &str| features.is_some_and(|f| f.split(',').any(|f| f == name));
     // The loop the features force (`plain` first, as the kernel crate applies it), or the table's.
     let forced = if has("overlap") {
         Some(true)
@@ -334,17 +364,22 @@ fn build_module(sh: &Shell, features: Option<&str>, file: &str) -> Result<PathBu
     } else {
         None
     };
-    let reports = check_ptx_of(&ptx, forced, !has("unwaited"))?;
+    let reports = check_ptx_of(&ptx, forced, !has("unwaited"), has("checked"))?;
     std::fs::create_dir_all(target.target_dir())
         .map_err(|e| format!("creating {}: {e}", target.target_dir().display()))?;
     let out = target.target_dir().join(file);
     std::fs::write(&out, &ptx).map_err(|e| format!("writing {}: {e}", out.display()))?;
     println!(
-        "  {:<8} {:<22} {:>6.1} s  {} (.maxntid per kernel, no local memory)",
+        "  {:<8} {:<22} {:>6.1} s  {} (.maxntid per kernel{})",
         "attn",
         target.triple,
         start.elapsed().as_secs_f64(),
-        out.display()
+        out.display(),
+        if has("checked") {
+            ""
+        } else {
+            ", no local memory"
+        }
     );
     for r in reports {
         println!(
@@ -375,6 +410,31 @@ pub fn without_label_comments(ptx: &str) -> String {
     out
 }
 
+/// `ptx` without its `.noreturn` directives (PTX ISA 9.0, "Performance-Tuning Directives:
+/// .noreturn": a hint that a `.func` never returns to its caller, which LLVM adds to every
+/// function it knows to diverge). ptxas 13.0.88, at -O1 and above, crashes with a segmentation
+/// fault on the checked kernels: their bounded waits' record paths call such functions (with
+/// parameters) inside the loops' `wgmma` regions. Found by reduction of the checked module: two
+/// of those calls suffice, `wgmma.wait_group 0` before them does not help, and the same module
+/// without the directive compiles. Dropping the hint changes no behaviour: every call to such a
+/// function is followed by `exit`. Applied to the checked module only; the production module
+/// keeps its PTX (its only diverging calls are to the parameterless panic functions, which
+/// ptxas compiles).
+pub fn without_noreturn(ptx: &str) -> String {
+    let mut out = String::with_capacity(ptx.len());
+    for line in ptx.split_inclusive('\n') {
+        // The directive starts its line, after a parameter list: `.noreturn;` in a declaration
+        // (leaving `;`), `.noreturn  // -- Begin function` before a body (leaving the comment).
+        match line.strip_prefix(".noreturn") {
+            Some(rest) if !rest.starts_with(|c: char| c.is_ascii_alphanumeric() || c == '_') => {
+                out.push_str(rest.trim_start_matches([' ', '\t']));
+            }
+            _ => out.push_str(line),
+        }
+    }
+    out
+}
+
 /// The `wgmma.mma_async` of one kernel: `head_dim / 16` for `S = Q Kᵀ` in two forms (scaled by 1
 /// and, for a negative scale, by -1), `block_n / 16` for `O += P V`; overlapped (the row's
 /// `overlap`, or `forced` where the variant's features force it), each unrolled twice (the first block's scores and the loop's;
@@ -392,18 +452,20 @@ fn wgmmas(k: gpu_attention_plan::abi::KernelSpec, forced: Option<bool>) -> usize
 /// warpgroup takes).
 #[cfg(test)]
 pub fn check_ptx(ptx: &str) -> Result<Vec<ptx_uniform::EntryReport>> {
-    check_ptx_of(ptx, None, true)
+    check_ptx_of(ptx, None, true, false)
 }
 
 /// [`check_ptx`] of a module whose loops the features force (`forced`: overlapped or not) or
 /// the table sets (`None`), whose entries each wait once for the previous kernel (`waits`) or,
-/// the broken `unwaited` module, never.
+/// the broken `unwaited` module, never. The `checked` module may use local memory: its bounded
+/// waits pass their record's fields to the (not inlined) wait and failure paths through it.
 fn check_ptx_of(
     ptx: &str,
     forced: Option<bool>,
     waits: bool,
+    checked: bool,
 ) -> Result<Vec<ptx_uniform::EntryReport>> {
-    if ptx.contains("__local_depot") || ptx.contains(".local") {
+    if !checked && (ptx.contains("__local_depot") || ptx.contains(".local")) {
         return Err(
             "the attention PTX uses local memory (an accumulator array indexed with a variable?)"
                 .into(),
@@ -478,6 +540,15 @@ mod tests {
         );
     }
 
+    #[test]
+    fn noreturn_goes_from_declarations_and_definitions_only() {
+        let ptx = ".func panic\n()\n.noreturn;\n.func fail(\n\t.param .b32 p\n)\n.noreturn                               // -- Begin function fail\n{\n\t// .noreturn in a comment\n\texit;\n}\n.noreturns_x\n";
+        assert_eq!(
+            without_noreturn(ptx),
+            ".func panic\n()\n;\n.func fail(\n\t.param .b32 p\n)\n// -- Begin function fail\n{\n\t// .noreturn in a comment\n\texit;\n}\n.noreturns_x\n"
+        );
+    }
+
     /// The negative control judges attention-test's real output: its chains print as `FAIL
     /// NAME: why` (not under the host API errors' `error: ` prefix, which no check would match).
     #[test]
@@ -505,9 +576,11 @@ mod tests {
                 assert!(section.contains(&format!("$here/{name}")), "{name}");
             }
         }
-        // Seven steps (the comparison and its negative control among them), and the
-        // programmatic negative control's two more: each chain by name, the refusal.
-        assert_eq!(section.matches("status=1").count(), 9);
+        // Eight steps (the checked build's, the comparison and its negative control among
+        // them), and the programmatic negative control's two more: each chain by name, the
+        // refusal.
+        assert_eq!(section.matches("status=1").count(), 10);
+        assert!(section.contains(r#""$here/attention-test" "$here/gpu_attention_checked.ptx""#));
         assert!(
             section.contains(r#"python3 "$here/sdpa_test.py" --lib "$here/libattention_bench.so""#)
         );

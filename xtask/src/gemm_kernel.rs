@@ -383,8 +383,8 @@ pub(crate) fn entry_text<'a>(ptx: &'a str, entry: &str) -> Option<&'a str> {
 }
 
 /// The first instruction in `entry_text` (one entry's PTX) before its `griddepcontrol.wait`, in
-/// the text's order, that may touch global memory: a load or store other than of the parameter
-/// or shared space (a generic address may be global), an atomic or reduction, a bulk or
+/// the text's order, that may touch global memory: a load or store other than of the parameter,
+/// shared or local space, whatever qualifiers precede the space (a generic address may be global), an atomic or reduction, a bulk or
 /// asynchronous copy (TMA included), a tensor-map replacement, a texture or surface access.
 /// `None` when there is none, or no wait. Tensor-map prefetches and mbarrier operations (shared
 /// memory) are allowed. A check of the entry's text, not of every path: a branch from before the
@@ -398,10 +398,12 @@ pub(crate) fn memory_before_wait(entry_text: &str) -> Option<&str> {
             .split_whitespace()
             .find(|word| !word.starts_with('%') && !word.starts_with('@'))
             .unwrap_or("");
-        let load_store = (op.starts_with("ld.") || op.starts_with("st."))
-            && !op.starts_with("ld.param")
-            && !op.starts_with("ld.shared")
-            && !op.starts_with("st.shared");
+        // The state space is any of the dot-separated parts (`st.volatile.shared.b64`,
+        // `ld.relaxed.cta.shared::cta.u32`); none is the generic space, which may be global.
+        let in_cta_space = op.split('.').any(|part| {
+            part == "param" || part == "local" || part == "shared" || part.starts_with("shared::")
+        });
+        let load_store = (op.starts_with("ld.") || op.starts_with("st.")) && !in_cta_space;
         load_store
             || [
                 "ldu.",
@@ -571,11 +573,24 @@ mod tests {
             )
         };
         assert_eq!(memory_before_wait(&entry("")), None);
-        assert_eq!(
-            memory_before_wait(&entry("\tst.shared.b32 \t[%r1], %r3;\n")),
-            None
-        );
+        // Shared and local memory, whatever qualifiers come before the state space (a checked
+        // build's diagnostics store their budget in a shared static with `st.volatile`).
+        for fine in [
+            "st.shared.b32 \t[%r1], %r3;",
+            "st.volatile.shared.b64 \t[anon_$_0+8], 200000;",
+            "ld.relaxed.cta.shared::cta.u32 \t%r2, [%r1];",
+            "ld.shared::cluster.u32 \t%r2, [%r1];",
+            "st.local.v2.b32 \t[%rd6], {2, 20};",
+        ] {
+            assert_eq!(
+                memory_before_wait(&entry(&format!("\t{fine}\n"))),
+                None,
+                "{fine}"
+            );
+        }
         for bad in [
+            "st.volatile.global.b64 \t[%rd1], 1;",
+            "ld.relaxed.gpu.u32 \t%r2, [%rd1];",
             "ld.global.b32 \t%r2, [%rd1];",
             "ld.b32 \t%r2, [%rd1];",
             "@%p1 st.global.b32 \t[%rd1], %r2;",

@@ -19,11 +19,15 @@ const MODULE: &str = "hopper_kernels.ptx";
 /// kernels).
 const MODULE_CHECKED: &str = "hopper_kernels_checked.ptx";
 
-/// The suite bundle's section: the test, then the module's sm_90a assembly. Both bounded, both
-/// fail the run.
-pub const RUN_SH_SECTION: &str = r#"echo "== gpu-hopper: the toolkit's leaves the GEMM does not run (wgmma RS, f16, FP8, swizzles, fragments; TMA reductions and prefetches; griddepcontrol; named barriers; the ordered sequence), each against a host reference"
+/// The suite bundle's section: the test, the named turns again on the checked build, the broken
+/// kernels, then the module's sm_90a assembly. Each bounded, each fails the run.
+pub const RUN_SH_SECTION: &str = r#"echo "== gpu-hopper: the toolkit's leaves the GEMM does not run (wgmma RS, f16, FP8, swizzles, fragments; TMA reductions and prefetches; griddepcontrol; named barriers; the ordered sequence; the named turns), each against a host reference"
 timeout -k 10 180 "$here/hopper-test" "$here/hopper_kernels.ptx" 2>&1 | tee "$out/hopper.log"
 [ "${PIPESTATUS[0]}" -eq 0 ] || { echo "FAIL: the toolkit's device tests did not pass: $(grep -c '^FAIL' "$out/hopper.log") FAIL lines"; status=1; }
+
+echo "== gpu-hopper: the named turns on the checked build's counted barriers (no false alarm, the same order)"
+timeout -k 10 180 "$here/hopper-test" "$here/hopper_kernels_checked.ptx" --filter named_turns 2>&1 | tee "$out/hopper_checked_turns.log"
+[ "${PIPESTATUS[0]}" -eq 0 ] || { echo "FAIL: the named turns on the checked build: $(grep -c '^FAIL' "$out/hopper_checked_turns.log") FAIL lines"; status=1; }
 
 echo "== gpu-hopper: broken kernels of the checked build (named barriers, the ordered sequence): each must end within 1 s with the record that says its mistake"
 timeout -k 10 180 "$here/hopper-test" "$here/hopper_kernels_checked.ptx" --broken 2>&1 | tee "$out/hopper_broken.log"
@@ -170,8 +174,20 @@ pub fn run(sh: &Shell, ci: bool) -> Result {
         &[&module],
         ci,
     )?;
-    println!("== gpu-hopper: broken kernels of the checked build");
+    println!("== gpu-hopper: the named turns on the checked build's counted barriers");
     let checked = checked_artifact();
+    crate::device::run_device_program(
+        sh,
+        "gpu-hopper named turns, checked build",
+        &test_binary(),
+        &[
+            &checked,
+            std::path::Path::new("--filter"),
+            std::path::Path::new("named_turns"),
+        ],
+        ci,
+    )?;
+    println!("== gpu-hopper: broken kernels of the checked build");
     crate::device::run_device_program(
         sh,
         "gpu-hopper broken kernels",
@@ -190,10 +206,13 @@ mod tests {
         for (_, name) in bundle_files() {
             assert!(RUN_SH_SECTION.contains(&format!("$here/{name}")), "{name}");
         }
-        assert_eq!(RUN_SH_SECTION.matches("timeout ").count(), 3);
-        assert_eq!(RUN_SH_SECTION.matches("status=1").count(), 3);
+        assert_eq!(RUN_SH_SECTION.matches("timeout ").count(), 4);
+        assert_eq!(RUN_SH_SECTION.matches("status=1").count(), 4);
         assert!(RUN_SH_SECTION.contains(r#"tee "$out/hopper.log""#));
         assert!(RUN_SH_SECTION.contains(r#""$here/hopper_kernels_checked.ptx" --broken"#));
+        assert!(
+            RUN_SH_SECTION.contains(r#""$here/hopper_kernels_checked.ptx" --filter named_turns"#)
+        );
         assert!(RUN_SH_SECTION.contains("ptxas -arch=sm_90a \"$here/hopper_kernels.ptx\""));
         assert!(!RUN_SH_SECTION.contains('@'), "a placeholder left unfilled");
     }

@@ -40,8 +40,12 @@ pub fn lint(sh: &Shell) -> Result {
     for extra in [&[][..], &["--features", "steps"][..]] {
         crate::gemm_kernel::NVPTX_SM90A.cargo_clippy(sh, crate::gemm_kernel::CRATE, extra)?;
     }
-    // The attention kernels, likewise.
-    for extra in [&[][..], &["--features", "overlap,pingpong,strided"][..]] {
+    // The attention kernels, likewise, and their checked build's.
+    for extra in [
+        &[][..],
+        &["--features", "overlap,pingpong,strided"][..],
+        &["--features", "checked,named_turns"][..],
+    ] {
         crate::gemm_kernel::NVPTX_SM90A.cargo_clippy(sh, crate::attention::CRATE, extra)?;
     }
     // The toolkit's test kernels, likewise.

@@ -41,8 +41,8 @@ tasks:
                              GEMM's sm_90a, the toolkit's device tests' sm_90a, the attention
                              kernels' sm_90a; amdgcn gfx90a, gfx942, gfx1100), a line as each
                              starts, and print the artifacts; --only builds one: sm_90, sm_100a,
-                             sm_90-checked, sm_90-bench, gemm, hopper, attention, gfx90a, gfx942
-                             or gfx1100
+                             sm_90-checked, sm_90-bench, gemm, hopper, attention,
+                             attention-checked, gfx90a, gfx942 or gfx1100
   test [--bless]             host tests (the tidy checks included), loom models, GPU builds,
                              compile-fail tests, PTX snapshots
                              (--bless rewrites the snapshots and the convergence check's

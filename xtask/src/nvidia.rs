@@ -136,6 +136,7 @@ fn build(sh: &Shell) -> Result<std::path::PathBuf> {
     crate::hopper::build_test(sh)?;
     crate::attention::build(sh)?;
     crate::attention::build_unwaited(sh)?;
+    crate::attention::build_checked(sh)?;
     crate::attention::build_test(sh)?;
     let commit = device::commit(sh);
     cmd!(sh, "cargo build --release -p gemm-test")

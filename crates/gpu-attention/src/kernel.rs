@@ -64,10 +64,11 @@ use gpu_hopper::arch::nvptx::{
     dynamic_smem_1024 as dynamic_smem, griddepcontrol_launch_dependents, griddepcontrol_wait,
     ld_global_nc_v4_u32, setmaxnreg_dec, setmaxnreg_inc,
 };
-use gpu_hopper::barrier::{BarrierRegistry, NamedBarrier};
+use gpu_hopper::barrier::{BarrierRegistry, BarrierShadow};
 use gpu_hopper::descriptor::{MatrixDescriptor, Swizzle};
 use gpu_hopper::regs::RegisterSplit;
 use gpu_hopper::sequence::{self, OrderedSequenceBarrier, SequenceStorage};
+use gpu_hopper::turns::{NamedSequence, NamedTurns};
 use gpu_hopper::warpgroup::WARPGROUP_THREADS;
 use gpu_hopper::wgmma::{self, MmaRs, MmaSs, Shape};
 use gpu_pipeline::arch::nvptx::cvta_to_shared;
@@ -255,17 +256,24 @@ pub(crate) unsafe fn forward<
     let smem = dynamic_smem();
     let bars = spec.barriers_at() as usize;
     let order_at = bars + Ring::<1, W>::SMEM_BYTES + 2 * Ring::<ST, KW>::SMEM_BYTES;
+    // The named barriers' shadow (checked builds; zero-sized otherwise) after the sequence's
+    // storage, both 8-byte aligned.
+    let shadow_at = order_at + size_of::<SequenceStorage<1, G>>();
     const {
         assert!(
             Ring::<1, W>::SMEM_BYTES
                 + 2 * Ring::<ST, KW>::SMEM_BYTES
                 + size_of::<SequenceStorage<1, G>>()
-                <= BARRIER_BYTES as usize,
+                + size_of::<BarrierShadow>()
+                <= BARRIER_BYTES as usize
+                && size_of::<SequenceStorage<1, G>>() % 8 == 0,
             "the attention kernel's barriers outgrew their KiB"
         )
     };
     // SAFETY: inside the barriers' KiB (asserted above).
     let order_storage = unsafe { smem.add(order_at) }.cast::<SequenceStorage<1, G>>();
+    // SAFETY: inside the barriers' KiB, 8-byte aligned (asserted above).
+    let shadow = unsafe { smem.add(shadow_at) }.cast::<BarrierShadow>();
     // SAFETY: the barriers' KiB holds the three pipelines' barriers (the plan's assertion).
     let (q_pipe, k_pipe, v_pipe) = unsafe {
         (
@@ -285,6 +293,7 @@ pub(crate) unsafe fn forward<
             v_pipe.init();
             // Every thread of a consumer warpgroup arrives on its turn's barrier.
             let _ = sequence::init::<1, G>(order_storage, WARPGROUP_THREADS);
+            let _ = BARRIERS.init(shadow);
         }
     }
     if paired {
@@ -466,11 +475,19 @@ pub(crate) unsafe fn forward<
         // The two warpgroups take turns issuing their `wgmma`s (FlashAttention-3's ping-pong):
         // while one runs its softmax, the tensor cores run the other's products.
         let mut order = OrderedSequenceBarrier::<_, 1, G>::new(grid, g);
-        // The warpgroup index from the thread index itself, for the named turns: the PTX check
-        // proves it warpgroup-uniform (it does not follow a shuffle).
-        let wg = th / 128;
-        // SAFETY: each consumer warpgroup, whole and converged, before its first turn.
-        unsafe { named_turns_begin(spec, G, wg) };
+        // With `NAMED_TURNS`, a pingpong row's turns on named barriers instead, the warpgroup
+        // index from the thread index itself: the PTX check proves it warpgroup-uniform (it
+        // does not follow a shuffle).
+        let mut named = (NAMED_TURNS && spec.pingpong && G == 2).then(|| {
+            // SAFETY: initialised by thread 0 before the block barrier; the registry's barriers
+            // are used only through these handles. Two consumer warpgroups: `th` is below 256
+            // (the row's 384 threads, the producer's 128 first), so the group is 0 or 1.
+            unsafe { TURNS.group_unchecked(BARRIERS.handles(shadow), th / 128) }
+        });
+        if let Some(named) = &named {
+            // SAFETY: each consumer warpgroup, whole and converged, before its first turn.
+            unsafe { named.begin() };
+        }
         let (w, l) = (t / 32, t % 32);
         // SAFETY: `smem` is this CTA's dynamic shared memory.
         let base = unsafe { cvta_to_shared(smem) };
@@ -517,7 +534,7 @@ pub(crate) unsafe fn forward<
                     let kst = k_cons.acquire();
                     let mut s = in_turn(
                         spec,
-                        (&mut order, wg),
+                        (&mut order, &mut named),
                         #[inline(always)]
                         || issue_s::<E, S>(spec, q_smem, base + spec.k_at(kst.index()), negate),
                     );
@@ -535,7 +552,7 @@ pub(crate) unsafe fn forward<
                     let vst = v_cons.acquire();
                     in_turn(
                         spec,
-                        (&mut order, wg),
+                        (&mut order, &mut named),
                         #[inline(always)]
                         || issue_pv::<E, S, O>(spec, &mut o, &s, base + spec.v_at(vst.index())),
                     );
@@ -549,7 +566,7 @@ pub(crate) unsafe fn forward<
                 let kst = k_cons.acquire();
                 let mut p = in_turn(
                     spec,
-                    (&mut order, wg),
+                    (&mut order, &mut named),
                     #[inline(always)]
                     || issue_s::<E, S>(spec, q_smem, base + spec.k_at(kst.index()), negate),
                 );
@@ -572,7 +589,7 @@ pub(crate) unsafe fn forward<
                     let vst = v_cons.acquire();
                     let mut s = in_turn(
                         spec,
-                        (&mut order, wg),
+                        (&mut order, &mut named),
                         #[inline(always)]
                         || {
                             let s = issue_s::<E, S>(
@@ -649,7 +666,7 @@ pub(crate) unsafe fn forward<
                 let vst = v_cons.acquire();
                 in_turn(
                     spec,
-                    (&mut order, wg),
+                    (&mut order, &mut named),
                     #[inline(always)]
                     || issue_pv::<E, S, O>(spec, &mut o, &p, base + spec.v_at(vst.index())),
                 );
@@ -664,8 +681,12 @@ pub(crate) unsafe fn forward<
             unsafe { write_out::<E, O>(&params, &work, &o, rows_at, inv, lse, l) };
             units.advance();
         }
-        // SAFETY: each consumer warpgroup, whole and converged, after its last turn.
-        unsafe { named_turns_end(spec, G, wg) };
+        if let Some(named) = named {
+            // SAFETY: each consumer warpgroup, whole and converged, after its last turn; both
+            // run the same units (each its 64 rows of the unit's queries), a turn per product,
+            // so they take the same turns.
+            unsafe { named.end() };
+        }
     }
     if paired {
         // SAFETY: every thread of both CTAs arrives once, then waits: no CTA of a pair exits
@@ -711,28 +732,25 @@ unsafe fn load_kv(
     }
 }
 
-/// Runs `f` (a warpgroup's `wgmma` issues) in this warpgroup's turn of `order` (when the row
-/// says `pingpong`), then hands the turn to the other warpgroup. With [`NAMED_TURNS`] and two
-/// consumer warpgroups, the turns of warpgroup `g` (0 or 1: `(tid - 128) / 128`) are on the
-/// named barriers of [`TURNS`] instead.
+/// Runs `f` (a warpgroup's `wgmma` issues) in this warpgroup's turn (when the row says
+/// `pingpong`): on the named turns where the kernel made them ([`NAMED_TURNS`]), else on
+/// `order`; then hands the turn to the other warpgroup.
 #[inline(always)]
 fn in_turn<S: sequence::Signals, R, const G: usize>(
     spec: KernelSpec,
-    (order, g): (&mut OrderedSequenceBarrier<S, 1, G>, u32),
+    (order, named): (
+        &mut OrderedSequenceBarrier<S, 1, G>,
+        &mut Option<NamedSequence<'_, 2>>,
+    ),
     f: impl FnOnce() -> R,
 ) -> R {
-    if spec.pingpong && NAMED_TURNS && G == 2 {
-        // The ids by arithmetic, not a branch on `g` (TURNS' ids are consecutive): `g` is
-        // `(tid - 128) / 128`, which the PTX check proves warpgroup-uniform.
-        let (mine, next) = (TURNS[0].id() + g, TURNS[1].id() - g);
-        // SAFETY: the whole warpgroup, converged (the consumers' loop); each phase of a turn
-        // barrier has its warpgroup's 128 syncing threads and the other's 128 arriving ones
-        // (`named_turns_begin` gives warpgroup 0 its first, `named_turns_end` takes the last);
-        // ids 1 and 2 are the registry's (the `BarrierRegistry` of `TURNS`), used by nothing else.
-        unsafe { gpu_hopper::arch::nvptx::barrier_sync_aligned(mine, TURNS[0].threads()) };
+    if let (true, Some(named)) = (NAMED_TURNS, named) {
+        // SAFETY: the whole warpgroup, converged (the consumers' loop); both consumer
+        // warpgroups took `begin` and take the same turns; the registry `BARRIERS` holds the
+        // turns' ids, used by nothing else.
+        let turn = unsafe { named.wait() };
         let r = f();
-        // SAFETY: as above.
-        unsafe { gpu_hopper::arch::nvptx::barrier_arrive_aligned(next, TURNS[0].threads()) };
+        turn.arrive();
         r
     } else if spec.pingpong {
         let turn = order.wait();
@@ -745,59 +763,18 @@ fn in_turn<S: sequence::Signals, R, const G: usize>(
 }
 
 /// Whether a row with `pingpong` and two consumer warpgroups takes its turns on two named
-/// barriers (`bar.sync` / `bar.arrive`: FlashAttention-3's warp-scheduler barriers, which wait in
-/// hardware) rather than on the ordered sequence's mbarriers (a `try_wait` loop: run 105's
-/// profile, 2.9 k stall samples there and twice FA3's branches). The `named_turns` feature's
-/// variant module; not run on a GPU yet.
+/// barriers ([`TURNS`]: `bar.sync` / `bar.arrive`, FlashAttention-3's warp-scheduler barriers,
+/// which wait in hardware) rather than on the ordered sequence's mbarriers (a `try_wait` loop:
+/// run 105's profile, 2.9 k stall samples there and twice FA3's branches). The `named_turns`
+/// feature's variant module; not run on a GPU yet.
 const NAMED_TURNS: bool = cfg!(feature = "named_turns");
 
-/// The turn barriers of [`NAMED_TURNS`]: warpgroup `g` syncs on `TURNS[g]` before its issues and
-/// arrives on the other's after them; 256 threads a phase (128 syncing, 128 arriving).
-const TURNS: [NamedBarrier; 2] = [
-    NamedBarrier::new("attention: consumer warpgroup 0's turn", 1, 256),
-    NamedBarrier::new("attention: consumer warpgroup 1's turn", 2, 256),
-];
+/// The turns of [`NAMED_TURNS`]: the two consumer warpgroups on named barriers 1 and 2.
+const TURNS: NamedTurns<2> = NamedTurns::new("attention: consumer warpgroups' turns", 1, 128);
 
-const _: () = assert!(
-    TURNS[1].id() == TURNS[0].id() + 1 && TURNS[0].threads() == TURNS[1].threads(),
-    "gpu-attention: in_turn computes the turn barriers' ids from the first"
-);
-
-// The kernels' named barriers: the registry refuses id 0 and two barriers on one id (the
-// turns use the leaves directly, with the ids by arithmetic: see `in_turn`).
-const _: BarrierRegistry = BarrierRegistry::new(&[&TURNS]);
-
-/// The start of [`NAMED_TURNS`]: warpgroup 1 arrives on warpgroup 0's barrier, so that its
-/// first turn passes.
-///
-/// # Safety
-///
-/// Both consumer warpgroups call it once, whole and converged, before their first turn.
-#[inline(always)]
-unsafe fn named_turns_begin(spec: KernelSpec, consumers: usize, g: u32) {
-    if spec.pingpong && NAMED_TURNS && consumers == 2 && g == 1 {
-        // SAFETY: by the contract: warpgroup 0's first phase, on the registry's id.
-        unsafe {
-            gpu_hopper::arch::nvptx::barrier_arrive_aligned(TURNS[0].id(), TURNS[0].threads())
-        };
-    }
-}
-
-/// The end of [`NAMED_TURNS`]: warpgroup 0 takes warpgroup 1's last hand-over (both take as many
-/// turns, so warpgroup 1's last arrival is on warpgroup 0's barrier), so that no phase is left
-/// open when the CTA exits.
-///
-/// # Safety
-///
-/// Both consumer warpgroups call it once, whole and converged, after their last turn.
-#[inline(always)]
-unsafe fn named_turns_end(spec: KernelSpec, consumers: usize, g: u32) {
-    if spec.pingpong && NAMED_TURNS && consumers == 2 && g == 0 {
-        // SAFETY: by the contract: the phase warpgroup 1's last turn opened, on the registry's
-        // id.
-        unsafe { gpu_hopper::arch::nvptx::barrier_sync_aligned(TURNS[0].id(), TURNS[0].threads()) };
-    }
-}
+/// The kernels' named barriers: the registry refuses id 0 and two users of one id at compile
+/// time, and in checked builds bounds and counts every sync (its shadow in the barriers' KiB).
+const BARRIERS: BarrierRegistry = BarrierRegistry::new(&[TURNS.barriers()]);
 
 /// Issues `S = Q Kᵀ` of one warpgroup (its 64 rows of Q at `q_smem`, the K stage at `k_smem`;
 /// `-Q Kᵀ` when `negate`) as one committed group, and returns the accumulators in flight.

@@ -116,6 +116,13 @@ impl NamedBarrier {
     pub const fn name(self) -> &'static str {
         self.name
     }
+
+    /// The same barrier on id `id`, which the caller has checked is in 1..=15 (the named turns'
+    /// ids, computed from their first).
+    #[inline(always)]
+    pub(crate) const fn with_id(self, id: u32) -> Self {
+        Self { id, ..self }
+    }
 }
 
 /// The named barriers of one kernel, from the lists its pieces declare; ids used twice are a
@@ -316,6 +323,20 @@ unsafe impl Send for Barriers<'_> {}
 unsafe impl Sync for Barriers<'_> {}
 
 impl Barriers<'_> {
+    /// Checked builds: the registry's label and budget, for other records of its barriers.
+    #[cfg(feature = "checked")]
+    #[inline(always)]
+    pub(crate) fn diagnostics(self) -> Diagnostics {
+        self.registry.diagnostics
+    }
+
+    /// Checked builds: the low 32 bits of the shadow's address, for records.
+    #[cfg(feature = "checked")]
+    #[inline(always)]
+    pub(crate) fn storage(self) -> u32 {
+        shadow::low_bits(self.shadow)
+    }
+
     /// The calling warp arrives at `barrier` and waits until its [`threads`](NamedBarrier::threads)
     /// threads have arrived (`barrier.sync.aligned id, threads`; PTX ISA "bar, barrier"). Accesses
     /// before it are ordered before the participants' accesses after it.

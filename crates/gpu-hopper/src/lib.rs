@@ -8,6 +8,7 @@
 //! | [`regs`] | `setmaxnreg` with the register budget derived from the role split |
 //! | [`barrier`] | named barriers, and the registry that makes an id collision a compile error |
 //! | [`sequence`] | the ordered-sequence barrier (warpgroups taking turns: ping-pong) |
+//! | [`turns`] | warpgroups taking turns on named barriers (the hardware waits; FlashAttention-3's ping-pong) |
 //! | [`tma`] | tensor copies, stores, reductions, prefetches |
 //! | [`schedule`] | tile schedulers |
 //! | [`warpgroup`] | a thread's warpgroup, warp and lane; the elected lane (`elect_one`) |
@@ -65,5 +66,6 @@ pub mod regs;
 pub mod schedule;
 pub mod sequence;
 pub mod tma;
+pub mod turns;
 pub mod warpgroup;
 pub mod wgmma;

@@ -208,6 +208,18 @@ macro_rules! sequence_cases {
     };
 }
 
+/// The named-turns cases (`gpu_hopper::turns`): `$m!(entry, groups);` (a block of `groups`
+/// warpgroups, each a group of the turns; the log of the ordered-sequence cases, in one order).
+macro_rules! named_turns_cases {
+    ($m:ident) => {
+        $m!(named_turns_g2, 2);
+        $m!(named_turns_g3, 3);
+    };
+}
+
+/// The dynamic shared memory of a named-turns case: the registry's shadow (checked builds).
+pub const TURNS_SMEM_BYTES: u32 = 1024;
+
 /// A log entry of the ordered-sequence test: the group and its turn.
 pub const fn sequence_entry(group: u32, turn: u32) -> u32 {
     (group << 16) | turn

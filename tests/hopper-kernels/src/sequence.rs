@@ -4,12 +4,11 @@
 //! counter. The host checks the order per ring (group 0, 1, .., 0, ..; the turns of each ring
 //! in order), as the host-model tests of `sequence.rs` do.
 
-use gpu_hopper::arch::nvptx::{atom_add_acq_rel_gpu_global_u32, dynamic_smem_1024};
+use gpu_hopper::arch::nvptx::dynamic_smem_1024;
 use gpu_hopper::sequence::{self, OrderedSequenceBarrier, SequenceStorage};
 use gpu_hopper::warpgroup::{Position, WARPGROUP_THREADS};
-use gpu_pipeline::arch::nvptx::nanosleep;
 
-use crate::layout::{SEQUENCE_DEPTH, SEQUENCE_SMEM_BYTES, mix, sequence_entry};
+use crate::layout::{SEQUENCE_DEPTH, SEQUENCE_SMEM_BYTES};
 
 /// The test (see the module's docs).
 ///
@@ -26,7 +25,6 @@ unsafe fn sequence<const GROUPS: usize>(log: *mut u32, counters: *mut u32, turns
         )
     };
     let position = Position::current();
-    let block = crate::block();
     let storage = dynamic_smem_1024().cast::<Storage<GROUPS>>();
     if crate::thread() == 0 {
         // SAFETY: the storage is in this CTA's shared memory (it fits: checked above), used by
@@ -40,27 +38,12 @@ unsafe fn sequence<const GROUPS: usize>(log: *mut u32, counters: *mut u32, turns
     let grid = unsafe { sequence::handles::<SEQUENCE_DEPTH, GROUPS>(storage, WARPGROUP_THREADS) };
     let group = position.warpgroup;
     let mut turns_of = OrderedSequenceBarrier::<_, SEQUENCE_DEPTH, GROUPS>::new(grid, group);
-    let capacity = GROUPS as u32 * turns;
-    // SAFETY: the block's part of `log` and its counter (the contract).
-    let (log, counter) = unsafe {
-        (
-            log.add((block * capacity) as usize),
-            counters.add(block as usize),
-        )
-    };
+    // SAFETY: the entry's contract.
+    let log = unsafe { crate::TurnLog::of_block(log, counters, GROUPS as u32 * turns) };
     let mut turn = 0;
     while turn < turns {
         let held = turns_of.wait();
-        if position.leads_warpgroup() {
-            // SAFETY: the block's counter, a global word.
-            let at = unsafe { atom_add_acq_rel_gpu_global_u32(counter) };
-            if at < capacity {
-                // SAFETY: inside the block's log.
-                unsafe { log.add(at as usize).write(sequence_entry(group, turn)) };
-            }
-        }
-        // Hold the turn a varying while, so that the groups' timings differ turn to turn.
-        nanosleep(mix(turn ^ (group << 20)) % 512);
+        log.record(position.leads_warpgroup(), group, turn);
         held.arrive();
         turn += 1;
     }
@@ -69,16 +52,11 @@ unsafe fn sequence<const GROUPS: usize>(log: *mut u32, counters: *mut u32, turns
 /// The entry of one case of `sequence_cases!`.
 macro_rules! sequence_entry {
     ($name:ident, $groups:literal) => {
-        /// An ordered-sequence case (`layout::sequence_cases!`).
-        ///
-        /// # Safety
-        ///
-        /// See `sequence`.
-        #[unsafe(no_mangle)]
-        pub unsafe extern "gpu-kernel" fn $name(log: *mut u32, counters: *mut u32, turns: u32) {
-            // SAFETY: the entry's contract.
-            unsafe { sequence::<$groups>(log, counters, turns) }
-        }
+        logged_turns_entry!(
+            $name,
+            sequence::<$groups>,
+            "An ordered-sequence case (`layout::sequence_cases!`)."
+        );
     };
 }
 

@@ -1,13 +1,14 @@
 //! The synchronisation cases: `griddepcontrol` under programmatic dependent launch (and without
 //! it), named barriers as producer/consumer signals over many rounds, and the ordered-sequence
-//! barrier's turn order on real mbarriers.
+//! barrier's turn order on real mbarriers, and the named turns' order on named barriers.
 
 use pipeline_harness::cuda::Gpu;
 
 use crate::device::{address, arg, download, finish, launch_dependent, run, upload};
 use crate::layout::{
     NAMED_BUFFER_WORDS, NAMED_OUT_WORDS, NAMED_SMEM_BYTES, PDL_THREADS, PDL_WORDS_PER_THREAD,
-    SEQUENCE_DEPTH, SEQUENCE_SMEM_BYTES, WARP, WARPGROUP, named_value, pdl_value, sequence_decode,
+    SEQUENCE_DEPTH, SEQUENCE_SMEM_BYTES, TURNS_SMEM_BYTES, WARP, WARPGROUP, named_value, pdl_value,
+    sequence_decode,
 };
 use crate::{Case, Seed};
 
@@ -191,6 +192,22 @@ fn check_log(log: &[u32], groups: u32, turns: u32) -> Result<(), String> {
 
 /// An ordered-sequence case.
 fn sequence(gpu: &Gpu, entry: &str, groups: u32) -> Result<String, String> {
+    let what = format!(
+        "{groups} warpgroups, {SEQUENCE_DEPTH} rings, {SEQUENCE_TURNS} turns each, {SEQUENCE_BLOCKS} blocks: each block's log of (group, turn) in the per-ring order"
+    );
+    logged_turns(gpu, entry, groups, SEQUENCE_SMEM_BYTES, &what, check_log)
+}
+
+/// Runs a case whose blocks of `groups` warpgroups take `SEQUENCE_TURNS` turns each and log
+/// them (`log, counters, turns`), and checks each block's count and its log with `check`.
+fn logged_turns(
+    gpu: &Gpu,
+    entry: &str,
+    groups: u32,
+    smem: u32,
+    what: &str,
+    check: fn(&[u32], u32, u32) -> Result<(), String>,
+) -> Result<String, String> {
     let per_block = (groups * SEQUENCE_TURNS) as usize;
     let log = upload(gpu, &vec![u32::MAX; SEQUENCE_BLOCKS as usize * per_block])?;
     let counters = upload(gpu, &vec![0; SEQUENCE_BLOCKS as usize])?;
@@ -200,14 +217,11 @@ fn sequence(gpu: &Gpu, entry: &str, groups: u32) -> Result<String, String> {
         entry,
         SEQUENCE_BLOCKS,
         groups * WARPGROUP,
-        SEQUENCE_SMEM_BYTES,
+        smem,
         &mut [arg(&mut pl), arg(&mut pc), arg(&mut turns)],
     )?;
     let log = download(gpu, &log, SEQUENCE_BLOCKS as usize * per_block)?;
     let counters = download(gpu, &counters, SEQUENCE_BLOCKS as usize)?;
-    let what = format!(
-        "{groups} warpgroups, {SEQUENCE_DEPTH} rings, {SEQUENCE_TURNS} turns each, {SEQUENCE_BLOCKS} blocks: each block's log of (group, turn) in the per-ring order"
-    );
     for block in 0..SEQUENCE_BLOCKS as usize {
         if counters[block] as usize != per_block {
             return Err(format!(
@@ -215,7 +229,7 @@ fn sequence(gpu: &Gpu, entry: &str, groups: u32) -> Result<String, String> {
                 counters[block]
             ));
         }
-        check_log(
+        check(
             &log[block * per_block..][..per_block],
             groups,
             SEQUENCE_TURNS,
@@ -223,6 +237,37 @@ fn sequence(gpu: &Gpu, entry: &str, groups: u32) -> Result<String, String> {
         .map_err(|e| format!("{what}: block {block}: {e}"))?;
     }
     Ok(format!("{what}; all exact"))
+}
+
+/// Checks one block's log of the named turns: the i-th entry is group `i % groups`'s turn
+/// `i / groups`, and there are `groups * turns` of them.
+fn check_turns(log: &[u32], groups: u32, turns: u32) -> Result<(), String> {
+    if log.len() as u32 != groups * turns {
+        return Err(format!(
+            "{} entries, expected {}",
+            log.len(),
+            groups * turns
+        ));
+    }
+    for (i, &e) in log.iter().enumerate() {
+        let i = i as u32;
+        let (got, want) = (sequence_decode(e), (i % groups, i / groups));
+        if got != want {
+            return Err(format!(
+                "entry {i}: (group {}, turn {}), expected (group {}, turn {})",
+                got.0, got.1, want.0, want.1
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// A named-turns case.
+fn named_turns(gpu: &Gpu, entry: &str, groups: u32) -> Result<String, String> {
+    let what = format!(
+        "{groups} warpgroups on named barriers, {SEQUENCE_TURNS} turns each, {SEQUENCE_BLOCKS} blocks: each block's log of (group, turn) in turn order"
+    );
+    logged_turns(gpu, entry, groups, TURNS_SMEM_BYTES, &what, check_turns)
 }
 
 /// The synchronisation cases.
@@ -255,12 +300,21 @@ pub fn cases() -> Vec<Case> {
         };
     }
     sequence_cases!(sequence_case);
+    macro_rules! named_turns_case {
+        ($name:ident, $groups:literal) => {
+            cases.push(Case {
+                name: stringify!($name).into(),
+                run: Box::new(|gpu, _| named_turns(gpu, stringify!($name), $groups)),
+            });
+        };
+    }
+    named_turns_cases!(named_turns_case);
     cases
 }
 
 #[cfg(test)]
 mod tests {
-    use super::check_log;
+    use super::{check_log, check_turns};
     use crate::layout::sequence_entry;
 
     /// A log whose rings are each in order, but ring 1 wholly before ring 0: impossible, since
@@ -295,5 +349,19 @@ mod tests {
         let mut lost = in_order.clone();
         lost[5] = u32::MAX;
         assert!(check_log(&lost, 3, 8).is_err());
+    }
+
+    #[test]
+    fn the_turns_check_takes_the_one_order_only() {
+        let in_order: Vec<u32> = (0..8u32)
+            .flat_map(|t| (0..3).map(move |g| sequence_entry(g, t)))
+            .collect();
+        check_turns(&in_order, 3, 8).unwrap();
+        // Two rings' order (a valid ordered sequence of depth 2) is not the turns' order.
+        assert!(check_turns(&rings_apart(3, 8), 3, 8).is_err());
+        let mut swapped = in_order.clone();
+        swapped.swap(3, 4);
+        assert!(check_turns(&swapped, 3, 8).is_err());
+        assert!(check_turns(&in_order[1..], 3, 8).is_err());
     }
 }
