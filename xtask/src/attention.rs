@@ -279,9 +279,10 @@ pub fn run(sh: &Shell, ci: bool) -> Result {
 /// or always in the plan's folded order), and `folded_tail` (the folded order's last rounds
 /// longest first), by the plan's rule or (with `folded`) everywhere, `ordered_wait` (the
 /// overlapped loop's wait for the previous P V ordered after the softmax), `wait_quarter` and
-/// `wait_half` (that wait after a quarter or half of each block's weights), and `named_turns` (the
-/// two consumer warpgroups' turns on named barriers).
-pub const VARIANTS: [(&str, &str); 17] = [
+/// `wait_half` (that wait after a quarter or half of each block's weights), `named_turns` (the
+/// two consumer warpgroups' turns on named barriers), and `wide_store` (O in 16-byte stores after
+/// a transpose within each quad).
+pub const VARIANTS: [(&str, &str); 18] = [
     ("plain", "gpu_attention_plain.ptx"),
     ("overlap", "gpu_attention_overlap.ptx"),
     ("overlap,pingpong", "gpu_attention_overlap_pingpong.ptx"),
@@ -302,6 +303,7 @@ pub const VARIANTS: [(&str, &str); 17] = [
     ("wait_quarter", "gpu_attention_wait_quarter.ptx"),
     ("wait_half", "gpu_attention_wait_half.ptx"),
     ("named_turns", "gpu_attention_named_turns.ptx"),
+    ("wide_store", "gpu_attention_wide_store.ptx"),
 ];
 
 /// A variant module of [`VARIANTS`] after [`build_variant`].

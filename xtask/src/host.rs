@@ -44,7 +44,7 @@ pub fn lint(sh: &Shell) -> Result {
     for extra in [
         &[][..],
         &["--features", "overlap,pingpong,strided"][..],
-        &["--features", "checked,named_turns"][..],
+        &["--features", "checked,named_turns,wide_store"][..],
     ] {
         crate::gemm_kernel::NVPTX_SM90A.cargo_clippy(sh, crate::attention::CRATE, extra)?;
     }

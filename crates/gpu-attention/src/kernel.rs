@@ -769,6 +769,11 @@ fn in_turn<S: sequence::Signals, R, const G: usize>(
 /// feature's variant module; not run on a GPU yet.
 const NAMED_TURNS: bool = cfg!(feature = "named_turns");
 
+/// Whether O leaves in 16-byte stores after a transpose within each quad
+/// ([`write_out_wide`]) rather than in each thread's 4-byte column pairs: the `wide_store`
+/// feature's variant module; not run on a GPU yet.
+const WIDE_STORE: bool = cfg!(feature = "wide_store");
+
 /// The turns of [`NAMED_TURNS`]: the two consumer warpgroups on named barriers 1 and 2.
 const TURNS: NamedTurns<2> = NamedTurns::new("attention: consumer warpgroups' turns", 1, 128);
 
@@ -935,26 +940,34 @@ unsafe fn write_out<E: Element, O: Shape>(
     let live = rows_at.map(|r| r < work.len_q);
     let at = rows_at.map(base);
     let out = params.o as *mut u16;
-    O::each_quad(o, |q, v| {
-        let col = u64::from(8 * q + 2 * (l % 4));
-        if live[0] {
-            // SAFETY: inside O (the contract), 4-byte aligned (strides of 8 elements, even
-            // column).
-            unsafe {
-                out.add((at[0] + col) as usize)
-                    .cast::<u32>()
-                    .write(E::pack(v[0] * inv[0], v[1] * inv[0]))
-            };
-        }
-        if live[1] {
-            // SAFETY: as above.
-            unsafe {
-                out.add((at[1] + col) as usize)
-                    .cast::<u32>()
-                    .write(E::pack(v[2] * inv[1], v[3] * inv[1]))
-            };
-        }
-    });
+    if WIDE_STORE {
+        // SAFETY: forwarded (the same rows and columns, 16 bytes at a time).
+        unsafe { write_out_wide::<E, O>(out, o, live, at, inv, l) };
+    } else {
+        // Each thread its two columns of every 8-column group, a 4-byte store each (a warp's
+        // store covers half of each 32-byte sector it touches: run 105's `ncu` counted twice
+        // the ideal sectors).
+        O::each_quad(o, |q, v| {
+            let col = u64::from(8 * q + 2 * (l % 4));
+            if live[0] {
+                // SAFETY: inside O (the contract), 4-byte aligned (strides of 8 elements, even
+                // column).
+                unsafe {
+                    out.add((at[0] + col) as usize)
+                        .cast::<u32>()
+                        .write(E::pack(v[0] * inv[0], v[1] * inv[0]))
+                };
+            }
+            if live[1] {
+                // SAFETY: as above.
+                unsafe {
+                    out.add((at[1] + col) as usize)
+                        .cast::<u32>()
+                        .write(E::pack(v[2] * inv[1], v[3] * inv[1]))
+                };
+            }
+        });
+    }
     if l % 4 == 0 {
         let lse_out = params.lse as *mut f32;
         for r in 0..2 {
@@ -972,4 +985,93 @@ unsafe fn write_out<E: Element, O: Shape>(
             }
         }
     }
+}
+
+/// O's rows in 16-byte stores ([`WIDE_STORE`]): the four threads of a quad exchange their packed
+/// columns (a 4 x 4 transpose in two butterfly rounds, `shfl.sync.bfly` with lane masks 1 and 2)
+/// so that each holds 8 adjacent columns of one 8-column group, and store them at once: a
+/// warp's store then covers whole sectors (8 rows of 64 bytes), with a quarter of the stores.
+///
+/// # Safety
+///
+/// As [`write_out`], and `out + at[r]` is 16-byte aligned (strides of 8 elements; O's address a
+/// multiple of 16 bytes). Every lane of the warp calls it, converged (the exchanges).
+#[inline(always)]
+unsafe fn write_out_wide<E: Element, O: Shape>(
+    out: *mut u16,
+    o: &O::Acc,
+    live: [bool; 2],
+    at: [u64; 2],
+    inv: [f32; 2],
+    l: u32,
+) {
+    const { assert!(O::N % 32 == 0 && O::N <= 256) };
+    // The packed words of each row, by 8-column group (constant indices once `each_quad` is
+    // unrolled: registers, not local memory; the build's check fails otherwise).
+    let mut words = [[0u32; 32]; 2];
+    O::each_quad(o, |q, v| {
+        words[0][q as usize] = E::pack(v[0] * inv[0], v[1] * inv[0]);
+        words[1][q as usize] = E::pack(v[2] * inv[1], v[3] * inv[1]);
+    });
+    let lane = l % 4;
+    // Group `G` of four 8-column groups (32 columns), row `r`: unrolled by hand, so that every
+    // index into `words` is a constant.
+    let store = |group: u32, r: usize, a: [u32; 4]| {
+        let chunk = quad_transpose(a, lane);
+        let (live, at) = if r == 0 {
+            (live[0], at[0])
+        } else {
+            (live[1], at[1])
+        };
+        if live {
+            let col = u64::from(8 * (4 * group + lane));
+            // SAFETY: inside O (the contract), 16-byte aligned (the contract: strides and
+            // column multiples of 8 elements).
+            unsafe {
+                out.add((at + col) as usize)
+                    .cast::<Words16>()
+                    .write(Words16(chunk))
+            };
+        }
+    };
+    macro_rules! groups {
+        ($($g:literal)*) => {$(
+            if $g < O::N / 32 {
+                store($g, 0, [words[0][4 * $g], words[0][4 * $g + 1], words[0][4 * $g + 2], words[0][4 * $g + 3]]);
+                store($g, 1, [words[1][4 * $g], words[1][4 * $g + 1], words[1][4 * $g + 2], words[1][4 * $g + 3]]);
+            }
+        )*};
+    }
+    groups!(0 1 2 3 4 5 6 7);
+}
+
+/// Four 32-bit words stored at once (`st.v4.b32`: the alignment makes LLVM emit one store).
+#[repr(C, align(16))]
+struct Words16([u32; 4]);
+
+/// The 4 x 4 transpose across the four lanes of a quad: lane `lane` (0..4) gives its words
+/// `a[0..4]` and gets `[a_0[lane], a_1[lane], a_2[lane], a_3[lane]]`, word `lane` of each of the
+/// quad's lanes in lane order. Two butterfly rounds: with lane mask 1 the pairs of words (0, 1)
+/// and (2, 3) swap their off-diagonal halves, with lane mask 2 the pairs (0, 2) and (1, 3).
+#[inline(always)]
+fn quad_transpose([a0, a1, a2, a3]: [u32; 4], lane: u32) -> [u32; 4] {
+    // One exchange of a pair of words `(x, y)` with the lane `lane ^ mask`: the low lane of the
+    // pair keeps `x` and sends `y`, the high one the opposite, and each puts what it gets where
+    // it sent from.
+    let swap = |x: u32, y: u32, mask: u32| {
+        let high = lane & mask != 0;
+        // SAFETY: every lane of the warp, converged (the caller's contract).
+        let got = unsafe {
+            gpu_hopper::arch::nvptx::shfl_sync_bfly_f32(
+                u32::MAX,
+                f32::from_bits(if high { x } else { y }),
+                mask,
+            )
+        }
+        .to_bits();
+        if high { (got, y) } else { (x, got) }
+    };
+    let ((a0, a1), (a2, a3)) = (swap(a0, a1, 1), swap(a2, a3, 1));
+    let ((a0, a2), (a1, a3)) = (swap(a0, a2, 2), swap(a1, a3, 2));
+    [a0, a1, a2, a3]
 }
