@@ -166,8 +166,8 @@ def main():
     ap.add_argument("--reps", type=int, default=10)
     ap.add_argument("--warmup", type=int, default=3)
     ap.add_argument("--csv", default=None)
-    ap.add_argument("--only-d", type=int, default=0)
-    ap.add_argument("--only-seq", type=int, default=0)
+    ap.add_argument("--only-d", type=int, default=0, help="only this head dimension (the GQA and varlen rows too)")
+    ap.add_argument("--only-seq", type=int, default=0, help="only this sequence length (the GQA row too; no varlen row)")
     ap.add_argument("--only-causal", default="", choices=["", "0", "1"])
     ap.add_argument("--impls", default="", help="comma-separated subset of ours,cudnn,fa2,fa3,fa4")
     args = ap.parse_args()
@@ -185,7 +185,10 @@ def main():
         dims = [args.only_d]
     if args.only_seq:
         seqs = [args.only_seq]
-    shapes = paper_shapes(seqs, dims) + (extra_shapes() if args.shapes == "paper" else [])
+    extras = extra_shapes() if args.shapes == "paper" else []
+    # The GQA and varlen rows obey the filters too (varlen has no one length: --only-seq drops it).
+    extras = [s for s in extras if (not args.only_d or s["d"] == args.only_d) and (not args.only_seq or s["seq"] == args.only_seq)]
+    shapes = paper_shapes(seqs, dims) + extras
     if args.only_causal:
         shapes = [s for s in shapes if s["causal"] == (args.only_causal == "1")]
     rows = []
