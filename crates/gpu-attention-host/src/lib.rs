@@ -337,25 +337,10 @@ impl Attention {
 
     /// The kernel [`run`](Self::run) and [`prepare`](Self::prepare) launch for `problem` (the
     /// plan's `abi::kernel`, with CTA pairs allowed for a fixed batch where the GPU holds clusters
-    /// of two at once), or the error of a head dimension the module has no kernel for.
+    /// of two at once), or the error of a problem [`Problem::check`] refuses (a head dimension
+    /// the module has no kernel for among them).
     pub fn kernel_for(&self, problem: &Problem<'_>) -> Result<KernelSpec, Error> {
-        let choose = |pairs| {
-            abi::kernel(
-                problem.element,
-                problem.head_dim,
-                problem.batches.max_keys(),
-                problem.mask == Mask::Causal,
-                pairs,
-            )
-            .ok_or_else(|| Error::from(AttentionError::HeadDim(problem.head_dim)))
-        };
-        // CTA pairs for a fixed batch, where the GPU holds clusters of two.
-        let fixed = matches!(problem.batches, Batches::Fixed { .. });
-        let k = choose(fixed)?;
-        if k.cluster > 1 && self.fits[row(k, problem)?] == 0 {
-            return choose(false);
-        }
-        Ok(k)
+        choose_kernel(problem, &self.fits)
     }
 
     /// Every kernel of the module that computes `problem` (its element type and head
@@ -462,9 +447,11 @@ impl Attention {
         let plan = match found {
             Some(plan) => plan,
             None if capture != Capture::None => {
-                return Err(Error::Capture(
-                    "the stream is being captured into a CUDA graph, and this call (this problem, these buffers, this stream) has no plan yet: making one uploads the problem's tensor maps, which a capture cannot hold. Make the same run call once before the capture (the capture then launches its kept plan), or prepare the problem before the capture and capture launch_raw".into(),
-                ));
+                return Err(Error::Capture(if gpu_hopper_host::is_per_thread(stream) {
+                    "the per-thread default stream is being captured into a CUDA graph, and run keeps no plan for that stream (its handle names another stream on each thread), so a run under capture there has none: making one uploads the problem's tensor maps, which a capture cannot hold. Capture on a stream of your own (ctx.new_stream()) after the same run call ran on it, or prepare the problem before the capture and capture launch_raw".into()
+                } else {
+                    "the stream is being captured into a CUDA graph, and this call (this problem, these buffers, this stream) has no plan yet: making one uploads the problem's tensor maps, which a capture cannot hold. Make the same run call once before the capture (the capture then launches its kept plan), or prepare the problem before the capture and capture launch_raw".into()
+                }));
             }
             None => {
                 // Checked above: the problem and the stream's context.
@@ -536,7 +523,8 @@ impl Attention {
     /// Encodes the tensor maps of `problem` over `tensors`, builds a variable-length batch's
     /// unit table, and uploads both on `stream` (the upload is ordered before work later
     /// enqueued on `stream`; launching on another stream needs `stream` synchronized first).
-    /// The problem is checked; the buffers' sizes are the caller's (at least
+    /// The problem is checked, and the addresses' alignment (16 bytes for Q, K, V and O, 4 for
+    /// `LSE`: an `Error::Buffer` otherwise); the buffers' sizes are the caller's (at least
     /// [`Problem::extents`]).
     pub fn prepare(
         &self,
@@ -578,6 +566,7 @@ impl Attention {
             None => self.kernel_for(problem)?,
         };
         let spec_at = row(spec, problem)?;
+        check_addresses(tensors)?;
         // A unit: one CTA's rows, or a pair's (each CTA half of them).
         let unit_rows = spec.unit_rows();
         let units = Units::new(problem, unit_rows);
@@ -676,10 +665,16 @@ impl Attention {
     ///
     /// # Safety
     ///
-    /// The tensors `prepared` was made for are alive, hold the problem's extents, and no other
-    /// work accesses them while the launch runs except as the caller orders; the upload of
-    /// [`prepare`](Self::prepare) is complete or ordered before `stream`'s launch; `stream`
-    /// belongs to this module's context.
+    /// - `prepared` was made by [`prepare`](Self::prepare) (or `prepare_with`) of this
+    ///   `Attention`, and stays alive until the launch (and every replay of a CUDA graph that
+    ///   captured it) has completed: dropping it frees its tensor maps in the order of the stream
+    ///   it was prepared on, which does not wait for a launch on another stream;
+    /// - the upload of `prepare` is complete or ordered before `stream`'s launch, and `stream`
+    ///   belongs to this module's context;
+    /// - the tensors `prepared` was made for are alive, hold the problem's extents, and no other
+    ///   work accesses them while the launch runs except as the caller orders;
+    /// - O and `LSE` overlap neither each other nor Q, K or V (the kernels read Q, K and V while
+    ///   they write O and `LSE`). The addresses' alignment is `prepare`'s check.
     pub unsafe fn launch_raw(
         &self,
         prepared: &Prepared,
@@ -742,7 +737,9 @@ impl Attention {
     }
 
     fn same_context(&self, ctx: &Arc<CudaContext>, what: &str) -> Result<(), Error> {
-        if Arc::ptr_eq(ctx, &self.ctx) {
+        // The CUDA context itself, not cudarc's handle: `CudaContext::new` (and `context`) makes
+        // a new handle of the device's one primary context on every call.
+        if ctx.cu_ctx() == self.ctx.cu_ctx() {
             Ok(())
         } else {
             Err(Error::Context(format!(
@@ -831,6 +828,50 @@ fn tensor_map(
 
 /// The position of `spec` in the table, if it is a row that computes `problem` (its element type
 /// and head dimension); otherwise the [`Error::Kernel`] that says so.
+/// The alignment `prepare` requires of the raw addresses: 16 bytes for Q, K and V (the tensor
+/// maps' global address: `cuTensorMapEncodeTiled`) and for O (the kernels' stores of O), 4 for
+/// `LSE` (f32).
+fn check_addresses(tensors: Tensors) -> Result<(), Error> {
+    for (name, address, align) in [
+        ("Q", tensors.q, 16),
+        ("K", tensors.k, 16),
+        ("V", tensors.v, 16),
+        ("O", tensors.o, 16),
+        ("LSE", tensors.lse, 4),
+    ] {
+        if !address.is_multiple_of(align) {
+            return Err(Error::Buffer(format!(
+                "{name}'s address 0x{address:x} is not a multiple of {align} bytes: pass the start of an allocation (cudaMalloc's are 256-byte aligned) or an offset that keeps the alignment"
+            )));
+        }
+    }
+    Ok(())
+}
+
+/// [`Attention::kernel_for`] on a module whose rows fit `fits` CTAs (clusters) at once each, in
+/// [`KERNELS`]' order.
+fn choose_kernel(problem: &Problem<'_>, fits: &[u32]) -> Result<KernelSpec, Error> {
+    // The key lengths below come from the offsets, which only a checked problem makes sense of.
+    problem.check()?;
+    let choose = |pairs| {
+        abi::kernel(
+            problem.element,
+            problem.head_dim,
+            problem.batches.max_keys(),
+            problem.mask == Mask::Causal,
+            pairs,
+        )
+        .ok_or_else(|| Error::from(AttentionError::HeadDim(problem.head_dim)))
+    };
+    // CTA pairs for a fixed batch, where the GPU holds clusters of two.
+    let fixed = matches!(problem.batches, Batches::Fixed { .. });
+    let k = choose(fixed)?;
+    if k.cluster > 1 && fits[row(k, problem)?] == 0 {
+        return choose(false);
+    }
+    Ok(k)
+}
+
 fn row(spec: KernelSpec, problem: &Problem<'_>) -> Result<usize, Error> {
     let at = KERNELS.iter().position(|k| *k == spec).ok_or_else(|| {
         Error::Kernel(format!(
@@ -870,4 +911,103 @@ fn capture_state(stream: &CudaStream) -> Result<Capture, Error> {
 /// is being captured).
 fn evictable(plan: &plans::Plan) -> bool {
     gpu_hopper_host::may_free_on(&plan.stream)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// `kernel_for` of a problem that `check` refuses: an `Err`, never a panic (found by a
+    /// review, 2026-12-05: offsets of K shorter than Q's indexed past their end in `max_keys`,
+    /// and decreasing ones overflowed).
+    #[test]
+    fn the_kernel_of_a_bad_problem_is_an_error() {
+        let fits = vec![1u32; KERNELS.len()];
+        for (q, k) in [
+            (&[0u32, 1, 2][..], &[0u32, 1][..]),
+            (&[0, 4, 8], &[0, 4, 2]),
+            (&[0], &[0]),
+        ] {
+            let p = Problem::varlen(q, k, (2, 2), 64);
+            let got = std::panic::catch_unwind(|| choose_kernel(&p, &fits));
+            match got {
+                Ok(Err(Error::Problem(_))) => {}
+                Ok(other) => panic!("{q:?} / {k:?}: {other:?}"),
+                Err(_) => panic!("{q:?} / {k:?}: panicked"),
+            }
+        }
+        let good = Problem::varlen(&[0, 4, 8], &[0, 4, 9], (2, 2), 64);
+        assert!(choose_kernel(&good, &fits).is_ok());
+    }
+
+    /// `prepare`'s raw addresses: Q, K, V and O at multiples of 16 bytes (the tensor copies'
+    /// rule; O's for 16-byte stores), LSE of 4; anything else is an `Error::Buffer` that names
+    /// the tensor (found by the review of 2026-12-05: an O two bytes off faulted in the kernel).
+    #[test]
+    fn misaligned_raw_addresses_are_errors() {
+        let good = Tensors {
+            q: 1 << 20,
+            k: 2 << 20,
+            v: 3 << 20,
+            o: 4 << 20,
+            lse: 5 << 20,
+        };
+        check_addresses(good).unwrap();
+        check_addresses(Tensors {
+            lse: good.lse + 4,
+            ..good
+        })
+        .unwrap();
+        for (name, bad) in [
+            (
+                "Q",
+                Tensors {
+                    q: good.q + 8,
+                    ..good
+                },
+            ),
+            (
+                "K",
+                Tensors {
+                    k: good.k + 2,
+                    ..good
+                },
+            ),
+            (
+                "V",
+                Tensors {
+                    v: good.v + 4,
+                    ..good
+                },
+            ),
+            (
+                "O",
+                Tensors {
+                    o: good.o + 2,
+                    ..good
+                },
+            ),
+            (
+                "O",
+                Tensors {
+                    o: good.o + 4,
+                    ..good
+                },
+            ),
+            (
+                "LSE",
+                Tensors {
+                    lse: good.lse + 2,
+                    ..good
+                },
+            ),
+        ] {
+            let e = check_addresses(bad).expect_err(name);
+            assert!(
+                matches!(e, Error::Buffer(_))
+                    && e.to_string().contains(&format!("{name}'s address")),
+                "{e}"
+            );
+        }
+    }
 }

@@ -60,7 +60,8 @@ pub enum AttentionError {
         stride: u64,
         needed: u64,
     },
-    /// A tensor spans more bytes than a tensor copy addresses (2^40 per stride).
+    /// A stride of a tensor's dimension of more than one element is 2^40 bytes or more (what a
+    /// tensor copy steps at most).
     TooLarge { tensor: Tensor, elements: u64 },
     /// A buffer holds fewer elements than the problem reads or writes there.
     Buffer {
@@ -68,8 +69,12 @@ pub enum AttentionError {
         needed: u64,
         given: u64,
     },
-    /// The scale is NaN or infinite.
+    /// The scale is NaN or infinite, or so large that its base-2 factor (`scale * log2(e)`,
+    /// what the kernels multiply the scores by) is infinite.
     Scale(f32),
+    /// A tensor's extent (one past its last element: the sequences, rows and heads times their
+    /// strides) does not fit in 2^62 bytes: no buffer holds it, and its addresses would wrap.
+    Extent { what: &'static str },
 }
 
 impl fmt::Display for AttentionError {
@@ -83,9 +88,10 @@ impl fmt::Display for AttentionError {
                 f,
                 "heads_q = {heads_q}, heads_kv = {heads_kv}: both must be at least 1 and heads_kv must divide heads_q (grouped-query attention: each K/V head serves heads_q / heads_kv query heads)"
             ),
-            AttentionError::Empty { what } => {
-                write!(f, "{what} is 0: there is nothing to attend")
-            }
+            AttentionError::Empty { what } => write!(
+                f,
+                "{what} is 0: there is nothing to attend (a fixed batch needs at least one sequence of at least one query and one key; empty sequences go in a variable-length batch, Problem::varlen)"
+            ),
             AttentionError::OffsetCounts { q, k } => write!(
                 f,
                 "variable-length offsets: {q} for Q and {k} for K; both need one per sequence plus one (the first 0, the last the total tokens), the same count"
@@ -128,12 +134,12 @@ impl fmt::Display for AttentionError {
                 needed,
             } => write!(
                 f,
-                "{}'s {which} stride is {stride} elements, less than the {needed} it steps over: its rows would overlap",
+                "{}'s {which} stride is {stride} elements, less than the {needed} it steps over: its rows would overlap (O's elements must each be written once: give it at least the contiguous strides, Strides::contiguous)",
                 tensor.name()
             ),
             AttentionError::TooLarge { tensor, elements } => write!(
                 f,
-                "{} spans {elements} elements, more than a tensor copy addresses (2^40 bytes per stride)",
+                "{}'s stride of {elements} elements is 2^40 bytes or more, beyond what a tensor copy steps: split the tensor, or lay it out more densely",
                 tensor.name()
             ),
             AttentionError::Buffer {
@@ -147,7 +153,11 @@ impl fmt::Display for AttentionError {
             ),
             AttentionError::Scale(scale) => write!(
                 f,
-                "the scale is {scale}: it must be finite (the default is 1 / sqrt(head_dim))"
+                "the scale is {scale}: it must be finite, and its product with log2(e) too (|scale| below 2.35e38; the default is 1 / sqrt(head_dim))"
+            ),
+            AttentionError::Extent { what } => write!(
+                f,
+                "{what} would span more than 2^62 bytes (its sequences, rows and heads times their strides): no buffer holds that; check the strides, or split the batch"
             ),
         }
     }

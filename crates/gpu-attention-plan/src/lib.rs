@@ -16,7 +16,8 @@
 //!
 //! Pure: no `unsafe`, no CUDA call, no target-specific code. The host tests every rule here.
 //!
-//! Status: the kernels and their host crate are not written yet; this crate is their plan.
+//! The kernels are `gpu-attention`'s and their host API `gpu-attention-host`'s; this crate is
+//! what both compile.
 #![no_std]
 #![forbid(unsafe_code)]
 

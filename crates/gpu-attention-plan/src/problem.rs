@@ -13,6 +13,11 @@ pub const MAX_TOKENS: u64 = (1 << 31) - 1;
 /// The largest stride in bytes a tensor copy takes (PTX ISA, tensor maps: strides below 2^40).
 const MAX_STRIDE_BYTES: u64 = 1 << 40;
 
+/// The most bytes a tensor may span (its extent): 2^62, far above any GPU's memory and below
+/// where the kernels' 64-bit address arithmetic (offsets in elements, times the element's
+/// bytes, plus a base address) could wrap.
+const MAX_EXTENT_BYTES: u64 = 1 << 62;
+
 /// The mask added to `scale · Q Kᵀ` (the [`mask`](crate::mask) module: which keys each row sees).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Mask {
@@ -52,7 +57,8 @@ impl Strides {
     pub const fn contiguous(seq: u32, heads: u32, head_dim: u32) -> Self {
         let head = head_dim as u64;
         Self {
-            batch: seq as u64 * heads as u64 * head,
+            // Saturating: a shape past 64 bits gets a stride `Problem::check` refuses.
+            batch: (seq as u64 * heads as u64).saturating_mul(head),
             seq: heads as u64 * head,
             head,
         }
@@ -251,14 +257,56 @@ impl<'a> Problem<'a> {
         }
         self.check_batches()?;
         if let Some(scale) = self.scale
-            && !scale.is_finite()
+            && !(scale * core::f32::consts::LOG2_E).is_finite()
         {
+            // NaN, infinite, or a finite scale whose base-2 factor (the kernels fold log2(e)
+            // into it) overflows: every weight would be NaN.
             return Err(AttentionError::Scale(scale));
         }
         for tensor in [Tensor::Q, Tensor::K, Tensor::V, Tensor::O] {
             self.check_strides(tensor)?;
         }
+        for (what, tensor) in [
+            ("Q", Some(Tensor::Q)),
+            ("K", Some(Tensor::K)),
+            ("V", Some(Tensor::V)),
+            ("O", Some(Tensor::O)),
+            ("LSE", None),
+        ] {
+            let fits = self
+                .extent_of(tensor)
+                .and_then(|e| e.checked_mul(self.element_bytes_of(tensor)))
+                .is_some_and(|bytes| bytes <= MAX_EXTENT_BYTES);
+            if !fits {
+                return Err(AttentionError::Extent { what });
+            }
+        }
         Ok(())
+    }
+
+    /// The bytes of one element of `tensor` (`None`: `LSE`, f32).
+    fn element_bytes_of(&self, tensor: Option<Tensor>) -> u64 {
+        tensor.map_or(4, |_| self.element.bytes())
+    }
+
+    /// The elements `tensor` (`None`: `LSE`) must hold, or `None` where that overflows 64 bits.
+    fn extent_of(&self, tensor: Option<Tensor>) -> Option<u64> {
+        let Some(tensor) = tensor else {
+            return u64::from(self.heads_q).checked_mul(self.batches.tokens_q());
+        };
+        let (strides, heads, rows) = self.dims(tensor);
+        let sequences = match self.batches {
+            Batches::Fixed { batch, .. } => u64::from(batch),
+            Batches::Varlen { .. } => 1,
+        };
+        if rows == 0 || sequences == 0 || heads == 0 {
+            return Some(0);
+        }
+        (sequences - 1)
+            .checked_mul(strides.batch)?
+            .checked_add((rows - 1).checked_mul(strides.seq)?)?
+            .checked_add(u64::from(heads - 1).checked_mul(strides.head)?)?
+            .checked_add(u64::from(self.head_dim))
     }
 
     /// The sequences' rules.
@@ -320,7 +368,9 @@ impl<'a> Problem<'a> {
                     stride,
                 });
             }
-            if stride.saturating_mul(self.element.bytes()) >= MAX_STRIDE_BYTES {
+            // A dimension of one element is not stepped (the host's maps take the span inside
+            // it instead): its stride is not used, as a variable-length batch's `batch`.
+            if count > 1 && stride.saturating_mul(self.element.bytes()) >= MAX_STRIDE_BYTES {
                 return Err(AttentionError::TooLarge {
                     tensor,
                     elements: stride,
@@ -366,28 +416,17 @@ impl<'a> Problem<'a> {
         }
     }
 
-    /// The elements each tensor must hold (of a checked problem).
+    /// The elements each tensor must hold (of a checked problem: [`check`](Self::check) refuses
+    /// one whose extents overflow; here an extent that overflows saturates at `u64::MAX`, which
+    /// no buffer holds).
     pub fn extents(&self) -> Extents {
-        let extent = |tensor| {
-            let (strides, heads, rows) = self.dims(tensor);
-            let sequences = match self.batches {
-                Batches::Fixed { batch, .. } => u64::from(batch),
-                Batches::Varlen { .. } => 1,
-            };
-            if rows == 0 || sequences == 0 || heads == 0 {
-                return 0;
-            }
-            (sequences - 1) * strides.batch
-                + (rows - 1) * strides.seq
-                + u64::from(heads - 1) * strides.head
-                + u64::from(self.head_dim)
-        };
+        let extent = |tensor| self.extent_of(tensor).unwrap_or(u64::MAX);
         Extents {
-            q: extent(Tensor::Q),
-            k: extent(Tensor::K),
-            v: extent(Tensor::V),
-            o: extent(Tensor::O),
-            lse: u64::from(self.heads_q) * self.batches.tokens_q(),
+            q: extent(Some(Tensor::Q)),
+            k: extent(Some(Tensor::K)),
+            v: extent(Some(Tensor::V)),
+            o: extent(Some(Tensor::O)),
+            lse: extent(None),
         }
     }
 

@@ -475,6 +475,19 @@ fn errors(attention: &Attention, stream: &Arc<CudaStream>) -> Vec<(String, Resul
     out
 }
 
+/// A stream and buffers of a second cudarc handle of the module's context (`context(0)` again:
+/// cudarc makes a new handle of the device's one primary context on every call) are the
+/// module's context: the first case runs on them and matches the reference. The host API
+/// compared the handles and refused them as "another CUDA context" (found by a review,
+/// 2026-12-05).
+fn second_handle(attention: &Attention, rng: &mut Rng) -> Result<(), String> {
+    let ctx = gpu_attention_host::context(0).map_err(|e| e.to_string())?;
+    let stream = ctx.new_stream().map_err(|e| format!("CUDA: {e:?}"))?;
+    let case = cases(true).into_iter().next().ok_or("no case to run")?;
+    let drawn = draw(&case, 0.0, rng)?;
+    run_case(attention, &stream, &case, None, &drawn).map(|_| ())
+}
+
 fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
     let quick = args.iter().any(|a| a == "--quick");
@@ -600,6 +613,10 @@ fn main() -> ExitCode {
             checks.push((
                 "prepare_on_the_default_stream_from_a_fresh_thread".to_string(),
                 thread::prepare_from_a_fresh_thread(&ctx, &attention),
+            ));
+            checks.push((
+                "a_second_handle_of_the_modules_context_is_that_context".to_string(),
+                second_handle(&attention, &mut rng),
             ));
         }
         checks

@@ -61,7 +61,7 @@ fn each_rule_has_its_error() {
             ..ok
         })
         .to_string(),
-        "the scale is NaN: it must be finite (the default is 1 / sqrt(head_dim))"
+        "the scale is NaN: it must be finite, and its product with log2(e) too (|scale| below 2.35e38; the default is 1 / sqrt(head_dim))"
     );
     let unaligned = Problem {
         k: Strides { seq: 68, ..ok.k },
@@ -166,4 +166,77 @@ fn fixed_lse_is_batch_head_row() {
     assert_eq!(p.lse_index(0, 0, 0), 0);
     assert_eq!(p.lse_index(1, 3, 6), (4 + 3) * 7 + 6);
     assert_eq!(p.lse_index(1, 3, 6) + 1, p.extents().lse);
+}
+
+/// Strides within their limit whose products with the counts overflow 64 bits: found by a
+/// review (2026-12-05). `extents` wrapped (in a release build) to 64 elements, so a buffer of 64
+/// passed the host's length check while the kernel addressed 2^64 bytes past it.
+#[test]
+fn an_extent_past_64_bits_is_an_error_not_a_wrapped_length() {
+    let batch = (1u32 << 26) + 1;
+    let huge = Strides {
+        batch: 1 << 38,
+        seq: 64,
+        head: 64,
+    };
+    let p = Problem {
+        q: huge,
+        k: huge,
+        v: huge,
+        o: huge,
+        ..Problem::contiguous(batch, (1, 1), (1, 1), 64)
+    };
+    let e = err(p);
+    assert!(matches!(e, AttentionError::Extent { .. }), "{e:?}");
+    assert!(e.to_string().contains("split the batch"), "{e}");
+    // The contiguous strides of a shape whose tensor exceeds 2^64 elements saturate (no panic,
+    // no wrap) and are refused the same way.
+    let p = Problem::contiguous(u32::MAX, (1 << 20, 1 << 20), (1 << 12, 1 << 12), 256);
+    assert!(p.check().is_err());
+    // (LSE's extent, heads_q x tokens, is below O's, whose rows may not overlap: no separate
+    // case.)
+}
+
+/// A finite scale whose product with log2(e) (the kernels fold it into `ex2`) is infinite made
+/// every O and LSE NaN: found by the same review.
+#[test]
+fn a_scale_whose_base_2_factor_overflows_is_an_error() {
+    let ok = Problem::contiguous(1, (8, 8), (1, 1), 64);
+    for scale in [f32::MAX, -f32::MAX, 2.4e38] {
+        let e = err(Problem {
+            scale: Some(scale),
+            ..ok
+        });
+        assert_eq!(e, AttentionError::Scale(scale));
+        assert!(e.to_string().contains("log2(e)"), "{e}");
+    }
+    // The largest scale that works is accepted.
+    Problem {
+        scale: Some(f32::MAX / core::f32::consts::LOG2_E * 0.999),
+        ..ok
+    }
+    .check()
+    .unwrap();
+}
+
+/// A variable-length batch's `batch` stride is not used (documented so): any value passes, as
+/// any stride of a dimension of one element (the review of 2026-12-05 found it refused past
+/// 2^40 bytes).
+#[test]
+fn an_unused_stride_is_not_checked() {
+    let offsets = [0u32, 5, 9];
+    let p = Problem::varlen(&offsets, &offsets, (2, 2), 64);
+    let huge = |s: Strides| Strides {
+        batch: u64::MAX / 2,
+        ..s
+    };
+    Problem {
+        q: huge(p.q),
+        k: huge(p.k),
+        v: huge(p.v),
+        o: huge(p.o),
+        ..p
+    }
+    .check()
+    .unwrap();
 }
