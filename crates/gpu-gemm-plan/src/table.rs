@@ -235,6 +235,19 @@ pub const PERSISTENT_N128_SK: KernelSpec = KernelSpec {
     ..PERSISTENT_N128
 };
 
+/// A measurement: [`PERSISTENT`] on 128 x 192 tiles (`wgmma.m64n192k16`) in a ring of 4 stages.
+/// Where the 128 x 256 tiles fill a wave badly and the 128 x 128 ones fill two badly, the width
+/// between often fills better: 768 x 3072 makes 96 tiles (73 % of 132 SMs) where 128 x 256 makes
+/// 72 (55 %) and 128 x 128 144 (a second wave of 12), 1024 x 3072 128 (97 %) against 96 and 192;
+/// run 97 measured ours at 0.69-0.86 of cuBLAS on such shapes.
+pub const PERSISTENT_N192: KernelSpec = KernelSpec {
+    entry: "gemm_bf16_persistent_n192",
+    name: "persistent-192",
+    layout: Layout::new(192, 4),
+    step: true,
+    ..PERSISTENT
+};
+
 /// A measurement: [`CLUSTER`] (CTA pairs sharing B by multicast, the large shapes' kernel) with
 /// a stream-K schedule over its cluster tiles: at 8192^3 its 1024 cluster tiles make 15 waves of
 /// 66 pairs and 34 more, whose last wave leaves half the pairs idle.
@@ -276,7 +289,7 @@ pub const KERNELS: [KernelSpec; 10] = [
 /// The kernels kept only to show the steps of the design, and the measurements beside them
 /// (`step: true`): built into the steps module (the kernel crate's `steps` feature) and the
 /// host's `Kernel` variants only with its `steps` feature, for the benchmark's step table.
-pub const STEPS: [KernelSpec; 9] = [
+pub const STEPS: [KernelSpec; 10] = [
     PER_TILE,
     PERSISTENT_FIRST,
     SINGLE_WARPGROUP,
@@ -286,6 +299,7 @@ pub const STEPS: [KernelSpec; 9] = [
     PERSISTENT_SK,
     PERSISTENT_N128_SK,
     CLUSTER_SK,
+    PERSISTENT_N192,
 ];
 
 /// Calls `$callback!` with the production rows as `Variant = ROW` items, each with its doc
@@ -367,6 +381,10 @@ macro_rules! with_steps {
             /// A measurement: [`Cluster`](Self::Cluster) with a stream-K schedule
             /// (`gemm_bf16_cluster_sk`).
             ClusterStreamK = CLUSTER_SK,
+            /// A measurement: [`Persistent`](Self::Persistent) on 128 x 192 tiles
+            /// (`gemm_bf16_persistent_n192`), for the mid-M shapes whose 128 x 256 and 128 x 128
+            /// tiles fill their last wave badly.
+            PersistentN192 = PERSISTENT_N192,
         }
     };
 }
