@@ -436,6 +436,19 @@ mod tests {
     }
 
     #[test]
+    fn the_record_of_a_missing_turn_names_its_phase() {
+        // As hopper-test's `broken_turns_stops`: group 0 waits for a fifth turn (phase 4 of its
+        // barrier; `end` not reached), group 1 took 3.
+        let (log, records) = run::<2>(|g| if g == 0 { 5 } else { 3 }, false);
+        assert_eq!(log.len(), 7, "{log:?}");
+        assert!(!records.is_empty());
+        for r in &records {
+            assert!(r.contains("phase 4;"), "{r}");
+            assert!(r.contains("src/turns.rs"), "{r}");
+        }
+    }
+
+    #[test]
     fn a_dropped_turn_names_the_wait_that_took_it() {
         let (log, records) = run::<2>(|_| 5, true);
         assert!(log.contains(&(1, 2)));

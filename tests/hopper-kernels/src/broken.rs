@@ -10,12 +10,13 @@
 use gpu_hopper::arch::nvptx::dynamic_smem_1024;
 use gpu_hopper::barrier::{BarrierRegistry, BarrierShadow, Barriers, NamedBarrier};
 use gpu_hopper::sequence::{self, OrderedSequenceBarrier, SequenceStorage};
+use gpu_hopper::turns::{NamedSequence, NamedTurns};
 use gpu_hopper::warpgroup::{Position, WARPGROUP_THREADS};
 use gpu_pipeline::Diagnostics;
 
 use crate::layout::{
     BROKEN_NAMED_OVERFULL, BROKEN_NAMED_SKIPPED, BROKEN_SEQUENCE_DROPPED, BROKEN_SEQUENCE_STOPS,
-    BROKEN_SMEM_BYTES, BrokenCase, WARP,
+    BROKEN_SMEM_BYTES, BROKEN_TURNS_DROPPED, BROKEN_TURNS_STOPS, BrokenCase, WARP,
 };
 
 /// The diagnostics of a case: its label and budget.
@@ -124,5 +125,65 @@ pub extern "gpu-kernel" fn broken_sequence_dropped() {
         drop(held);
     } else {
         turns.wait().arrive();
+    }
+}
+
+/// Named turns of the block's two warpgroups on ids 1 and 2 (the registry with the case's
+/// diagnostics over the dynamic shared memory, initialised by thread 0, then a block barrier),
+/// this thread's view, begun.
+#[inline(always)]
+fn two_named_groups(case: &BrokenCase) -> NamedSequence<'static, 2> {
+    const TURNS: NamedTurns<2> = NamedTurns::new("two warpgroups' turns", 1, WARPGROUP_THREADS);
+    let registry = BarrierRegistry::new(&[TURNS.barriers()]).with_diagnostics(diagnostics(case));
+    let shadow = dynamic_smem_1024().cast::<BarrierShadow>();
+    if crate::thread() == 0 {
+        // SAFETY: the shadow is in this CTA's shared memory (it fits: `one_barrier` checks),
+        // used by no one before the block barrier below.
+        let _ = unsafe { registry.init(shadow) };
+    }
+    // SAFETY: every thread of the block, converged.
+    unsafe { crate::sync_threads() };
+    // SAFETY: initialised above with this registry, before the block barrier.
+    let turns = TURNS.group(
+        unsafe { registry.handles(shadow) },
+        Position::current().warpgroup,
+    );
+    // SAFETY: every thread of both warpgroups, converged, before their first turn.
+    unsafe { turns.begin() };
+    turns
+}
+
+/// Group 1 takes 3 named turns and exits; group 0 waits for its fifth.
+#[unsafe(no_mangle)]
+pub extern "gpu-kernel" fn broken_turns_stops() {
+    let mut turns = two_named_groups(&BROKEN_TURNS_STOPS);
+    let wanted = if Position::current().warpgroup == 0 {
+        5
+    } else {
+        3
+    };
+    let mut turn = 0;
+    while turn < wanted {
+        // SAFETY: whole warpgroups, converged. The mistake (the contract's "as many turns as the
+        // others") is the test.
+        unsafe { turns.wait() }.arrive();
+        turn += 1;
+    }
+}
+
+/// Group 0 takes one named turn, then leaves its second without `arrive`; group 1 takes two.
+#[unsafe(no_mangle)]
+pub extern "gpu-kernel" fn broken_turns_dropped() {
+    let mut turns = two_named_groups(&BROKEN_TURNS_DROPPED);
+    // SAFETY: whole warpgroups, converged.
+    unsafe { turns.wait() }.arrive();
+    if Position::current().warpgroup == 0 {
+        // The mistake: an early return that holds the turn.
+        // SAFETY: as above.
+        let held = unsafe { turns.wait() };
+        drop(held);
+    } else {
+        // SAFETY: as above.
+        unsafe { turns.wait() }.arrive();
     }
 }

@@ -347,10 +347,48 @@ pub const BROKEN_SEQUENCE_DROPPED: BrokenCase = BrokenCase {
     at_call: true,
 };
 
+/// Two warpgroups take named turns (`gpu_hopper::turns`, ids 1 and 2): group 1 stops after 3
+/// turns, group 0 wants 5, so group 0's fifth `wait` (`bar.sync` on barrier 1) gets no arrival.
+pub const BROKEN_TURNS_STOPS: BrokenCase = BrokenCase {
+    name: "broken_turns_stops",
+    mistake: "named turns of 2 warpgroups: group 1 takes 3 turns, group 0 waits for a 5th",
+    threads: 256,
+    label: 37,
+    budget_us: 20_000,
+    says: &[
+        "gpu-hopper named barrier HANG (wait budget spent): barrier 1 of registry 37",
+        "in `Barriers::sync` at",
+        "phase 4;",
+        "128 of 256 threads reached this phase (this one included): 128 never came",
+    ],
+    at_call: true,
+};
+
+/// Two warpgroups take named turns: group 0 leaves its second turn without `arrive` (an early
+/// return holding the `NamedTurn`), which group 1 would wait for forever. The record names the
+/// `wait` that took the turn.
+pub const BROKEN_TURNS_DROPPED: BrokenCase = BrokenCase {
+    name: "broken_turns_dropped",
+    mistake: "named turns of 2 warpgroups: group 0 drops its second turn without arrive",
+    threads: 256,
+    label: 41,
+    budget_us: 20_000,
+    says: &[
+        "gpu-hopper ordered sequence TURN NOT HANDED ON",
+        "sequence 41",
+        "group 0 in `(a Turn taken here, dropped without arrive)`",
+        "turn 1 (ring 0, lap 1)",
+        "group 1 waits for this turn forever",
+    ],
+    at_call: true,
+};
+
 /// Every broken kernel of the checked build.
 pub const BROKEN_CASES: &[BrokenCase] = &[
     BROKEN_NAMED_SKIPPED,
     BROKEN_NAMED_OVERFULL,
     BROKEN_SEQUENCE_STOPS,
     BROKEN_SEQUENCE_DROPPED,
+    BROKEN_TURNS_STOPS,
+    BROKEN_TURNS_DROPPED,
 ];
