@@ -15,6 +15,12 @@ pub const BOX_BYTES: u32 = 64 * 64 * 2;
 /// The epilogue's staging buffer of one consumer warpgroup: two boxes, which its 64 x BN block of
 /// D passes through a quarter (64 columns) at a time, alternately.
 pub const STAGING_BYTES: u32 = 2 * BOX_BYTES;
+/// The 64-column quarters of a tile `bn` wide that the epilogue writes, one box at a time (one
+/// for tiles up to 64 wide): [`Layout::quarters`], and the kernels' epilogue's count.
+pub const fn epilogue_quarters(bn: u32) -> u32 {
+    if bn <= 64 { 1 } else { bn.div_ceil(64) }
+}
+
 /// Bytes of the barriers' region at the end of every layout.
 const BARRIER_BYTES: u32 = 1024;
 /// Dynamic shared memory a block may have on sm_90 (CUDA C++ Programming Guide, "Compute
@@ -77,6 +83,12 @@ impl Layout {
     /// The whole layout: the kernel's dynamic shared memory (its launch's `sharedMemBytes`).
     pub const fn bytes(self) -> u32 {
         self.barriers_at() as u32 + BARRIER_BYTES
+    }
+
+    /// The 64-column quarters of a tile the epilogue writes (and the epilogue-load thread loads
+    /// of C): every column of the tile, one box of 64 at a time.
+    pub const fn quarters(self) -> u32 {
+        epilogue_quarters(self.bn)
     }
 }
 

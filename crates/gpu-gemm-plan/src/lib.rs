@@ -25,7 +25,7 @@ mod table;
 pub use choice::{default_kernel, default_kernel_on};
 pub use config::{CONSUMER_REGS, CONSUMER_WARPS, Config, PRODUCER_REGS};
 pub use gpu_hopper::schedule::{GROUP, MAX_UNITS, Schedule, Work};
-pub use layout::{A_BYTES, BK, BM, BOX_BYTES, Layout, STAGING_BYTES, SWIZZLE};
+pub use layout::{A_BYTES, BK, BM, BOX_BYTES, Layout, STAGING_BYTES, SWIZZLE, epilogue_quarters};
 pub use table::{
     CLUSTER, CLUSTER_K_MIN_BLOCKS, CLUSTER_SK, ClusterFit, Grid, KERNELS, KernelSpec, LaunchLimit,
     PER_TILE, PERSISTENT, PERSISTENT_FIRST, PERSISTENT_N64, PERSISTENT_N64_PAIR, PERSISTENT_N128,

@@ -155,12 +155,17 @@ pub(crate) unsafe fn store_through_smem<'e, W: Width>(
             }
         }
     };
+    // Every quarter of the tile (`epilogue_quarters`, which the plan's tests check against the
+    // table's widths).
+    let quarters = gpu_gemm_plan::epilogue_quarters(W::BN);
     quarter_out(0);
-    if W::BN >= 128 {
+    if quarters > 1 {
         quarter_out(1);
     }
-    if W::BN == 256 {
+    if quarters > 2 {
         quarter_out(2);
+    }
+    if quarters > 3 {
         quarter_out(3);
     }
     *pending = previous;
@@ -294,12 +299,16 @@ impl Out {
 pub(crate) fn epilogue<W: Width>(acc: &W::Acc, row0: u32, col0: u32, out: Out, m: u32, n: u32) {
     // Called once per quarter rather than looped, as in `store_through_smem`: the pairs' indices
     // into the quarter's C are then constants, and it stays in registers.
+    // Every quarter of the tile, as `store_through_smem`.
+    let quarters = gpu_gemm_plan::epilogue_quarters(W::BN);
     epilogue_quarter::<W>(acc, 0, (row0, col0), out, m, n);
-    if W::BN >= 128 {
+    if quarters > 1 {
         epilogue_quarter::<W>(acc, 1, (row0, col0), out, m, n);
     }
-    if W::BN == 256 {
+    if quarters > 2 {
         epilogue_quarter::<W>(acc, 2, (row0, col0), out, m, n);
+    }
+    if quarters > 3 {
         epilogue_quarter::<W>(acc, 3, (row0, col0), out, m, n);
     }
 }
