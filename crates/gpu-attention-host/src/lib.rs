@@ -121,11 +121,12 @@ pub const DEFAULT_CACHE_LIMITS: CacheLimits = CacheLimits {
 /// `run` can be captured into a CUDA graph once the same call has run eagerly on that stream:
 /// the capture launches the kept plan. A call whose plan does not exist yet is an
 /// [`Error::Capture`] (making it uploads, which a capture cannot hold), after every other check;
-/// [`prepare`](Attention::prepare) on a capturing stream always is. A plan a capture used stays
-/// with the `Attention` until it drops or [`release_captured`](Attention::release_captured),
-/// outside the limits, because the graph holds its addresses (a plan has no workspace, so eager
-/// calls share it). A graph must not be launched after its `Attention` is dropped (the module
-/// goes with it). With cudarc's event tracking on (a context that has made a second stream),
+/// [`prepare`](Attention::prepare) on a capturing stream always is. A plan a capture used is kept
+/// until [`release_captured`](Attention::release_captured), outside the limits, because the
+/// graph holds its addresses (a plan has no workspace, so eager calls share it); dropping the
+/// `Attention` leaks those plans and the module rather than free them, since the graph may be
+/// replayed after it. A graph holds the tensors' addresses too: keep them alive while it is
+/// replayed (cudarc's graphs cannot check it). With cudarc's event tracking on (a context that has made a second stream),
 /// `run` on a capturing stream is an [`Error::Capture`] before it touches the buffers (their
 /// tracking would wait, in the capture, on events recorded outside it): capture with tracking
 /// off (`CudaContext::disable_event_tracking`), as cudarc's own capture tests do.
@@ -148,6 +149,18 @@ pub struct Attention {
     programmatic: gpu_hopper_host::ProgrammaticLaunch,
     /// The plans `run` keeps (`plans`).
     cache: Mutex<PlanCache<plans::Key, plans::Plan>>,
+}
+
+/// A graph that captured `run` may be replayed after the `Attention` is gone (cudarc's
+/// `CudaGraph::launch` is safe): the plans it used are leaked with the cache
+/// (`gpu_hopper_host::plan_cache`), and the module, whose kernels its nodes launch, is leaked
+/// too, unless [`release_captured`](Attention::release_captured) freed them first.
+impl Drop for Attention {
+    fn drop(&mut self) {
+        if self.cache_stats().captured > 0 {
+            std::mem::forget(self._module.clone());
+        }
+    }
 }
 
 /// A launch made ready by [`Attention::prepare`]: its tensor maps (and a variable-length batch's

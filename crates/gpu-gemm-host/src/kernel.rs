@@ -222,6 +222,10 @@ impl Kernel {
                 self.name(),
                 shape.k
             )),
+            LaunchLimit::Zero { what } => GemmError::Shape(format!(
+                "{what} is 0 for {}: M, N and K are at least 1 (a GEMM with an empty dimension has nothing to compute), and so are the split count and the clusters that fit (Kernel::splits, Gemm::cluster_fit)",
+                self.name()
+            )),
             LaunchLimit::Units { units } => GemmError::Shape(format!(
                 "{} x {} needs {units} work units (tiles of {} x {}) for {}, whose schedule counts them in 32 bits (below 2^31)",
                 shape.m,

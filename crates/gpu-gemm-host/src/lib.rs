@@ -154,13 +154,17 @@ impl CSource {
 /// `run` can be captured into a CUDA graph (`cuStreamBeginCapture`) once the same call has run
 /// eagerly on that stream: the capture launches the kept plan. A call whose plan does not exist
 /// yet is a [`GemmError::Capture`] (its making allocates and uploads, which a capture cannot
-/// hold), after every other check. A plan a capture used stays with the `Gemm` until it drops
-/// or [`release_captured`](Gemm::release_captured), outside the limits, because the graph holds
+/// hold), after every other check. A plan a capture used is kept until
+/// [`release_captured`](Gemm::release_captured), outside the limits, because the graph holds
 /// its addresses; one with a split-K workspace is not used by eager calls after that (they make
-/// another), so a replay on another stream does not share a workspace with them. As with a
-/// prepared problem, the replays of a graph must not run concurrently with each other (one
-/// executable graph is serialised by CUDA; two instantiated from it are not), and a graph must
-/// not be launched after its `Gemm` is dropped (the module goes with it).
+/// another), so a replay on another stream does not share a workspace with them. Dropping the
+/// `Gemm` leaks those plans and the module rather than free them: the graph may be replayed
+/// after it. As with a prepared problem, the replays of a graph must not run concurrently with
+/// each other (one executable graph is serialised by CUDA; two instantiated from it are not).
+/// A graph holds the addresses of A, B, C and D too: keep the buffers alive while it is
+/// replayed (cudarc's graphs cannot check it). `launch` of a prepared problem on a capturing
+/// stream is refused (the `Prepared` could be dropped while the graph lives): capture `run`, or
+/// the unsafe `launch_raw` under its contract.
 ///
 /// With cudarc's event tracking on (a context with several streams), the tracking of A, B, C
 /// and D waits on and records events in the capture, as for any cudarc buffer; cudarc's own
@@ -188,6 +192,31 @@ pub struct Gemm {
     /// ([`Gemm::set_programmatic_launch`]).
     programmatic: gpu_hopper_host::ProgrammaticLaunch,
     ctx: Arc<CudaContext>,
+}
+
+/// The stream a problem may be prepared on (the one its launches go to): not the per-thread
+/// default stream, whose handle names another stream on each thread, so that a `launch` from
+/// another thread would pass the stream check unordered after the upload, and share the
+/// workspace (found by a review, 2026-12-05).
+fn preparable(handle: usize) -> Result<(), GemmError> {
+    if gpu_hopper_host::per_thread_handle(handle) {
+        return Err(GemmError::Shape(
+            "a prepared problem launches only on the stream it was prepared on, and the per-thread default stream is another stream on each thread (a launch from another thread would not be ordered after this one's upload, and would share its split-K workspace): prepare on a stream of your own (ctx.new_stream()), or use run".into(),
+        ));
+    }
+    Ok(())
+}
+
+/// A graph that captured `run` may be replayed after the `Gemm` is gone (cudarc's
+/// `CudaGraph::launch` is safe): the plans it used are leaked with the cache
+/// (`gpu_hopper_host::plan_cache`), and the module, whose kernels its nodes launch, is leaked
+/// too, unless [`release_captured`](Gemm::release_captured) freed them first.
+impl Drop for Gemm {
+    fn drop(&mut self) {
+        if self.cache_stats().captured > 0 {
+            std::mem::forget(self._module.clone());
+        }
+    }
 }
 
 /// The device addresses of one problem's matrices.
@@ -565,7 +594,9 @@ impl Gemm {
     /// `c` as for [`run`](Self::run); [`Addend::InPlace`] prepares C = D.
     ///
     /// It does not touch the matrices: it reads their addresses (through cudarc's `device_ptr`,
-    /// which in multi-stream mode makes `stream` wait for their earlier writes).
+    /// which in multi-stream mode makes `stream` wait for their earlier writes). The per-thread
+    /// default stream is refused (a `GemmError::Shape`: it is another stream on each thread,
+    /// which the stream check of `launch` could not tell apart).
     #[allow(clippy::too_many_arguments)]
     pub fn prepare<'a>(
         &self,
@@ -579,6 +610,7 @@ impl Gemm {
     ) -> Result<Prepared, GemmError> {
         let c = c.into();
         self.check_operands(stream, shape, a, b, c, d)?;
+        preparable(stream.cu_stream() as usize)?;
         let addresses = Addresses {
             a: a.device_ptr(stream).0,
             b: b.device_ptr(stream).0,
@@ -622,6 +654,13 @@ impl Gemm {
         self.check_prepared_stream(stream, prepared)?;
         self.check_operands(stream, prepared.shape, a, b, c, d)?;
         needs_c(beta, c)?;
+        if capture_state(stream)? != Capture::None {
+            // A graph would hold the `Prepared`'s tensor maps and workspace, which its drop (safe)
+            // frees while the graph may still be replayed.
+            return Err(GemmError::Capture(
+                "launch of a prepared problem on a stream being captured into a CUDA graph: the graph would keep the prepared problem's tensor maps and workspace, which dropping the Prepared frees. Capture run instead (its plans stay for the graph), or the unsafe launch_raw, keeping the Prepared alive while the graph is replayed".into(),
+            ));
+        }
         let tracked = Tracked::new(stream, a, b, c, d);
         let given = tracked.addresses;
         if given != prepared.addresses {
@@ -659,6 +698,7 @@ impl Gemm {
         d: u64,
     ) -> Result<Prepared, GemmError> {
         self.check_stream(stream)?;
+        preparable(stream.cu_stream() as usize)?;
         let Shape { m, n, k } = shape;
         let elems = |rows: u32, cols: u32| rows as usize * cols as usize;
         check_shape(shape, elems(m, k), elems(n, k), None, elems(m, n))?;
@@ -679,7 +719,9 @@ impl Gemm {
     /// The matrices at the prepared addresses are alive, of the prepared shape (as
     /// [`prepare_raw`](Self::prepare_raw) states), and no other work accesses them while the
     /// launch may run (the caller orders other streams with it); with `beta != 0`, C was
-    /// prepared.
+    /// prepared. `prepared` stays alive until the launch, and every replay of a CUDA graph that
+    /// captured it, has completed (dropping it frees its tensor maps and workspace in the order
+    /// of the stream it was prepared on only).
     pub unsafe fn launch_raw(
         &self,
         stream: &CudaStream,
@@ -831,9 +873,14 @@ impl Gemm {
             grid,
             work_bytes,
         } = self.layout(kernel, shape, addresses)?;
+        if capture != Capture::None && gpu_hopper_host::is_per_thread(stream) {
+            return Err(GemmError::Capture(
+                "the per-thread default stream is being captured into a CUDA graph, and run keeps no plan for that stream (its handle names another stream on each thread), so a call under capture there has none: making one uploads tensor maps and allocates a split-K workspace, which a capture cannot hold. Capture on a stream of your own (ctx.new_stream()) after the same run call ran on it".into(),
+            ));
+        }
         if capture != Capture::None {
             return Err(GemmError::Capture(format!(
-                "this problem ({} kernel, {} x {} x {}, these buffers, this stream) has no plan yet, and its stream is being captured into a CUDA graph: making one uploads tensor maps and allocates a split-K workspace, which a capture cannot hold. Make the same run call once before the capture (the capture then launches its kept plan), or Gemm::prepare it before the capture and capture Gemm::launch",
+                "this problem ({} kernel, {} x {} x {}, these buffers, this stream) has no plan yet, and its stream is being captured into a CUDA graph: making one uploads tensor maps and allocates a split-K workspace, which a capture cannot hold. Make the same run call once before the capture (the capture then launches its kept plan), or Gemm::prepare it before the capture and capture the unsafe Gemm::launch_raw",
                 kernel.name(),
                 shape.m,
                 shape.n,
@@ -1095,6 +1142,17 @@ pub fn f32_of(x: u16) -> f32 {
 }
 #[cfg(test)]
 mod tests {
+
+    /// A problem is not prepared on the per-thread default stream (`CU_STREAM_PER_THREAD`, 0x2):
+    /// an `Err` that says what to do; the legacy default stream (0) and others are fine.
+    #[test]
+    fn the_per_thread_stream_is_refused_for_prepared_problems() {
+        let e = preparable(0x2).expect_err("the per-thread stream");
+        assert!(matches!(e, GemmError::Shape(_)), "{e}");
+        assert!(e.to_string().contains("ctx.new_stream()"), "{e}");
+        preparable(0).unwrap();
+        preparable(0x7f00_1234_5678).unwrap();
+    }
     use super::*;
 
     /// The checks' token, for keys built in tests.

@@ -409,6 +409,9 @@ pub enum LaunchLimit {
     /// A [`Grid::ClusterK`] kernel launched in `splits` parts: its clusters are 1 to 8 CTAs
     /// (the portable cluster size), each part at least one of the `k_blocks`.
     ClusterSplits { splits: u32, k_blocks: u32 },
+    /// An input of 0 where the schedule needs at least 1: `what` (M, N, K, the split count or
+    /// the clusters that fit).
+    Zero { what: &'static str },
 }
 
 impl KernelSpec {
@@ -480,6 +483,11 @@ impl KernelSpec {
     /// (two and four each) and no others; a host that knows how many clusters of each size fit
     /// calls that with them.
     pub fn splits(&self, shape: Shape, capacity: u32) -> u32 {
+        if shape.m == 0 || shape.n == 0 || shape.k == 0 {
+            // Nothing to split (and no launch: `check_launch` refuses it).
+            return 1;
+        }
+        let capacity = capacity.max(1);
         if matches!(self.grid, Grid::ClusterK) {
             let mut fit = [0; 8];
             for s in [2, 4, 8] {
@@ -538,6 +546,17 @@ impl KernelSpec {
         splits: u32,
         capacity: u32,
     ) -> Result<(), LaunchLimit> {
+        for (what, n) in [
+            ("M", shape.m),
+            ("N", shape.n),
+            ("K", shape.k),
+            ("the split count", splits),
+            ("the clusters that fit (capacity)", capacity),
+        ] {
+            if n == 0 {
+                return Err(LaunchLimit::Zero { what });
+            }
+        }
         let (tm, tn) = self.tiles(shape);
         if matches!(self.grid, Grid::ClusterK) {
             let k_blocks = shape.k.div_ceil(BK);

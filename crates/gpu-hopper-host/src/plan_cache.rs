@@ -17,7 +17,8 @@
 //!
 //! A call captured into a graph bakes the plan's addresses (maps, workspace) into the graph. So
 //! the plans that captures used are kept apart from the eager ones, until the host releases them
-//! (its `release_captured`), and never evicted. A plan with a workspace moves to them: the next
+//! (its `release_captured`), and never evicted; dropping the cache leaks them (a graph may
+//! outlive the host API object). A plan with a workspace moves to them: the next
 //! eager call of its key gets a new workspace, so that a replay of the graph on another stream
 //! never shares one with an eager launch. A plan without one (its memory is only read) is shared.
 //! Within one capture sequence (its id), the same key finds the same captured plan: those
@@ -108,6 +109,18 @@ pub struct PlanCache<K, V> {
     /// A use counter: the eager plans' recency.
     clock: u64,
     stats: CacheStats,
+}
+
+/// The plans captured graphs use are leaked, not freed, with the cache (the host API object):
+/// a graph may be replayed after the object is gone (cudarc's `CudaGraph::launch` is safe), and
+/// its replays read those plans' tensor maps and workspace. The host's `release_captured`
+/// (`unsafe`: no graph that used them is launched again) frees them.
+impl<K, V> Drop for PlanCache<K, V> {
+    fn drop(&mut self) {
+        for (_, plan) in self.captured.drain() {
+            core::mem::forget(plan);
+        }
+    }
 }
 
 impl<K: Eq + Hash + Clone, V: Plan> PlanCache<K, V> {
@@ -466,5 +479,34 @@ mod tests {
             5,
             "a, b, eager, and the captures' two"
         );
+    }
+
+    /// Dropping the cache (its host API object) does not free the plans captured graphs use:
+    /// a graph outlives the object that made it (cudarc's `CudaGraph::launch` is safe), and its
+    /// replays read the plans' tensor maps and workspace. They are leaked, unless released first
+    /// (found by a review, 2026-12-05: dropping a `Gemm` freed them).
+    #[test]
+    fn dropping_the_cache_leaks_the_captured_plans() {
+        let mut c = cache(8, 1 << 30);
+        keep(&mut c, key(0), plan(0, 10, true));
+        keep(&mut c, key(1), plan(1, 10, true));
+        let captured = Arc::downgrade(&c.lookup(&key(0), Capture::Active(5)).unwrap());
+        let eager = Arc::downgrade(&c.lookup(&key(1), Capture::None).unwrap());
+        drop(c);
+        assert!(
+            eager.upgrade().is_none(),
+            "an eager plan is freed with the cache"
+        );
+        assert!(
+            captured.upgrade().is_some(),
+            "a captured plan outlives the cache"
+        );
+        // Released first: freed with the caller's handle.
+        let mut c = cache(8, 1 << 30);
+        keep(&mut c, key(0), plan(0, 10, true));
+        let captured = Arc::downgrade(&c.lookup(&key(0), Capture::Active(5)).unwrap());
+        drop(c.release_captured());
+        drop(c);
+        assert!(captured.upgrade().is_none());
     }
 }

@@ -56,6 +56,10 @@ pub fn run(ctx: &Arc<CudaContext>, gemm: &Gemm) -> Vec<Outcome> {
             "run_captured_warm_replays_exactly_on_fresh_inputs",
             warm_capture_replays(ctx, gemm),
         ),
+        (
+            "launch_of_a_prepared_problem_under_capture_is_refused",
+            launch_under_capture_is_refused(ctx, gemm),
+        ),
     ];
     if tracking {
         // SAFETY: as above.
@@ -178,7 +182,24 @@ fn cold_capture_is_an_error(ctx: &Arc<CudaContext>, gemm: &Gemm) -> Result<(), S
         Err(e) => return Err(format!("a first call under capture: another error: {e}")),
         Ok(()) => return Err("a first call under capture returned Ok".into()),
     }
-    let graph = graph.map_err(|e| format!("the capture was broken by the refused call: {e:?}"))?;
+    empty_capture(graph)?;
+    let after = gemm.cache_stats();
+    if after.entries != before.entries || after.bytes != before.bytes {
+        return Err(format!(
+            "the refused call changed the cache: {before:?} -> {after:?}"
+        ));
+    }
+    // The stream is usable, and the same call now runs (and is kept).
+    p.run(gemm, &stream).map_err(|e| e.to_string())?;
+    p.check(&stream, "the call after the refused capture")
+}
+
+/// The end of a capture in which the only call was refused: unbroken, and its graph (if any)
+/// without a node.
+fn empty_capture(
+    graph: Result<Option<cudarc::driver::CudaGraph>, cudarc::driver::DriverError>,
+) -> Result<(), String> {
+    let graph = graph.map_err(|e| format!("the refused call broke the capture: {e:?}"))?;
     if let Some(graph) = &graph {
         let mut nodes = 0usize;
         // SAFETY: a live graph; a null node array asks for the count only.
@@ -190,15 +211,53 @@ fn cold_capture_is_an_error(ctx: &Arc<CudaContext>, gemm: &Gemm) -> Result<(), S
             ));
         }
     }
-    let after = gemm.cache_stats();
-    if after.entries != before.entries || after.bytes != before.bytes {
-        return Err(format!(
-            "the refused call changed the cache: {before:?} -> {after:?}"
-        ));
+    Ok(())
+}
+
+/// `launch` of a prepared problem under capture: a `GemmError::Capture` (the graph would outlive
+/// a `Prepared` the caller may drop: found by a review, 2026-12-05; it was captured before),
+/// nothing captured, and the same launch runs after the capture, exact.
+fn launch_under_capture_is_refused(ctx: &Arc<CudaContext>, gemm: &Gemm) -> Result<(), String> {
+    let stream = ctx.new_stream().map_err(cuda("a stream"))?;
+    let mut seed = 0x1319_8A2E_0370_7344;
+    let (case, in_place) = PROBLEMS[0];
+    let mut p = Problem::new(&stream, case, in_place)?;
+    p.refill(&stream, &mut seed)?;
+    let (_, _, _, alpha, beta) = case;
+    let kernel = gemm.default_kernel(p.shape());
+    let addend = if in_place {
+        Addend::InPlace
+    } else {
+        Addend::Buffer(&p.c)
+    };
+    let prepared = gemm
+        .prepare(&stream, kernel, p.shape(), &p.a, &p.b, addend, &p.d)
+        .map_err(|e| e.to_string())?;
+    stream.synchronize().map_err(cuda("preparing"))?;
+    stream
+        .begin_capture(sys::CUstreamCaptureMode::CU_STREAM_CAPTURE_MODE_THREAD_LOCAL)
+        .map_err(cuda("begin_capture"))?;
+    // `gemm.launch` of the prepared problem over `p`'s buffers.
+    let launch = |p: &mut Problem| {
+        let Problem { a, b, c: cb, d, .. } = p;
+        let addend = if in_place {
+            Addend::InPlace
+        } else {
+            Addend::Buffer(cb)
+        };
+        gemm.launch(&stream, &prepared, alpha, beta, a, b, addend, d)
+    };
+    let result = launch(&mut p);
+    let graph = stream.end_capture(sys::CUgraphInstantiate_flags(0));
+    match result {
+        Err(GemmError::Capture(e)) if e.contains("launch_raw") => {}
+        Err(e) => return Err(format!("launch under capture: another error: {e}")),
+        Ok(()) => return Err("launch under capture returned Ok".into()),
     }
-    // The stream is usable, and the same call now runs (and is kept).
-    p.run(gemm, &stream).map_err(|e| e.to_string())?;
-    p.check(&stream, "the call after the refused capture")
+    empty_capture(graph)?;
+    // The same launch, eagerly: exact.
+    launch(&mut p).map_err(|e| e.to_string())?;
+    p.check(&stream, "the launch after the refused capture")
 }
 
 /// Each problem run once, captured, replayed on fresh inputs, then alternated with eager calls.

@@ -309,3 +309,59 @@ fn the_epilogue_covers_every_column_of_every_tile() {
         );
     }
 }
+
+/// The plan's public shape functions on the inputs outside the kernels' domain (a dimension of
+/// 0, no capacity, no SMs): errors or a count, never a panic (found by a review, 2026-12-05:
+/// division by zero with capacity 0, `clamp` with min > max at K = 0, the cluster-K count at
+/// M = 0).
+#[test]
+fn degenerate_inputs_are_errors_not_panics() {
+    let shapes = [
+        Shape { m: 0, n: 64, k: 64 },
+        Shape { m: 64, n: 0, k: 64 },
+        Shape { m: 64, n: 64, k: 0 },
+        Shape { m: 0, n: 0, k: 0 },
+        Shape {
+            m: 64,
+            n: 64,
+            k: 64,
+        },
+    ];
+    for k in KERNELS.iter().chain(&STEPS) {
+        for shape in shapes {
+            for capacity in [0, 1, 132] {
+                let degenerate = capacity == 0 || shape.m == 0 || shape.n == 0 || shape.k == 0;
+                let got = std::panic::catch_unwind(|| {
+                    let splits = k.splits(shape, capacity);
+                    assert!(splits >= 1);
+                    for splits in [0, 1, splits] {
+                        let checked = k.check_launch(shape, splits, capacity);
+                        let bad = degenerate || splits == 0;
+                        assert_eq!(
+                            checked.is_err(),
+                            bad,
+                            "{} {shape:?} {splits} {capacity}: {checked:?}",
+                            k.name
+                        );
+                        assert_eq!(k.schedule(shape, splits, capacity, 0).is_err(), bad);
+                        assert_eq!(k.workspace_bytes(shape, splits, capacity).is_err(), bad);
+                        assert_eq!(k.grid(shape, splits, capacity).is_err(), bad);
+                    }
+                });
+                assert!(
+                    got.is_ok(),
+                    "{} {shape:?} capacity {capacity} panicked",
+                    k.name
+                );
+            }
+        }
+    }
+    for shape in shapes {
+        let got = std::panic::catch_unwind(|| {
+            crate::default_kernel(shape, 0);
+            crate::default_kernel_on(shape, 0, |_| [0; 8]);
+            crate::default_kernel_on(shape, 132, |_| [132, 66, 44, 33, 26, 22, 18, 16]);
+        });
+        assert!(got.is_ok(), "the default for {shape:?} panicked");
+    }
+}
