@@ -512,7 +512,8 @@ impl Attention {
         self.cache().stats()
     }
 
-    /// Frees every plan kept for eager calls (in their streams' order, after their launches).
+    /// Frees every plan kept for eager calls (in their streams' order, after their launches),
+    /// but those whose stream is being captured now (the free would join the capture).
     /// Plans captured graphs use are kept ([`release_captured`](Self::release_captured)).
     pub fn clear_cache(&self) {
         let cleared = self.cache().clear(evictable);

@@ -568,7 +568,8 @@ impl Gemm {
         self.cache().stats()
     }
 
-    /// Frees every plan kept for eager calls (in their streams' order, after their launches).
+    /// Frees every plan kept for eager calls (in their streams' order, after their launches),
+    /// but those whose stream is being captured now (the free would join the capture).
     /// Plans captured graphs use are kept ([`release_captured`](Self::release_captured)).
     pub fn clear_cache(&self) {
         let cleared = self.cache().clear(evictable);
@@ -731,7 +732,9 @@ impl Gemm {
     ) -> Result<(), GemmError> {
         self.check_prepared_stream(stream, prepared)?;
         if beta != 0.0 && prepared.addresses.c == CSource::None {
-            return Err(GemmError::Shape("beta != 0 needs C".into()));
+            return Err(GemmError::Shape(
+                "beta != 0 needs C: prepare the problem with a C address (or C = D), or launch with beta 0".into(),
+            ));
         }
         // SAFETY: forwarded from this function's contract.
         unsafe { self.enqueue(prepared, alpha, beta) }
@@ -1130,9 +1133,13 @@ impl Prepared {
     }
 }
 
-/// bf16 bits of `x`, rounded to nearest even (no NaN).
+/// bf16 bits of `x`, rounded to nearest even; a NaN gives a quiet NaN of its sign.
 pub fn bf16(x: f32) -> u16 {
     let bits = x.to_bits();
+    if x.is_nan() {
+        return ((bits >> 16) as u16) | 0x0040;
+    }
+    // No overflow: only NaNs' bits reach 0xFFFF_8000.
     ((bits + 0x7FFF + ((bits >> 16) & 1)) >> 16) as u16
 }
 
@@ -1334,6 +1341,26 @@ mod tests {
         );
         assert_eq!(again, kept);
         assert!(cache.lookup(&again, Capture::None).is_some());
+    }
+
+    /// Every f32, NaNs of either sign among them: no overflow panic (found by a review,
+    /// 2026-12-05: a negative NaN overflowed the rounding addition in a debug build), and a NaN
+    /// stays a NaN.
+    #[test]
+    fn bf16_of_any_bits_is_defined() {
+        for bits in [
+            0xFFFF_FFFFu32,
+            0xFFC0_0000,
+            0x7FC0_0001,
+            0x7F80_0001,
+            0xFF80_0000,
+        ] {
+            let x = f32::from_bits(bits);
+            let got = std::panic::catch_unwind(|| bf16(x)).expect("no panic");
+            assert_eq!(f32_of(got).is_nan(), x.is_nan(), "{bits:#x} -> {got:#x}");
+            assert_eq!(got >> 15, (bits >> 31) as u16, "the sign of {bits:#x}");
+        }
+        assert_eq!(bf16(f32::NEG_INFINITY), 0xFF80);
     }
 
     #[test]
