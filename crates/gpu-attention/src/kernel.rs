@@ -750,7 +750,9 @@ fn in_turn<S: sequence::Signals, R, const G: usize>(
         // turns' ids, used by nothing else.
         let turn = unsafe { named.wait() };
         let r = f();
-        turn.arrive();
+        // SAFETY: as the wait: `f` (the warpgroup's `wgmma` issues, `.aligned`) has no branch
+        // that leaves a lane out.
+        unsafe { turn.arrive() };
         r
     } else if spec.pingpong {
         let turn = order.wait();

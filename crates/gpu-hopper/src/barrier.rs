@@ -304,9 +304,10 @@ pub struct BarrierShadow {
 /// syncing thread waits (an acquire) until the count reaches the end of its phase, at most the
 /// registry's budget; past it, the kernel ends with a record that says which barrier, how many of
 /// its threads came, and where it waited (a gpu-pipeline `HangRecord`, `Call::NamedBarrierSync`).
-/// Phases are counted from the total arrivals, so a thread that arrives early for the next phase
-/// counts toward the next phase (a hardware barrier would count it toward the current one: both
-/// are mistakes, and only the hang is diagnosed).
+/// Phases are counted from the total arrivals: while a phase is incomplete every arrival counts
+/// toward it, as on the hardware barrier, so a correct program sees the same phases; a thread
+/// count that does not match the threads that take part is a mistake, and only its hang is
+/// diagnosed.
 #[derive(Clone, Copy, Debug)]
 pub struct Barriers<'a> {
     #[cfg(feature = "checked")]

@@ -49,14 +49,15 @@ const fn round8(x: u32) -> u32 {
     x - x % 8
 }
 
-/// The registers per thread at launch for a block of `threads` threads (`.maxntid threads`).
+/// The registers per thread at launch for a block of `threads` threads (`.maxntid threads`):
+/// registers are allocated per warp, so a partial last warp counts whole.
 #[must_use]
 pub const fn launch_registers(threads: u32) -> u32 {
     assert!(
         threads > 0 && threads <= 1024,
         "gpu-hopper: a block has 1 to 1024 threads"
     );
-    let per_thread = REGISTER_FILE / threads;
+    let per_thread = REGISTER_FILE / (threads.div_ceil(32) * 32);
     let capped = if per_thread > 255 { 255 } else { per_thread };
     round8(capped)
 }
@@ -105,10 +106,13 @@ impl RegisterSplit {
             producer_regs <= launch,
             "gpu-hopper: the producer's registers exceed the launch budget (setmaxnreg.dec only lowers it)"
         );
-        let pool = threads * launch;
+        // Whole warps (registers are allocated per warp).
+        let pool = threads.div_ceil(32) * 32 * launch;
         let producers = producer_wgs * WARPGROUP_THREADS * producer_regs;
-        // Threads outside both roles keep their launch budget.
-        let others = (threads - (producer_wgs + consumer_wgs) * WARPGROUP_THREADS) * launch;
+        // Threads outside both roles keep their launch budget, their last warp whole.
+        let others = (threads - (producer_wgs + consumer_wgs) * WARPGROUP_THREADS).div_ceil(32)
+            * 32
+            * launch;
         let free = pool - producers - others;
         let share = round8(free / (consumer_wgs * WARPGROUP_THREADS));
         let consumer = if share > 256 { 256 } else { share };
@@ -165,6 +169,28 @@ pub unsafe fn increase<const REGS: u32>() {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Registers are allocated per warp: a block of threads that is not a whole number of warps
+    /// takes its last warp's registers whole (found by a review, 2026-12-05: 400 threads at 160
+    /// a thread are 13 warps of 5120, more than the 64 Ki of the file).
+    #[test]
+    fn the_launch_budget_counts_whole_warps() {
+        for threads in 1..=1024u32 {
+            let launch = launch_registers(threads);
+            assert!(
+                threads.div_ceil(32) * 32 * launch <= REGISTER_FILE,
+                "{threads} threads at {launch}"
+            );
+        }
+        // A split of 400 threads: the consumers' share from what 13 warps leave.
+        let split = RegisterSplit::new(400, 1, 2, 24);
+        let warps_of = |threads: u32| threads.div_ceil(32) * 32;
+        assert!(
+            warps_of(400 - 384) * split.launch + 128 * split.producer + 256 * split.consumer
+                <= REGISTER_FILE,
+            "{split:?}"
+        );
+    }
 
     #[test]
     fn the_gemms_split() {

@@ -40,6 +40,31 @@
 //! The count check at a completion is exact with two or more groups (the previous group's next
 //! arrivals on a barrier need the waiter's own arrival first); with one group it is skipped.
 //!
+//! A view of more rings or groups than its signals does not compile (it would wait on barriers
+//! outside them; found by a review, 2026-12-05):
+//!
+//! ```compile_fail,E0080
+//! use std::mem::MaybeUninit;
+//! use std::sync::atomic::AtomicU64;
+//! use gpu_hopper::sequence::{OrderedSequenceBarrier, SignalArray};
+//! use gpu_pipeline::{HostMbarBackend, ProducerConsumerPipeline, barrier_elems};
+//!
+//! type Backend = HostMbarBackend<1, 1>;
+//! let mut storage: Vec<MaybeUninit<AtomicU64>> =
+//!     (0..barrier_elems::<Backend>(1)).map(|_| MaybeUninit::uninit()).collect();
+//! // SAFETY: the storage, initialised below, alive for the example.
+//! let pipe = unsafe { ProducerConsumerPipeline::<1, Backend>::new(storage.as_mut_ptr()) };
+//! // SAFETY: before anyone uses the barriers.
+//! unsafe { pipe.init() };
+//! // Signals of one ring and two groups ...
+//! let signals = SignalArray::<_, 1, 2> {
+//!     signals: [[pipe.full_barrier(0), pipe.empty_barrier(0)]],
+//!     arrivals: 1,
+//! };
+//! // ... in a view of two rings and two groups.
+//! let view = OrderedSequenceBarrier::<_, 2, 2>::new(signals, 0);
+//! ```
+//!
 //! [`wait`]: OrderedSequenceBarrier::wait
 
 use core::marker::PhantomData;
@@ -53,6 +78,10 @@ use gpu_pipeline::{Diagnostics, Mbarrier, MbarrierRef, Signal};
 pub trait Signals: Copy {
     /// One signal.
     type Signal: Signal;
+    /// The rings: [`OrderedSequenceBarrier`] of `DEPTH` rings takes only signals of as many.
+    const DEPTH: usize;
+    /// The groups: [`OrderedSequenceBarrier`] of `GROUPS` groups takes only signals of as many.
+    const GROUPS: usize;
     /// The signal of ring `ring`, group `group`.
     fn get(&self, ring: usize, group: usize) -> Self::Signal;
     /// The arrivals each signal expects per phase.
@@ -88,6 +117,8 @@ pub struct SignalArray<S: Signal, const DEPTH: usize, const GROUPS: usize> {
 
 impl<S: Signal, const DEPTH: usize, const GROUPS: usize> Signals for SignalArray<S, DEPTH, GROUPS> {
     type Signal = S;
+    const DEPTH: usize = DEPTH;
+    const GROUPS: usize = GROUPS;
     #[inline(always)]
     fn get(&self, ring: usize, group: usize) -> S {
         self.signals[ring][group]
@@ -129,17 +160,32 @@ impl<const DEPTH: usize, const GROUPS: usize> MbarrierGrid<'_, DEPTH, GROUPS> {
     #[cfg(feature = "checked")]
     #[inline(always)]
     fn count_addr(&self, ring: usize, group: usize) -> u32 {
+        assert!(
+            ring < DEPTH && group < GROUPS,
+            "gpu-hopper: ring or group outside an ordered sequence's storage"
+        );
         self.base + 8 * (DEPTH * GROUPS) as u32 + 4 * (ring * GROUPS + group) as u32
     }
 }
 
 impl<'a, const DEPTH: usize, const GROUPS: usize> Signals for MbarrierGrid<'a, DEPTH, GROUPS> {
     type Signal = MbarrierRef<'a>;
+    const DEPTH: usize = DEPTH;
+    const GROUPS: usize = GROUPS;
+
+    /// # Panics
+    ///
+    /// If `ring >= DEPTH` or `group >= GROUPS` (there is no such barrier in the storage). The
+    /// sequence's own calls pass indices below them, and the check folds away there.
     #[inline(always)]
     fn get(&self, ring: usize, group: usize) -> MbarrierRef<'a> {
+        assert!(
+            ring < DEPTH && group < GROUPS,
+            "gpu-hopper: ring or group outside an ordered sequence's storage"
+        );
         let index = (ring * GROUPS + group) as u32;
         // SAFETY: `base` is the first of the storage's initialised mbarriers (the contract of
-        // `handles`), and `index` is below `DEPTH * GROUPS` (the sequence's ring and group).
+        // `handles`), and `index` is below `DEPTH * GROUPS` (checked above).
         unsafe { MbarrierRef::from_shared_addr(self.base + 8 * index) }
     }
 
@@ -203,10 +249,16 @@ pub struct Turn<'a, S: Signals, const DEPTH: usize, const GROUPS: usize> {
 }
 
 impl<S: Signals, const DEPTH: usize, const GROUPS: usize> OrderedSequenceBarrier<S, DEPTH, GROUPS> {
-    const SHAPE: () = assert!(
-        DEPTH >= 1 && GROUPS >= 1 && DEPTH * GROUPS <= 64,
-        "gpu-hopper: an ordered-sequence barrier has 1 or more rings and groups (at most 64 barriers)"
-    );
+    const SHAPE: () = {
+        assert!(
+            DEPTH >= 1 && GROUPS >= 1 && DEPTH * GROUPS <= 64,
+            "gpu-hopper: an ordered-sequence barrier has 1 or more rings and groups (at most 64 barriers)"
+        );
+        assert!(
+            S::DEPTH == DEPTH && S::GROUPS == GROUPS,
+            "gpu-hopper: an ordered-sequence barrier's rings and groups are its signals' (a view of more would wait on barriers outside them)"
+        );
+    };
 
     /// The view of a thread of group `group` (0..GROUPS) over `signals` (ring-major), whose
     /// barriers expect, per phase, the arrivals of one group (the threads of a group that call

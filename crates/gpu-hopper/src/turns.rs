@@ -49,8 +49,8 @@
 //! const TURNS: gpu_hopper::turns::NamedTurns<1> = gpu_hopper::turns::NamedTurns::new("alone", 1, 128);
 //! ```
 //!
-//! A kernel then takes the turns of its group (in `unsafe` code, because `barrier.sync` is
-//! `.aligned`: see [`NamedSequence::wait`]):
+//! A kernel then takes the turns of its group (in `unsafe` code, because `barrier.sync` and
+//! `barrier.arrive` are `.aligned`: see [`NamedSequence::wait`] and [`NamedTurn::arrive`]):
 //!
 //! ```ignore
 //! let mut turns = TURNS.group(barriers, warpgroup);
@@ -58,7 +58,7 @@
 //! for block in blocks {
 //!     let turn = unsafe { turns.wait() };
 //!     issue_the_gemms(block);
-//!     turn.arrive();
+//!     unsafe { turn.arrive() };
 //!     softmax(block);
 //! }
 //! unsafe { turns.end() };
@@ -284,14 +284,19 @@ impl<'a, const GROUPS: usize> NamedSequence<'a, GROUPS> {
 impl<const GROUPS: usize> NamedTurn<'_, '_, GROUPS> {
     /// Hands the turn to the next group (2): this thread's arrival on its barrier (a release:
     /// the next group's accesses after its `wait` see this group's before it).
+    ///
+    /// # Safety
+    ///
+    /// As [`NamedSequence::wait`]: every thread of the group hands its turn on, each warp whole
+    /// and converged (`barrier.arrive` is `.aligned`, and the phase counts the whole group), so
+    /// no branch between the `wait` and here may leave some of a warp's lanes out.
     #[inline(always)]
-    pub fn arrive(self) {
+    pub unsafe fn arrive(self) {
         let this = core::mem::ManuallyDrop::new(self);
         // SAFETY: `this` is never used or dropped again: the reference is moved out once.
         let sequence = unsafe { core::ptr::read(&this.sequence) };
-        // SAFETY: the `wait` that made this turn had the whole group, converged (its contract),
-        // and the turn's code between is the caller's; the phase the next group's turn
-        // completes.
+        // SAFETY: the caller's contract: the whole group, converged; the phase the next group's
+        // turn completes.
         unsafe { sequence.barriers.arrive(sequence.next()) };
         #[cfg(feature = "checked")]
         {
@@ -377,7 +382,8 @@ mod tests {
                                     return;
                                 }
                                 std::thread::yield_now();
-                                held.arrive();
+                                // SAFETY: as above.
+                                unsafe { held.arrive() };
                             }
                             // SAFETY: as above.
                             unsafe { sequence.end() };

@@ -166,7 +166,7 @@ pub extern "gpu-kernel" fn broken_turns_stops() {
     while turn < wanted {
         // SAFETY: whole warpgroups, converged. The mistake (the contract's "as many turns as the
         // others") is the test.
-        unsafe { turns.wait() }.arrive();
+        unsafe { turns.wait().arrive() };
         turn += 1;
     }
 }
@@ -176,7 +176,7 @@ pub extern "gpu-kernel" fn broken_turns_stops() {
 pub extern "gpu-kernel" fn broken_turns_dropped() {
     let mut turns = two_named_groups(&BROKEN_TURNS_DROPPED);
     // SAFETY: whole warpgroups, converged.
-    unsafe { turns.wait() }.arrive();
+    unsafe { turns.wait().arrive() };
     if Position::current().warpgroup == 0 {
         // The mistake: an early return that holds the turn.
         // SAFETY: as above.
@@ -184,6 +184,6 @@ pub extern "gpu-kernel" fn broken_turns_dropped() {
         drop(held);
     } else {
         // SAFETY: as above.
-        unsafe { turns.wait() }.arrive();
+        unsafe { turns.wait().arrive() };
     }
 }

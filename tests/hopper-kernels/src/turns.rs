@@ -51,7 +51,8 @@ unsafe fn named_turns<const GROUPS: usize>(log: *mut u32, counters: *mut u32, tu
         // SAFETY: the whole warpgroup, converged; every group takes `turns` turns.
         let held = unsafe { sequence.wait() };
         log.record(position.leads_warpgroup(), group, turn);
-        held.arrive();
+        // SAFETY: as the wait (the record's branch reconverges before it).
+        unsafe { held.arrive() };
         turn += 1;
     }
     // SAFETY: as `begin`, after every group's last turn.

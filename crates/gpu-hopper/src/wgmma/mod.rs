@@ -15,7 +15,7 @@
 //! wait_group::<N>()                at most N groups pending: the others' d may be read
 //! ```
 //!
-//! The forms exist for N in 16, 32, 64, 96, 128, 192 and 256 (`NS` in `xtask/src/codegen.rs`;
+//! The forms exist for N in 16, 32, 64, 80, 96, 128, 176, 192 and 256 (`NS` in `xtask/src/codegen.rs`;
 //! adding one is one line there) and for the inputs bf16 x bf16, f16 x f16, e4m3 x e4m3,
 //! e5m2 x e5m2, e4m3 x e5m2 and e5m2 x e4m3. A shape or pair without a form does not
 //! implement the trait: a compile error. The immediates are const generics, checked at

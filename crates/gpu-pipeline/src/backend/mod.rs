@@ -80,7 +80,8 @@ pub unsafe trait Signal: Copy {
 
     /// Checked builds: the arrivals this signal has received since `init`, modulo 2^32, counting
     /// every arrival made through the library (a shadow count on NVIDIA, the counter itself on
-    /// counter backends), never one that has not happened.
+    /// counter backends), never one that has not happened; 0 for an NVIDIA handle made from an
+    /// address, which has no shadow.
     #[cfg(feature = "checked")]
     #[must_use]
     fn arrivals(self) -> u32;

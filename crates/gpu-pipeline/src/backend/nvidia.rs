@@ -156,10 +156,15 @@ impl<'a, S: MbarScope> MbarrierRef<'a, S> {
         let _ = n;
     }
 
-    /// Checked builds: the arrivals this barrier's shadow counted since `init` (modulo 2^32).
+    /// Checked builds: the arrivals this barrier's shadow counted since `init` (modulo 2^32); 0
+    /// for a handle without a shadow (`from_shared_addr`, `from_ptr`: nothing counts there), which
+    /// read shared address 0xFFFF_FFFF before (found by a review, 2026-12-05).
     #[cfg(feature = "checked")]
     #[inline(always)]
     fn counted_arrivals(self) -> u32 {
+        if self.shadow == NO_SHADOW {
+            return 0;
+        }
         // SAFETY: a shadow address comes from the backend, inside its checked storage.
         unsafe { ptx::ld_relaxed_cta_shared_u32(self.shadow) }
     }
