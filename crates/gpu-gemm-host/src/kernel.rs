@@ -222,6 +222,10 @@ impl Kernel {
                 self.name(),
                 shape.k
             )),
+            LaunchLimit::SplitBlocks { splits, k_blocks } => GemmError::Shape(format!(
+                "{} in {splits} parts of K's {k_blocks} blocks of 64: the parts times the blocks must stay below 2^32; Kernel::splits gives the count it launches with (at most 16)",
+                self.name()
+            )),
             LaunchLimit::Zero { what } => GemmError::Shape(format!(
                 "{what} is 0 for {}: M, N and K are at least 1 (a GEMM with an empty dimension has nothing to compute), and so are the split count and the clusters that fit (Kernel::splits, Gemm::cluster_fit)",
                 self.name()

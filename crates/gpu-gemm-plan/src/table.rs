@@ -412,6 +412,10 @@ pub enum LaunchLimit {
     /// An input of 0 where the schedule needs at least 1: `what` (M, N, K, the split count or
     /// the clusters that fit).
     Zero { what: &'static str },
+    /// `splits` parts of `k_blocks` k-blocks: the device's k-range arithmetic (`split *
+    /// k_blocks` in 32 bits) needs their product below 2^32 (the split count the plan gives is at
+    /// most 16).
+    SplitBlocks { splits: u32, k_blocks: u32 },
 }
 
 impl KernelSpec {
@@ -587,6 +591,11 @@ impl KernelSpec {
             };
         }
         let splits = if self.splits_k() { splits } else { 1 };
+        let k_blocks = shape.k.div_ceil(BK);
+        // The device clamps the parts to the k-blocks, then multiplies them in 32 bits.
+        if u64::from(splits.min(k_blocks)) * u64::from(k_blocks) >= 1 << 32 {
+            return Err(LaunchLimit::SplitBlocks { splits, k_blocks });
+        }
         if matches!(self.grid, Grid::PerTile) && tm > MAX_GRID_Y {
             return Err(LaunchLimit::GridRows { rows: tm });
         }

@@ -379,10 +379,15 @@ pub fn stream_k_whole(tiles: u64, stride: u64) -> u64 {
 }
 
 /// Whether a schedule of `tiles_m x tiles_n` tiles, the last partial wave (or all of them) split
-/// `splits` ways on a grid of `stride` clusters, has fewer than [`MAX_UNITS`] units, counted in
-/// `u64`: when it does, every count of [`Schedule`] fits its `u32`.
+/// `splits` ways on a grid of `stride` clusters, has fewer than [`MAX_UNITS`] units, counted
+/// without overflow: when it does, every count of units and tiles of [`Schedule`] fits its
+/// `u32` (the k-block arithmetic of [`Schedule::k_range`] needs `splits * k_blocks` below 2^32
+/// besides, which a host checks with its K).
 pub fn units_fit(tiles_m: u64, tiles_n: u64, splits: u32, stride: u32) -> bool {
-    let (tiles, stride) = (tiles_m * tiles_n, u64::from(stride.max(1)));
+    let Some(tiles) = tiles_m.checked_mul(tiles_n) else {
+        return false;
+    };
+    let stride = u64::from(stride.max(1));
     let full = if splits <= 1 {
         tiles
     } else if tiles >= stride {
@@ -390,7 +395,10 @@ pub fn units_fit(tiles_m: u64, tiles_n: u64, splits: u32, stride: u32) -> bool {
     } else {
         0
     };
-    full + (tiles - full) * u64::from(splits.max(1)) < MAX_UNITS
+    (tiles - full)
+        .checked_mul(u64::from(splits.max(1)))
+        .and_then(|split| split.checked_add(full))
+        .is_some_and(|units| units < MAX_UNITS)
 }
 
 /// Into how many parts to split the K range of the split tiles of `tiles` tiles when `capacity`
@@ -423,6 +431,17 @@ mod tests {
     use std::vec::Vec;
 
     use super::*;
+
+    /// `units_fit` on counts whose product passes 64 bits: false, not a wrapped product under
+    /// the bound (found by a review, 2026-12-05: `units_fit(2^32, 2^32, 1, 1)` was true in a
+    /// release build and panicked in a debug one).
+    #[test]
+    fn units_fit_does_not_wrap() {
+        assert!(!units_fit(1 << 32, 1 << 32, 1, 1));
+        assert!(!units_fit(1 << 40, 1 << 30, 16, 132));
+        assert!(!units_fit(u64::MAX, 2, 2, 1));
+        assert!(units_fit(1 << 15, 1 << 15, 1, 132));
+    }
 
     /// Every unit of every CTA, walked as the device walks them.
     fn walk(tiles_m: u32, tiles_n: u32, splits: u32, k_blocks: u32, grid: u32) -> Vec<(u32, u32)> {

@@ -365,3 +365,20 @@ fn degenerate_inputs_are_errors_not_panics() {
         assert!(got.is_ok(), "the default for {shape:?} panicked");
     }
 }
+
+/// A split count whose product with the k-blocks passes 32 bits (the device's `k_range`): an
+/// error, not a launch whose last split computes nothing (found by a review, 2026-12-05:
+/// K = 2^22 in 65536 splits passed).
+#[test]
+fn splits_times_k_blocks_fit_32_bits() {
+    let shape = Shape {
+        m: 128,
+        n: 256,
+        k: 1 << 22,
+    };
+    let e = PERSISTENT.check_launch(shape, 1 << 16, 132);
+    assert!(e.is_err(), "{e:?}");
+    // The host's own count passes.
+    let splits = PERSISTENT.splits(shape, 132);
+    PERSISTENT.check_launch(shape, splits, 132).unwrap();
+}
