@@ -94,7 +94,10 @@ impl RegisterSplit {
             "gpu-hopper: a register split needs at least one consumer warpgroup"
         );
         assert!(
-            (producer_wgs + consumer_wgs) * WARPGROUP_THREADS <= threads,
+            producer_wgs
+                .saturating_add(consumer_wgs)
+                .saturating_mul(WARPGROUP_THREADS)
+                <= threads,
             "gpu-hopper: the producer and consumer warpgroups need more threads than the launch has"
         );
         assert!(
@@ -173,6 +176,19 @@ mod tests {
     /// Registers are allocated per warp: a block of threads that is not a whole number of warps
     /// takes its last warp's registers whole (found by a review, 2026-12-05: 400 threads at 160
     /// a thread are 13 warps of 5120, more than the 64 Ki of the file).
+    #[test]
+    fn too_many_warpgroups_is_the_documented_panic() {
+        // 2^25 warpgroups of 128 threads wrapped 32 bits before the check (a review, 2026-12-05).
+        let e = std::panic::catch_unwind(|| RegisterSplit::new(256, 1 << 25, 1, 24))
+            .expect_err("a panic");
+        let message = e
+            .downcast_ref::<&str>()
+            .map(|s| std::string::String::from(*s))
+            .or_else(|| e.downcast_ref::<std::string::String>().cloned())
+            .unwrap_or_default();
+        assert!(message.contains("need more threads"), "{message}");
+    }
+
     #[test]
     fn the_launch_budget_counts_whole_warps() {
         for threads in 1..=1024u32 {

@@ -21,7 +21,8 @@
 //! cuts the k-blocks of the rest (not their tiles) evenly over `workers` CTAs: each worker takes
 //! one contiguous range of the split tiles' k-blocks, which may start and end inside a tile, so
 //! that every worker does the same work whatever the tile count, and a tile meets the partials of
-//! the few workers whose ranges cross it (two or three, not `splits`). Its units are the pieces of
+//! the few workers whose ranges cross it (two or three where the split tiles are at least half
+//! a wave; more where they are fewer, as split-K would). Its units are the pieces of
 //! a worker's range, one per tile it crosses ([`Schedule::work`]); the partials meet as split-K's
 //! do, in part order, the last to arrive adding them up.
 
@@ -83,7 +84,10 @@ impl Schedule {
     /// every tile split when they are fewer than `stride`, otherwise all but the last, partial wave
     /// whole.
     ///
-    /// `tiles_m * tiles_n` must not overflow `u32` (a host checks [`units_fit`] first).
+    /// `tiles_m * tiles_n` must not overflow `u32` (a host checks [`units_fit`] first), nor
+    /// [`GROUP`]` * tiles_n` ([`tile`](Self::tile)), nor `splits * k_blocks`
+    /// ([`k_range`](Self::k_range)); `k_blocks` is at least 1 (a panic for 0). Outside these, the
+    /// counts wrap: a GEMM host checks them before a launch.
     #[inline(always)]
     pub fn new(
         tiles_m: u32,
@@ -126,10 +130,11 @@ impl Schedule {
     /// tiles' k-blocks `c * I / workers .. (c + 1) * I / workers` of their `I` (tile-major), as
     /// units `full + c + j * stride` for `j < segments`, one per tile its range crosses.
     ///
-    /// [`splits`](Self::splits) is then the most parts a tile has (each worker's range is at
-    /// least `I / workers` k-blocks long), which a workspace holds per slot.
-    /// `tiles_m * tiles_n` must not overflow `u32`, nor the units `u32` (a host checks
-    /// [`Schedule::stream_k_units`] first); `stride` is at least 1 (a grid's size).
+    /// [`splits`](Self::splits) is then a bound on the parts any tile has (each worker's range
+    /// is at least `I / workers` k-blocks long; a tile may have fewer), which a workspace holds
+    /// per slot. `tiles_m * tiles_n` must not overflow `u32`, and [`Schedule::stream_k_units`]
+    /// must be below [`MAX_UNITS`] (a host checks it first: then every count of the work fits);
+    /// `stride` and `k_blocks` are at least 1 (a panic for `k_blocks` 0).
     #[inline(always)]
     pub fn stream_k(
         tiles_m: u32,
@@ -405,8 +410,9 @@ pub fn units_fit(tiles_m: u64, tiles_n: u64, splits: u32, stride: u32) -> bool {
 /// clusters run at once: the split tiles are every tile when they fill less than half of the grid,
 /// or else those of the last, partial wave (as [`Schedule::new`] chooses with `stride =
 /// capacity`); they are split into as many parts as keep every cluster busy, at most
-/// `max_splits`, each at least `min_blocks` of the `k_blocks`. 1 (no split) when the tiles fill at
-/// least half of the grid and the last wave is full or at least half full.
+/// `max_splits`, each at least `min_blocks` of the `k_blocks`. 1 (no split) when the tiles fill
+/// whole waves, or at least half of the grid and at most one wave (a partial last wave after
+/// whole ones is always split).
 pub fn split_k(tiles: u64, capacity: u32, k_blocks: u32, min_blocks: u32, max_splits: u32) -> u32 {
     let capacity = u64::from(capacity);
     let split = if tiles >= capacity {
