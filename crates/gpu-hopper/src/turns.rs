@@ -70,7 +70,7 @@
 //! (see [`Barriers`]): a group that takes fewer turns than the next one waits for, exits, or
 //! blocks ends the kernel with a gpu-pipeline `HangRecord` (a named-barrier HANG naming the
 //! group's barrier and the `wait` that waited), and a [`NamedTurn`] dropped without `arrive`
-//! ends it with a TURN NOT HANDED ON record that names the `wait` that took it.
+//! ends it with a named-turns TURN NOT HANDED ON record that names the `wait` that took it.
 
 #[cfg(feature = "checked")]
 use gpu_pipeline::checked::{BarrierWait, Call, Fault, Role};
@@ -313,7 +313,7 @@ impl<const GROUPS: usize> Drop for NamedTurn<'_, '_, GROUPS> {
         let s = &*self.sequence;
         let own = s.barrier(s.group);
         BarrierWait {
-            call: Call::SequenceTurnDropped,
+            call: Call::NamedTurnDropped,
             role: Role::Participant,
             diagnostics: s.barriers.diagnostics(),
             storage: s.barriers.storage(),
@@ -468,7 +468,17 @@ mod tests {
             .collect();
         assert_eq!(dropped.len(), 32, "{records:?}");
         assert!(
-            dropped[0].contains("group 1 in `(a Turn taken here"),
+            dropped[0].starts_with("gpu-hopper named turns TURN NOT HANDED ON"),
+            "{}",
+            dropped[0]
+        );
+        assert!(
+            dropped[0].contains("group 1 in `(a NamedTurn taken here"),
+            "{}",
+            dropped[0]
+        );
+        assert!(
+            dropped[0].contains("without `NamedTurn::arrive`"),
             "{}",
             dropped[0]
         );

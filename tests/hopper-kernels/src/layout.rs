@@ -374,9 +374,9 @@ pub const BROKEN_TURNS_DROPPED: BrokenCase = BrokenCase {
     label: 41,
     budget_us: 20_000,
     says: &[
-        "gpu-hopper ordered sequence TURN NOT HANDED ON",
+        "gpu-hopper named turns TURN NOT HANDED ON",
         "sequence 41",
-        "group 0 in `(a Turn taken here, dropped without arrive)`",
+        "group 0 in `(a NamedTurn taken here, dropped without arrive)`",
         "turn 1 (ring 0, lap 1)",
         "group 1 waits for this turn forever",
     ],

@@ -60,7 +60,7 @@
 //!
 //! [`BarrierWait`] gives crates built on this one the same bounded wait and record for their own
 //! barriers: gpu-hopper's named barriers and ordered-sequence barrier use it, with the
-//! [`Call`] variants `NamedBarrierSync`, `SequenceWait` and `SequenceTurnDropped` and
+//! [`Call`] variants `NamedBarrierSync`, `SequenceWait`, `SequenceTurnDropped`, `NamedTurnDropped` and
 //! [`Role::Participant`].
 //!
 //! # Layout

@@ -80,6 +80,10 @@ pub enum Call {
     /// `lap` its phase, `per_phase` its thread count, `observed - expected + per_phase` the
     /// threads that had reached this phase.
     NamedBarrierSync,
+    /// A gpu-hopper `NamedTurn` (turns on named barriers) that went out of scope without
+    /// `arrive` (a stage-not-released record, with the fields of
+    /// [`SequenceWait`](Self::SequenceWait), one ring).
+    NamedTurnDropped,
 }
 
 impl Fault {
@@ -124,13 +128,14 @@ impl Call {
             Self::SequenceWait => "OrderedSequenceBarrier::wait",
             Self::SequenceTurnDropped => "(a Turn taken here, dropped without arrive)",
             Self::NamedBarrierSync => "Barriers::sync",
+            Self::NamedTurnDropped => "(a NamedTurn taken here, dropped without arrive)",
         }
     }
 
     /// The call whose number is `raw`, if any.
     #[must_use]
     pub const fn from_raw(raw: u32) -> Option<Self> {
-        const ALL: [Call; 22] = [
+        const ALL: [Call; 23] = [
             Call::WaitProducer,
             Call::WaitConsumer,
             Call::TryWaitProducer,
@@ -153,6 +158,7 @@ impl Call {
             Call::SequenceWait,
             Call::SequenceTurnDropped,
             Call::NamedBarrierSync,
+            Call::NamedTurnDropped,
         ];
         if raw >= 1 && raw as usize <= ALL.len() {
             Some(ALL[raw as usize - 1])
@@ -356,7 +362,9 @@ pub enum Verdict {
 impl fmt::Display for HangRecord {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match Call::from_raw(self.call) {
-            Some(Call::SequenceWait | Call::SequenceTurnDropped) => return self.fmt_sequence(f),
+            Some(Call::SequenceWait | Call::SequenceTurnDropped | Call::NamedTurnDropped) => {
+                return self.fmt_sequence(f);
+            }
             Some(Call::NamedBarrierSync) => return self.fmt_named_barrier(f),
             _ => {}
         }
@@ -501,10 +509,16 @@ impl HangRecord {
             Some(Fault::StageNotReleased) => "TURN NOT HANDED ON",
             _ => "unknown fault",
         };
+        let named = Call::from_raw(self.call) == Some(Call::NamedTurnDropped);
+        let (what, arrive) = if named {
+            ("named turns", "NamedTurn::arrive")
+        } else {
+            ("ordered sequence", "Turn::arrive")
+        };
         let call = Call::from_raw(self.call).map_or("?", Call::name);
         writeln!(
             f,
-            "gpu-hopper ordered sequence {fault}: sequence {} (barriers at 0x{:x}, {rings} rings, {groups} groups), group {group} in `{call}` at {}:{}:{}",
+            "gpu-hopper {what} {fault}: sequence {} (barriers at 0x{:x}, {rings} rings, {groups} groups), group {group} in `{call}` at {}:{}:{}",
             self.label,
             self.storage,
             self.file(),
@@ -518,7 +532,7 @@ impl HangRecord {
         if self.fault == Fault::StageNotReleased as u32 {
             write!(
                 f,
-                "  group {group} let its turn go out of scope without `Turn::arrive`: group {} waits for this turn forever. Call `arrive` on every path (an early `return` or `break` while holding the turn skips it)",
+                "  group {group} let its turn go out of scope without `{arrive}`: group {} waits for this turn forever. Call `arrive` on every path (an early `return` or `break` while holding the turn skips it)",
                 (group + 1) % groups.max(1)
             )?;
             return Ok(());
