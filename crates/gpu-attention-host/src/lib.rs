@@ -356,6 +356,12 @@ impl Attention {
         choose_kernel(problem, &self.fits)
     }
 
+    /// [`kernel_for`](Self::kernel_for) of a problem its caller has checked already (`run`,
+    /// `prepare`), without checking it again on every call.
+    fn kernel_for_checked(&self, problem: &Problem<'_>) -> Result<KernelSpec, Error> {
+        choose_checked_kernel(problem, &self.fits)
+    }
+
     /// Every kernel of the module that computes `problem` (its element type and head
     /// dimension; the CTA pairs only a fixed batch without a mask, on a GPU that holds clusters
     /// of two), for
@@ -448,7 +454,7 @@ impl Attention {
         };
         let spec = match kernel {
             Some(k) => k,
-            None => self.kernel_for(problem)?,
+            None => self.kernel_for_checked(problem)?,
         };
         let key = plans::Key::new(
             row(spec, problem)?,
@@ -577,7 +583,7 @@ impl Attention {
     ) -> Result<Prepared, Error> {
         let spec = match kernel {
             Some(k) => k,
-            None => self.kernel_for(problem)?,
+            None => self.kernel_for_checked(problem)?,
         };
         let spec_at = row(spec, problem)?;
         check_addresses(tensors)?;
@@ -867,6 +873,11 @@ fn check_addresses(tensors: Tensors) -> Result<(), Error> {
 fn choose_kernel(problem: &Problem<'_>, fits: &[u32]) -> Result<KernelSpec, Error> {
     // The key lengths below come from the offsets, which only a checked problem makes sense of.
     problem.check()?;
+    choose_checked_kernel(problem, fits)
+}
+
+/// [`choose_kernel`] of a problem [`Problem::check`] accepted.
+fn choose_checked_kernel(problem: &Problem<'_>, fits: &[u32]) -> Result<KernelSpec, Error> {
     let choose = |pairs| {
         abi::kernel(
             problem.element,

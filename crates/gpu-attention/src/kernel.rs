@@ -744,6 +744,8 @@ fn in_turn<S: sequence::Signals, R, const G: usize>(
     ),
     f: impl FnOnce() -> R,
 ) -> R {
+    // `named` is only ever `Some` with `NAMED_TURNS`; testing the constant too keeps the
+    // production module's code as it was (its PTX changed without it).
     if let (true, Some(named)) = (NAMED_TURNS, named) {
         // SAFETY: the whole warpgroup, converged (the consumers' loop); both consumer
         // warpgroups took `begin` and take the same turns; the registry `BARRIERS` holds the
@@ -1016,8 +1018,8 @@ unsafe fn write_out_wide<E: Element, O: Shape>(
         words[1][q as usize] = E::pack(v[2] * inv[1], v[3] * inv[1]);
     });
     let lane = l % 4;
-    // Group `G` of four 8-column groups (32 columns), row `r`: unrolled by hand, so that every
-    // index into `words` is a constant.
+    // Group `group` of four 8-column groups (32 columns), row `r`: unrolled by hand, so that
+    // every index into `words` is a constant.
     let store = |group: u32, r: usize, a: [u32; 4]| {
         let chunk = quad_transpose(a, lane);
         let (live, at) = if r == 0 {
