@@ -10,7 +10,11 @@ between CUDA events, after `--warmup` calls; the figure is the median over round
 data, never zeros. FLOPs = 4 * batch * heads * seq^2 * D, halved for causal (FlashAttention's count).
 
 Usage: bench_attention.py --lib libattention_bench.so --anchor fa3|fa4|none [--shapes paper|quick]
-       [--rounds 5] [--reps 10] [--warmup 3] [--csv out.csv]
+       [--rounds 5] [--reps 10] [--warmup 3] [--csv out.csv] [--modules name=file.ptx,...]
+
+`--modules` loads variant modules beside ours (the `$GPU_ATTENTION_MODULE` or embedded one) in the
+same process: each runs as implementation `ours:name`, on its own O and LSE, checked and timed in
+the same rounds as the others (an A/B without a process between its arms).
 """
 import argparse
 import ctypes
@@ -56,8 +60,12 @@ def flops(shape, lens=None):
 class Ours:
     def __init__(self, path):
         self.lib = ctypes.CDLL(path)
-        self.lib.gpu_attention_prepare.restype = ctypes.c_int64
-        self.lib.gpu_attention_prepare.argtypes = [ctypes.c_uint64] * 5 + [ctypes.c_uint32] * 8 + [ctypes.c_float, ctypes.c_void_p, ctypes.c_void_p]
+        self.lib.gpu_attention_prepare_on.restype = ctypes.c_int64
+        self.lib.gpu_attention_prepare_on.argtypes = [ctypes.c_int64] + [ctypes.c_uint64] * 5 + [ctypes.c_uint32] * 8 + [ctypes.c_float, ctypes.c_void_p, ctypes.c_void_p]
+        self.lib.gpu_attention_load.restype = ctypes.c_int64
+        self.lib.gpu_attention_load.argtypes = [ctypes.c_char_p]
+        # (name, module index) of the variant modules `load` added.
+        self.variants = []
         self.lib.gpu_attention_launch.restype = ctypes.c_int32
         self.lib.gpu_attention_launch.argtypes = [ctypes.c_int64, ctypes.c_uint64]
 
@@ -66,7 +74,14 @@ class Ours:
         self.lib.gpu_attention_error(buf, 4096)
         return buf.value.decode()
 
-    def prepare(self, q, k, v, o, lse, shape, offsets=None, offsets_k=None, element=0, scale=0.0):
+    def load(self, name, path):
+        """Loads a variant module, run as `ours:name`."""
+        m = self.lib.gpu_attention_load(path.encode())
+        if m < 0:
+            raise RuntimeError("ours: " + self.error())
+        self.variants.append((name, m))
+
+    def prepare(self, q, k, v, o, lse, shape, offsets=None, offsets_k=None, element=0, scale=0.0, module=0):
         """A launch of `shape` over these tensors: `offsets` (and `offsets_k`, if the keys'
         differ) of a packed variable-length batch; `element` 0 bf16, 1 f16; `scale` <= 0 for the
         default."""
@@ -78,7 +93,7 @@ class Ours:
             oq, ok = ctypes.cast(arr_q, ctypes.c_void_p), ctypes.cast(arr_k, ctypes.c_void_p)
             self._keep = (arr_q, arr_k)
             b = len(offsets) - 1
-        h = self.lib.gpu_attention_prepare(q.data_ptr(), k.data_ptr(), v.data_ptr(), o.data_ptr(), lse.data_ptr(),
+        h = self.lib.gpu_attention_prepare_on(module, q.data_ptr(), k.data_ptr(), v.data_ptr(), o.data_ptr(), lse.data_ptr(),
                                            b, s, k.shape[1], shape["heads"], shape["heads_kv"], shape["d"],
                                            int(shape["causal"]), element, scale, oq, ok)
         if h < 0:
@@ -107,6 +122,10 @@ def make_impls(args, shape, q, k, v, lens):
         lse = torch.empty(q.shape[0], shape["heads"], q.shape[1], device="cuda", dtype=torch.float32)
         call = args.ours.prepare(q, k, v, o, lse, shape)
     impls["ours"] = (call, lambda: o)
+    for name, m in args.ours.variants:
+        o_m, lse_m = torch.empty_like(o), torch.empty_like(lse)
+        call_m = args.ours.prepare(q, k, v, o_m, lse_m, shape, offsets if varlen else None, module=m)
+        impls["ours:" + name] = (call_m, lambda o_m=o_m: o_m)
     if varlen:
         cu = torch.tensor(offsets, device="cuda", dtype=torch.int32)
         mx = max(lens)
@@ -147,6 +166,11 @@ def make_impls(args, shape, q, k, v, lens):
     return impls, o
 
 
+def ints(text):
+    """A comma-separated list of whole numbers (`--only-d 64,128`)."""
+    return [int(x) for x in text.split(",") if x]
+
+
 def time_calls(fn, reps):
     start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
     start.record()
@@ -166,28 +190,32 @@ def main():
     ap.add_argument("--reps", type=int, default=10)
     ap.add_argument("--warmup", type=int, default=3)
     ap.add_argument("--csv", default=None)
-    ap.add_argument("--only-d", type=int, default=0, help="only this head dimension (the GQA and varlen rows too)")
-    ap.add_argument("--only-seq", type=int, default=0, help="only this sequence length (the GQA row too; no varlen row)")
+    ap.add_argument("--only-d", type=ints, default=[], help="only these head dimensions, comma-separated (the GQA and varlen rows too)")
+    ap.add_argument("--only-seq", type=ints, default=[], help="only these sequence lengths, comma-separated (the GQA row too; no varlen row)")
     ap.add_argument("--only-causal", default="", choices=["", "0", "1"])
-    ap.add_argument("--impls", default="", help="comma-separated subset of ours,cudnn,fa2,fa3,fa4")
+    ap.add_argument("--impls", default="", help="comma-separated subset of ours,cudnn,fa2,fa3,fa4 (ours keeps the --modules variants)")
+    ap.add_argument("--modules", default="", help="variant modules beside ours, name=file.ptx,... (run as ours:name)")
     args = ap.parse_args()
     if os.environ.get("ATTENTION_FA4_SITE"):
         # CuTe DSL needs its .pth processed (ANCHORS.md): addsitedir, not PYTHONPATH.
         import site
         site.addsitedir(os.environ["ATTENTION_FA4_SITE"])
     args.ours = Ours(args.lib)
+    for item in filter(None, args.modules.split(",")):
+        name, _, path = item.partition("=")
+        args.ours.load(name, path)
     torch.manual_seed(0)
     seqs = [512, 1024, 2048, 4096, 8192, 16384]
     dims = [64, 128, 256]
     if args.shapes == "quick":
         seqs, dims = [1024, 8192], [128]
     if args.only_d:
-        dims = [args.only_d]
+        dims = args.only_d
     if args.only_seq:
-        seqs = [args.only_seq]
+        seqs = args.only_seq
     extras = extra_shapes() if args.shapes == "paper" else []
     # The GQA and varlen rows obey the filters too (varlen has no one length: --only-seq drops it).
-    extras = [s for s in extras if (not args.only_d or s["d"] == args.only_d) and (not args.only_seq or s["seq"] == args.only_seq)]
+    extras = [s for s in extras if (not args.only_d or s["d"] in args.only_d) and (not args.only_seq or s["seq"] in args.only_seq)]
     shapes = paper_shapes(seqs, dims) + extras
     if args.only_causal:
         shapes = [s for s in shapes if s["causal"] == (args.only_causal == "1")]
@@ -219,7 +247,7 @@ def main():
             continue
         if args.impls:
             keep = set(args.impls.split(","))
-            impls = {n: f for n, f in impls.items() if n in keep}
+            impls = {n: f for n, f in impls.items() if n.split(":")[0] in keep}
         # One call each, outputs checked against a reference: cuDNN where it ran, else FA3, else
         # torch's math backend on the first sequence.
         outs, notes = {}, {}

@@ -46,6 +46,16 @@ timeout -k 10 ${ATTENTION_TIMEOUT:-560} python3 "$here/bench_attention.py" --lib
 exit "${PIPESTATUS[0]}"
 "#;
 
+/// Whether the bundle carries variant module `file`: every one, or with `$ATTENTION_VARIANTS`
+/// set (files, comma-separated, `gpu_attention_seed_sums.ptx,...`), those it names (a bundle
+/// for one A/B builds in a fraction of the time).
+fn wanted(file: &str) -> bool {
+    match std::env::var("ATTENTION_VARIANTS") {
+        Ok(list) => list.split(',').any(|f| f.trim() == file),
+        Err(_) => true,
+    }
+}
+
 /// The bridge library.
 fn library() -> PathBuf {
     crate::util::root().join("target/release/libattention_bench.so")
@@ -56,7 +66,9 @@ fn build(sh: &Shell, variants: bool) -> Result {
     crate::attention::build(sh)?;
     if variants {
         for (features, file) in crate::attention::VARIANTS {
-            crate::attention::build_variant(sh, features, file)?;
+            if wanted(file) {
+                crate::attention::build_variant(sh, features, file)?;
+            }
         }
     }
     cmd!(sh, "cargo build --release -p attention-bench")
@@ -77,7 +89,9 @@ pub fn run(sh: &Shell, bundle_dir: Option<&Path>, quick: bool) -> Result {
             (root.join(SCRIPT), "bench_attention.py"),
         ];
         for (_, file) in crate::attention::VARIANTS {
-            files.push((crate::attention::variant_artifact(file), file));
+            if wanted(file) {
+                files.push((crate::attention::variant_artifact(file), file));
+            }
         }
         crate::device::write_bundle(sh, dir, &files, "run_attention.sh", RUN_SH)?;
         println!(

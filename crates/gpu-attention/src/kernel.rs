@@ -30,6 +30,22 @@ const fn fold(units: &Units<'_>, grid: u64) -> bool {
     }
 }
 
+/// Whether the overlapped loop releases block j's K stage once the first quarter of its weights
+/// is computed (an arrive that reads them: `MbarrierRef::arrive_after`) instead of as soon as
+/// `S_j` is done: ptxas keeps the wait for `P_(j-1) V_(j-1)` below that arrive, a quarter into
+/// the exponentials, where FlashAttention-3's SASS has its wait (after 23 of 88); production's
+/// sits right after the first maximum (the helper's static SASS comparison of 2026-12-06). The
+/// `late_k_release` feature's variant module, to measure.
+const LATE_K_RELEASE: bool = cfg!(feature = "late_k_release");
+/// The suspend-time hint (ns) of the consumers' K and V waits (`acquire_ticks`: a waiting warp
+/// may sleep in the barrier instead of spinning; CUTLASS passes ten million), or none: the
+/// `kv_ticks` feature's variant module, to measure.
+const KV_TICKS: Option<u32> = if cfg!(feature = "kv_ticks") {
+    Some(0x0098_9680)
+} else {
+    None
+};
+
 /// Whether the overlapped loop rescales O for block j - 1 after it issues block j's scores
 /// (FlashAttention-3's order: the tensor cores multiply `Q K_jᵀ` while the consumers scale O,
 /// and nothing but packing P sits between `P_(j-2) V_(j-2)`'s completion and the next issue),
@@ -585,8 +601,10 @@ pub(crate) unsafe fn forward<
                 // Blocks 1..: S_j is issued ahead of O += P_{j-1} V_{j-1}, so the softmax of
                 // S_j runs while the tensor cores multiply P_{j-1} V_{j-1}.
                 for j in 1..work.blocks {
-                    let kst = k_cons.acquire();
-                    let vst = v_cons.acquire();
+                    let (kst, vst) = match KV_TICKS {
+                        Some(t) => (k_cons.acquire_ticks(t), v_cons.acquire_ticks(t)),
+                        None => (k_cons.acquire(), v_cons.acquire()),
+                    };
                     let mut s = in_turn(
                         spec,
                         (&mut order, &mut named),
@@ -611,7 +629,13 @@ pub(crate) unsafe fn forward<
                     // P V's, is pending).
                     unsafe { wgmma::wait_group::<1>() };
                     wgmma::fence_accumulators::<S>(&mut s);
-                    release_kv(kst, l, peer);
+                    // With `LATE_K_RELEASE`, K's stage is released inside the softmax below.
+                    let kst = if LATE_K_RELEASE {
+                        Some(kst)
+                    } else {
+                        release_kv(kst, l, peer);
+                        None
+                    };
                     if j + 1 == work.blocks {
                         // SAFETY: the unit's last product with Q is done; taken once.
                         release(unsafe { core::mem::ManuallyDrop::take(&mut q) }, l);
@@ -630,12 +654,34 @@ pub(crate) unsafe fn forward<
                             |done| {
                                 // SAFETY: the whole warpgroup, converged (the hook runs in every
                                 // thread at the same quad); O's address is never 0.
-                                unsafe { wgmma::wait_group_after::<0>(done.to_bits(), params.o) };
+                                unsafe { wgmma::wait_group_after::<0>(done, params.o) };
+                            },
+                        )
+                    } else if let Some(kst) = &kst {
+                        // K's release (lane 0's arrival) ordered after the first quarter of the
+                        // weights. SAFETY: `params.o` is O's device address, never 0 (the
+                        // host's contract, as for `wait_group_after`).
+                        let nonzero = unsafe { core::num::NonZeroU64::new_unchecked(params.o) };
+                        let bar = kst.barrier();
+                        weights_hooked::<S>(
+                            &mut rows,
+                            &mut s,
+                            scale_log2,
+                            (mask_of(j), spec.lazy),
+                            S::N / 32 - 1,
+                            |done| {
+                                if l == 0 {
+                                    bar.arrive_after(done, nonzero);
+                                }
                             },
                         )
                     } else {
                         weights::<S>(&mut rows, &mut s, scale_log2, mask_of(j), spec.lazy)
                     };
+                    if let Some(kst) = kst {
+                        // Lane 0 arrived in the weights; in a pair lane 1 arrives on the peer's.
+                        release_kv_remote(kst, l, peer);
+                    }
                     // P V is done after either wait.
                     if WAIT_QUADS.is_some() {
                         // Waited for inside the weights.
@@ -900,6 +946,23 @@ fn release_kv<const N: usize, const W: u32>(
     {
         // SAFETY: launched in pairs; the peer initialised its barriers before the first cluster
         // barrier and does not exit before the last one.
+        unsafe { stage.barrier().arrive_remote_cta(peer) };
+    }
+    stage.release_without_signal();
+}
+
+/// [`release_kv`] after lane 0 arrived on the stage's barrier itself (the `late_k_release`
+/// variant's arrival inside the weights): in a pair lane 1 arrives on the peer's.
+#[inline(always)]
+fn release_kv_remote<const N: usize, const W: u32>(
+    stage: ConsumerStage<'_, N, NvidiaMbarBackend<1, W, Cta>>,
+    lane: u32,
+    peer: Option<u32>,
+) {
+    if let Some(peer) = peer
+        && lane == 1
+    {
+        // SAFETY: as in `release_kv`.
         unsafe { stage.barrier().arrive_remote_cta(peer) };
     }
     stage.release_without_signal();

@@ -30,6 +30,12 @@ use gpu_pipeline::arch::nvptx::vote_all_sync;
 
 use crate::element::Element;
 
+/// Whether a block's row sums start from the old sums rescaled, rather than from zero with the
+/// old ones added after (the same sum in another order): the `seed_sums` feature's variant
+/// module, to measure (the helper's static SASS comparison of 2026-12-06: it moves O's rescale
+/// into the exponentials' gaps, as FlashAttention-3's SASS has it).
+const SEED_SUMS: bool = cfg!(feature = "seed_sums");
+
 /// One quad of scores in every `EXP_FMA_EVERY` takes its exponentials on the FMA pipe
 /// ([`exp2_fma`]) instead of the MUFU's `ex2` (0: none): the `exp_fma_4` and `exp_fma_3`
 /// features' variant modules, which move a quarter or a third of the exponentials, measured
@@ -136,9 +142,10 @@ pub(crate) fn weights<S: Shape>(
 }
 
 /// [`weights`] that calls `hook`, once the weights of quads `0..=hook_quad` are computed, with
-/// their sum: a value that needs every one of them and none of the later quads', so what `hook`
-/// orders after it runs after those quads and may overlap the rest (the `wait_quarter` and
-/// `wait_half` variants' wait for the previous P V).
+/// their bits folded by exclusive or: a value that needs every one of them and none of the later
+/// quads', so what `hook` orders after it runs after those quads and may overlap the rest (the
+/// `wait_quarter` and `wait_half` variants' wait for the previous P V, the `late_k_release`
+/// variant's K release).
 #[inline(always)]
 pub(crate) fn weights_hooked<S: Shape>(
     rows: &mut Rows,
@@ -146,12 +153,14 @@ pub(crate) fn weights_hooked<S: Shape>(
     scale_log2: f32,
     (mask, lazy): (Option<Limits>, bool),
     hook_quad: u32,
-    hook: impl Fn(f32),
+    hook: impl Fn(u32),
 ) -> [f32; 2] {
-    let chain = core::cell::Cell::new(0.0f32);
+    let chain = core::cell::Cell::new(0u32);
     softmax_step::<S>(rows, s, scale_log2, mask, lazy, |q, p| {
         if q <= hook_quad {
-            chain.set(chain.get() + ((p[0] + p[1]) + (p[2] + p[3])));
+            chain.set(
+                chain.get() ^ (p[0].to_bits() ^ p[1].to_bits()) ^ (p[2].to_bits() ^ p[3].to_bits()),
+            );
         }
         if q == hook_quad {
             hook(chain.get());
@@ -213,7 +222,16 @@ fn softmax_step<S: Shape>(
     let base = max.map(|m| if m == f32::NEG_INFINITY { 0.0 } else { m });
     let rescale = [ex2(rows.max[0] - base[0]), ex2(rows.max[1] - base[1])];
     rows.max = max;
-    let mut sum = [0.0f32; 2];
+    // With `SEED_SUMS`, the sums start from the old ones rescaled (FlashAttention-3's order): the
+    // rescale's exponential is then needed first, and O's rescale can fill the exponentials'
+    // gaps instead of trailing them.
+    let mut sum = if !SEED_SUMS {
+        [0.0f32; 2]
+    } else if keep {
+        rows.sum
+    } else {
+        [rows.sum[0] * rescale[0], rows.sum[1] * rescale[1]]
+    };
     S::map_quads(s, |q, v| {
         let p = [
             exp2_of_quad(q, fma(v[0], scale_log2, -base[0])),
@@ -225,6 +243,10 @@ fn softmax_step<S: Shape>(
         sum[1] += p[2] + p[3];
         out(q, p)
     });
+    if SEED_SUMS {
+        rows.sum = sum;
+        return if keep { [1.0; 2] } else { rescale };
+    }
     if keep {
         rows.sum = [rows.sum[0] + sum[0], rows.sum[1] + sum[1]];
         return [1.0; 2];

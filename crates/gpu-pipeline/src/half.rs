@@ -327,7 +327,27 @@ impl<const STAGES: usize, B: PipelineBackend, S: Side> PipelineHalf<STAGES, B, S
     #[cfg_attr(feature = "checked", track_caller)]
     #[inline(always)]
     pub(crate) fn acquire_as(&self, call: Call) -> Stage<'_, STAGES, B, S> {
-        self.wait_as(None, call);
+        self.acquire_ticks_as(None, call)
+    }
+
+    /// As [`acquire`](Self::acquire), with a suspend-time hint of `ticks` nanoseconds per try
+    /// ([`wait_ticks`](Self::wait_ticks)): the waiting thread may sleep in the barrier instead of
+    /// spinning, leaving its issue slots to the warps that compute (CUTLASS's consumer waits pass
+    /// 0x989680, ten million).
+    #[cfg_attr(feature = "checked", track_caller)]
+    #[inline(always)]
+    pub fn acquire_ticks(&self, ticks: u32) -> Stage<'_, STAGES, B, S> {
+        self.acquire_ticks_as(
+            Some(ticks),
+            S::awaited(Call::AcquireConsumer, Call::AcquireProducer),
+        )
+    }
+
+    /// `acquire` with an optional hint, for `call`.
+    #[cfg_attr(feature = "checked", track_caller)]
+    #[inline(always)]
+    fn acquire_ticks_as(&self, ticks: Option<u32>, call: Call) -> Stage<'_, STAGES, B, S> {
+        self.wait_as(ticks, call);
         let stage = self.cursor.get().stage();
         self.advance();
         Stage::new(

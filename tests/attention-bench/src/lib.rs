@@ -15,6 +15,10 @@
 //! the problem (a row of CTA pairs takes no causal or variable-length one); otherwise on the
 //! plan's choice, which the printed entry shows.
 //!
+//! - `gpu_attention_load(path) -> i64`: loads another module beside the first (a variant, to
+//!   time against it in the same process), its index (>= 1), or -1 with the message;
+//!   `gpu_attention_prepare_on(module, ...)` prepares on module `module` (0: the first).
+//!
 //! The kernel each handle runs is printed to stderr when it is made, so that a log says which
 //! row ran.
 
@@ -25,8 +29,11 @@ use gpu_attention_host::{Attention, Element, Mask, Prepared, Problem, Strides, T
 
 struct State {
     ctx: Arc<cudarc::driver::CudaContext>,
-    attention: Attention,
-    prepared: Mutex<Vec<Prepared>>,
+    /// The modules: the first (`$GPU_ATTENTION_MODULE` or the embedded one), then those
+    /// `gpu_attention_load` added.
+    modules: Mutex<Vec<Arc<Attention>>>,
+    /// Each handle's problem, with the module it was prepared on.
+    prepared: Mutex<Vec<(Arc<Attention>, Prepared)>>,
 }
 
 static STATE: OnceLock<Result<State, String>> = OnceLock::new();
@@ -43,7 +50,7 @@ fn state() -> Result<&'static State, String> {
             .map_err(|e| e.to_string())?;
             Ok(State {
                 ctx,
-                attention,
+                modules: Mutex::new(vec![Arc::new(attention)]),
                 prepared: Mutex::new(Vec::new()),
             })
         })
@@ -56,14 +63,37 @@ fn fail(message: String) -> i64 {
     -1
 }
 
-/// Makes a launch ready: Q, K, V, O as `[batch, seq, heads, head_dim]` contiguous (`offsets_q`,
-/// `offsets_k`: `batch + 1` host `u32` cumulative offsets of a packed variable-length batch, or
-/// null for a fixed one), `LSE` contiguous; `element` 0 for bf16, 1 for f16; `scale` <= 0 for
-/// the default.
+/// Loads the module at `path` (a NUL-terminated path) beside the first: its index, or -1 with
+/// the message.
 ///
 /// # Safety
 ///
-/// The offsets, when not null, point to `batch + 1` values each.
+/// `path` points to a NUL-terminated string.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn gpu_attention_load(path: *const c_char) -> i64 {
+    let state = match state() {
+        Ok(s) => s,
+        Err(e) => return fail(e),
+    };
+    // SAFETY: the caller's contract.
+    let path = unsafe { std::ffi::CStr::from_ptr(path) }
+        .to_string_lossy()
+        .into_owned();
+    match Attention::load(&state.ctx, &path) {
+        Ok(a) => {
+            let mut modules = state.modules.lock().unwrap();
+            modules.push(Arc::new(a));
+            (modules.len() - 1) as i64
+        }
+        Err(e) => fail(format!("{path}: {e}")),
+    }
+}
+
+/// [`gpu_attention_prepare_on`] on the first module.
+///
+/// # Safety
+///
+/// As [`gpu_attention_prepare_on`].
 #[unsafe(no_mangle)]
 #[allow(clippy::too_many_arguments)]
 pub unsafe extern "C" fn gpu_attention_prepare(
@@ -84,9 +114,54 @@ pub unsafe extern "C" fn gpu_attention_prepare(
     offsets_q: *const u32,
     offsets_k: *const u32,
 ) -> i64 {
+    // SAFETY: forwarded.
+    unsafe {
+        gpu_attention_prepare_on(
+            0, q, k, v, o, lse, batch, seq_q, seq_k, heads_q, heads_kv, head_dim, causal, element,
+            scale, offsets_q, offsets_k,
+        )
+    }
+}
+
+/// Makes a launch ready on module `module` (0: the first; then `gpu_attention_load`'s): Q, K, V, O as `[batch, seq, heads, head_dim]` contiguous (`offsets_q`,
+/// `offsets_k`: `batch + 1` host `u32` cumulative offsets of a packed variable-length batch, or
+/// null for a fixed one), `LSE` contiguous; `element` 0 for bf16, 1 for f16; `scale` <= 0 for
+/// the default.
+///
+/// # Safety
+///
+/// The offsets, when not null, point to `batch + 1` values each.
+#[unsafe(no_mangle)]
+#[allow(clippy::too_many_arguments)]
+pub unsafe extern "C" fn gpu_attention_prepare_on(
+    module: i64,
+    q: u64,
+    k: u64,
+    v: u64,
+    o: u64,
+    lse: u64,
+    batch: u32,
+    seq_q: u32,
+    seq_k: u32,
+    heads_q: u32,
+    heads_kv: u32,
+    head_dim: u32,
+    causal: u32,
+    element: u32,
+    scale: f32,
+    offsets_q: *const u32,
+    offsets_k: *const u32,
+) -> i64 {
     let state = match state() {
         Ok(s) => s,
         Err(e) => return fail(e),
+    };
+    let attention = {
+        let modules = state.modules.lock().unwrap();
+        match usize::try_from(module).ok().and_then(|m| modules.get(m)) {
+            Some(a) => a.clone(),
+            None => return fail(format!("no module {module} (loaded: {})", modules.len())),
+        }
     };
     let varlen = !offsets_q.is_null() && !offsets_k.is_null();
     let (oq, ok): (&[u32], &[u32]) = if varlen {
@@ -127,13 +202,11 @@ pub unsafe extern "C" fn gpu_attention_prepare(
         .and_then(|names| {
             names
                 .split(',')
-                .find_map(|name| state.attention.kernel_named(&problem, name.trim()))
+                .find_map(|name| attention.kernel_named(&problem, name.trim()))
         });
     let prepared = match named {
-        Some(kernel) => state
-            .attention
-            .prepare_with(kernel, &stream, &problem, tensors),
-        None => state.attention.prepare(&stream, &problem, tensors),
+        Some(kernel) => attention.prepare_with(kernel, &stream, &problem, tensors),
+        None => attention.prepare(&stream, &problem, tensors),
     };
     if let Ok(p) = &prepared {
         eprintln!("gpu-attention: {} ({} CTAs)", p.entry(), p.grid());
@@ -146,7 +219,7 @@ pub unsafe extern "C" fn gpu_attention_prepare(
         return fail(format!("{e:?}"));
     }
     let mut all = state.prepared.lock().unwrap();
-    all.push(prepared);
+    all.push((attention, prepared));
     (all.len() - 1) as i64
 }
 
@@ -163,11 +236,11 @@ pub unsafe extern "C" fn gpu_attention_launch(handle: i64, stream: u64) -> i32 {
         Err(e) => return fail(e) as i32,
     };
     let all = state.prepared.lock().unwrap();
-    let Some(prepared) = usize::try_from(handle).ok().and_then(|h| all.get(h)) else {
+    let Some((attention, prepared)) = usize::try_from(handle).ok().and_then(|h| all.get(h)) else {
         return fail(format!("no prepared problem {handle}")) as i32;
     };
     // SAFETY: the caller's contract; the prepare synchronized its upload.
-    let result = unsafe { state.attention.launch_raw(prepared, stream as _) };
+    let result = unsafe { attention.launch_raw(prepared, stream as _) };
     match result {
         Ok(()) => 0,
         Err(e) => fail(e.to_string()) as i32,

@@ -249,6 +249,25 @@ pub fn all(sizes: &Sizes, sms: u32) -> Vec<Test> {
     }
     pipeline_suite::tma_kernels!(tma_row);
 
+    macro_rules! tma_after_row {
+        ($s:literal) => {
+            let kernel = concat!("tma_after_s", stringify!($s));
+            tests.push(Test {
+                name: kernel.to_string(),
+                kernel: kernel.to_string(),
+                kind: Kind::Tma,
+                stages: $s,
+                threads: 160,
+                grid: 1,
+                cluster: 1,
+                items: sizes.tma,
+                smem: tma_smem_bytes($s) as u32,
+                control: false,
+            });
+        };
+    }
+    pipeline_suite::tma_after_kernels!(tma_after_row);
+
     macro_rules! tma_tensor_row {
         ($s:literal) => {
             let kernel = concat!("tma_tensor_s", stringify!($s));

@@ -109,6 +109,77 @@ unsafe fn tma<const STAGES: usize>(
     }
 }
 
+/// [`tma`] with the consumers on their half of the pipeline: each waits with a suspend-time
+/// hint (`acquire_ticks`), copies the slot, and releases it with an arrival ordered after its
+/// copy (`MbarrierRef::arrive_after` on the exclusive or of the words it copied; the guard's
+/// nonzero value is the output's address). The harness checks `output == input` and the
+/// cursors, as for [`tma`].
+#[inline(always)]
+unsafe fn tma_after<const STAGES: usize>(
+    input: *const u32,
+    output: *mut u32,
+    items: u32,
+    report: *mut u32,
+) {
+    let tid = thread_idx();
+    let block = block_idx();
+    let base = block as usize * items as usize * TMA_WORDS;
+    // SAFETY: the harness sizes the buffers for `grid * items` TMA items.
+    let (input, output) = unsafe { (input.add(base), output.add(base)) };
+    let report = Report::of_block(report, block);
+    let tma_slot = tma_slot::<STAGES>;
+    // SAFETY: every thread, once, with the harness's launch shape.
+    let pipe = unsafe { tma_pipe::<STAGES>() };
+    // The output's address, never 0 (the harness allocates it).
+    let Some(nonzero) = core::num::NonZeroU64::new(output as u64) else {
+        return;
+    };
+
+    if tid == 0 {
+        for item in 0..items {
+            pipe.produce_tma(TMA_BYTES as u32, |stage| {
+                let bar = stage.barrier();
+                // SAFETY: as in `tma`.
+                unsafe {
+                    bar.bulk_copy_from_global(
+                        tma_slot(stage.index()),
+                        input.add(item as usize * TMA_WORDS).cast(),
+                        TMA_BYTES as u32,
+                    )
+                };
+            });
+        }
+        report.producer(pipe.producer_cursor());
+    } else if tid >= WARP {
+        let ctid = tid - WARP;
+        let consumer = pipe.into_consumer();
+        for item in 0..items {
+            let stage = consumer.acquire_ticks(0x0098_9680);
+            let src = tma_slot(stage.index()).cast::<u32>();
+            let dst = item as usize * TMA_WORDS;
+            let mut copied = 0u32;
+            let mut j = ctid as usize;
+            while j < TMA_WORDS {
+                // SAFETY: inside the slot and this block's output.
+                let word = unsafe { src.add(j).read() };
+                // SAFETY: as above.
+                unsafe { output.add(dst + j).write(word) };
+                copied ^= word;
+                j += 128;
+            }
+            stage.barrier().arrive_after(copied, nonzero);
+            stage.release_without_signal();
+        }
+        if ctid == 0 {
+            report.consumer(consumer.cursor(), items);
+        }
+    }
+    sync_threads();
+    if tid == 0 {
+        report.done();
+    }
+}
+
 /// Cluster of two CTAs. Warp 0 of CTA 0 produces each item into the slot of *both* CTAs (its own
 /// shared memory and, through `mapa` + `st.shared::cluster`, its peer's) and arrives on both full
 /// barriers (locally, and remotely with `.release.cluster`). Warp 1 of each CTA consumes its own
@@ -231,6 +302,24 @@ macro_rules! tma_kernel {
     };
 }
 
+macro_rules! tma_after_kernel {
+    ($s:literal) => {
+        const _: () = {
+            /// A TMA test kernel (see `tma_after`).
+            #[unsafe(export_name = concat!("tma_after_s", stringify!($s)))]
+            pub unsafe extern "gpu-kernel" fn kernel(
+                input: *const u32,
+                output: *mut u32,
+                items: u32,
+                report: *mut u32,
+            ) {
+                // SAFETY: the harness launches 5 warps with `tma_smem_bytes`.
+                unsafe { tma_after::<$s>(input, output, items, report) }
+            }
+        };
+    };
+}
+
 /// The tensor-TMA test (see `pipeline_suite::tma_tensor_kernels!`): block `b`'s item `i` is the
 /// box at row `(b * items + i) * TENSOR_BOX_ROWS` of the input tensor; it is stored to the same
 /// place of the output tensor, so the harness checks `output == input`.
@@ -345,5 +434,6 @@ macro_rules! cluster_kernel {
 }
 
 pipeline_suite::tma_kernels!(tma_kernel);
+pipeline_suite::tma_after_kernels!(tma_after_kernel);
 pipeline_suite::tma_tensor_kernels!(tma_tensor_kernel);
 pipeline_suite::cluster_kernels!(cluster_kernel);

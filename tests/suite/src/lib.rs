@@ -251,6 +251,17 @@ macro_rules! tma_kernels {
     };
 }
 
+/// Stage counts of the TMA kernels whose consumers wait with a suspend-time hint
+/// (`acquire_ticks`) and release with an arrival ordered after the data they copied
+/// (`MbarrierRef::arrive_after`, its guard's nonzero value the output's address):
+/// `tma_after_s{stages}`, otherwise as [`tma_kernels`].
+#[macro_export]
+macro_rules! tma_after_kernels {
+    ($m:ident) => {
+        $m!(3);
+    };
+}
+
 /// Stage counts of the tensor-TMA kernels (`tma_tensor_s{stages}`): each item is a
 /// [`TENSOR_BOX_ROWS`] x [`TENSOR_ROW_WORDS`] box of a 2D `u32` tensor (the same bytes as a
 /// [`TMA_BYTES`] item); one lane loads it with `arrive_expect_tx` + a 2D tensor copy, four warps

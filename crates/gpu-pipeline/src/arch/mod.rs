@@ -111,6 +111,9 @@ mod tests {
         // SAFETY: a host stub; it panics before any access.
         let arrive = message(|| unsafe { super::nvptx::mbarrier_arrive_count(0, 1) });
         assert!(arrive.contains("`mbarrier.arrive.release.cta.shared::cta.b64 (count)`"));
+        // SAFETY: a host stub; it panics before any access.
+        let after = message(|| unsafe { super::nvptx::mbarrier_arrive_after(0, 0, 1) });
+        assert!(after.contains("`mbarrier.arrive.release.cta.shared::cta.b64 (guarded)`"));
         let wait = message(super::nvptx::cp_async_bulk_wait_group_read::<0>);
         assert!(wait.contains("`cp.async.bulk.wait_group.read`"));
         let tid = message(|| {

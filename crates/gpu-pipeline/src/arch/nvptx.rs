@@ -133,6 +133,40 @@ leaf! {
 }
 
 leaf! {
+    /// `mbarrier.arrive.release.cta.shared::cta.b64 _, [addr];` under a guard that reads `after`:
+    /// `cvt.u64.u32`, `or.b64` with `nonzero`, `setp.ne.u64`, then the arrive predicated on the
+    /// result. With `nonzero` not zero the guard always holds: one arrival, as
+    /// [`mbarrier_arrive`], that cannot issue before `after` is computed (neither LLVM nor ptxas
+    /// sees through the guard). Its use is that order: ptxas keeps a `wgmma.wait_group` below an
+    /// arrive that precedes it in program order, so an arrive ordered after a computation keeps
+    /// such a wait after it too.
+    ///
+    /// PTX ISA 8.0 (the arrive's form, as [`mbarrier_arrive`]), sm_80; `cvt`, `or`, `setp` and
+    /// guard predicates: PTX ISA 1.0. PTX ISA, "mbarrier.arrive", "Comparison and Selection
+    /// Instructions: setp" and "Instruction Statements: Predicated Execution".
+    ///
+    /// # Safety
+    ///
+    /// `addr` is an initialised mbarrier of this CTA. (With `nonzero` and `after` both zero no
+    /// arrival is made.)
+    #[gpu_only("mbarrier.arrive.release.cta.shared::cta.b64 (guarded)")]
+    #[inline(always)]
+    pub unsafe fn mbarrier_arrive_after(addr: u32, after: u32, nonzero: u64) {
+        // SAFETY: the caller guarantees an initialised mbarrier; an arrive only updates it, and
+        // the guard is register-only.
+        unsafe {
+            asm!(
+                "{{ .reg .pred p; .reg .b64 t; cvt.u64.u32 t, {w}; or.b64 t, t, {n}; setp.ne.u64 p, t, 0; @p mbarrier.arrive.release.cta.shared::cta.b64 _, [{a}]; }}",
+                a = in(reg32) addr,
+                w = in(reg32) after,
+                n = in(reg64) nonzero,
+                options(nostack, preserves_flags),
+            );
+        }
+    }
+}
+
+leaf! {
     /// `mbarrier.arrive.release.cta.shared::cta.b64 _, [addr], count;`: `count` arrivals at once.
     ///
     /// PTX ISA 8.0 (`.release.cta`; the count operand without `.noComplete`: 7.8), sm_90 (the count

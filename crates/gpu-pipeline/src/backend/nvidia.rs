@@ -198,6 +198,30 @@ impl<'a, S: MbarScope> MbarrierRef<'a, S> {
         self.count_arrivals(1);
     }
 
+    /// One arrival by the calling thread, as [`arrive`](Self::arrive), that issues only once
+    /// `after` is computed: the arrival's guard reads it (`(after | nonzero) != 0`, true since
+    /// `nonzero` is not zero), so neither LLVM nor ptxas moves the arrival above the code that
+    /// computes `after`.
+    ///
+    /// For schedules, not for correctness: ptxas keeps a `wgmma.wait_group` below an arrive
+    /// that precedes it in program order, and otherwise may hoist the wait to the top of its
+    /// basic block. A consumer that releases a stage with an arrive ordered after part of its
+    /// softmax keeps its wait for an earlier `wgmma` after that part too (gpu-attention's
+    /// `late_k_release` variant). Pass any value computed late enough (the bits of a result) and
+    /// a value the compiler cannot prove nonzero at the call (a kernel parameter that no branch
+    /// compares, such as an output's address: a dominating comparison lets ptxas fold the guard,
+    /// and the order is lost, never the arrival).
+    ///
+    /// PTX ISA, "mbarrier.arrive" and "Instruction Statements: Predicated Execution"
+    /// (`arch::nvptx::mbarrier_arrive_after`).
+    #[inline(always)]
+    pub fn arrive_after(self, after: u32, nonzero: core::num::NonZeroU64) {
+        // SAFETY: the handle's constructor guarantees an initialised mbarrier of this CTA; with
+        // `nonzero` not zero the guard holds and the arrival is made.
+        unsafe { ptx::mbarrier_arrive_after(self.addr, after, nonzero.get()) };
+        self.count_arrivals(1);
+    }
+
     /// `COUNT` arrivals at once by the calling thread (release, CTA scope). sm_90.
     ///
     /// For code that counts a warp's arrivals in lanes while one lane arrives: with an arrive
