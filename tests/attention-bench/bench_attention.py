@@ -301,12 +301,18 @@ def main():
         print(f"{shape['kind']:6} d{shape['d']:3} {'causal' if shape['causal'] else 'full  '} seq {shape['seq']:5} b{shape['batch']:2} h{shape['heads']}/{shape['heads_kv']}: " + ", ".join(line) + f"  [max |diff| vs {ref_name or 'math'}: " + ", ".join(f"{n} {e:.2e}" for n, e in errs.items()) + f"] {tag}", flush=True)
         del impls, outs, q, k, v
         torch.cuda.empty_cache()
-    if args.csv:
-        keys = ["kind", "d", "causal", "seq", "batch", "heads", "heads_kv", "impl", "ms", "tflops", "err", "note"]
-        with open(args.csv, "w") as fh:
-            fh.write(",".join(keys) + "\n")
-            for row in rows:
-                fh.write(",".join(str(row[k]).replace(",", ";") for k in keys) + "\n")
+        # Written after every shape: a run cut short by its time limit keeps what it measured.
+        write_csv(args.csv, rows)
+
+
+def write_csv(path, rows):
+    if not path:
+        return
+    keys = ["kind", "d", "causal", "seq", "batch", "heads", "heads_kv", "impl", "ms", "tflops", "err", "note"]
+    with open(path, "w") as fh:
+        fh.write(",".join(keys) + "\n")
+        for row in rows:
+            fh.write(",".join(str(row[k]).replace(",", ";") for k in keys) + "\n")
 
 
 if __name__ == "__main__":
