@@ -53,6 +53,12 @@ pub fn capture_state(stream: &CudaStream) -> Result<Capture, DriverError> {
 /// Whether a kept plan made on `stream` may be freed now (a plan cache's `evictable`): not while
 /// the stream is being captured (the free would join the capture). A stream whose state cannot
 /// be read is not captured by this process's calls either way.
+///
+/// The answer is of the moment it is read: a capture that another thread begins on `stream`
+/// between this query and the free that follows it (microseconds later, outside any lock the
+/// host API holds) is not seen, and that free then joins the capture (the memory is freed by
+/// the graph instead). Begin captures on a stream whose plans may be evicted only while no other
+/// thread calls the host API, or release the cache's eager plans first (`clear_cache`).
 pub fn may_free_on(stream: &CudaStream) -> bool {
     !matches!(capture_state(stream), Ok(Capture::Active(_)))
 }
