@@ -52,8 +52,14 @@ fn tma_slot<const STAGES: usize>(stage: u32) -> *mut u8 {
 /// TMA ring: lane 0 of warp 0 produces each item with `arrive_expect_tx(TMA_BYTES)` and one bulk
 /// copy completing on the slot's full barrier (producer arrive count 1); warps 1..=4 consume
 /// (128 arrivals) and copy the slot to `output`.
+///
+/// With `AFTER` (`tma_after_s*`), the consumers work on their half of the pipeline: each waits
+/// with a suspend-time hint (`acquire_ticks`) and releases with an arrival ordered after its
+/// copy (`MbarrierRef::arrive_after` on the exclusive or of the words it copied; the guard's
+/// nonzero value is the output's address). The harness checks the same: `output == input` and
+/// the cursors.
 #[inline(always)]
-unsafe fn tma<const STAGES: usize>(
+unsafe fn tma<const STAGES: usize, const AFTER: bool>(
     input: *const u32,
     output: *mut u32,
     items: u32,
@@ -85,73 +91,11 @@ unsafe fn tma<const STAGES: usize>(
             });
         }
         report.producer(pipe.producer_cursor());
-    } else if tid >= WARP {
+    } else if tid >= WARP && AFTER {
         let ctid = tid - WARP;
-        for item in 0..items {
-            pipe.consume(|stage| {
-                let src = tma_slot(stage.index()).cast::<u32>();
-                let dst = item as usize * TMA_WORDS;
-                let mut j = ctid as usize;
-                while j < TMA_WORDS {
-                    // SAFETY: inside the slot and this block's output.
-                    unsafe { output.add(dst + j).write(src.add(j).read()) };
-                    j += 128;
-                }
-            });
-        }
-        if ctid == 0 {
-            report.consumer(pipe.consumer_cursor(), items);
-        }
-    }
-    sync_threads();
-    if tid == 0 {
-        report.done();
-    }
-}
-
-/// [`tma`] with the consumers on their half of the pipeline: each waits with a suspend-time
-/// hint (`acquire_ticks`), copies the slot, and releases it with an arrival ordered after its
-/// copy (`MbarrierRef::arrive_after` on the exclusive or of the words it copied; the guard's
-/// nonzero value is the output's address). The harness checks `output == input` and the
-/// cursors, as for [`tma`].
-#[inline(always)]
-unsafe fn tma_after<const STAGES: usize>(
-    input: *const u32,
-    output: *mut u32,
-    items: u32,
-    report: *mut u32,
-) {
-    let tid = thread_idx();
-    let block = block_idx();
-    let base = block as usize * items as usize * TMA_WORDS;
-    // SAFETY: the harness sizes the buffers for `grid * items` TMA items.
-    let (input, output) = unsafe { (input.add(base), output.add(base)) };
-    let report = Report::of_block(report, block);
-    let tma_slot = tma_slot::<STAGES>;
-    // SAFETY: every thread, once, with the harness's launch shape.
-    let pipe = unsafe { tma_pipe::<STAGES>() };
-    // The output's address, never 0 (the harness allocates it).
-    let Some(nonzero) = core::num::NonZeroU64::new(output as u64) else {
-        return;
-    };
-
-    if tid == 0 {
-        for item in 0..items {
-            pipe.produce_tma(TMA_BYTES as u32, |stage| {
-                let bar = stage.barrier();
-                // SAFETY: as in `tma`.
-                unsafe {
-                    bar.bulk_copy_from_global(
-                        tma_slot(stage.index()),
-                        input.add(item as usize * TMA_WORDS).cast(),
-                        TMA_BYTES as u32,
-                    )
-                };
-            });
-        }
-        report.producer(pipe.producer_cursor());
-    } else if tid >= WARP {
-        let ctid = tid - WARP;
+        // The output's address, never 0 (the harness allocates it; 1 would do as well).
+        let nonzero =
+            core::num::NonZeroU64::new(output as u64).unwrap_or(core::num::NonZeroU64::MIN);
         let consumer = pipe.into_consumer();
         for item in 0..items {
             let stage = consumer.acquire_ticks(0x0098_9680);
@@ -172,6 +116,23 @@ unsafe fn tma_after<const STAGES: usize>(
         }
         if ctid == 0 {
             report.consumer(consumer.cursor(), items);
+        }
+    } else if tid >= WARP {
+        let ctid = tid - WARP;
+        for item in 0..items {
+            pipe.consume(|stage| {
+                let src = tma_slot(stage.index()).cast::<u32>();
+                let dst = item as usize * TMA_WORDS;
+                let mut j = ctid as usize;
+                while j < TMA_WORDS {
+                    // SAFETY: inside the slot and this block's output.
+                    unsafe { output.add(dst + j).write(src.add(j).read()) };
+                    j += 128;
+                }
+            });
+        }
+        if ctid == 0 {
+            report.consumer(pipe.consumer_cursor(), items);
         }
     }
     sync_threads();
@@ -296,7 +257,7 @@ macro_rules! tma_kernel {
                 report: *mut u32,
             ) {
                 // SAFETY: the harness launches 5 warps with `tma_smem_bytes`.
-                unsafe { tma::<$s>(input, output, items, report) }
+                unsafe { tma::<$s, false>(input, output, items, report) }
             }
         };
     };
@@ -305,7 +266,7 @@ macro_rules! tma_kernel {
 macro_rules! tma_after_kernel {
     ($s:literal) => {
         const _: () = {
-            /// A TMA test kernel (see `tma_after`).
+            /// A TMA test kernel (see `tma`, `AFTER`).
             #[unsafe(export_name = concat!("tma_after_s", stringify!($s)))]
             pub unsafe extern "gpu-kernel" fn kernel(
                 input: *const u32,
@@ -314,7 +275,7 @@ macro_rules! tma_after_kernel {
                 report: *mut u32,
             ) {
                 // SAFETY: the harness launches 5 warps with `tma_smem_bytes`.
-                unsafe { tma_after::<$s>(input, output, items, report) }
+                unsafe { tma::<$s, true>(input, output, items, report) }
             }
         };
     };
