@@ -941,18 +941,12 @@ fn release_kv<const N: usize, const W: u32>(
     if lane == 0 {
         stage.arrive();
     }
-    if let Some(peer) = peer
-        && lane == 1
-    {
-        // SAFETY: launched in pairs; the peer initialised its barriers before the first cluster
-        // barrier and does not exit before the last one.
-        unsafe { stage.barrier().arrive_remote_cta(peer) };
-    }
-    stage.release_without_signal();
+    release_kv_remote(stage, lane, peer);
 }
 
-/// [`release_kv`] after lane 0 arrived on the stage's barrier itself (the `late_k_release`
-/// variant's arrival inside the weights): in a pair lane 1 arrives on the peer's.
+/// The rest of [`release_kv`] once lane 0 arrived on the stage's own barrier (there, or the
+/// `late_k_release` variant's arrival inside the weights): in a pair lane 1 arrives on the
+/// peer's.
 #[inline(always)]
 fn release_kv_remote<const N: usize, const W: u32>(
     stage: ConsumerStage<'_, N, NvidiaMbarBackend<1, W, Cta>>,
@@ -962,7 +956,8 @@ fn release_kv_remote<const N: usize, const W: u32>(
     if let Some(peer) = peer
         && lane == 1
     {
-        // SAFETY: as in `release_kv`.
+        // SAFETY: launched in pairs; the peer initialised its barriers before the first cluster
+        // barrier and does not exit before the last one.
         unsafe { stage.barrier().arrive_remote_cta(peer) };
     }
     stage.release_without_signal();
