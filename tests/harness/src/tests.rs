@@ -231,8 +231,8 @@ pub fn all(sizes: &Sizes, sms: u32) -> Vec<Test> {
     pipeline_suite::sync_kernels!(sync_row);
 
     macro_rules! tma_row {
-        ($s:literal) => {
-            let kernel = concat!("tma_mbar_s", stringify!($s));
+        ($kind:ident, $s:literal, $after:literal) => {
+            let kernel = concat!("tma_", stringify!($kind), "_s", stringify!($s));
             tests.push(Test {
                 name: kernel.to_string(),
                 kernel: kernel.to_string(),
@@ -248,25 +248,6 @@ pub fn all(sizes: &Sizes, sms: u32) -> Vec<Test> {
         };
     }
     pipeline_suite::tma_kernels!(tma_row);
-
-    macro_rules! tma_after_row {
-        ($s:literal) => {
-            let kernel = concat!("tma_after_s", stringify!($s));
-            tests.push(Test {
-                name: kernel.to_string(),
-                kernel: kernel.to_string(),
-                kind: Kind::Tma,
-                stages: $s,
-                threads: 160,
-                grid: 1,
-                cluster: 1,
-                items: sizes.tma,
-                smem: tma_smem_bytes($s) as u32,
-                control: false,
-            });
-        };
-    }
-    pipeline_suite::tma_after_kernels!(tma_after_row);
 
     macro_rules! tma_tensor_row {
         ($s:literal) => {

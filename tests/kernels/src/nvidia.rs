@@ -246,10 +246,10 @@ unsafe fn cluster<const STAGES: usize>(
 }
 
 macro_rules! tma_kernel {
-    ($s:literal) => {
+    ($kind:ident, $s:literal, $after:literal) => {
         const _: () = {
             /// A TMA test kernel (see `tma`).
-            #[unsafe(export_name = concat!("tma_mbar_s", stringify!($s)))]
+            #[unsafe(export_name = concat!("tma_", stringify!($kind), "_s", stringify!($s)))]
             pub unsafe extern "gpu-kernel" fn kernel(
                 input: *const u32,
                 output: *mut u32,
@@ -257,25 +257,7 @@ macro_rules! tma_kernel {
                 report: *mut u32,
             ) {
                 // SAFETY: the harness launches 5 warps with `tma_smem_bytes`.
-                unsafe { tma::<$s, false>(input, output, items, report) }
-            }
-        };
-    };
-}
-
-macro_rules! tma_after_kernel {
-    ($s:literal) => {
-        const _: () = {
-            /// A TMA test kernel (see `tma`, `AFTER`).
-            #[unsafe(export_name = concat!("tma_after_s", stringify!($s)))]
-            pub unsafe extern "gpu-kernel" fn kernel(
-                input: *const u32,
-                output: *mut u32,
-                items: u32,
-                report: *mut u32,
-            ) {
-                // SAFETY: the harness launches 5 warps with `tma_smem_bytes`.
-                unsafe { tma::<$s, true>(input, output, items, report) }
+                unsafe { tma::<$s, $after>(input, output, items, report) }
             }
         };
     };
@@ -395,6 +377,5 @@ macro_rules! cluster_kernel {
 }
 
 pipeline_suite::tma_kernels!(tma_kernel);
-pipeline_suite::tma_after_kernels!(tma_after_kernel);
 pipeline_suite::tma_tensor_kernels!(tma_tensor_kernel);
 pipeline_suite::cluster_kernels!(cluster_kernel);

@@ -241,24 +241,17 @@ macro_rules! amd_ring_kernels {
     };
 }
 
-/// Stage counts of the TMA kernels (`tma_mbar_s{stages}`): one lane produces with
-/// `arrive_expect_tx` + a bulk copy of [`TMA_BYTES`], four warps consume.
+/// The TMA kernels, `(kind, stages, after)` each, named `tma_{kind}_s{stages}`: one lane produces
+/// with `arrive_expect_tx` + a bulk copy of [`TMA_BYTES`], four warps consume. With `after`
+/// (`tma_after_s*`) the consumers wait with a suspend-time hint (`acquire_ticks`) and release
+/// with an arrival ordered after the data they copied (`MbarrierRef::arrive_after`, its guard's
+/// nonzero value the output's address).
 #[macro_export]
 macro_rules! tma_kernels {
     ($m:ident) => {
-        $m!(2);
-        $m!(4);
-    };
-}
-
-/// Stage counts of the TMA kernels whose consumers wait with a suspend-time hint
-/// (`acquire_ticks`) and release with an arrival ordered after the data they copied
-/// (`MbarrierRef::arrive_after`, its guard's nonzero value the output's address):
-/// `tma_after_s{stages}`, otherwise as [`tma_kernels`].
-#[macro_export]
-macro_rules! tma_after_kernels {
-    ($m:ident) => {
-        $m!(3);
+        $m!(mbar, 2, false);
+        $m!(mbar, 4, false);
+        $m!(after, 3, true);
     };
 }
 
