@@ -2,10 +2,12 @@
 //! torch tensors' device addresses and torch's current stream, so ours runs in the process,
 //! on the data and on the stream the anchors use, timed by the same CUDA events.
 //!
-//! - `gpu_attention_prepare(...) -> i64`: a handle (>= 0) for a problem over given addresses
-//!   (its tensor maps uploaded and synchronized), or -1 with the message in
-//!   `gpu_attention_error`.
+//! - `gpu_attention_prepare_on(module, ...) -> i64`: a handle (>= 0) for a problem over given
+//!   addresses on module `module` (0: the first; its tensor maps uploaded and synchronized), or
+//!   -1 with the message in `gpu_attention_error`.
 //! - `gpu_attention_launch(handle, stream) -> i32`: 0, or -1 with the message.
+//! - `gpu_attention_load(path) -> i64`: loads another module beside the first (a variant, to
+//!   time against it in the same process), its index (>= 1), or -1 with the message.
 //!
 //! The module is the one at `$GPU_ATTENTION_MODULE` if set, else the embedded one. The library
 //! opens GPU 0's primary context, the one torch uses, so the addresses are valid in it. With
@@ -14,10 +16,6 @@
 //! row instead of the plan's choice (a measurement: `Attention::kernel_named`), if the row takes
 //! the problem (a row of CTA pairs takes no causal or variable-length one); otherwise on the
 //! plan's choice, which the printed entry shows.
-//!
-//! - `gpu_attention_load(path) -> i64`: loads another module beside the first (a variant, to
-//!   time against it in the same process), its index (>= 1), or -1 with the message;
-//!   `gpu_attention_prepare_on(module, ...)` prepares on module `module` (0: the first).
 //!
 //! The kernel each handle runs is printed to stderr when it is made, so that a log says which
 //! row ran.
@@ -89,44 +87,10 @@ pub unsafe extern "C" fn gpu_attention_load(path: *const c_char) -> i64 {
     }
 }
 
-/// [`gpu_attention_prepare_on`] on the first module.
-///
-/// # Safety
-///
-/// As [`gpu_attention_prepare_on`].
-#[unsafe(no_mangle)]
-#[allow(clippy::too_many_arguments)]
-pub unsafe extern "C" fn gpu_attention_prepare(
-    q: u64,
-    k: u64,
-    v: u64,
-    o: u64,
-    lse: u64,
-    batch: u32,
-    seq_q: u32,
-    seq_k: u32,
-    heads_q: u32,
-    heads_kv: u32,
-    head_dim: u32,
-    causal: u32,
-    element: u32,
-    scale: f32,
-    offsets_q: *const u32,
-    offsets_k: *const u32,
-) -> i64 {
-    // SAFETY: forwarded.
-    unsafe {
-        gpu_attention_prepare_on(
-            0, q, k, v, o, lse, batch, seq_q, seq_k, heads_q, heads_kv, head_dim, causal, element,
-            scale, offsets_q, offsets_k,
-        )
-    }
-}
-
-/// Makes a launch ready on module `module` (0: the first; then `gpu_attention_load`'s): Q, K, V, O as `[batch, seq, heads, head_dim]` contiguous (`offsets_q`,
-/// `offsets_k`: `batch + 1` host `u32` cumulative offsets of a packed variable-length batch, or
-/// null for a fixed one), `LSE` contiguous; `element` 0 for bf16, 1 for f16; `scale` <= 0 for
-/// the default.
+/// Makes a launch ready on module `module` (0: the first; then `gpu_attention_load`'s): Q, K,
+/// V, O as `[batch, seq, heads, head_dim]` contiguous (`offsets_q`, `offsets_k`: `batch + 1`
+/// host `u32` cumulative offsets of a packed variable-length batch, or null for a fixed one),
+/// `LSE` contiguous; `element` 0 for bf16, 1 for f16; `scale` <= 0 for the default.
 ///
 /// # Safety
 ///
