@@ -819,10 +819,22 @@ fn in_turn<S: sequence::Signals, R, const G: usize>(
 /// feature's variant module; not run on a GPU yet.
 const NAMED_TURNS: bool = cfg!(feature = "named_turns");
 
-/// Whether O leaves in 16-byte stores after a transpose within each quad
-/// ([`write_out_wide`]) rather than in each thread's 4-byte column pairs: the `wide_store`
-/// feature's variant module; not run on a GPU yet.
-const WIDE_STORE: bool = cfg!(feature = "wide_store");
+/// Whether O of head dimension `d` leaves in 16-byte stores after a transpose within each quad
+/// ([`write_out_wide`]) rather than in each thread's 4-byte column pairs. Run 111 (an H100, one
+/// process, the production module against the `wide_store` variant, wide at every head
+/// dimension): at head dims 128 and 256 wide was faster on every cell (seq >= 2k: +1 % to +15 %;
+/// 512 and 1k: +10 % to +23 %), at 64 slower from 2k keys up (-1.6 % to -4.9 %, +2 % to +14 %
+/// below). So wide from 128 up; the `wide_store` variant takes it at 64 too, `narrow_store`
+/// nowhere (the earlier production stores), to measure.
+const fn wide_store(d: u32) -> bool {
+    if cfg!(feature = "wide_store") {
+        true
+    } else if cfg!(feature = "narrow_store") {
+        false
+    } else {
+        d >= 128
+    }
+}
 
 /// The turns of [`NAMED_TURNS`]: the two consumer warpgroups on named barriers 1 and 2.
 const TURNS: NamedTurns<2> = NamedTurns::new("attention: consumer warpgroups' turns", 1, 128);
@@ -1002,7 +1014,7 @@ unsafe fn write_out<E: Element, O: Shape>(
     let live = rows_at.map(|r| r < work.len_q);
     let at = rows_at.map(base);
     let out = params.o as *mut u16;
-    if WIDE_STORE {
+    if const { wide_store(O::N) } {
         // SAFETY: forwarded (the same rows and columns, 16 bytes at a time).
         unsafe { write_out_wide::<E, O>(out, o, live, at, inv, l) };
     } else {
@@ -1049,7 +1061,7 @@ unsafe fn write_out<E: Element, O: Shape>(
     }
 }
 
-/// O's rows in 16-byte stores ([`WIDE_STORE`]): the four threads of a quad exchange their packed
+/// O's rows in 16-byte stores ([`wide_store`]): the four threads of a quad exchange their packed
 /// columns (a 4 x 4 transpose in two butterfly rounds, `shfl.sync.bfly` with lane masks 1 and 2)
 /// so that each holds 8 adjacent columns of one 8-column group, and store them at once: a
 /// warp's store then covers whole sectors (8 rows of 64 bytes), with a quarter of the stores.

@@ -235,17 +235,28 @@ pub const PERSISTENT_N128_SK: KernelSpec = KernelSpec {
     ..PERSISTENT_N128
 };
 
-/// A measurement: [`PERSISTENT`] on 128 x 192 tiles (`wgmma.m64n192k16`) in a ring of 4 stages.
-/// Where the 128 x 256 tiles fill a wave badly and the 128 x 128 ones fill two badly, the width
-/// between often fills better: 768 x 3072 makes 96 tiles (73 % of 132 SMs) where 128 x 256 makes
-/// 72 (55 %) and 128 x 128 144 (a second wave of 12), 1024 x 3072 128 (97 %) against 96 and 192;
-/// run 97 measured ours at 0.69-0.86 of cuBLAS on such shapes.
+/// [`PERSISTENT`] on 128 x 192 tiles (`wgmma.m64n192k16`) in a ring of 4 stages. Where the
+/// 128 x 256 tiles fill a wave badly and the 128 x 128 ones fill two badly, the width between
+/// often fills better: 768 x 3072 makes 96 tiles (73 % of 132 SMs) where 128 x 256 makes 72
+/// (55 %) and 128 x 128 144 (a second wave of 12), 1024 x 3072 128 (97 %) against 96 and 192.
+/// Run 112 (an H100, every kernel in the same rounds): the fastest of ours on 8 of 11 mid-M
+/// shapes, 4-25 % ahead of the earlier default (768 x 3072 x 2048: 22.3 us against 26.8).
 pub const PERSISTENT_N192: KernelSpec = KernelSpec {
     entry: "gemm_bf16_persistent_n192",
     name: "persistent-192",
     layout: Layout::new(192, 4),
-    step: true,
     ..PERSISTENT
+};
+
+/// A measurement: [`PERSISTENT_N192`] with a stream-K schedule: where even the 128 x 192 tiles
+/// leave SMs idle (768 x 3072: 96 tiles for 132 SMs), their k-blocks cut evenly over every CTA.
+/// Run 112: slower than [`PERSISTENT_N192`] on all 12 shapes it ran (1.2-2.0 times).
+pub const PERSISTENT_N192_SK: KernelSpec = KernelSpec {
+    entry: "gemm_bf16_persistent_n192_sk",
+    name: "persistent-192-sk",
+    config: Config::STREAM_K,
+    step: true,
+    ..PERSISTENT_N192
 };
 
 /// A measurement: [`CLUSTER`] (CTA pairs sharing B by multicast, the large shapes' kernel) with
@@ -273,7 +284,7 @@ pub fn stream_k_workers(tiles: u64, capacity: u32, k_blocks: u32) -> u32 {
 
 /// The production kernels: the module's entries, the host's `Kernel` variants, in the host's
 /// `Kernel::ALL` order.
-pub const KERNELS: [KernelSpec; 10] = [
+pub const KERNELS: [KernelSpec; 11] = [
     CLUSTER,
     PERSISTENT,
     PERSISTENT_N128,
@@ -284,6 +295,7 @@ pub const KERNELS: [KernelSpec; 10] = [
     SKINNY16_CLUSTER_K,
     SKINNY32_CLUSTER_K,
     SKINNY64_CLUSTER_K,
+    PERSISTENT_N192,
 ];
 
 /// The kernels kept only to show the steps of the design, and the measurements beside them
@@ -299,7 +311,7 @@ pub const STEPS: [KernelSpec; 10] = [
     PERSISTENT_SK,
     PERSISTENT_N128_SK,
     CLUSTER_SK,
-    PERSISTENT_N192,
+    PERSISTENT_N192_SK,
 ];
 
 /// Calls `$callback!` with the production rows as `Variant = ROW` items, each with its doc
@@ -343,6 +355,11 @@ macro_rules! with_kernels {
             /// [`Skinny64`](Self::Skinny64) with split-K inside a cluster
             /// (`gemm_bf16_skinny64_cluster_k`).
             Skinny64ClusterK = SKINNY64_CLUSTER_K,
+            /// The persistent kernel on 128 x 192 tiles (`wgmma.m64n192k16`) in a ring of 4
+            /// stages (`gemm_bf16_persistent_n192`): for the shapes whose 128 x 256 and 128 x 128
+            /// tiles fill their last wave badly (768 x 3072: 96 tiles for 132 SMs, against 72 and
+            /// 144).
+            PersistentN192 = PERSISTENT_N192,
         }
     };
 }
@@ -381,10 +398,9 @@ macro_rules! with_steps {
             /// A measurement: [`Cluster`](Self::Cluster) with a stream-K schedule
             /// (`gemm_bf16_cluster_sk`).
             ClusterStreamK = CLUSTER_SK,
-            /// A measurement: [`Persistent`](Self::Persistent) on 128 x 192 tiles
-            /// (`gemm_bf16_persistent_n192`), for the mid-M shapes whose 128 x 256 and 128 x 128
-            /// tiles fill their last wave badly.
-            PersistentN192 = PERSISTENT_N192,
+            /// A measurement: [`PersistentN192`](Self::PersistentN192) with a stream-K schedule
+            /// (`gemm_bf16_persistent_n192_sk`).
+            PersistentN192StreamK = PERSISTENT_N192_SK,
         }
     };
 }

@@ -4,8 +4,8 @@
 use gpu_gemm_plan::Shape as Problem;
 use gpu_gemm_plan::abi::Params;
 use gpu_gemm_plan::{
-    BM, CLUSTER, KernelSpec, PERSISTENT, PERSISTENT_N64, PERSISTENT_N128, SKINNY16,
-    SKINNY16_CLUSTER_K, SKINNY32, SKINNY32_CLUSTER_K, SKINNY64, SKINNY64_CLUSTER_K,
+    BM, CLUSTER, KernelSpec, PERSISTENT, PERSISTENT_N64, PERSISTENT_N128, PERSISTENT_N192,
+    SKINNY16, SKINNY16_CLUSTER_K, SKINNY32, SKINNY32_CLUSTER_K, SKINNY64, SKINNY64_CLUSTER_K,
 };
 use gpu_pipeline::Cta;
 
@@ -119,6 +119,12 @@ entry!(
     /// [`gemm_bf16_persistent`] on 128 x 128 tiles (`wgmma.m64n128k16`, a ring of 6 stages):
     /// twice the tiles, for shapes whose 128 x 256 tiles leave SMs idle.
     gemm_bf16_persistent_n128 = PERSISTENT_N128
+);
+
+entry!(
+    /// [`gemm_bf16_persistent`] on 128 x 192 tiles (`wgmma.m64n192k16`, a ring of 4 stages):
+    /// for the shapes whose 128 x 256 and 128 x 128 tiles fill their last wave badly.
+    gemm_bf16_persistent_n192 = PERSISTENT_N192
 );
 
 entry!(

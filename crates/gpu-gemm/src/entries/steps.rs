@@ -3,13 +3,13 @@
 //! per tile, the first persistent kernel, and the single warpgroup before warp specialization;
 //! and the measurements beside them: the 16-wide decode kernels in a ring of 4 stages, the
 //! 128 x 64 kernel in CTA pairs, the 128 x 256 and 128 x 128 kernels and the CTA pairs on a
-//! stream-K schedule, and the persistent kernel on 128 x 192 tiles.
+//! stream-K schedule, and the persistent kernel on 128 x 192 tiles on a stream-K schedule.
 
 use gpu_gemm_plan::Shape as Problem;
 use gpu_gemm_plan::abi::Params;
 use gpu_gemm_plan::{
     A_BYTES, BK, CLUSTER_SK, PER_TILE, PERSISTENT_FIRST, PERSISTENT_N64_PAIR, PERSISTENT_N128_SK,
-    PERSISTENT_N192, PERSISTENT_SK, SINGLE_WARPGROUP, SKINNY16_CLUSTER_K_S4, SKINNY16_S4,
+    PERSISTENT_N192_SK, PERSISTENT_SK, SINGLE_WARPGROUP, SKINNY16_CLUSTER_K_S4, SKINNY16_S4,
 };
 use gpu_hopper::arch::nvptx::{
     dynamic_smem_1024 as dynamic_smem, griddepcontrol_wait, wgmma_wait_group,
@@ -67,10 +67,9 @@ entry!(
 );
 
 entry!(
-    /// A measurement: [`super::gemm_bf16_persistent`] on 128 x 192 tiles (`wgmma.m64n192k16`,
-    /// a ring of 4 stages), for the mid-M shapes whose 128 x 256 and 128 x 128 tiles fill their
-    /// last wave badly.
-    gemm_bf16_persistent_n192 = PERSISTENT_N192
+    /// A measurement: [`super::gemm_bf16_persistent_n192`] on a stream-K schedule, as
+    /// [`gemm_bf16_persistent_sk`].
+    gemm_bf16_persistent_n192_sk = PERSISTENT_N192_SK
 );
 
 entry!(
