@@ -1,11 +1,12 @@
 #!/usr/bin/env python3
 """An SVG bar chart of a `gemm-bench` CSV (standard library only).
 
-usage: plot_gemm.py GEMM_CSV OUT_SVG [TITLE]
+usage: plot_gemm.py GEMM_CSV OUT_SVG [TITLE] [EXTRA,...]
 
 One group of bars per shape, in the CSV's order: cublasGemmEx, cuBLASLt's first heuristic
 choice, autotuned cuBLASLt, and `ours` (the host API's default kernel for the shape), in TFLOP/s
-(median), with ours / the faster of the two cuBLAS defaults written beside the group.
+(median), with ours / the faster of the two cuBLAS defaults written beside the group; EXTRA
+names more of the CSV's implementations (`ours-persistent-192`), each a bar and a ratio too.
 """
 import csv
 import sys
@@ -22,6 +23,9 @@ SERIES = [
 def main():
     path, out = sys.argv[1], sys.argv[2]
     title = sys.argv[3] if len(sys.argv) > 3 else "bf16 GEMM on the H200: TFLOP/s (median)"
+    extra = sys.argv[4].split(",") if len(sys.argv) > 4 else []
+    palette = ["#1b6ca8", "#2b8a3e", "#862e9c", "#e67700"]
+    series = SERIES + [(n, n, palette[i % len(palette)]) for i, n in enumerate(extra)]
     rows = {}
     shapes = []
     with open(path, newline="") as f:
@@ -35,13 +39,13 @@ def main():
     bar, gap, left, top, width = 9, 12, 150, 60, 560
     peak = max(v for s in rows.values() for v in s.values())
     scale = width / (peak * 1.05)
-    group = bar * len(SERIES) + gap
+    group = bar * len(series) + gap
     height = top + group * len(shapes) + 40
     svg = [
-        f'<svg xmlns="http://www.w3.org/2000/svg" width="{left + width + 120}" height="{height}" font-family="sans-serif" font-size="11">',
+        f'<svg xmlns="http://www.w3.org/2000/svg" width="{left + width + 120 + 50 * len(extra)}" height="{height}" font-family="sans-serif" font-size="11">',
         f'<text x="10" y="20" font-size="14">{escape(title)}</text>',
     ]
-    for i, (_, label, color) in enumerate(SERIES):
+    for i, (_, label, color) in enumerate(series):
         x = 10 + i * 190
         svg.append(f'<rect x="{x}" y="32" width="10" height="10" fill="{color}"/>')
         svg.append(f'<text x="{x + 14}" y="41">{escape(label)}</text>')
@@ -54,7 +58,7 @@ def main():
     for k, shape in enumerate(shapes):
         y0 = top + k * group
         svg.append(f'<text x="{left - 6}" y="{y0 + bar * 2 + 4}" text-anchor="end">{escape(shape)}</text>')
-        for i, (name, _, color) in enumerate(SERIES):
+        for i, (name, _, color) in enumerate(series):
             v = rows[shape].get(name)
             if v is None:
                 continue
@@ -63,12 +67,12 @@ def main():
             )
         defaults = [rows[shape].get(n) for n in ("cublasGemmEx", "cublasLt-heuristic")]
         defaults = [d for d in defaults if d]
-        ours = rows[shape].get("ours")
-        if ours and defaults:
-            ratio = ours / max(defaults)
-            end = max(rows[shape].values()) * scale
-            svg.append(f'<text x="{left + end + 6:.1f}" y="{y0 + bar * 2 + 4}">{ratio:.2f}x</text>')
-    svg.append(f'<text x="{left + width / 2}" y="{height - 2}" text-anchor="middle">TFLOP/s; the figure after each group: ours / the faster cuBLAS default</text>')
+        ratios = [(n, rows[shape].get(n)) for n in ["ours"] + extra]
+        ratios = [f"{v / max(defaults):.2f}x" for n, v in ratios if v]
+        if ratios and defaults:
+            end = max(rows[shape][n] for n, _, _ in series if n in rows[shape]) * scale
+            svg.append(f'<text x="{left + end + 6:.1f}" y="{y0 + bar * 2 + 4}">{" / ".join(ratios)}</text>')
+    svg.append(f'<text x="{left + width / 2}" y="{height - 2}" text-anchor="middle">TFLOP/s; the figures after each group: ours (and each extra) / the faster cuBLAS default</text>')
     svg.append("</svg>")
     with open(out, "w") as f:
         f.write("\n".join(svg) + "\n")

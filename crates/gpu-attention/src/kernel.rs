@@ -35,11 +35,12 @@ const fn fold(units: &Units<'_>, grid: u64) -> bool {
 /// `S_j` is done: ptxas keeps the wait for `P_(j-1) V_(j-1)` below that arrive, a quarter into
 /// the exponentials, where FlashAttention-3's SASS has its wait (after 23 of 88); production's
 /// sits right after the first maximum (the helper's static SASS comparison of 2026-12-06). The
-/// `late_k_release` feature's variant module, to measure.
+/// `late_k_release` feature's variant module; run 111 (an H100, with `seed_sums`): production's
+/// speed at head dims 64 and 128, 3-6 % slower at 256. Not taken.
 const LATE_K_RELEASE: bool = cfg!(feature = "late_k_release");
 /// The suspend-time hint (ns) of the consumers' K and V waits (`acquire_ticks`: a waiting warp
 /// may sleep in the barrier instead of spinning; CUTLASS passes ten million), or none: the
-/// `kv_ticks` feature's variant module, to measure.
+/// `kv_ticks` feature's variant module; run 111: 1.8 % slower at seq >= 2k. Not taken.
 const KV_TICKS: Option<u32> = if cfg!(feature = "kv_ticks") {
     Some(0x0098_9680)
 } else {
@@ -816,15 +817,16 @@ fn in_turn<S: sequence::Signals, R, const G: usize>(
 /// barriers ([`TURNS`]: `bar.sync` / `bar.arrive`, FlashAttention-3's warp-scheduler barriers,
 /// which wait in hardware) rather than on the ordered sequence's mbarriers (a `try_wait` loop:
 /// run 105's profile, 2.9 k stall samples there and twice FA3's branches). The `named_turns`
-/// feature's variant module; not run on a GPU yet.
+/// feature's variant module: run 111 (an H100, one process) measured it 0.6 % faster than
+/// production at seq >= 2k (0.988 to 1.03 per cell), under the 2 % that would take it.
 const NAMED_TURNS: bool = cfg!(feature = "named_turns");
 
 /// Whether O of head dimension `d` leaves in 16-byte stores after a transpose within each quad
 /// ([`write_out_wide`]) rather than in each thread's 4-byte column pairs. Run 111 (an H100, one
 /// process, the production module against the `wide_store` variant, wide at every head
-/// dimension): at head dims 128 and 256 wide was faster on every cell (seq >= 2k: +1 % to +15 %;
-/// 512 and 1k: +10 % to +23 %), at 64 slower from 2k keys up (-1.6 % to -4.9 %, +2 % to +14 %
-/// below). So wide from 128 up; the `wide_store` variant takes it at 64 too, `narrow_store`
+/// dimension): at head dims 128 and 256 wide was faster on every cell (seq >= 2k: +1.4 % to +15 %;
+/// 512 and 1k: +10 % to +23 %), at 64 slower on four of six cells from 2k keys up (to -4.9 %;
+/// +2 % to +14 % below). So wide from 128 up; the `wide_store` variant takes it at 64 too, `narrow_store`
 /// nowhere (the earlier production stores), to measure.
 const fn wide_store(d: u32) -> bool {
     if cfg!(feature = "wide_store") {

@@ -86,8 +86,13 @@ pub fn default_kernel_on(
 /// 128 x 128 if only the 128 x 256 ones are, CTA pairs on 128 x 256 tiles otherwise.
 ///
 /// Then, for M > 64, **128 x 192 tiles** in place of a 128 x 256 or 128 x 128 choice where they
-/// fill whole waves better ([`fills_waves_better`]).
+/// fill whole waves better ([`fills_waves_better`]); and before all of it, for M in 129..=192
+/// with few weight tiles and K at most 8192, the transposing kernel 64 wide
+/// ([`half_row_fits_transposed`]; [`default_kernel_on`] takes its cluster-K form there).
 pub fn default_kernel(shape: Shape, sms: u32) -> &'static KernelSpec {
+    if half_row_fits_transposed(shape, sms) {
+        return &SKINNY64;
+    }
     let spec = default_before_n192(shape, sms);
     let replaced = [PERSISTENT.entry, PERSISTENT_N128.entry, CLUSTER.entry];
     if shape.m > 64 && replaced.contains(&spec.entry) && fills_waves_better(shape, sms) {
@@ -117,6 +122,19 @@ pub fn fills_waves_better(shape: Shape, sms: u32) -> bool {
     };
     let n192 = cost(&PERSISTENT_N192);
     10 * n192 <= 9 * cost(&PERSISTENT) && n192 <= cost(&PERSISTENT_N128)
+}
+
+/// Whether `shape` runs faster on the transposing kernel 64 rows of A wide ([`SKINNY64`], M in
+/// tiles of 64): M in 129..=192, whose second row of 128-row tiles is at most half inside M, with
+/// the weight tiles times M's tiles of 64 in one wave (at most `sms`) and K at most 8192. Run
+/// 113 (an H100; M = 192, every kernel in the same rounds): on the six layers where this holds
+/// its cluster-K form ran 1-27 % faster than the 128-row kernels the rule took (192 x 3584 x
+/// 3584: 18.4 us against 23.4; 192 x 4096 x 4096: 24.8 against 28.2), and on every other
+/// layer slower: more tiles than a wave (6144 x 4096, 144 tiles: 0.87) or a longer K (3584 x
+/// 18944: 0.83; 4096 x 14336: 0.93).
+pub fn half_row_fits_transposed(shape: Shape, sms: u32) -> bool {
+    let (rows, cols) = SKINNY64.tiles(shape);
+    (129..=192).contains(&shape.m) && rows * cols <= u64::from(sms.max(1)) && shape.k <= 8192
 }
 
 /// [`default_kernel`] without the 128 x 192 tiles: the rule fitted to runs 56 and 58.
@@ -188,6 +206,43 @@ mod tests {
     /// The rule before the 128 x 192 tiles (fitted to runs 56 and 58, which did not time them).
     fn before(m: u32, n: u32, k: u32) -> &'static str {
         default_before_n192(Shape { m, n, k }, 132).name
+    }
+
+    /// M = 192 with few weight tiles and K <= 8192: the transposing kernel 64 wide (run 113, an
+    /// H100; its cluster-K form's time against the earlier default's, us).
+    #[test]
+    fn half_row_of_few_weight_tiles_runs_transposed() {
+        let h200 = |_: &KernelSpec| [132, 66, 39, 30, 22, 17, 15, 15];
+        let on = |m, n, k| default_kernel_on(Shape { m, n, k }, 132, h200).name;
+        // 14.5 against 16.6; 13.1 against 13.3; 25.0 against 27.9; 22.9 against 24.5; 18.4
+        // against 23.4; 24.8 against 28.2.
+        for (n, k) in [
+            (3072, 2048),
+            (2048, 2048),
+            (2048, 8192),
+            (4608, 3584),
+            (3584, 3584),
+            (4096, 4096),
+        ] {
+            assert_eq!(pick(192, n, k), "skinny-64", "192 x {n} x {k}");
+            assert_eq!(on(192, n, k), "skinny-64-ck", "192 x {n} x {k}");
+        }
+        // Not: 144 tiles (6144 x 4096: 40.4 against 33.8), K past 8192 (3584 x 18944: 88.3
+        // against 69.9; 4096 x 14336: 66.6 against 58.9), and not outside M 129..=192.
+        for (n, k) in [(6144, 4096), (3584, 18944), (4096, 14336)] {
+            assert!(!half_row_fits_transposed(Shape { m: 192, n, k }, 132));
+            assert!(!pick(192, n, k).starts_with("skinny"), "192 x {n} x {k}");
+        }
+        assert_eq!(pick(193, 3584, 3584), before(193, 3584, 3584));
+        assert_eq!(pick(128, 3584, 3584), before(128, 3584, 3584));
+        assert_eq!(pick(129, 3584, 3584), "skinny-64");
+        // The edges: 132 tiles (44 weight tiles x 3) and K = 8192 in; one more of either out.
+        assert_eq!(pick(192, 44 * 128, 8192), "skinny-64");
+        assert_eq!(
+            pick(192, 44 * 128 + 1, 8192),
+            before(192, 44 * 128 + 1, 8192)
+        );
+        assert_eq!(pick(192, 44 * 128, 8200), before(192, 44 * 128, 8200));
     }
 
     /// The 128 x 192 tiles where they fill whole waves better (run 112, an H100, every kernel in
