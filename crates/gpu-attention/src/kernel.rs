@@ -725,7 +725,7 @@ pub(crate) unsafe fn forward<
             let (inv, lse) = finish(&rows);
             // SAFETY: O and LSE hold the problem's extents (the contract); rows past the
             // sequence are not written.
-            unsafe { write_out::<E, O>(&params, &work, &o, rows_at, inv, lse, l) };
+            unsafe { write_out::<E, O, G>(&params, &work, &o, rows_at, inv, lse, l) };
             units.advance();
         }
         if let Some(named) = named {
@@ -828,11 +828,20 @@ const NAMED_TURNS: bool = cfg!(feature = "named_turns");
 /// 512 and 1k: +10 % to +23 %), at 64 slower on four of six cells from 2k keys up (to -4.9 %;
 /// +2 % to +14 % below). So wide from 128 up; the `wide_store` variant takes it at 64 too, `narrow_store`
 /// nowhere (the earlier production stores), to measure.
-const fn wide_store(d: u32) -> bool {
+///
+/// At head dim 64 the cells split by kernel: the rows of two consumer warpgroups (`g` = 2: 128
+/// query rows by 128 keys, which run seq 512, and 1k with a causal mask) gained 9-14 % wide, the
+/// rows of three (192 query rows, from 1k keys without a mask) lost up to 4.9 %. The
+/// `wide_store_two` variant takes the wide stores in every row of two consumer warpgroups (at
+/// head dim 64 too), the narrow ones in the rows of three: a variant module to test
+/// (`attention-test`) and measure before production takes it.
+const fn wide_store(d: u32, g: usize) -> bool {
     if cfg!(feature = "wide_store") {
         true
     } else if cfg!(feature = "narrow_store") {
         false
+    } else if cfg!(feature = "wide_store_two") {
+        g == 2
     } else {
         d >= 128
     }
@@ -988,13 +997,14 @@ fn release<const N: usize, const W: u32>(
 }
 
 /// A thread's part of a unit's O (its two rows, scaled by `inv`) and, from the first lane of
-/// each row group, its rows' `LSE`.
+/// each row group, its rows' `LSE`. `G` is the kernel's consumer warpgroups, which with the head
+/// dimension picks the stores ([`wide_store`]).
 ///
 /// # Safety
 ///
 /// `params.o` and `params.lse` hold the problem's extents.
 #[inline(always)]
-unsafe fn write_out<E: Element, O: Shape>(
+unsafe fn write_out<E: Element, O: Shape, const G: usize>(
     params: &Params,
     work: &Work,
     o: &O::Acc,
@@ -1016,7 +1026,7 @@ unsafe fn write_out<E: Element, O: Shape>(
     let live = rows_at.map(|r| r < work.len_q);
     let at = rows_at.map(base);
     let out = params.o as *mut u16;
-    if const { wide_store(O::N) } {
+    if const { wide_store(O::N, G) } {
         // SAFETY: forwarded (the same rows and columns, 16 bytes at a time).
         unsafe { write_out_wide::<E, O>(out, o, live, at, inv, l) };
     } else {
