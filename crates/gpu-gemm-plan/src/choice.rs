@@ -8,7 +8,14 @@
 //! run 58 on 2026-12-05: the rule fitted to run 56 had 116 and 109); for decode (M <= 64) the transposing kernels are the fastest of ours on all 112
 //! shapes, and the one of M's width is within 3 % of the fastest of them on 110 (0.997 as a
 //! geometric mean). Above M = 1024 (not in that sweep) the earlier rule
-//! stays: CTA pairs, unless the wide tiles leave SMs idle.
+//! stays: CTA pairs, unless the wide tiles leave SMs idle (and the first clause below: run 112
+//! timed 2048 x 3072 x 2048 on 128 x 192 tiles 23 % faster than in pairs).
+//!
+//! Two clauses came from run 113's mid sweep (an H100, M = 96..=1024, every kernel timed, the
+//! 128 x 192 kernel among them; `tests/results/2026-12-02-issue24.md`): the 128 x 192 tiles where
+//! they fill whole waves better ([`fills_waves_better`]; the default within 3 % of our fastest
+//! kernel on 111 of its 128 shapes, the rule before them 97), and the transposing 64-wide kernel
+//! for M in 129..=192 with few weight tiles ([`half_row_fits_transposed`]; with it 116).
 
 use crate::{
     CLUSTER, ClusterFit, Grid, KernelSpec, PERSISTENT, PERSISTENT_N64, PERSISTENT_N128,
