@@ -116,9 +116,9 @@ pub fn default_kernel(shape: Shape, sms: u32) -> &'static KernelSpec {
 /// 128 tiles': 768 x 3072 makes 96 of them, one wave (192), against 72 of 128 x 256 (one wave,
 /// 256) and 144 of 128 x 128 (two, 256). Run 112 (an H100, every kernel in the same rounds, 12
 /// mid-M shapes): on all nine shapes where this holds the 128 x 192 kernel was the fastest of
-/// ours, 4-25 % ahead of the earlier rule's kernel (1024 x 3072 x 2048: 23.0 us against 27.2;
+/// ours, 1-24 % ahead of the earlier rule's kernel (1024 x 3072 x 2048: 23.0 us against 27.2;
 /// where the cost ties the 128 x 128 tiles' it was 1-3 % ahead of them); on the three where it
-/// does not, it was 3-19 % slower than the fastest. The margin over 128 x 256 keeps the CTA
+/// does not, it was 2-45 % slower than the fastest. The margin over 128 x 256 keeps the CTA
 /// pairs on large shapes, where many waves make the rounding small (8192^3: 4032 against 4096)
 /// and the pairs' shared B boxes count.
 pub fn fills_waves_better(shape: Shape, sms: u32) -> bool {

@@ -239,8 +239,8 @@ pub const PERSISTENT_N128_SK: KernelSpec = KernelSpec {
 /// 128 x 256 tiles fill a wave badly and the 128 x 128 ones fill two badly, the width between
 /// often fills better: 768 x 3072 makes 96 tiles (73 % of 132 SMs) where 128 x 256 makes 72
 /// (55 %) and 128 x 128 144 (a second wave of 12), 1024 x 3072 128 (97 %) against 96 and 192.
-/// Run 112 (an H100, every kernel in the same rounds): the fastest of ours on 8 of 11 mid-M
-/// shapes, 4-25 % ahead of the earlier default (768 x 3072 x 2048: 22.3 us against 26.8).
+/// Run 112 (an H100, every kernel in the same rounds): the fastest of ours on 9 of 12 mid-M
+/// shapes, 1-24 % ahead of the earlier default (768 x 3072 x 2048: 22.3 us against 26.8).
 pub const PERSISTENT_N192: KernelSpec = KernelSpec {
     entry: "gemm_bf16_persistent_n192",
     name: "persistent-192",
