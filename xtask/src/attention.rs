@@ -281,13 +281,12 @@ pub fn run(sh: &Shell, ci: bool) -> Result {
 /// overlapped loop's wait for the previous P V ordered after the softmax), `wait_quarter` and
 /// `wait_half` (that wait after a quarter or half of each block's weights), `named_turns` (the
 /// two consumer warpgroups' turns on named barriers), `wide_store` (O in 16-byte stores after
-/// a transpose within each quad at every head dimension; production from 128 up), `narrow_store`
-/// (in none: the earlier production stores), `wide_store_two` (in every row of two consumer
-/// warpgroups, head dim 64's too), `seed_sums` (the row sums seeded with the old ones rescaled),
+/// a transpose within each quad in every row; production in the rows of two consumer
+/// warpgroups), `narrow_store` (in none: the earlier production stores), `seed_sums` (the row sums seeded with the old ones rescaled),
 /// `late_k_release` (the K release, and ptxas's wait for the previous P V after it, a quarter
 /// into the weights), `kv_ticks` (the K and V waits with a suspend-time hint), and their
 /// combinations with each other and with `named_turns`.
-pub const VARIANTS: [(&str, &str); 25] = [
+pub const VARIANTS: [(&str, &str); 24] = [
     ("plain", "gpu_attention_plain.ptx"),
     ("overlap", "gpu_attention_overlap.ptx"),
     ("overlap,pingpong", "gpu_attention_overlap_pingpong.ptx"),
@@ -310,7 +309,6 @@ pub const VARIANTS: [(&str, &str); 25] = [
     ("named_turns", "gpu_attention_named_turns.ptx"),
     ("wide_store", "gpu_attention_wide_store.ptx"),
     ("narrow_store", "gpu_attention_narrow_store.ptx"),
-    ("wide_store_two", "gpu_attention_wide_store_two.ptx"),
     ("seed_sums", "gpu_attention_seed_sums.ptx"),
     ("late_k_release,seed_sums", "gpu_attention_late_seed.ptx"),
     ("kv_ticks", "gpu_attention_kv_ticks.ptx"),

@@ -46,7 +46,6 @@ pub fn lint(sh: &Shell) -> Result {
         &["--features", "overlap,pingpong,strided"][..],
         &["--features", "checked,named_turns,wide_store"][..],
         &["--features", "narrow_store"][..],
-        &["--features", "wide_store_two"][..],
     ] {
         crate::gemm_kernel::NVPTX_SM90A.cargo_clippy(sh, crate::attention::CRATE, extra)?;
     }

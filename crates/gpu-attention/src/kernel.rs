@@ -821,29 +821,28 @@ fn in_turn<S: sequence::Signals, R, const G: usize>(
 /// production at seq >= 2k (0.988 to 1.03 per cell), under the 2 % that would take it.
 const NAMED_TURNS: bool = cfg!(feature = "named_turns");
 
-/// Whether O of head dimension `d` leaves in 16-byte stores after a transpose within each quad
-/// ([`write_out_wide`]) rather than in each thread's 4-byte column pairs. Run 111 (an H100, one
-/// process, the production module against the `wide_store` variant, wide at every head
-/// dimension): at head dims 128 and 256 wide was faster on every cell (seq >= 2k: +1.4 % to +15 %;
-/// 512 and 1k: +10 % to +23 %), at 64 slower on four of six cells from 2k keys up (to -4.9 %;
-/// +2 % to +14 % below). So wide from 128 up; the `wide_store` variant takes it at 64 too, `narrow_store`
-/// nowhere (the earlier production stores), to measure.
+/// Whether O of a row with head dimension `d` and `g` consumer warpgroups leaves in 16-byte
+/// stores after a transpose within each quad ([`write_out_wide`]) rather than in each thread's
+/// 4-byte column pairs: in every row of two consumer warpgroups (128 query rows by 128 keys; every
+/// row of head dims 128 and 256, and head dim 64's rows for seq 512 and 1k with a causal mask),
+/// the narrow stores in the rows of three (head dim 64's 192 query rows, from 1k keys without a
+/// mask).
 ///
-/// At head dim 64 the cells split by kernel: the rows of two consumer warpgroups (`g` = 2: 128
-/// query rows by 128 keys, which run seq 512, and 1k with a causal mask) gained 9-14 % wide, the
-/// rows of three (192 query rows, from 1k keys without a mask) lost up to 4.9 %. The
-/// `wide_store_two` variant takes the wide stores in every row of two consumer warpgroups (at
-/// head dim 64 too), the narrow ones in the rows of three: a variant module to test
-/// (`attention-test`) and measure before production takes it.
-const fn wide_store(d: u32, g: usize) -> bool {
+/// Run 111 (an H100, one process, the then production module against the `wide_store` variant,
+/// wide everywhere): at head dims 128 and 256 wide was faster on every cell (seq >= 2k: +1.4 % to
+/// +15 %; 512 and 1k: +10 % to +23 %); at 64 the rows of two gained 9-14 %, the rows of three lost
+/// on four of six cells from 2k keys (to -4.9 %). Run 114 (an H100) tested this choice's module
+/// (`attention-test`, 174 of 174) and timed it beside FlashAttention-3 and cuDNN: +9.5 %, +13.6 %
+/// and +9.7 % on head dim 64's seq 512, causal 512 and causal 1k cells over wide from 128 only.
+/// The `wide_store` variant takes the wide stores everywhere, `narrow_store` nowhere (the
+/// earlier production stores), to measure.
+const fn wide_store(g: usize) -> bool {
     if cfg!(feature = "wide_store") {
         true
     } else if cfg!(feature = "narrow_store") {
         false
-    } else if cfg!(feature = "wide_store_two") {
-        g == 2
     } else {
-        d >= 128
+        g == 2
     }
 }
 
@@ -1026,7 +1025,7 @@ unsafe fn write_out<E: Element, O: Shape, const G: usize>(
     let live = rows_at.map(|r| r < work.len_q);
     let at = rows_at.map(base);
     let out = params.o as *mut u16;
-    if const { wide_store(O::N, G) } {
+    if const { wide_store(G) } {
         // SAFETY: forwarded (the same rows and columns, 16 bytes at a time).
         unsafe { write_out_wide::<E, O>(out, o, live, at, inv, l) };
     } else {

@@ -270,6 +270,32 @@ pub const CLUSTER_SK: KernelSpec = KernelSpec {
     ..CLUSTER
 };
 
+/// A measurement: the transposing kernel ([`SKINNY16`]'s `D^T = B A^T`) 128 rows of A wide
+/// (`wgmma.m64n128k16`, a ring of 6 stages, `setmaxnreg` for its 64 accumulators a thread): for
+/// M in 65..=128, where the 128-row tiles pad M (M = 96: a quarter of each MMA on zeros) and the
+/// 64-wide transposing tiles read every weight twice. Each weight tile of 128 rows is read once,
+/// against the whole of A.
+pub const SKINNY128: KernelSpec = KernelSpec {
+    entry: "gemm_bf16_skinny128",
+    name: "skinny-128",
+    layout: Layout::new(128, 6),
+    config: Config {
+        setmaxnreg: true,
+        ..Config::SKINNY
+    },
+    step: true,
+    ..SKINNY16
+};
+/// A measurement: [`SKINNY128`] 192 rows of A wide (`wgmma.m64n192k16`, a ring of 4 stages): for
+/// M in 129..=192, whose second row of 128-row tiles is at most half inside M, and whose 64-wide
+/// transposing tiles read every weight three times.
+pub const SKINNY192: KernelSpec = KernelSpec {
+    entry: "gemm_bf16_skinny192",
+    name: "skinny-192",
+    layout: Layout::new(192, 4),
+    ..SKINNY128
+};
+
 /// How many clusters a stream-K kernel cuts the split tiles' k-blocks over
 /// ([`Schedule::stream_k`]'s `workers`): every cluster of the grid (`capacity`), or fewer where that
 /// would leave a worker fewer than 4 k-blocks or a quarter of a tile's (then a tile has at most
@@ -301,7 +327,7 @@ pub const KERNELS: [KernelSpec; 11] = [
 /// The kernels kept only to show the steps of the design, and the measurements beside them
 /// (`step: true`): built into the steps module (the kernel crate's `steps` feature) and the
 /// host's `Kernel` variants only with its `steps` feature, for the benchmark's step table.
-pub const STEPS: [KernelSpec; 10] = [
+pub const STEPS: [KernelSpec; 12] = [
     PER_TILE,
     PERSISTENT_FIRST,
     SINGLE_WARPGROUP,
@@ -312,6 +338,8 @@ pub const STEPS: [KernelSpec; 10] = [
     PERSISTENT_N128_SK,
     CLUSTER_SK,
     PERSISTENT_N192_SK,
+    SKINNY128,
+    SKINNY192,
 ];
 
 /// Calls `$callback!` with the production rows as `Variant = ROW` items, each with its doc
@@ -401,6 +429,12 @@ macro_rules! with_steps {
             /// A measurement: [`PersistentN192`](Self::PersistentN192) with a stream-K schedule
             /// (`gemm_bf16_persistent_n192_sk`).
             PersistentN192StreamK = PERSISTENT_N192_SK,
+            /// A measurement: the transposing kernel 128 rows of A wide
+            /// (`gemm_bf16_skinny128`, `wgmma.m64n128k16`).
+            Skinny128 = SKINNY128,
+            /// A measurement: the transposing kernel 192 rows of A wide
+            /// (`gemm_bf16_skinny192`, `wgmma.m64n192k16`).
+            Skinny192 = SKINNY192,
         }
     };
 }

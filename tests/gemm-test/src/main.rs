@@ -103,8 +103,16 @@ const QUICK: &[Case] = &[
 /// Cases added for the step kernels (`--steps`), for the stream-K ones on the H200's 132 SMs:
 /// 72 tiles of 128 x 256 (144 of 128 x 128) of 8 k-blocks, cut over 132 workers of 4 or 5, a
 /// tile in up to three parts; 45 tiles of 9 k-blocks over 101 workers, N not a multiple of 8 (D
-/// out from registers), with C.
-const STEP_CASES: &[Case] = &[(768, 3072, 512, 1.0, 0.0), (640, 2050, 520, 2.0, 1.0)];
+/// out from registers), with C. For the transposing kernels 128 and 192 rows of A wide: M in
+/// their classes (96, 150, 192), N not a multiple of their 128-row weight tiles nor of 8, K not
+/// of 64, C, and a split K (32 weight tiles of 64 k-blocks).
+const STEP_CASES: &[Case] = &[
+    (768, 3072, 512, 1.0, 0.0),
+    (640, 2050, 520, 2.0, 1.0),
+    (96, 4105, 1000, 1.0, 1.0),
+    (150, 3000, 2056, 1.0, 0.5),
+    (192, 4096, 4096, 2.0, 0.0),
+];
 
 fn fail(code: u8, message: &str) -> ExitCode {
     eprintln!("error: {message}");

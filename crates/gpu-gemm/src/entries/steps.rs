@@ -3,13 +3,15 @@
 //! per tile, the first persistent kernel, and the single warpgroup before warp specialization;
 //! and the measurements beside them: the 16-wide decode kernels in a ring of 4 stages, the
 //! 128 x 64 kernel in CTA pairs, the 128 x 256 and 128 x 128 kernels and the CTA pairs on a
-//! stream-K schedule, and the persistent kernel on 128 x 192 tiles on a stream-K schedule.
+//! stream-K schedule, the persistent kernel on 128 x 192 tiles on a stream-K schedule, and the
+//! transposing kernel 128 and 192 rows of A wide.
 
 use gpu_gemm_plan::Shape as Problem;
 use gpu_gemm_plan::abi::Params;
 use gpu_gemm_plan::{
     A_BYTES, BK, CLUSTER_SK, PER_TILE, PERSISTENT_FIRST, PERSISTENT_N64_PAIR, PERSISTENT_N128_SK,
     PERSISTENT_N192_SK, PERSISTENT_SK, SINGLE_WARPGROUP, SKINNY16_CLUSTER_K_S4, SKINNY16_S4,
+    SKINNY128, SKINNY192,
 };
 use gpu_hopper::arch::nvptx::{
     dynamic_smem_1024 as dynamic_smem, griddepcontrol_wait, wgmma_wait_group,
@@ -184,3 +186,15 @@ pub unsafe extern "gpu-kernel" fn gemm_bf16_single(params: Params) {
     let (w, l) = (tid / 32, tid % 32);
     epilogue::<Tile<256>>(&acc, m0 + 16 * w + l / 4, n0 + 2 * (l % 4), out, m, n);
 }
+
+entry!(
+    /// A measurement: [`super::gemm_bf16_skinny64`] 128 rows of A wide (`wgmma.m64n128k16`, a
+    /// ring of 6 stages, `setmaxnreg`), for M in 65..=128.
+    gemm_bf16_skinny128 = SKINNY128
+);
+
+entry!(
+    /// A measurement: [`super::gemm_bf16_skinny64`] 192 rows of A wide (`wgmma.m64n192k16`, a
+    /// ring of 4 stages, `setmaxnreg`), for M in 129..=192.
+    gemm_bf16_skinny192 = SKINNY192
+);
