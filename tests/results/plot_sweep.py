@@ -1,11 +1,16 @@
 #!/usr/bin/env python3
 """An SVG line chart of a `gemm-bench` sweep CSV (standard library only).
 
-usage: plot_sweep.py SWEEP_CSV OUT_SVG [TITLE] [IMPLEMENTATION]
+usage: plot_sweep.py SWEEP_CSV[,SWEEP_CSV...] OUT_SVG [TITLE] [IMPLEMENTATION]
 
 One line per (N, K) of the sweep: `ours` (the host API's default kernel; or the CSV's
 IMPLEMENTATION) over the faster of cublasGemmEx and cuBLASLt's first choice, against M on a log
 axis; the 1.0 line is parity.
+
+A CSV is `gemm-bench`'s (one row per shape and implementation: `m`, `n`, `k`, `implementation`,
+`median_ms`) or wide (one row per shape: `m`, `n`, `k` and a column `NAME_us` of microseconds
+per implementation). Of several CSVs, a shape in two is drawn from the later; every ratio is of
+times from one CSV row set, that is one run.
 """
 import csv
 import math
@@ -21,10 +26,15 @@ def main():
     title = sys.argv[3] if len(sys.argv) > 3 else "ours / the faster cuBLAS default, by M"
     ours = sys.argv[4] if len(sys.argv) > 4 else "ours"
     times = defaultdict(dict)
-    with open(path, newline="") as f:
-        for r in csv.DictReader(f):
-            if r["median_ms"]:
-                times[(int(r["m"]), int(r["n"]), int(r["k"]))][r["implementation"]] = float(r["median_ms"])
+    for one in path.split(","):
+        with open(one, newline="") as f:
+            for r in csv.DictReader(f):
+                shape = (int(r["m"]), int(r["n"]), int(r["k"]))
+                if "implementation" in r:
+                    if r["median_ms"]:
+                        times[shape][r["implementation"]] = float(r["median_ms"])
+                else:
+                    times[shape] = {c[:-3]: float(v) / 1e3 for c, v in r.items() if c.endswith("_us") and v}
     lines = defaultdict(list)
     for (m, n, k), t in times.items():
         if {ours, "cublasGemmEx", "cublasLt-heuristic"} <= t.keys():

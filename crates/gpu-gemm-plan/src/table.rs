@@ -296,38 +296,6 @@ pub const SKINNY192: KernelSpec = KernelSpec {
     ..SKINNY128
 };
 
-/// A measurement: [`SKINNY64`] in CTA pairs ([`Config::cluster`] 2): the two CTAs of a pair
-/// compute adjacent tiles of 128 weight rows and share the activations' box (the kernel's B: the
-/// same rows of A for both) through TMA multicast, each loading half of its rows for both. Run
-/// 119's `ncu` at 96 x 3584 x 3584: cuBLAS ran 64 x 48 transposed tiles in clusters of 8 (4 x 2),
-/// 15 stages and no split-K, at 57 % of the DRAM bandwidth with 22 % L2 hits; ours 40-46 % with
-/// 50-60 % (every weight tile's CTA reads the activations from L2 itself).
-pub const SKINNY64_PAIR: KernelSpec = KernelSpec {
-    entry: "gemm_bf16_skinny64_pair",
-    name: "skinny-64-pair",
-    config: Config {
-        cluster: 2,
-        ..Config::SKINNY
-    },
-    step: true,
-    ..SKINNY64
-};
-/// A measurement: [`SKINNY32`] in CTA pairs, as [`SKINNY64_PAIR`].
-pub const SKINNY32_PAIR: KernelSpec = KernelSpec {
-    entry: "gemm_bf16_skinny32_pair",
-    name: "skinny-32-pair",
-    layout: SKINNY32.layout,
-    ..SKINNY64_PAIR
-};
-/// A measurement: [`SKINNY16`] in CTA pairs, as [`SKINNY64_PAIR`] (each CTA loads 8 rows of A
-/// for both: one 1024-byte atom of the 128-byte swizzle).
-pub const SKINNY16_PAIR: KernelSpec = KernelSpec {
-    entry: "gemm_bf16_skinny16_pair",
-    name: "skinny-16-pair",
-    layout: SKINNY16.layout,
-    ..SKINNY64_PAIR
-};
-
 /// How many clusters a stream-K kernel cuts the split tiles' k-blocks over
 /// ([`Schedule::stream_k`]'s `workers`): every cluster of the grid (`capacity`), or fewer where that
 /// would leave a worker fewer than 4 k-blocks or a quarter of a tile's (then a tile has at most
@@ -359,7 +327,7 @@ pub const KERNELS: [KernelSpec; 11] = [
 /// The kernels kept only to show the steps of the design, and the measurements beside them
 /// (`step: true`): built into the steps module (the kernel crate's `steps` feature) and the
 /// host's `Kernel` variants only with its `steps` feature, for the benchmark's step table.
-pub const STEPS: [KernelSpec; 15] = [
+pub const STEPS: [KernelSpec; 12] = [
     PER_TILE,
     PERSISTENT_FIRST,
     SINGLE_WARPGROUP,
@@ -372,9 +340,6 @@ pub const STEPS: [KernelSpec; 15] = [
     PERSISTENT_N192_SK,
     SKINNY128,
     SKINNY192,
-    SKINNY16_PAIR,
-    SKINNY32_PAIR,
-    SKINNY64_PAIR,
 ];
 
 /// Calls `$callback!` with the production rows as `Variant = ROW` items, each with its doc
@@ -470,15 +435,6 @@ macro_rules! with_steps {
             /// A measurement: the transposing kernel 192 rows of A wide
             /// (`gemm_bf16_skinny192`, `wgmma.m64n192k16`).
             Skinny192 = SKINNY192,
-            /// A measurement: [`Skinny16`](Self::Skinny16) in CTA pairs sharing A's box by
-            /// multicast (`gemm_bf16_skinny16_pair`).
-            Skinny16Pair = SKINNY16_PAIR,
-            /// A measurement: [`Skinny32`](Self::Skinny32) in CTA pairs
-            /// (`gemm_bf16_skinny32_pair`).
-            Skinny32Pair = SKINNY32_PAIR,
-            /// A measurement: [`Skinny64`](Self::Skinny64) in CTA pairs
-            /// (`gemm_bf16_skinny64_pair`).
-            Skinny64Pair = SKINNY64_PAIR,
         }
     };
 }

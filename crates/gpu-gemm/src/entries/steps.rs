@@ -4,14 +4,14 @@
 //! and the measurements beside them: the 16-wide decode kernels in a ring of 4 stages, the
 //! 128 x 64 kernel in CTA pairs, the 128 x 256 and 128 x 128 kernels and the CTA pairs on a
 //! stream-K schedule, the persistent kernel on 128 x 192 tiles on a stream-K schedule, and the
-//! transposing kernel 128 and 192 rows of A wide and, 16, 32 and 64 wide, in CTA pairs.
+//! transposing kernel 128 and 192 rows of A wide.
 
 use gpu_gemm_plan::Shape as Problem;
 use gpu_gemm_plan::abi::Params;
 use gpu_gemm_plan::{
     A_BYTES, BK, CLUSTER_SK, PER_TILE, PERSISTENT_FIRST, PERSISTENT_N64_PAIR, PERSISTENT_N128_SK,
-    PERSISTENT_N192_SK, PERSISTENT_SK, SINGLE_WARPGROUP, SKINNY16_CLUSTER_K_S4, SKINNY16_PAIR,
-    SKINNY16_S4, SKINNY32_PAIR, SKINNY64_PAIR, SKINNY128, SKINNY192,
+    PERSISTENT_N192_SK, PERSISTENT_SK, SINGLE_WARPGROUP, SKINNY16_CLUSTER_K_S4, SKINNY16_S4,
+    SKINNY128, SKINNY192,
 };
 use gpu_hopper::arch::nvptx::{
     dynamic_smem_1024 as dynamic_smem, griddepcontrol_wait, wgmma_wait_group,
@@ -197,22 +197,4 @@ entry!(
     /// A measurement: [`super::gemm_bf16_skinny64`] 192 rows of A wide (`wgmma.m64n192k16`, a
     /// ring of 4 stages, `setmaxnreg`), for M in 129..=192.
     gemm_bf16_skinny192 = SKINNY192
-);
-
-entry!(
-    /// A measurement: [`super::gemm_bf16_skinny16`] in CTA pairs (clusters of 2 along x), A's box
-    /// (the kernel's B) shared by multicast, each CTA loading 8 of its rows for both.
-    gemm_bf16_skinny16_pair = SKINNY16_PAIR
-);
-
-entry!(
-    /// A measurement: [`super::gemm_bf16_skinny32`] in CTA pairs, as
-    /// [`gemm_bf16_skinny16_pair`].
-    gemm_bf16_skinny32_pair = SKINNY32_PAIR
-);
-
-entry!(
-    /// A measurement: [`super::gemm_bf16_skinny64`] in CTA pairs, as
-    /// [`gemm_bf16_skinny16_pair`].
-    gemm_bf16_skinny64_pair = SKINNY64_PAIR
 );
