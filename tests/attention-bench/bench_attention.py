@@ -14,7 +14,10 @@ Usage: bench_attention.py --lib libattention_bench.so --anchor fa3|fa4|none [--s
 
 `--modules` loads variant modules beside ours (the `$GPU_ATTENTION_MODULE` or embedded one) in the
 same process: each runs as implementation `ours:name`, on its own O and LSE, checked and timed in
-the same rounds as the others (an A/B without a process between its arms).
+the same rounds as the others (an A/B without a process between its arms). `name=file.ptx@rows`
+runs that module's problems on the named rows where they take them (`d128_n128`, several joined
+by `+`), instead of the plan's choice; `name=@rows` does so on ours' own module (a kernel choice
+against the plan's, on the same code).
 """
 import argparse
 import ctypes
@@ -62,8 +65,8 @@ class Ours:
         self.lib = ctypes.CDLL(path)
         self.lib.gpu_attention_prepare_on.restype = ctypes.c_int64
         self.lib.gpu_attention_prepare_on.argtypes = [ctypes.c_int64] + [ctypes.c_uint64] * 5 + [ctypes.c_uint32] * 8 + [ctypes.c_float, ctypes.c_void_p, ctypes.c_void_p]
-        self.lib.gpu_attention_load.restype = ctypes.c_int64
-        self.lib.gpu_attention_load.argtypes = [ctypes.c_char_p]
+        self.lib.gpu_attention_load_rows.restype = ctypes.c_int64
+        self.lib.gpu_attention_load_rows.argtypes = [ctypes.c_char_p, ctypes.c_char_p]
         # (name, module index) of the variant modules `load` added.
         self.variants = []
         self.lib.gpu_attention_launch.restype = ctypes.c_int32
@@ -74,9 +77,10 @@ class Ours:
         self.lib.gpu_attention_error(buf, 4096)
         return buf.value.decode()
 
-    def load(self, name, path):
-        """Loads a variant module, run as `ours:name`."""
-        m = self.lib.gpu_attention_load(path.encode())
+    def load(self, name, path, rows=""):
+        """Loads a variant module (`path` empty: ours' own again), run as `ours:name`, its
+        problems on `rows` (`+`-separated row names) where they take them."""
+        m = self.lib.gpu_attention_load_rows(path.encode(), rows.encode())
         if m < 0:
             raise RuntimeError("ours: " + self.error())
         self.variants.append((name, m))
@@ -194,7 +198,7 @@ def main():
     ap.add_argument("--only-seq", type=ints, default=[], help="only these sequence lengths, comma-separated (the GQA row too; no varlen row)")
     ap.add_argument("--only-causal", default="", choices=["", "0", "1"])
     ap.add_argument("--impls", default="", help="comma-separated subset of ours,cudnn,fa2,fa3,fa4 (ours keeps the --modules variants)")
-    ap.add_argument("--modules", default="", help="variant modules beside ours, name=file.ptx,... (run as ours:name)")
+    ap.add_argument("--modules", default="", help="variant modules beside ours, name=file.ptx[@row+row],... (run as ours:name; name=@rows: ours' module on those rows)")
     args = ap.parse_args()
     if os.environ.get("ATTENTION_FA4_SITE"):
         # CuTe DSL needs its .pth processed (ANCHORS.md): addsitedir, not PYTHONPATH.
@@ -202,8 +206,9 @@ def main():
         site.addsitedir(os.environ["ATTENTION_FA4_SITE"])
     args.ours = Ours(args.lib)
     for item in filter(None, args.modules.split(",")):
-        name, _, path = item.partition("=")
-        args.ours.load(name, path)
+        name, _, spec = item.partition("=")
+        path, _, rows = spec.partition("@")
+        args.ours.load(name, path, rows)
     torch.manual_seed(0)
     seqs = [512, 1024, 2048, 4096, 8192, 16384]
     dims = [64, 128, 256]

@@ -8,14 +8,19 @@
 //! - `gpu_attention_launch(handle, stream) -> i32`: 0, or -1 with the message.
 //! - `gpu_attention_load(path) -> i64`: loads another module beside the first (a variant, to
 //!   time against it in the same process), its index (>= 1), or -1 with the message.
+//! - `gpu_attention_load_rows(path, rows) -> i64`: as `gpu_attention_load`, and its problems run
+//!   on the named rows (`rows` as `$GPU_ATTENTION_KERNEL` below, `+`- or comma-separated); an
+//!   empty `path` loads the first module's source again (`$GPU_ATTENTION_MODULE` or the
+//!   embedded one), so that a kernel choice is timed against the plan's on the same code in one
+//!   process.
 //!
 //! The module is the one at `$GPU_ATTENTION_MODULE` if set, else the embedded one. The library
 //! opens GPU 0's primary context, the one torch uses, so the addresses are valid in it. With
 //! `$GPU_ATTENTION_KERNEL` set to rows' names without the prefix and element, comma-separated
-//! (`d64_n192,d128_n176`), a problem of a named row's element and head dimension runs on that
-//! row instead of the plan's choice (a measurement: `Attention::kernel_named`), if the row takes
-//! the problem (a row of CTA pairs takes no causal or variable-length one); otherwise on the
-//! plan's choice, which the printed entry shows.
+//! (`d64_n192,d128_n176`), a problem of the first module with a named row's element and head
+//! dimension runs on that row instead of the plan's choice (a measurement:
+//! `Attention::kernel_named`), if the row takes the problem (a row of CTA pairs takes no causal
+//! or variable-length one); otherwise on the plan's choice, which the printed entry shows.
 //!
 //! The kernel each handle runs is printed to stderr when it is made, so that a log says which
 //! row ran.
@@ -27,9 +32,11 @@ use gpu_attention_host::{Attention, Element, Mask, Prepared, Problem, Strides, T
 
 struct State {
     ctx: Arc<cudarc::driver::CudaContext>,
-    /// The modules: the first (`$GPU_ATTENTION_MODULE` or the embedded one), then those
-    /// `gpu_attention_load` added.
-    modules: Mutex<Vec<Arc<Attention>>>,
+    /// The modules, each with the rows its problems run on where they take them (empty: the
+    /// plan's choice): the first (`$GPU_ATTENTION_MODULE` or the embedded one, with
+    /// `$GPU_ATTENTION_KERNEL`'s rows), then those `gpu_attention_load` and
+    /// `gpu_attention_load_rows` added.
+    modules: Mutex<Vec<(Arc<Attention>, Vec<String>)>>,
     /// Each handle's problem, with the module it was prepared on.
     prepared: Mutex<Vec<(Arc<Attention>, Prepared)>>,
 }
@@ -41,19 +48,35 @@ fn state() -> Result<&'static State, String> {
     STATE
         .get_or_init(|| {
             let ctx = gpu_attention_host::context(0).map_err(|e| e.to_string())?;
-            let attention = match std::env::var("GPU_ATTENTION_MODULE") {
-                Ok(path) => Attention::load(&ctx, &path),
-                Err(_) => Attention::new(&ctx),
-            }
-            .map_err(|e| e.to_string())?;
+            let attention = first_module(&ctx).map_err(|e| e.to_string())?;
+            let rows = rows_of(&std::env::var("GPU_ATTENTION_KERNEL").unwrap_or_default());
             Ok(State {
                 ctx,
-                modules: Mutex::new(vec![Arc::new(attention)]),
+                modules: Mutex::new(vec![(Arc::new(attention), rows)]),
                 prepared: Mutex::new(Vec::new()),
             })
         })
         .as_ref()
         .map_err(Clone::clone)
+}
+
+/// The first module: the one at `$GPU_ATTENTION_MODULE` if set, else the embedded one.
+fn first_module(
+    ctx: &Arc<cudarc::driver::CudaContext>,
+) -> Result<Attention, gpu_attention_host::Error> {
+    match std::env::var("GPU_ATTENTION_MODULE") {
+        Ok(path) => Attention::load(ctx, &path),
+        Err(_) => Attention::new(ctx),
+    }
+}
+
+/// Rows' names from a list separated by commas or `+` (blanks trimmed, empty names dropped).
+fn rows_of(list: &str) -> Vec<String> {
+    list.split([',', '+'])
+        .map(str::trim)
+        .filter(|name| !name.is_empty())
+        .map(String::from)
+        .collect()
 }
 
 fn fail(message: String) -> i64 {
@@ -69,18 +92,43 @@ fn fail(message: String) -> i64 {
 /// `path` points to a NUL-terminated string.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn gpu_attention_load(path: *const c_char) -> i64 {
+    // SAFETY: the caller's contract; the empty string is NUL-terminated.
+    unsafe { gpu_attention_load_rows(path, c"".as_ptr()) }
+}
+
+/// Loads the module at `path` beside the first, its problems on the rows named in `rows`
+/// (comma- or `+`-separated, as `$GPU_ATTENTION_KERNEL`; empty: the plan's choice); an empty
+/// `path` loads the first module's source again. Its index, or -1 with the message.
+///
+/// # Safety
+///
+/// `path` and `rows` point to NUL-terminated strings.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn gpu_attention_load_rows(path: *const c_char, rows: *const c_char) -> i64 {
     let state = match state() {
         Ok(s) => s,
         Err(e) => return fail(e),
     };
     // SAFETY: the caller's contract.
-    let path = unsafe { std::ffi::CStr::from_ptr(path) }
-        .to_string_lossy()
-        .into_owned();
-    match Attention::load(&state.ctx, &path) {
+    let (path, rows) = unsafe {
+        (
+            std::ffi::CStr::from_ptr(path)
+                .to_string_lossy()
+                .into_owned(),
+            std::ffi::CStr::from_ptr(rows)
+                .to_string_lossy()
+                .into_owned(),
+        )
+    };
+    let loaded = if path.is_empty() {
+        first_module(&state.ctx)
+    } else {
+        Attention::load(&state.ctx, &path)
+    };
+    match loaded {
         Ok(a) => {
             let mut modules = state.modules.lock().unwrap();
-            modules.push(Arc::new(a));
+            modules.push((Arc::new(a), rows_of(&rows)));
             (modules.len() - 1) as i64
         }
         Err(e) => fail(format!("{path}: {e}")),
@@ -120,10 +168,10 @@ pub unsafe extern "C" fn gpu_attention_prepare_on(
         Ok(s) => s,
         Err(e) => return fail(e),
     };
-    let attention = {
+    let (attention, rows) = {
         let modules = state.modules.lock().unwrap();
         match usize::try_from(module).ok().and_then(|m| modules.get(m)) {
-            Some(a) => a.clone(),
+            Some((a, rows)) => (a.clone(), rows.clone()),
             None => return fail(format!("no module {module} (loaded: {})", modules.len())),
         }
     };
@@ -159,15 +207,11 @@ pub unsafe extern "C" fn gpu_attention_prepare_on(
     }
     let stream = state.ctx.default_stream();
     let tensors = Tensors { q, k, v, o, lse };
-    // `$GPU_ATTENTION_KERNEL`: rows by name (`d64_n192,d128_n176`), the one of this problem's
-    // element and head dimension instead of the plan's choice.
-    let named = std::env::var("GPU_ATTENTION_KERNEL")
-        .ok()
-        .and_then(|names| {
-            names
-                .split(',')
-                .find_map(|name| attention.kernel_named(&problem, name.trim()))
-        });
+    // The module's rows by name (`d64_n192`, `d128_n176`): the one of this problem's element
+    // and head dimension instead of the plan's choice.
+    let named = rows
+        .iter()
+        .find_map(|name| attention.kernel_named(&problem, name));
     let prepared = match named {
         Some(kernel) => attention.prepare_with(kernel, &stream, &problem, tensors),
         None => attention.prepare(&stream, &problem, tensors),
@@ -224,5 +268,21 @@ pub unsafe extern "C" fn gpu_attention_error(out: *mut c_char, len: usize) {
     unsafe {
         std::ptr::copy_nonoverlapping(message.as_ptr().cast(), out, n);
         *out.add(n) = 0;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::rows_of;
+
+    #[test]
+    fn rows_split_on_commas_and_pluses_and_drop_blanks() {
+        assert_eq!(rows_of("d128_n128"), ["d128_n128"]);
+        assert_eq!(
+            rows_of(" d64_n192 , d128_n176+d256_n80+"),
+            ["d64_n192", "d128_n176", "d256_n80"]
+        );
+        assert!(rows_of("").is_empty());
+        assert!(rows_of(" + , ").is_empty());
     }
 }
