@@ -282,11 +282,12 @@ pub fn run(sh: &Shell, ci: bool) -> Result {
 /// `wait_half` (that wait after a quarter or half of each block's weights), `named_turns` (the
 /// two consumer warpgroups' turns on named barriers), `wide_store` (O in 16-byte stores after
 /// a transpose within each quad in every row; production in the rows of two consumer
-/// warpgroups), `narrow_store` (in none: the earlier production stores), `seed_sums` (the row sums seeded with the old ones rescaled),
-/// `late_k_release` (the K release, and ptxas's wait for the previous P V after it, a quarter
+/// warpgroups), `narrow_store` (in none: the earlier production stores), `kv_evict_last`
+/// (single CTAs' K and V loads with the L2 policy evict-last), `seed_sums` (the row sums
+/// seeded with the old ones rescaled), `late_k_release` (the K release, and ptxas's wait for the previous P V after it, a quarter
 /// into the weights), `kv_ticks` (the K and V waits with a suspend-time hint), and their
 /// combinations with each other and with `named_turns`.
-pub const VARIANTS: [(&str, &str); 24] = [
+pub const VARIANTS: [(&str, &str); 25] = [
     ("plain", "gpu_attention_plain.ptx"),
     ("overlap", "gpu_attention_overlap.ptx"),
     ("overlap,pingpong", "gpu_attention_overlap_pingpong.ptx"),
@@ -309,6 +310,7 @@ pub const VARIANTS: [(&str, &str); 24] = [
     ("named_turns", "gpu_attention_named_turns.ptx"),
     ("wide_store", "gpu_attention_wide_store.ptx"),
     ("narrow_store", "gpu_attention_narrow_store.ptx"),
+    ("kv_evict_last", "gpu_attention_kv_evict_last.ptx"),
     ("seed_sums", "gpu_attention_seed_sums.ptx"),
     ("late_k_release,seed_sums", "gpu_attention_late_seed.ptx"),
     ("kv_ticks", "gpu_attention_kv_ticks.ptx"),

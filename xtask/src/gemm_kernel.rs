@@ -67,13 +67,17 @@ pub enum Module {
     /// box shifted inside M): a measurement module of the benchmark's bundle
     /// (`cargo xtask bench-gemm --bundle`).
     ShiftEdge,
+    /// The production kernels with the kernel crate's `l2_hints` feature (the transposing
+    /// kernels' weights loaded evict-first, their activations evict-last): a measurement module
+    /// of the benchmark's bundle.
+    L2Hints,
 }
 
 impl Module {
     /// The module's entries.
     pub fn entries(self) -> &'static [(&'static str, u32)] {
         match self {
-            Module::Production | Module::Unwaited | Module::ShiftEdge => &ENTRIES,
+            Module::Production | Module::Unwaited | Module::ShiftEdge | Module::L2Hints => &ENTRIES,
             Module::Steps => &STEP_ENTRIES,
         }
     }
@@ -85,6 +89,7 @@ impl Module {
             Module::Steps => "gpu_gemm_steps.ptx",
             Module::Unwaited => "gpu_gemm_unwaited.ptx",
             Module::ShiftEdge => "gpu_gemm_shift_edge.ptx",
+            Module::L2Hints => "gpu_gemm_l2_hints.ptx",
         }
     }
 }
@@ -242,6 +247,11 @@ pub fn build_module(sh: &Shell, module: Module) -> Result<PathBuf> {
             &["--features", "shift_edge"],
             target.target_dir().with_extension("shift_edge"),
         ),
+        Module::L2Hints => (
+            "gemm l2_hints (sm_90a)",
+            &["--features", "l2_hints"],
+            target.target_dir().with_extension("l2_hints"),
+        ),
     };
     crate::gpu::starting(label, target);
     let output = target.cargo_build_output_in(sh, CRATE, features, &target_dir)?;
@@ -269,6 +279,7 @@ pub fn build_module(sh: &Shell, module: Module) -> Result<PathBuf> {
             Module::Steps => "steps",
             Module::Unwaited => "unwaited",
             Module::ShiftEdge => "shift",
+            Module::L2Hints => "l2hints",
         },
         target.triple,
         start.elapsed().as_secs_f64(),

@@ -37,7 +37,11 @@ pub fn lint(sh: &Shell) -> Result {
     // The GEMM kernel crate is its own workspace, built only for its GPU target: its lints
     // (every `unsafe` block's SAFETY comment among them) run there.
     // Both modules' code: the production kernels, and with `steps` the step kernels too.
-    for extra in [&[][..], &["--features", "steps"][..]] {
+    for extra in [
+        &[][..],
+        &["--features", "steps"][..],
+        &["--features", "l2_hints"][..],
+    ] {
         crate::gemm_kernel::NVPTX_SM90A.cargo_clippy(sh, crate::gemm_kernel::CRATE, extra)?;
     }
     // The attention kernels, likewise, and their checked build's.
@@ -46,6 +50,7 @@ pub fn lint(sh: &Shell) -> Result {
         &["--features", "overlap,pingpong,strided"][..],
         &["--features", "checked,named_turns,wide_store"][..],
         &["--features", "narrow_store"][..],
+        &["--features", "kv_evict_last"][..],
     ] {
         crate::gemm_kernel::NVPTX_SM90A.cargo_clippy(sh, crate::attention::CRATE, extra)?;
     }

@@ -34,19 +34,21 @@ const PURE_MODULES: [&str; 2] = ["cursor.rs", "threshold.rs"];
 /// The only functions (or, for leaves a macro defines, the macro), by crate, whose `asm!` may be
 /// `nomem`, `readonly` or `pure`: register-only computations that neither read nor order memory
 /// (reads of special registers, `s_sleep`, address and number conversions).
-const NOMEM_ALLOWED: [(&str, &str); 14] = [
-    ("gpu-pipeline", "cvta_to_shared"),   // cvta.to.shared.u64
-    ("gpu-pipeline", "laneid"),           // mov.u32 %laneid
-    ("gpu-pipeline", "lanemask_lt"),      // mov.u32 %lanemask_lt
-    ("gpu-pipeline", "cluster_ctarank"),  // mov.u32 %cluster_ctarank
-    ("gpu-pipeline", "special_xyz"),      // mov.u32 %tid / %ntid / %ctaid
-    ("gpu-pipeline", "s_sleep_1"),        // s_sleep 1
-    ("gpu-hopper", "cvt_rn_bf16x2_f32"),  // cvt.rn.bf16x2.f32
-    ("gpu-hopper", "cluster_nctarank"),   // mov.u32 %cluster_nctarank
-    ("gpu-hopper", "cvt_rn_f16x2_f32"),   // cvt.rn.f16x2.f32
-    ("gpu-hopper", "ex2_approx_ftz_f32"), // ex2.approx.ftz.f32
-    ("gpu-hopper", "lg2_approx_ftz_f32"), // lg2.approx.ftz.f32
-    ("gpu-hopper", "fma_rn_f32"),         // fma.rn.f32
+const NOMEM_ALLOWED: [(&str, &str); 16] = [
+    ("gpu-pipeline", "cvta_to_shared"),           // cvta.to.shared.u64
+    ("gpu-pipeline", "laneid"),                   // mov.u32 %laneid
+    ("gpu-pipeline", "lanemask_lt"),              // mov.u32 %lanemask_lt
+    ("gpu-pipeline", "cluster_ctarank"),          // mov.u32 %cluster_ctarank
+    ("gpu-pipeline", "special_xyz"),              // mov.u32 %tid / %ntid / %ctaid
+    ("gpu-pipeline", "s_sleep_1"),                // s_sleep 1
+    ("gpu-pipeline", "createpolicy_evict_first"), // createpolicy (a register value)
+    ("gpu-pipeline", "createpolicy_evict_last"),  // createpolicy (a register value)
+    ("gpu-hopper", "cvt_rn_bf16x2_f32"),          // cvt.rn.bf16x2.f32
+    ("gpu-hopper", "cluster_nctarank"),           // mov.u32 %cluster_nctarank
+    ("gpu-hopper", "cvt_rn_f16x2_f32"),           // cvt.rn.f16x2.f32
+    ("gpu-hopper", "ex2_approx_ftz_f32"),         // ex2.approx.ftz.f32
+    ("gpu-hopper", "lg2_approx_ftz_f32"),         // lg2.approx.ftz.f32
+    ("gpu-hopper", "fma_rn_f32"),                 // fma.rn.f32
     ("gpu-hopper", "register_fence_f32"), // no instruction: a register in and out (volatile)
     // Reads memory no thread writes during the launch (its contract): it may move across any
     // barrier.

@@ -90,7 +90,8 @@ use gpu_hopper::warpgroup::WARPGROUP_THREADS;
 use gpu_hopper::wgmma::{self, MmaRs, MmaSs, Shape};
 use gpu_pipeline::arch::nvptx::cvta_to_shared;
 use gpu_pipeline::{
-    ConsumerStage, Cta, MbarrierRef, NvidiaMbarBackend, ProducerConsumerPipeline, TensorMap,
+    ConsumerStage, Cta, L2Policy, MbarrierRef, NvidiaMbarBackend, ProducerConsumerPipeline,
+    TensorMap,
 };
 
 use crate::element::Element;
@@ -743,6 +744,12 @@ pub(crate) unsafe fn forward<
     }
 }
 
+/// Whether single CTAs load K and V with the L2 policy evict-last
+/// (`MbarrierRef::tensor_load_hinted`), as FlashAttention-3's mainloop does for K: every query
+/// block of a head reads the head's K and V again. The `kv_evict_last` feature's variant module,
+/// a measurement; CTA pairs (multicast) load as before.
+const KV_EVICT_LAST: bool = cfg!(feature = "kv_evict_last");
+
 /// One 64-column span of a K or V block into the stage at `dst`: the whole block (`block_n`
 /// rows), or in a pair this CTA's half (rows `rank * block_n / 2` on), multicast to both CTAs at
 /// the same place, each CTA's full barrier counting both halves' bytes.
@@ -772,6 +779,11 @@ unsafe fn load_kv(
                 [col, head, key0 + (rank * half) as i32, seq],
                 0b11,
             )
+        };
+    } else if KV_EVICT_LAST {
+        // SAFETY: the caller's contract.
+        unsafe {
+            bar.tensor_load_hinted::<4>(dst, map, [col, head, key0, seq], L2Policy::evict_last())
         };
     } else {
         // SAFETY: the caller's contract.

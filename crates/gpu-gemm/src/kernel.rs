@@ -178,6 +178,8 @@ pub(crate) unsafe fn gemm<W: Width, const ST: usize, const C: u32, S: MbarScope>
                     rank,
                     paired,
                     edge,
+                    #[cfg(feature = "l2_hints")]
+                    (config.swap_ab && !paired),
                 )
             };
         } else if tid == 32 || tid == 64 {

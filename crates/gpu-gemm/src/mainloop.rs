@@ -2,6 +2,8 @@
 //! stage's `wgmma`s, then its release).
 
 use gpu_gemm_plan::{A_BYTES, BK, BM, Layout, Schedule};
+#[cfg(feature = "l2_hints")]
+use gpu_pipeline::L2Policy;
 use gpu_pipeline::{
     ConsumerHalf, ConsumerStage, MbarScope, NvidiaMbarBackend, ProducerConsumerPipeline,
     ProducerHalf, TensorMap,
@@ -45,7 +47,13 @@ pub(crate) fn a_row0(m0: u32, edge: Option<u32>) -> u32 {
 /// One thread calls it; `smem` is the kernel's dynamic shared memory, laid out as `layout`;
 /// `maps` are A's and B's tensor maps (boxes 64 x 128 and 64 x BN, or 64 x BN / 2 in a pair),
 /// in global memory; in a pair (`paired`) both CTAs run it and the peer's barriers are
-/// initialised.
+/// initialised. With the `l2_hints` feature, `hinted` (only without a pair) loads the A boxes
+/// (a transposing kernel's weights, each read by one row of tiles: once where M fits one tile,
+/// as in decode) with the L2 policy evict-first and the B boxes (its activations, which every
+/// weight tile reads again) with evict-last (`MbarrierRef::tensor_load_hinted`): the feature's
+/// variant module, a measurement (run 119: cuBLAS's decode kernel ran with 22 % L2 hits, ours
+/// with 50-60 %). Without the feature the parameter and its code are not compiled, so the
+/// production module is as it was.
 #[inline(always)]
 #[allow(clippy::too_many_arguments)]
 pub(crate) unsafe fn produce<W: Width, const ST: usize, const C: u32, S: MbarScope>(
@@ -58,6 +66,7 @@ pub(crate) unsafe fn produce<W: Width, const ST: usize, const C: u32, S: MbarSco
     rank: u32,
     paired: bool,
     edge: Option<u32>,
+    #[cfg(feature = "l2_hints")] hinted: bool,
 ) {
     // SAFETY: B's map follows A's.
     let (map_a, map_b) = (maps, unsafe { maps.add(1) });
@@ -81,6 +90,28 @@ pub(crate) unsafe fn produce<W: Width, const ST: usize, const C: u32, S: MbarSco
             Schedule::k_range(split, parts, k_blocks)
         };
         for kb in kb0..kb1 {
+            #[cfg(feature = "l2_hints")]
+            if hinted {
+                // The same boxes with L2 policies (single CTAs only).
+                let (a_policy, b_policy) = (L2Policy::evict_first(), L2Policy::evict_last());
+                producer.produce_tma(layout.stage_bytes(), |stage| {
+                    let bar = stage.barrier();
+                    // SAFETY: the stage's slot lies inside the layout.
+                    let base = unsafe { smem.add((stage.index() * layout.stage_bytes()) as usize) };
+                    let kc = (kb * BK) as i32;
+                    // SAFETY: as below, without a pair.
+                    unsafe {
+                        bar.tensor_load_hinted::<2>(base, map_a, [kc, m0], a_policy);
+                        bar.tensor_load_hinted::<2>(
+                            base.add(A_BYTES as usize),
+                            map_b,
+                            [kc, n0],
+                            b_policy,
+                        );
+                    }
+                });
+                continue;
+            }
             // Both CTAs of a pair receive the whole stage: their own A, their half of
             // B and the peer's half.
             producer.produce_tma(layout.stage_bytes(), |stage| {

@@ -8,6 +8,7 @@
 //! |---|---|
 //! | global -> shared, 1D-5D, on an mbarrier | [`MbarrierRef::tensor_load`] |
 //! | the same, multicast to a cluster's CTAs | [`MbarrierRef::tensor_load_multicast`] |
+//! | the same, with an L2 eviction policy | [`MbarrierRef::tensor_load_hinted`], [`L2Policy`] |
 //! | shared -> global, 1D-5D | [`tensor_store`] |
 //! | shared -> global with add / min / max, 1D-5D | [`tensor_reduce_add`], [`tensor_reduce_min`], [`tensor_reduce_max`] |
 //! | a box into L2 ahead of its load, 1D-5D | [`prefetch_tensor`] |
@@ -20,7 +21,7 @@
 //! or a reduction's box may not start at a negative coordinate ([`tensor_reduce_add`]).
 
 pub use gpu_pipeline::{
-    MbarrierRef, TensorMap, bulk_commit_group, bulk_wait_group, bulk_wait_group_read,
+    L2Policy, MbarrierRef, TensorMap, bulk_commit_group, bulk_wait_group, bulk_wait_group_read,
     fence_proxy_async, prefetch_tensor_map, tensor_store,
 };
 

@@ -176,11 +176,11 @@ pub mod threshold;
 #[cfg(any(target_arch = "nvptx64", target_arch = "amdgpu", feature = "std", test))]
 pub use backend::DefaultBackend;
 pub use backend::{
-    AmdCounterBackend, Cluster, CounterBackend, CounterRef, Cta, MbarScope, Mbarrier, MbarrierRef,
-    NvidiaMbarBackend, PipelineBackend, Signal, TensorMap, barrier_bytes, barrier_bytes_any_build,
-    barrier_elems, bulk_commit_group, bulk_copy_to_global, bulk_wait_group, bulk_wait_group_read,
-    cluster_cta_rank, cluster_sync, elect_one, fence_mbarrier_init, fence_proxy_async,
-    lds_data_fence, prefetch_tensor_map, tensor_store,
+    AmdCounterBackend, Cluster, CounterBackend, CounterRef, Cta, L2Policy, MbarScope, Mbarrier,
+    MbarrierRef, NvidiaMbarBackend, PipelineBackend, Signal, TensorMap, barrier_bytes,
+    barrier_bytes_any_build, barrier_elems, bulk_commit_group, bulk_copy_to_global,
+    bulk_wait_group, bulk_wait_group_read, cluster_cta_rank, cluster_sync, elect_one,
+    fence_mbarrier_init, fence_proxy_async, lds_data_fence, prefetch_tensor_map, tensor_store,
 };
 // The toolkit's tensor copies (`gpu-hopper`) check and pad their coordinates with it too.
 #[doc(hidden)]

@@ -4,7 +4,7 @@
 use gpu_pipeline::arch::nvptx::{cvta_to_shared, mapa_shared_cluster};
 use gpu_pipeline::cluster_cta_rank;
 use gpu_pipeline::{
-    Cluster, NvidiaMbarBackend, ProducerConsumerPipeline, TensorMap, bulk_commit_group,
+    Cluster, L2Policy, NvidiaMbarBackend, ProducerConsumerPipeline, TensorMap, bulk_commit_group,
     bulk_wait_group, bulk_wait_group_read, prefetch_tensor_map, tensor_store,
 };
 use pipeline_suite::{
@@ -286,12 +286,22 @@ unsafe fn tma_tensor<const STAGES: usize>(
         let producer = pipe.into_producer();
         // SAFETY: a valid map in global memory.
         unsafe { prefetch_tensor_map(in_map) };
+        // The L2 hints' loads copy the same boxes: items in turn plain, evict-first and
+        // evict-last.
+        let (first, last) = (L2Policy::evict_first(), L2Policy::evict_last());
         for item in 0..items {
             producer.produce_tma(TMA_BYTES as u32, |stage| {
                 let bar = stage.barrier();
+                let (dst, at) = (tma_slot(stage.index()), [0, row(item)]);
                 // SAFETY: the slot is free (the wait returned), 128-byte aligned (no swizzle),
                 // `TMA_BYTES` long: the box's size.
-                unsafe { bar.tensor_load::<2>(tma_slot(stage.index()), in_map, [0, row(item)]) };
+                unsafe {
+                    match item % 3 {
+                        0 => bar.tensor_load::<2>(dst, in_map, at),
+                        1 => bar.tensor_load_hinted::<2>(dst, in_map, at, first),
+                        _ => bar.tensor_load_hinted::<2>(dst, in_map, at, last),
+                    }
+                }
             });
         }
         report.producer(producer.cursor());

@@ -111,6 +111,14 @@ mod nvidia {
             [x as i32, 1, 2, 3, 4],
         )
     });
+    probe!(probe_tensor_load_hinted, |out, x| unsafe {
+        pipe::<Mbar>().full_barrier(0).tensor_load_hinted::<2>(
+            dynamic_smem().add(1024),
+            out.cast(),
+            [x as i32, 64],
+            gpu_pipeline::L2Policy::evict_last(),
+        )
+    });
     probe!(probe_tensor_load_multicast, |out, x| unsafe {
         pipe::<Mbar>().full_barrier(0).tensor_load_multicast::<2>(
             dynamic_smem().add(1024),

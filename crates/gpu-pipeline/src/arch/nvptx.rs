@@ -1053,6 +1053,89 @@ leaf! {
 }
 
 leaf! {
+    /// `createpolicy.fractional.L2::evict_first.b64 policy;`: an L2 cache-eviction policy (an
+    /// opaque 64-bit value for an instruction's `.L2::cache_hint` operand) that evicts the lines
+    /// it is applied to first, over the whole access (fraction 1.0, the default).
+    ///
+    /// PTX ISA 7.4, sm_80. PTX ISA, "Data Movement and Conversion Instructions: createpolicy".
+    #[gpu_only("createpolicy.fractional.L2::evict_first.b64")]
+    #[inline(always)]
+    pub fn createpolicy_evict_first() -> u64 {
+        let policy: u64;
+        // SAFETY: a register computation: it reads no memory and orders none (`pure, nomem`).
+        unsafe {
+            asm!("createpolicy.fractional.L2::evict_first.b64 {p};", p = out(reg64) policy, options(pure, nomem, nostack, preserves_flags));
+        }
+        policy
+    }
+}
+
+leaf! {
+    /// `createpolicy.fractional.L2::evict_last.b64 policy;`: as [`createpolicy_evict_first`],
+    /// a policy that evicts the lines it is applied to last.
+    ///
+    /// PTX ISA 7.4, sm_80. PTX ISA, "Data Movement and Conversion Instructions: createpolicy".
+    #[gpu_only("createpolicy.fractional.L2::evict_last.b64")]
+    #[inline(always)]
+    pub fn createpolicy_evict_last() -> u64 {
+        let policy: u64;
+        // SAFETY: as `createpolicy_evict_first`.
+        unsafe {
+            asm!("createpolicy.fractional.L2::evict_last.b64 {p};", p = out(reg64) policy, options(pure, nomem, nostack, preserves_flags));
+        }
+        policy
+    }
+}
+
+leaf! {
+    /// `cp.async.bulk.tensor.Dd.shared::cluster.global.mbarrier::complete_tx::bytes.L2::cache_hint
+    /// [dst], [map, {c0, ..}], [mbar], policy;`: as [`cp_async_bulk_tensor_load`], with the L2
+    /// cache-eviction `policy` (from `createpolicy`) applied to the global reads. A hint: the
+    /// data copied is the same.
+    ///
+    /// PTX ISA 8.0, sm_90. PTX ISA, "cp.async.bulk.tensor" (`.level::cache_hint`) and
+    /// "createpolicy".
+    ///
+    /// # Safety
+    ///
+    /// As [`cp_async_bulk_tensor_load`]; `policy` is a value `createpolicy` produced.
+    #[gpu_only("cp.async.bulk.tensor.shared::cluster.global.mbarrier::complete_tx::bytes.L2::cache_hint")]
+    #[inline(always)]
+    pub unsafe fn cp_async_bulk_tensor_load_hint<const D: usize>(dst: u32, map: *const u8, c: [i32; 5], mbar: u32, policy: u64) {
+        // SAFETY: guaranteed by the caller.
+        unsafe {
+            match D {
+                1 => asm!(
+                    "cp.async.bulk.tensor.1d.shared::cluster.global.mbarrier::complete_tx::bytes.L2::cache_hint [{d}], [{m}, {{{c0}}}], [{b}], {p};",
+                    d = in(reg32) dst, m = in(reg64) map, b = in(reg32) mbar, p = in(reg64) policy, c0 = in(reg32) c[0],
+                    options(nostack, preserves_flags),
+                ),
+                2 => asm!(
+                    "cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes.L2::cache_hint [{d}], [{m}, {{{c0}, {c1}}}], [{b}], {p};",
+                    d = in(reg32) dst, m = in(reg64) map, b = in(reg32) mbar, p = in(reg64) policy, c0 = in(reg32) c[0], c1 = in(reg32) c[1],
+                    options(nostack, preserves_flags),
+                ),
+                3 => asm!(
+                    "cp.async.bulk.tensor.3d.shared::cluster.global.mbarrier::complete_tx::bytes.L2::cache_hint [{d}], [{m}, {{{c0}, {c1}, {c2}}}], [{b}], {p};",
+                    d = in(reg32) dst, m = in(reg64) map, b = in(reg32) mbar, p = in(reg64) policy, c0 = in(reg32) c[0], c1 = in(reg32) c[1], c2 = in(reg32) c[2],
+                    options(nostack, preserves_flags),
+                ),
+                4 => asm!(
+                    "cp.async.bulk.tensor.4d.shared::cluster.global.mbarrier::complete_tx::bytes.L2::cache_hint [{d}], [{m}, {{{c0}, {c1}, {c2}, {c3}}}], [{b}], {p};",
+                    d = in(reg32) dst, m = in(reg64) map, b = in(reg32) mbar, p = in(reg64) policy, c0 = in(reg32) c[0], c1 = in(reg32) c[1], c2 = in(reg32) c[2], c3 = in(reg32) c[3],
+                    options(nostack, preserves_flags),
+                ),
+                _ => asm!(
+                    "cp.async.bulk.tensor.5d.shared::cluster.global.mbarrier::complete_tx::bytes.L2::cache_hint [{d}], [{m}, {{{c0}, {c1}, {c2}, {c3}, {c4}}}], [{b}], {p};",
+                    d = in(reg32) dst, m = in(reg64) map, b = in(reg32) mbar, p = in(reg64) policy, c0 = in(reg32) c[0], c1 = in(reg32) c[1], c2 = in(reg32) c[2], c3 = in(reg32) c[3], c4 = in(reg32) c[4],
+                    options(nostack, preserves_flags),
+                ),
+            }
+        }
+    }
+}
+
+leaf! {
     /// `cp.async.bulk.tensor.Dd.global.shared::cta.bulk_group [map, {c0, ..}], [src];` for `D`
     /// in 1..=5: the tensor-copy engine copies a box from shared memory to the tensor map's
     /// global tensor at the coordinates `c[..D]`, tracked by the thread's bulk async-group.

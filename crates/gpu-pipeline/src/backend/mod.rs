@@ -29,7 +29,7 @@ pub use host::{
 #[doc(hidden)]
 pub use nvidia::tensor_coords;
 pub use nvidia::{
-    Cluster, Cta, MAX_TX_BYTES, MBARRIER_BYTES, MbarScope, Mbarrier, MbarrierRef,
+    Cluster, Cta, L2Policy, MAX_TX_BYTES, MBARRIER_BYTES, MbarScope, Mbarrier, MbarrierRef,
     NvidiaMbarBackend, TensorMap, bulk_commit_group, bulk_copy_to_global, bulk_wait_group,
     bulk_wait_group_read, cluster_cta_rank, cluster_sync, elect_one, fence_mbarrier_init,
     fence_proxy_async, prefetch_tensor_map, tensor_store,

@@ -33,6 +33,28 @@ use crate::arch::nvptx as ptx;
 #[repr(C, align(8))]
 pub struct Mbarrier(UnsafeCell<u64>);
 
+/// An L2 cache-eviction policy for a tensor load ([`MbarrierRef::tensor_load_hinted`]): the
+/// opaque 64-bit value `createpolicy` makes (PTX ISA 7.4, sm_80; PTX ISA, "createpolicy"), over
+/// the whole access (fraction 1.0). Make it once, outside the loop that loads with it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct L2Policy(u64);
+
+impl L2Policy {
+    /// Lines read under this policy are evicted first (`.L2::evict_first`): for data read once,
+    /// so that it does not push out what other CTAs read again.
+    #[inline(always)]
+    pub fn evict_first() -> Self {
+        Self(ptx::createpolicy_evict_first())
+    }
+
+    /// Lines read under this policy are evicted last (`.L2::evict_last`): for data other CTAs
+    /// read again soon (a GEMM's operand shared by a row of tiles, attention's K and V).
+    #[inline(always)]
+    pub fn evict_last() -> Self {
+        Self(ptx::createpolicy_evict_last())
+    }
+}
+
 /// A handle to one mbarrier of the calling thread's CTA: its 32-bit `.shared::cta` address.
 ///
 /// Returned by [`ProducerStage::barrier`](crate::ProducerStage::barrier),
@@ -521,6 +543,35 @@ impl<'a, S: MbarScope> MbarrierRef<'a, S> {
                 map.cast(),
                 tensor_coords(coords),
                 self.addr,
+            )
+        }
+    }
+
+    /// As [`tensor_load`](Self::tensor_load), with an L2 cache-eviction `policy` on the box's
+    /// global reads (`.L2::cache_hint`, PTX ISA 8.0, sm_90): [`L2Policy::evict_first`] for data
+    /// read once (a streamed operand), [`L2Policy::evict_last`] for data other CTAs read again
+    /// soon. A hint: the box copied is the same.
+    ///
+    /// # Safety
+    ///
+    /// As [`tensor_load`](Self::tensor_load).
+    #[inline(always)]
+    pub unsafe fn tensor_load_hinted<const D: usize>(
+        self,
+        dst: *mut u8,
+        map: *const TensorMap,
+        coords: [i32; D],
+        policy: L2Policy,
+    ) {
+        // SAFETY: the caller guarantees the map, the destination and the barrier; the policy is
+        // `createpolicy`'s.
+        unsafe {
+            ptx::cp_async_bulk_tensor_load_hint::<D>(
+                ptx::cvta_to_shared(dst),
+                map.cast(),
+                tensor_coords(coords),
+                self.addr,
+                policy.0,
             )
         }
     }
