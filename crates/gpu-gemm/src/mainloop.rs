@@ -70,6 +70,8 @@ pub(crate) unsafe fn produce<W: Width, const ST: usize, const C: u32, S: MbarSco
 ) {
     // SAFETY: B's map follows A's.
     let (map_a, map_b) = (maps, unsafe { maps.add(1) });
+    #[cfg(feature = "l2_hints")]
+    let policies = hinted.then(|| (L2Policy::evict_first(), L2Policy::evict_last()));
     let mut u = schedule.first;
     while u < schedule.total() {
         // A stream-K schedule's unit (an empty one has no k-blocks: nothing is loaded), or
@@ -90,28 +92,6 @@ pub(crate) unsafe fn produce<W: Width, const ST: usize, const C: u32, S: MbarSco
             Schedule::k_range(split, parts, k_blocks)
         };
         for kb in kb0..kb1 {
-            #[cfg(feature = "l2_hints")]
-            if hinted {
-                // The same boxes with L2 policies (single CTAs only).
-                let (a_policy, b_policy) = (L2Policy::evict_first(), L2Policy::evict_last());
-                producer.produce_tma(layout.stage_bytes(), |stage| {
-                    let bar = stage.barrier();
-                    // SAFETY: the stage's slot lies inside the layout.
-                    let base = unsafe { smem.add((stage.index() * layout.stage_bytes()) as usize) };
-                    let kc = (kb * BK) as i32;
-                    // SAFETY: as below, without a pair.
-                    unsafe {
-                        bar.tensor_load_hinted::<2>(base, map_a, [kc, m0], a_policy);
-                        bar.tensor_load_hinted::<2>(
-                            base.add(A_BYTES as usize),
-                            map_b,
-                            [kc, n0],
-                            b_policy,
-                        );
-                    }
-                });
-                continue;
-            }
             // Both CTAs of a pair receive the whole stage: their own A, their half of
             // B and the peer's half.
             producer.produce_tma(layout.stage_bytes(), |stage| {
@@ -123,6 +103,14 @@ pub(crate) unsafe fn produce<W: Width, const ST: usize, const C: u32, S: MbarSco
                 // (its consumers arrive on this CTA's empty barrier as well); 1024-aligned
                 // boxes of the maps' sizes (B: half the tile's rows in a pair, all alone).
                 unsafe {
+                    #[cfg(feature = "l2_hints")]
+                    if let Some((a_policy, b_policy)) = policies {
+                        // The same boxes with L2 policies (single CTAs only).
+                        bar.tensor_load_hinted::<2>(base, map_a, [kc, m0], a_policy);
+                        let b = base.add(A_BYTES as usize);
+                        bar.tensor_load_hinted::<2>(b, map_b, [kc, n0], b_policy);
+                        return;
+                    }
                     bar.tensor_load::<2>(base, map_a, [kc, m0]);
                     if paired {
                         let half = layout.b_bytes() / 2;

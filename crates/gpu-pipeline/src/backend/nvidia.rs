@@ -35,7 +35,9 @@ pub struct Mbarrier(UnsafeCell<u64>);
 
 /// An L2 cache-eviction policy for a tensor load ([`MbarrierRef::tensor_load_hinted`]): the
 /// opaque 64-bit value `createpolicy` makes (PTX ISA 7.4, sm_80; PTX ISA, "createpolicy"), over
-/// the whole access (fraction 1.0). Make it once, outside the loop that loads with it.
+/// the whole access (fraction 1.0). A register computation that touches no memory: the compiler
+/// may compute it once for a loop that loads with it (the attention variant's PTX has one
+/// `createpolicy` per kernel though its producer makes the policy per block).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct L2Policy(u64);
 
