@@ -9,8 +9,9 @@ use crate::device::{Verdict, verdict};
 use crate::util::Result;
 
 /// The bundle's run script: `gemm-test` on the measurement modules (the step kernels, the
-/// shift_edge and l2_hints modules), then the benchmark (its arguments passed on), its log and CSV under
-/// `$OUT` (or `out/` beside the script). cuBLAS is looked for in the usual CUDA folders too.
+/// shift_edge and l2_hints modules), then the benchmark (its arguments passed on), its log and
+/// CSV under `$OUT` (or `out/` beside the script). cuBLAS is looked for in the usual CUDA folders
+/// too.
 const RUN_GEMM_SH: &str = r#"#!/usr/bin/env bash
 # The gpu-pipeline GEMM benchmark, self-contained: needs an NVIDIA driver (CUDA 13) and cuBLAS
 # (libcublas.so.13, libcublasLt.so.13). Arguments go to gemm-bench (for example --quick, or
