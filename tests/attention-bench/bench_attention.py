@@ -8,6 +8,8 @@ where cuDNN does not run, torch's math backend on a slice); then `--rounds` roun
 implementation in a pseudo-random order (a fixed seed per round) over `--reps` back-to-back calls
 between CUDA events, after `--warmup` calls; the figure is the median over rounds. Random normal
 data, never zeros. FLOPs = 4 * batch * heads * seq^2 * D, halved for causal (FlashAttention's count).
+The inputs (Q, K, V, a packed batch's offsets) are compared with copies after each implementation's
+first call and after the timed rounds: a row whose inputs changed is a CHECK-FAIL naming the call.
 
 Usage: bench_attention.py --lib libattention_bench.so --anchor fa3|fa4|none [--shapes paper|quick]
        [--rounds 5] [--reps 10] [--warmup 3] [--csv out.csv] [--modules name=file.ptx,...]
@@ -103,15 +105,20 @@ class Ours:
         if h < 0:
             raise RuntimeError("ours: " + self.error())
         stream = torch.cuda.current_stream().cuda_stream
+        # The launch reads Q, K, V and writes O and LSE at the addresses prepared: the call holds
+        # all five, so that none is freed (and its memory handed to another tensor, which the
+        # launch would then overwrite) while the call can still run.
 
         def call():
             if self.lib.gpu_attention_launch(h, stream) != 0:
                 raise RuntimeError("ours: " + self.error())
+        call.tensors = (q, k, v, o, lse)
         return call
 
 
-def make_impls(args, shape, q, k, v, lens):
-    """name -> (callable, output tensor getter)."""
+def make_impls(args, shape, q, k, v, lens, inputs):
+    """name -> (callable, output tensor getter); the device tensors the implementations read
+    besides Q, K and V (a packed batch's offsets) are added to `inputs` by name."""
     impls = {}
     causal = shape["causal"]
     varlen = lens is not None
@@ -132,6 +139,7 @@ def make_impls(args, shape, q, k, v, lens):
         impls["ours:" + name] = (call_m, lambda o_m=o_m: o_m)
     if varlen:
         cu = torch.tensor(offsets, device="cuda", dtype=torch.int32)
+        inputs["cu_seqlens"] = cu
         mx = max(lens)
         if args.anchor == "fa3":
             from fa3_fwd_interface import flash_attn_varlen_func as fa3v
@@ -197,6 +205,7 @@ def main():
     ap.add_argument("--only-d", type=ints, default=[], help="only these head dimensions, comma-separated (the GQA and varlen rows too)")
     ap.add_argument("--only-seq", type=ints, default=[], help="only these sequence lengths, comma-separated (the GQA row too; no varlen row)")
     ap.add_argument("--only-causal", default="", choices=["", "0", "1"])
+    ap.add_argument("--only-kind", default="", help="only these rows, comma-separated of paper,gqa,varlen")
     ap.add_argument("--impls", default="", help="comma-separated subset of ours,cudnn,fa2,fa3,fa4 (ours keeps the --modules variants)")
     ap.add_argument("--modules", default="", help="variant modules beside ours, name=file.ptx[@row+row],... (run as ours:name; name=@rows: ours' module on those rows)")
     args = ap.parse_args()
@@ -222,6 +231,8 @@ def main():
     # The GQA and varlen rows obey the filters too (varlen has no one length: --only-seq drops it).
     extras = [s for s in extras if (not args.only_d or s["d"] in args.only_d) and (not args.only_seq or s["seq"] in args.only_seq)]
     shapes = paper_shapes(seqs, dims) + extras
+    if args.only_kind:
+        shapes = [s for s in shapes if s["kind"] in args.only_kind.split(",")]
     if args.only_causal:
         shapes = [s for s in shapes if s["causal"] == (args.only_causal == "1")]
     rows = []
@@ -244,8 +255,9 @@ def main():
             q = torch.randn(b, s, shape["heads"], shape["d"], device="cuda", dtype=torch.bfloat16)
             k = torch.randn(b, s, shape["heads_kv"], shape["d"], device="cuda", dtype=torch.bfloat16)
             v = torch.randn(b, s, shape["heads_kv"], shape["d"], device="cuda", dtype=torch.bfloat16)
+        inputs = dict(q=q, k=k, v=v)
         try:
-            impls, _ = make_impls(args, shape, q, k, v, lens)
+            impls, _ = make_impls(args, shape, q, k, v, lens, inputs)
         except Exception as e:  # noqa: BLE001
             print(f"FAIL {shape}: {e}", flush=True)
             rows.append(dict(shape, impl="ours", ms=float("nan"), tflops=float("nan"), err=float("nan"), note=str(e)[:80]))
@@ -255,6 +267,18 @@ def main():
             impls = {n: f for n, f in impls.items() if n.split(":")[0] in keep}
         # One call each, outputs checked against a reference: cuDNN where it ran, else FA3, else
         # torch's math backend on the first sequence.
+        # Every input is compared with its copy after each implementation's first call and after
+        # the timing: a call that writes outside its outputs (into another's inputs or the
+        # offsets) is named, rather than showing up as another implementation's wrong answer.
+        saved = {n: t.clone() for n, t in inputs.items()}
+        clobbered = []
+
+        def check_inputs(after):
+            torch.cuda.synchronize()
+            for n, t in inputs.items():
+                if not torch.equal(t, saved[n]):
+                    clobbered.append(f"{n} after {after}")
+                    t.copy_(saved[n])
         outs, notes = {}, {}
         for name, (fn, get) in list(impls.items()):
             try:
@@ -264,6 +288,7 @@ def main():
             except Exception as e:  # noqa: BLE001
                 notes[name] = f"{type(e).__name__}: {str(e)[:100]}"
                 del impls[name]
+            check_inputs(name)
         ref_name = next((n for n in ("cudnn", "fa3", "fa4", "fa2") if n in outs), None)
         errs = {}
         if ref_name is not None:
@@ -291,6 +316,7 @@ def main():
             random.Random(1000 * si + r).shuffle(order)
             for name in order:
                 times[name].append(time_calls(impls[name][0], args.reps))
+        check_inputs("the timed rounds")
         f = flops(shape, lens)
         line = []
         for name in impls:
@@ -301,8 +327,11 @@ def main():
         for name, note in notes.items():
             rows.append(dict(shape, impl=name, ms=float("nan"), tflops=float("nan"), err=float("nan"), note=note))
             line.append(f"{name} FAILED ({note[:40]})")
-        ok = all(e < 0.05 for e in errs.values())
+        ok = all(e < 0.05 for e in errs.values()) and not clobbered
         tag = "ok" if ok else "CHECK-FAIL"
+        if clobbered:
+            tag += " INPUTS-CHANGED: " + "; ".join(clobbered)
+            rows.append(dict(shape, impl="inputs", ms=float("nan"), tflops=float("nan"), err=float("nan"), note="changed: " + "; ".join(clobbered)))
         print(f"{shape['kind']:6} d{shape['d']:3} {'causal' if shape['causal'] else 'full  '} seq {shape['seq']:5} b{shape['batch']:2} h{shape['heads']}/{shape['heads_kv']}: " + ", ".join(line) + f"  [max |diff| vs {ref_name or 'math'}: " + ", ".join(f"{n} {e:.2e}" for n, e in errs.items()) + f"] {tag}", flush=True)
         del impls, outs, q, k, v
         torch.cuda.empty_cache()

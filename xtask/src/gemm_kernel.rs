@@ -64,7 +64,8 @@ pub enum Module {
     /// built only into the GEMM bundle ([`build_module`]; not by `cargo xtask build`).
     Unwaited,
     /// The production kernels with the kernel crate's `shift_edge` feature (a last tile row's A
-    /// box shifted inside M): a measurement module of the benchmark's bundle
+    /// box shifted inside M in every kernel, not only the 128 x 64 and 128 x 128 ones): a
+    /// measurement module of the benchmark's bundle
     /// (`cargo xtask bench-gemm --bundle`).
     ShiftEdge,
     /// The production kernels with the kernel crate's `l2_hints` feature (the transposing

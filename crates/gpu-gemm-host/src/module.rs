@@ -154,8 +154,18 @@ fn load_image(
     let functions = Kernel::ALL
         .iter()
         .map(|&kernel| {
-            if kernel.spec().step && module.load_function(kernel.entry()).is_err() {
-                return Ok(None);
+            // A step kernel the module lacks (the production module in a build with the
+            // steps): found absent in the text without asking the driver where there is a text,
+            // so that loading raises no API error (compute-sanitizer counts each as an error: 12
+            // failed `cuModuleGetFunction` calls failed gemm-test's memcheck in run 128).
+            if kernel.spec().step {
+                let absent = match text {
+                    Some(text) => !text.contains(&format!(".entry {}(", kernel.entry())),
+                    None => module.load_function(kernel.entry()).is_err(),
+                };
+                if absent {
+                    return Ok(None);
+                }
             }
             let count = text.and_then(|text| parameters_in_text(text, kernel.entry()));
             entry(&module, kernel, count, source).map(Some)

@@ -314,7 +314,7 @@ pub(crate) fn epilogue<W: Width>(acc: &W::Acc, row0: u32, col0: u32, out: Out, m
 }
 
 /// [`epilogue`] with beta 0, of the rows `lo..m` only (`rows = (lo, m)`): a tile whose A box was
-/// shifted inside M (the `shift_edge` variant) recomputed rows the tile row above wrote.
+/// shifted inside M (`mainloop::shifts_edge`) recomputed rows the tile row above wrote.
 #[inline(always)]
 pub(crate) fn epilogue_from<W: Width>(
     acc: &W::Acc,

@@ -14,7 +14,7 @@ use crate::cluster_k;
 use crate::epilogue::{
     EPILOGUE_BARRIERS, Epi, Out, c_stages, epilogue, epilogue_from, load_c, store_through_smem,
 };
-use crate::mainloop::{Pipe, SHIFT_EDGE, a_row0, consume_unit, mma_stage, produce};
+use crate::mainloop::{Pipe, a_row0, consume_unit, mma_stage, produce, shifts_edge};
 use crate::split_k::{SPLIT_K_BARRIERS, Workspace, last_split};
 use crate::tile::Width;
 use gpu_hopper::arch::nvptx::{
@@ -158,7 +158,9 @@ pub(crate) unsafe fn gemm<W: Width, const ST: usize, const C: u32, S: MbarScope>
     // Rows of A per CTA; a pair's cluster tile is `config.cluster` CTA tiles high.
     let cluster_rows = BM * config.cluster;
     // M, where the last tile row's A box is shifted inside it (`a_row0`).
-    let edge = (SHIFT_EDGE && !paired && !config.cluster_k && out.beta == 0.0).then_some(m);
+    let edge =
+        (shifts_edge(W::BN, config.swap_ab) && !paired && !config.cluster_k && out.beta == 0.0)
+            .then_some(m);
 
     if tid < 128 {
         if config.setmaxnreg {

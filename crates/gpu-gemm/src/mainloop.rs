@@ -19,17 +19,24 @@ use crate::tile::{Width, descriptor};
 pub(crate) type Pipe<const ST: usize, const C: u32, S> =
     ProducerConsumerPipeline<ST, NvidiaMbarBackend<1, C, S>>;
 
-/// Whether a last tile row that ends past M loads its A box shifted inside M (`m - BM`: no row
-/// of the box out of bounds) and writes only its rows the tile row above did not: the
-/// `shift_edge` feature's variant module, a measurement (run 58 timed the 128 x 128 and 128 x 64
-/// kernels 35-38 % slower at M = 192 than at M = 256 with the same tiles; the suspect is the half
-/// of their A boxes past M). Only where C is not read (beta 0), and not in CTA pairs or the
-/// cluster-K kernels.
-pub(crate) const SHIFT_EDGE: bool = cfg!(feature = "shift_edge");
+/// Whether a kernel of tiles `bn` wide (`swap_ab`: computing the transpose) loads a last tile
+/// row that ends past M shifted inside M (its A box from row `M - BM`: no row of the box out of
+/// bounds) and writes only the rows the tile row above did not ([`a_row0`]). Only where C is not
+/// read (beta 0), and not in CTA pairs or the cluster-K kernels (the caller's conditions).
+///
+/// The 128 x 64 and 128 x 128 kernels do: with half of their A boxes past M they ran 35-38 %
+/// slower at M = 192 than at M = 256 on the same tiles (run 58), and shifted they ran 1.29 and
+/// 1.18 times as fast (geometric means over M = 192 and 320 by 8 layers, run 124, an H100).
+/// The 128 x 192 and 128 x 256 kernels do not: the same run measured them 0.88 and 0.81 times
+/// as fast shifted. The transposing kernels were not measured apart, and do not either. The
+/// `shift_edge` feature's variant module (a measurement) shifts every kernel's.
+pub(crate) const fn shifts_edge(bn: u32, swap_ab: bool) -> bool {
+    cfg!(feature = "shift_edge") || (bn <= 128 && !swap_ab)
+}
 
 /// The first row of A that the tile starting at row `m0` loads: `m0`, or with `edge` (the
-/// problem's M, in the `shift_edge` variant) for a tile that ends past M when M exceeds one
-/// tile, `M - BM`.
+/// problem's M, where the kernel shifts its last tile row: [`shifts_edge`]) for a tile that ends
+/// past M when M exceeds one tile, `M - BM`.
 #[inline(always)]
 pub(crate) fn a_row0(m0: u32, edge: Option<u32>) -> u32 {
     match edge {

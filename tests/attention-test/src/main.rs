@@ -209,11 +209,13 @@ fn cases(quick: bool) -> Vec<Case> {
         scaled(fixed(1, (150, 200), (2, 1), 128, true, Bf16), -0.2),
         scaled(fixed(1, (70, 90), (2, 2), 64, false, Bf16), 0.0),
         // Longer than the plan's short_keys: the rows of 192 keys a block (a masked tail of
-        // 1100 - 5 * 192 = 140 keys; 1500 = 7 * 192 + 156; causal at D 128 above 2048), and a
-        // causal D 128 case between 1024 and 2048 keys (the short row).
+        // 1100 - 5 * 192 = 140 keys; 1500 = 7 * 192 + 156; causal at D 128 above 4096: 4200 =
+        // 21 * 192 + 168), and causal D 128 cases between 1024 and 4096 keys (the short row; the
+        // long one as every case's other row).
         fixed(1, (64, 1100), (2, 1), 64, false, Bf16),
         fixed(1, (130, 1300), (2, 2), 128, true, Bf16),
         fixed(1, (60, 2100), (2, 1), 128, true, Bf16),
+        fixed(1, (70, 4200), (2, 1), 128, true, Bf16),
         fixed(1, (100, 1500), (2, 1), 128, false, F16),
         fixed(1, (40, 1100), (1, 1), 64, true, F16),
         varlen(&[(70, 1200), (5, 3), (33, 1025)], (2, 1), 64, true),

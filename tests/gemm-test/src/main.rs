@@ -48,6 +48,12 @@ const CASES: &[Case] = &[
     (1, 1, 8, 1.0, 0.0),
     (7, 1000, 136, 1.0, 0.5),
     (1000, 7, 64, 2.0, 0.0),
+    // Beta 0 with a last tile row past M, which the 128 x 64 and 128 x 128 kernels load
+    // shifted inside M: M % 128 = 64 (the shifted tile's first warpgroup writes nothing, its
+    // second whole rows through the staged store) and 104 (its first straddles the row above,
+    // its second is whole), N a multiple of 8.
+    (320, 4104, 520, 1.0, 0.0),
+    (1000, 1032, 1000, 1.0, 0.0),
     // Beta 0, several short tiles per CTA: a tile's D leaves its staging box while the next tile
     // is staged (a 128 x 64 kernel that staged every tile in one box failed here).
     (4097, 1000, 136, 1.0, 0.0),
@@ -91,13 +97,16 @@ const CASES: &[Case] = &[
 /// Cases of the quick and sanitizer modes: one tile, an odd shape with C, a split-K shape with C
 /// (4097 x 300 x 1024 splits for the persistent kernels), a decode shape with C (split-K for
 /// the transposing kernels), and beta 0 with a last tile row past M (300 rows; 1000 for the
-/// transposing kernels), which the `shift_edge` variant loads shifted inside M.
+/// transposing kernels), which the 128 x 64 and 128 x 128 kernels (and every kernel of the
+/// `shift_edge` variant) load shifted inside M, and 192 rows split over K, beta 0: the shifted
+/// tile's second warpgroup writes whole rows through the staged store, after the splits.
 const QUICK: &[Case] = &[
     (128, 256, 64, 1.0, 0.0),
     (7, 1000, 136, 1.0, 0.5),
     (4097, 300, 1024, 1.0, 1.0),
     (3, 1000, 2056, 1.0, 0.5),
     (300, 1000, 136, 1.0, 0.0),
+    (192, 1000, 2048, 1.0, 0.0),
 ];
 
 /// Cases added for the step kernels (`--steps`), for the stream-K ones on the H200's 132 SMs:
