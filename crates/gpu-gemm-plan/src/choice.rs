@@ -22,7 +22,10 @@
 //! clause for such rows keeps only its many-tiles half, and the transposing kernel only M
 //! 177..=192. Over that run's 56 shapes the default's own time is 0.909 of the faster cuBLAS
 //! default (the rule before, on the same kernels, 0.899) and within 3 % of our fastest
-//! production kernel on 47 (before 41).
+//! production kernel on 47 (before 41); run 129 timed it as the default (M 160-192: 0.857, the
+//! rule before 0.826). Then M in 129..=160 takes the 128 x 128 tiles outright
+//! ([`second_row_a_quarter`], fitted to runs 128 and 129's kernel columns and not yet timed as
+//! the default: 0.912 and 49 of 56 on run 128's shapes, 0.859 and 25 of 32 on run 129's).
 
 use crate::{
     CLUSTER, ClusterFit, Grid, KernelSpec, PERSISTENT, PERSISTENT_N64, PERSISTENT_N128,
@@ -102,7 +105,8 @@ pub fn default_kernel_on(
 /// 128 x 128 if only the 128 x 256 ones are, CTA pairs on 128 x 256 tiles otherwise.
 ///
 /// Then, for M > 64, **128 x 192 tiles** in place of a 128 x 256 or 128 x 128 choice where they
-/// fill whole waves better ([`fills_waves_better`]); and before all of it, for M in 177..=192
+/// fill whole waves better ([`fills_waves_better`]), but not for M in 129..=160, which neither
+/// they nor the 128 x 256 half-row clause take ([`second_row_a_quarter`]); and before all of it, for M in 177..=192
 /// with few weight tiles and K at most 8192, the transposing kernel 64 wide
 /// ([`half_row_fits_transposed`]; [`default_kernel_on`] takes its cluster-K form there).
 pub fn default_kernel(shape: Shape, sms: u32) -> &'static KernelSpec {
@@ -111,11 +115,27 @@ pub fn default_kernel(shape: Shape, sms: u32) -> &'static KernelSpec {
     }
     let spec = default_before_n192(shape, sms);
     let replaced = [PERSISTENT.entry, PERSISTENT_N128.entry, CLUSTER.entry];
-    if shape.m > 64 && replaced.contains(&spec.entry) && fills_waves_better(shape, sms) {
+    if shape.m > 64
+        && !second_row_a_quarter(shape)
+        && replaced.contains(&spec.entry)
+        && fills_waves_better(shape, sms)
+    {
         &PERSISTENT_N192
     } else {
         spec
     }
+}
+
+/// Whether `shape` has two rows of 128-row tiles, the second at most a quarter inside M (M in
+/// 129..=160): the 128 x 128 kernel loads that row shifted inside M and computes it whole, as any
+/// other, while the 192- and 256-wide kernels' A boxes are three quarters out of bounds there.
+/// The rule then takes neither the 128 x 192 tiles nor the 128 x 256 half-row clause. Runs 128
+/// and 129 (an H100; M = 160, every kernel in the same rounds): 160 x 10240 x 8192 ran 1.21 and
+/// 1.26 times as fast on 128 x 128 tiles as on the 128 x 192 ones the rule took, 160 x 57344 x
+/// 8192 1.02 and 1.01 times as fast as on 128 x 256; at M = 176 the 128 x 256 kernel was 4 %
+/// ahead on the latter (not in this class).
+pub fn second_row_a_quarter(shape: Shape) -> bool {
+    (129..=160).contains(&shape.m)
 }
 
 /// Whether [`PERSISTENT_N192`]'s tiles run `shape` in fewer columns of waves: a wave of `sms`
@@ -197,7 +217,7 @@ fn default_before_n192(shape: Shape, sms: u32) -> &'static KernelSpec {
     }
     let narrow = tiles(&PERSISTENT_N128);
     let half_row = shape.m > 128 && (1..=64).contains(&(shape.m % 128));
-    if half_row && narrow > sms {
+    if half_row && narrow > sms && !second_row_a_quarter(shape) {
         return &PERSISTENT;
     }
     if narrow <= 3 * sms / 2 {
@@ -265,6 +285,23 @@ mod tests {
             before(192, 44 * 128 + 1, 8192)
         );
         assert_eq!(pick(192, 44 * 128, 8200), before(192, 44 * 128, 8200));
+    }
+
+    /// M in 129..=160: the 128 x 128 tiles, not the 128 x 192 ones the wave rule would take nor
+    /// the 128 x 256 ones of the half-row clause (runs 128 and 129, an H100).
+    #[test]
+    fn a_second_row_a_quarter_inside_m_runs_128_wide() {
+        // 160 x 10240 x 8192: 128 x 128 1.21 and 1.26 times as fast as 128 x 192; 160 x 57344 x
+        // 8192: 1.02 and 1.01 times as fast as 128 x 256.
+        assert_eq!(pick(160, 10240, 8192), "persistent-128");
+        assert_eq!(pick(160, 57344, 8192), "persistent-128");
+        assert_eq!(pick(129, 10240, 8192), "persistent-128");
+        // The edges: 161 (a third of the row and more) keeps the rule.
+        assert!(second_row_a_quarter(Shape { m: 129, n: 1, k: 1 }));
+        assert!(!second_row_a_quarter(Shape { m: 128, n: 1, k: 1 }));
+        assert!(!second_row_a_quarter(Shape { m: 161, n: 1, k: 1 }));
+        assert_eq!(pick(176, 10240, 8192), "persistent-192");
+        assert_eq!(pick(176, 57344, 8192), "persistent");
     }
 
     /// The 128 x 192 tiles where they fill whole waves better (run 112, an H100, every kernel in

@@ -22,7 +22,10 @@ mod config;
 mod layout;
 mod table;
 
-pub use choice::{default_kernel, default_kernel_on, fills_waves_better, half_row_fits_transposed};
+pub use choice::{
+    default_kernel, default_kernel_on, fills_waves_better, half_row_fits_transposed,
+    second_row_a_quarter,
+};
 pub use config::{CONSUMER_REGS, CONSUMER_WARPS, Config, PRODUCER_REGS};
 pub use gpu_hopper::schedule::{GROUP, MAX_UNITS, Schedule, Work};
 pub use layout::{A_BYTES, BK, BM, BOX_BYTES, Layout, STAGING_BYTES, SWIZZLE, epilogue_quarters};
