@@ -72,13 +72,21 @@ pub enum Module {
     /// kernels' weights loaded evict-first, their activations evict-last): a measurement module
     /// of the benchmark's bundle.
     L2Hints,
+    /// The production kernels with the kernel crate's `short_a_box` feature (below one tile of
+    /// M, A's box of M rows instead of 128 zero-filled past M; the host encodes it so on the
+    /// module's `ABI_SHORT_A_BOX`): a measurement module of the benchmark's bundle.
+    ShortABox,
 }
 
 impl Module {
     /// The module's entries.
     pub fn entries(self) -> &'static [(&'static str, u32)] {
         match self {
-            Module::Production | Module::Unwaited | Module::ShiftEdge | Module::L2Hints => &ENTRIES,
+            Module::Production
+            | Module::Unwaited
+            | Module::ShiftEdge
+            | Module::L2Hints
+            | Module::ShortABox => &ENTRIES,
             Module::Steps => &STEP_ENTRIES,
         }
     }
@@ -91,6 +99,7 @@ impl Module {
             Module::Unwaited => "gpu_gemm_unwaited.ptx",
             Module::ShiftEdge => "gpu_gemm_shift_edge.ptx",
             Module::L2Hints => "gpu_gemm_l2_hints.ptx",
+            Module::ShortABox => "gpu_gemm_short_a_box.ptx",
         }
     }
 }
@@ -253,6 +262,11 @@ pub fn build_module(sh: &Shell, module: Module) -> Result<PathBuf> {
             &["--features", "l2_hints"],
             target.target_dir().with_extension("l2_hints"),
         ),
+        Module::ShortABox => (
+            "gemm short_a_box (sm_90a)",
+            &["--features", "short_a_box"],
+            target.target_dir().with_extension("short_a_box"),
+        ),
     };
     crate::gpu::starting(label, target);
     let output = target.cargo_build_output_in(sh, CRATE, features, &target_dir)?;
@@ -281,6 +295,7 @@ pub fn build_module(sh: &Shell, module: Module) -> Result<PathBuf> {
             Module::Unwaited => "unwaited",
             Module::ShiftEdge => "shift",
             Module::L2Hints => "l2hints",
+            Module::ShortABox => "shortbox",
         },
         target.triple,
         start.elapsed().as_secs_f64(),

@@ -191,6 +191,10 @@ pub struct Gemm {
     /// Whether launches ask for programmatic stream serialization
     /// ([`Gemm::set_programmatic_launch`]).
     programmatic: gpu_hopper_host::ProgrammaticLaunch,
+    /// Whether the module's kernels that do not compute the transpose take A's box of
+    /// `abi::short_a_box_rows(M)` rows (its `ABI_SHORT_A_BOX`: the `short_a_box` measurement
+    /// module), which A's tensor map then has.
+    short_a_box: bool,
     ctx: Arc<CudaContext>,
 }
 
@@ -323,6 +327,7 @@ impl Gemm {
             capacities,
             fits,
             programmatic: gpu_hopper_host::ProgrammaticLaunch::new(loaded.waits),
+            short_a_box: loaded.short_a_box,
             ctx: ctx.clone(),
         })
     }
@@ -831,7 +836,16 @@ impl Gemm {
         } else {
             ((addresses.a, m), (addresses.b, n))
         };
-        maps[..128].copy_from_slice(&tensor_map(a, k, rows_a, kernel.tile_rows())?);
+        // A's box: a tile's rows, or in a `short_a_box` module (whose kernels that do not
+        // compute the transpose expect it: `mainloop::stage_tx`, the same function of M) below
+        // one tile of M only M's, rounded up to 8.
+        let a_box = if self.short_a_box && !kernel.spec().config.swap_ab {
+            debug_assert_eq!(kernel.tile_rows(), gpu_gemm_plan::BM);
+            gpu_gemm_plan::abi::short_a_box_rows(m)
+        } else {
+            kernel.tile_rows()
+        };
+        maps[..128].copy_from_slice(&tensor_map(a, k, rows_a, a_box)?);
         maps[128..256].copy_from_slice(&tensor_map(b, k, rows_b, kernel.b_box_rows())?);
         let c = addresses.c.address(addresses.d);
         // D's and C's maps serve the TMA-store epilogue only.

@@ -19,6 +19,25 @@ pub const ABI_VERSION: u32 = 4;
 /// refuses to launch it so.
 pub const ABI_UNWAITED: u32 = 1 << 31;
 
+/// Or-ed into the exported version by a module whose kernels that do not compute the transpose
+/// expect, for M below one tile's 128 rows, an A box of [`short_a_box_rows`] rows rather than
+/// 128 (the kernel crate's `short_a_box` feature, a measurement): the host encodes A's tensor
+/// map so for such a module, and each stage then receives that many rows' bytes. The rows the
+/// box leaves out hold whatever the slot held before; `wgmma` computes each row of D from its
+/// own row of A, and no row at or past M leaves the kernel, so they reach nothing.
+pub const ABI_SHORT_A_BOX: u32 = 1 << 30;
+
+/// The rows of A's box for `m` rows of A under [`ABI_SHORT_A_BOX`]: `m` rounded up to a whole
+/// number of 8-row swizzle atoms below one tile ([`crate::BM`]), else a tile's.
+pub const fn short_a_box_rows(m: u32) -> u32 {
+    if m < crate::BM {
+        let rows = m.div_ceil(8) * 8;
+        if rows == 0 { 8 } else { rows }
+    } else {
+        crate::BM
+    }
+}
+
 /// The one launch parameter of every entry, passed by value (`.param .align 8 .b8 p[56]` in the
 /// PTX): the host fills it and hands the driver a pointer to it, the device reads each field
 /// from the parameter space. Addresses are device addresses as integers (0 where not used).
@@ -52,3 +71,25 @@ pub struct Params {
 pub const PARAMS_BYTES: usize = core::mem::size_of::<Params>();
 
 const _: () = assert!(PARAMS_BYTES == 56 && core::mem::align_of::<Params>() == 8);
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Below a tile: whole 8-row atoms covering M (at least one); from a tile up: the tile.
+    #[test]
+    fn short_a_boxes_cover_m_in_whole_atoms() {
+        assert_eq!(short_a_box_rows(0), 8);
+        assert_eq!(short_a_box_rows(1), 8);
+        assert_eq!(short_a_box_rows(8), 8);
+        assert_eq!(short_a_box_rows(9), 16);
+        assert_eq!(short_a_box_rows(96), 96);
+        assert_eq!(short_a_box_rows(97), 104);
+        assert_eq!(short_a_box_rows(127), 128);
+        assert_eq!(short_a_box_rows(128), 128);
+        assert_eq!(short_a_box_rows(4096), 128);
+        // The flags are distinct bits above any version.
+        assert_eq!(ABI_SHORT_A_BOX & ABI_UNWAITED, 0);
+        assert_eq!(ABI_VERSION & (ABI_SHORT_A_BOX | ABI_UNWAITED), 0);
+    }
+}

@@ -14,7 +14,7 @@ use crate::cluster_k;
 use crate::epilogue::{
     EPILOGUE_BARRIERS, Epi, Out, c_stages, epilogue, epilogue_from, load_c, store_through_smem,
 };
-use crate::mainloop::{Pipe, a_row0, consume_unit, mma_stage, produce, shifts_edge};
+use crate::mainloop::{Pipe, a_row0, consume_unit, mma_stage, produce, shifts_edge, stage_tx};
 use crate::split_k::{SPLIT_K_BARRIERS, Workspace, last_split};
 use crate::tile::Width;
 use gpu_hopper::arch::nvptx::{
@@ -180,6 +180,7 @@ pub(crate) unsafe fn gemm<W: Width, const ST: usize, const C: u32, S: MbarScope>
                     rank,
                     paired,
                     edge,
+                    stage_tx(layout, m, config.swap_ab),
                     #[cfg(feature = "l2_hints")]
                     (config.swap_ab && !paired),
                 )

@@ -34,6 +34,21 @@ pub(crate) const fn shifts_edge(bn: u32, swap_ab: bool) -> bool {
     cfg!(feature = "shift_edge") || (bn <= 128 && !swap_ab)
 }
 
+/// The bytes a stage of `layout` receives for a problem of `m` rows (`swap_ab`: a kernel that
+/// computes the transpose, whose A is the weights): the whole stage, or in the `short_a_box`
+/// feature's module (a measurement; `abi::ABI_SHORT_A_BOX`) with M below one tile, A's box of
+/// `abi::short_a_box_rows(m)` rows and B's: the rows past M are not loaded at all, where the
+/// production kernels load them out of bounds, zero-filled (M = 96 ran 5-21 % slower than M = 128
+/// on the same grid of 128 x 64 tiles, run 117).
+#[inline(always)]
+pub(crate) fn stage_tx(layout: Layout, m: u32, swap_ab: bool) -> u32 {
+    if cfg!(feature = "short_a_box") && !swap_ab {
+        layout.stage_bytes() - A_BYTES + gpu_gemm_plan::abi::short_a_box_rows(m) * 2 * BK
+    } else {
+        layout.stage_bytes()
+    }
+}
+
 /// The first row of A that the tile starting at row `m0` loads: `m0`, or with `edge` (the
 /// problem's M, where the kernel shifts its last tile row: [`shifts_edge`]) for a tile that ends
 /// past M when M exceeds one tile, `M - BM`.
@@ -53,8 +68,9 @@ pub(crate) fn a_row0(m0: u32, edge: Option<u32>) -> u32 {
 ///
 /// One thread calls it; `smem` is the kernel's dynamic shared memory, laid out as `layout`;
 /// `maps` are A's and B's tensor maps (boxes 64 x 128 and 64 x BN, or 64 x BN / 2 in a pair),
-/// in global memory; in a pair (`paired`) both CTAs run it and the peer's barriers are
-/// initialised. With the `l2_hints` feature, `hinted` (only without a pair) loads the A boxes
+/// in global memory, and `stage_tx` the bytes their boxes bring a stage ([`stage_tx`] of the
+/// problem, which A's box rows match); in a pair (`paired`) both CTAs run it and the peer's
+/// barriers are initialised. With the `l2_hints` feature, `hinted` (only without a pair) loads the A boxes
 /// (a transposing kernel's weights, each read by one row of tiles: once where M fits one tile,
 /// as in decode) with the L2 policy evict-first and the B boxes (its activations, which every
 /// weight tile reads again) with evict-last (`MbarrierRef::tensor_load_hinted`): the feature's
@@ -73,6 +89,7 @@ pub(crate) unsafe fn produce<W: Width, const ST: usize, const C: u32, S: MbarSco
     rank: u32,
     paired: bool,
     edge: Option<u32>,
+    stage_tx: u32,
     #[cfg(feature = "l2_hints")] hinted: bool,
 ) {
     // SAFETY: B's map follows A's.
@@ -101,7 +118,7 @@ pub(crate) unsafe fn produce<W: Width, const ST: usize, const C: u32, S: MbarSco
         for kb in kb0..kb1 {
             // Both CTAs of a pair receive the whole stage: their own A, their half of
             // B and the peer's half.
-            producer.produce_tma(layout.stage_bytes(), |stage| {
+            producer.produce_tma(stage_tx, |stage| {
                 let bar = stage.barrier();
                 // SAFETY: the stage's slot lies inside the layout.
                 let base = unsafe { smem.add((stage.index() * layout.stage_bytes()) as usize) };
