@@ -12,7 +12,10 @@ pub enum Error {
     /// The problem breaks a rule of the kernels (the plan's [`AttentionError`]: its message says
     /// what to change).
     Problem(AttentionError),
-    /// A buffer is too short for the problem, or an argument does not fit.
+    /// `LSE`'s buffer is too short for the problem, an address is misaligned, or an argument
+    /// does not fit. (A too-short Q, K, V or O is a [`Error::Problem`] holding
+    /// [`AttentionError::Buffer`], which names the tensor: `AttentionError`'s `Tensor` has no
+    /// `LSE`.)
     Buffer(String),
     /// The module is not one this host API can launch.
     Module(String),
