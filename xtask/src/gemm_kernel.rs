@@ -91,15 +91,25 @@ impl Module {
         }
     }
 
-    /// The final module's file name under `target/gpu/sm_90a/`.
-    pub fn file(self) -> &'static str {
+    /// The kernel crate's feature the module is built with (none for the production module):
+    /// its build's label, target folder and file name follow from it.
+    pub fn feature(self) -> Option<&'static str> {
         match self {
-            Module::Production => "gpu_gemm.ptx",
-            Module::Steps => "gpu_gemm_steps.ptx",
-            Module::Unwaited => "gpu_gemm_unwaited.ptx",
-            Module::ShiftEdge => "gpu_gemm_shift_edge.ptx",
-            Module::L2Hints => "gpu_gemm_l2_hints.ptx",
-            Module::ShortABox => "gpu_gemm_short_a_box.ptx",
+            Module::Production => None,
+            Module::Steps => Some("steps"),
+            Module::Unwaited => Some("unwaited"),
+            Module::ShiftEdge => Some("shift_edge"),
+            Module::L2Hints => Some("l2_hints"),
+            Module::ShortABox => Some("short_a_box"),
+        }
+    }
+
+    /// The final module's file name under `target/gpu/sm_90a/`: `gpu_gemm.ptx`, or
+    /// `gpu_gemm_FEATURE.ptx`.
+    pub fn file(self) -> String {
+        match self.feature() {
+            None => "gpu_gemm.ptx".to_string(),
+            Some(feature) => format!("gpu_gemm_{feature}.ptx"),
         }
     }
 }
@@ -240,36 +250,17 @@ pub fn build(sh: &Shell) -> Result<PathBuf> {
 pub fn build_module(sh: &Shell, module: Module) -> Result<PathBuf> {
     let start = Instant::now();
     let target = &NVPTX_SM90A;
-    let (label, features, target_dir): (&str, &[&str], PathBuf) = match module {
-        Module::Production => ("gemm (sm_90a)", &[], target.target_dir()),
-        Module::Steps => (
-            "gemm steps (sm_90a)",
-            &["--features", "steps"],
-            target.target_dir().with_extension("steps"),
-        ),
-        Module::Unwaited => (
-            "gemm unwaited (sm_90a)",
-            &["--features", "unwaited"],
-            target.target_dir().with_extension("unwaited"),
-        ),
-        Module::ShiftEdge => (
-            "gemm shift_edge (sm_90a)",
-            &["--features", "shift_edge"],
-            target.target_dir().with_extension("shift_edge"),
-        ),
-        Module::L2Hints => (
-            "gemm l2_hints (sm_90a)",
-            &["--features", "l2_hints"],
-            target.target_dir().with_extension("l2_hints"),
-        ),
-        Module::ShortABox => (
-            "gemm short_a_box (sm_90a)",
-            &["--features", "short_a_box"],
-            target.target_dir().with_extension("short_a_box"),
+    // The production module in the target folder; each variant with its feature, in its own.
+    let (label, features, target_dir) = match module.feature() {
+        None => ("gemm (sm_90a)".to_string(), vec![], target.target_dir()),
+        Some(feature) => (
+            format!("gemm {feature} (sm_90a)"),
+            vec!["--features", feature],
+            target.target_dir().with_extension(feature),
         ),
     };
-    crate::gpu::starting(label, target);
-    let output = target.cargo_build_output_in(sh, CRATE, features, &target_dir)?;
+    crate::gpu::starting(&label, target);
+    let output = target.cargo_build_output_in(sh, CRATE, &features, &target_dir)?;
     if !output.status.success() {
         eprintln!("{}", String::from_utf8_lossy(&output.stderr));
         return Err(format!("building {CRATE} ({label}) failed"));
@@ -289,14 +280,7 @@ pub fn build_module(sh: &Shell, module: Module) -> Result<PathBuf> {
     std::fs::write(&out, &ptx).map_err(|e| format!("writing {}: {e}", out.display()))?;
     println!(
         "  {:<8} {:<22} {:>6.1} s  {} (.maxntid per kernel; {WGMMAS} wgmma per kernel, no local memory)",
-        match module {
-            Module::Production => "gemm",
-            Module::Steps => "steps",
-            Module::Unwaited => "unwaited",
-            Module::ShiftEdge => "shift",
-            Module::L2Hints => "l2hints",
-            Module::ShortABox => "shortbox",
-        },
+        module.feature().unwrap_or("gemm"),
         target.triple,
         start.elapsed().as_secs_f64(),
         out.display()

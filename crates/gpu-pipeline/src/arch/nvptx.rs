@@ -45,6 +45,46 @@ macro_rules! leaf {
     };
 }
 
+/// The body of a `cp.async.bulk.tensor` leaf: a `match` on the dimension count `D` whose arm for
+/// 1..=5 (5 for any other) is `cp.async.bulk.tensor.Dd{mid}{c0, ..}{tail}` with the first `D`
+/// coordinates of `$c` as operands `c0..`, after the instruction's other operands `$op` (named as
+/// `mid` and `tail` use them, each followed by a comma). PTX ISA 8.0, "cp.async.bulk.tensor".
+/// (Off nvptx64 the leaves' bodies are not compiled, so nothing uses it there.)
+#[cfg_attr(not(target_arch = "nvptx64"), allow(unused_macros))]
+macro_rules! tensor_copy_by_dims {
+    ($d:expr, $c:expr, $mid:literal, $tail:literal, $($op:tt)*) => {
+        match $d {
+            1 => asm!(
+                concat!("cp.async.bulk.tensor.1d", $mid, "{c0}", $tail),
+                $($op)* c0 = in(reg32) $c[0],
+                options(nostack, preserves_flags),
+            ),
+            2 => asm!(
+                concat!("cp.async.bulk.tensor.2d", $mid, "{c0}, {c1}", $tail),
+                $($op)* c0 = in(reg32) $c[0], c1 = in(reg32) $c[1],
+                options(nostack, preserves_flags),
+            ),
+            3 => asm!(
+                concat!("cp.async.bulk.tensor.3d", $mid, "{c0}, {c1}, {c2}", $tail),
+                $($op)* c0 = in(reg32) $c[0], c1 = in(reg32) $c[1], c2 = in(reg32) $c[2],
+                options(nostack, preserves_flags),
+            ),
+            4 => asm!(
+                concat!("cp.async.bulk.tensor.4d", $mid, "{c0}, {c1}, {c2}, {c3}", $tail),
+                $($op)* c0 = in(reg32) $c[0], c1 = in(reg32) $c[1], c2 = in(reg32) $c[2],
+                c3 = in(reg32) $c[3],
+                options(nostack, preserves_flags),
+            ),
+            _ => asm!(
+                concat!("cp.async.bulk.tensor.5d", $mid, "{c0}, {c1}, {c2}, {c3}, {c4}", $tail),
+                $($op)* c0 = in(reg32) $c[0], c1 = in(reg32) $c[1], c2 = in(reg32) $c[2],
+                c3 = in(reg32) $c[3], c4 = in(reg32) $c[4],
+                options(nostack, preserves_flags),
+            ),
+        }
+    };
+}
+
 leaf! {
     /// `cvta.to.shared.u64 d, a;` then the low 32 bits: the `.shared::cta` address of a generic
     /// pointer.
@@ -973,33 +1013,13 @@ leaf! {
     pub unsafe fn cp_async_bulk_tensor_load<const D: usize>(dst: u32, map: *const u8, c: [i32; 5], mbar: u32) {
         // SAFETY: guaranteed by the caller.
         unsafe {
-            match D {
-                1 => asm!(
-                    "cp.async.bulk.tensor.1d.shared::cluster.global.mbarrier::complete_tx::bytes [{d}], [{m}, {{{c0}}}], [{b}];",
-                    d = in(reg32) dst, m = in(reg64) map, b = in(reg32) mbar, c0 = in(reg32) c[0],
-                    options(nostack, preserves_flags),
-                ),
-                2 => asm!(
-                    "cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes [{d}], [{m}, {{{c0}, {c1}}}], [{b}];",
-                    d = in(reg32) dst, m = in(reg64) map, b = in(reg32) mbar, c0 = in(reg32) c[0], c1 = in(reg32) c[1],
-                    options(nostack, preserves_flags),
-                ),
-                3 => asm!(
-                    "cp.async.bulk.tensor.3d.shared::cluster.global.mbarrier::complete_tx::bytes [{d}], [{m}, {{{c0}, {c1}, {c2}}}], [{b}];",
-                    d = in(reg32) dst, m = in(reg64) map, b = in(reg32) mbar, c0 = in(reg32) c[0], c1 = in(reg32) c[1], c2 = in(reg32) c[2],
-                    options(nostack, preserves_flags),
-                ),
-                4 => asm!(
-                    "cp.async.bulk.tensor.4d.shared::cluster.global.mbarrier::complete_tx::bytes [{d}], [{m}, {{{c0}, {c1}, {c2}, {c3}}}], [{b}];",
-                    d = in(reg32) dst, m = in(reg64) map, b = in(reg32) mbar, c0 = in(reg32) c[0], c1 = in(reg32) c[1], c2 = in(reg32) c[2], c3 = in(reg32) c[3],
-                    options(nostack, preserves_flags),
-                ),
-                _ => asm!(
-                    "cp.async.bulk.tensor.5d.shared::cluster.global.mbarrier::complete_tx::bytes [{d}], [{m}, {{{c0}, {c1}, {c2}, {c3}, {c4}}}], [{b}];",
-                    d = in(reg32) dst, m = in(reg64) map, b = in(reg32) mbar, c0 = in(reg32) c[0], c1 = in(reg32) c[1], c2 = in(reg32) c[2], c3 = in(reg32) c[3], c4 = in(reg32) c[4],
-                    options(nostack, preserves_flags),
-                ),
-            }
+            tensor_copy_by_dims!(
+                D,
+                c,
+                ".shared::cluster.global.mbarrier::complete_tx::bytes [{d}], [{m}, {{",
+                "}}], [{b}];",
+                d = in(reg32) dst, m = in(reg64) map, b = in(reg32) mbar,
+            )
         }
     }
 }
@@ -1021,33 +1041,13 @@ leaf! {
     pub unsafe fn cp_async_bulk_tensor_load_multicast<const D: usize>(dst: u32, map: *const u8, c: [i32; 5], mbar: u32, mask: u16) {
         // SAFETY: guaranteed by the caller.
         unsafe {
-            match D {
-                1 => asm!(
-                    "cp.async.bulk.tensor.1d.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster [{d}], [{m}, {{{c0}}}], [{b}], {k};",
-                    d = in(reg32) dst, m = in(reg64) map, b = in(reg32) mbar, k = in(reg16) mask, c0 = in(reg32) c[0],
-                    options(nostack, preserves_flags),
-                ),
-                2 => asm!(
-                    "cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster [{d}], [{m}, {{{c0}, {c1}}}], [{b}], {k};",
-                    d = in(reg32) dst, m = in(reg64) map, b = in(reg32) mbar, k = in(reg16) mask, c0 = in(reg32) c[0], c1 = in(reg32) c[1],
-                    options(nostack, preserves_flags),
-                ),
-                3 => asm!(
-                    "cp.async.bulk.tensor.3d.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster [{d}], [{m}, {{{c0}, {c1}, {c2}}}], [{b}], {k};",
-                    d = in(reg32) dst, m = in(reg64) map, b = in(reg32) mbar, k = in(reg16) mask, c0 = in(reg32) c[0], c1 = in(reg32) c[1], c2 = in(reg32) c[2],
-                    options(nostack, preserves_flags),
-                ),
-                4 => asm!(
-                    "cp.async.bulk.tensor.4d.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster [{d}], [{m}, {{{c0}, {c1}, {c2}, {c3}}}], [{b}], {k};",
-                    d = in(reg32) dst, m = in(reg64) map, b = in(reg32) mbar, k = in(reg16) mask, c0 = in(reg32) c[0], c1 = in(reg32) c[1], c2 = in(reg32) c[2], c3 = in(reg32) c[3],
-                    options(nostack, preserves_flags),
-                ),
-                _ => asm!(
-                    "cp.async.bulk.tensor.5d.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster [{d}], [{m}, {{{c0}, {c1}, {c2}, {c3}, {c4}}}], [{b}], {k};",
-                    d = in(reg32) dst, m = in(reg64) map, b = in(reg32) mbar, k = in(reg16) mask, c0 = in(reg32) c[0], c1 = in(reg32) c[1], c2 = in(reg32) c[2], c3 = in(reg32) c[3], c4 = in(reg32) c[4],
-                    options(nostack, preserves_flags),
-                ),
-            }
+            tensor_copy_by_dims!(
+                D,
+                c,
+                ".shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster [{d}], [{m}, {{",
+                "}}], [{b}], {k};",
+                d = in(reg32) dst, m = in(reg64) map, b = in(reg32) mbar, k = in(reg16) mask,
+            )
         }
     }
 }
@@ -1104,33 +1104,13 @@ leaf! {
     pub unsafe fn cp_async_bulk_tensor_load_hint<const D: usize>(dst: u32, map: *const u8, c: [i32; 5], mbar: u32, policy: u64) {
         // SAFETY: guaranteed by the caller.
         unsafe {
-            match D {
-                1 => asm!(
-                    "cp.async.bulk.tensor.1d.shared::cluster.global.mbarrier::complete_tx::bytes.L2::cache_hint [{d}], [{m}, {{{c0}}}], [{b}], {p};",
-                    d = in(reg32) dst, m = in(reg64) map, b = in(reg32) mbar, p = in(reg64) policy, c0 = in(reg32) c[0],
-                    options(nostack, preserves_flags),
-                ),
-                2 => asm!(
-                    "cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes.L2::cache_hint [{d}], [{m}, {{{c0}, {c1}}}], [{b}], {p};",
-                    d = in(reg32) dst, m = in(reg64) map, b = in(reg32) mbar, p = in(reg64) policy, c0 = in(reg32) c[0], c1 = in(reg32) c[1],
-                    options(nostack, preserves_flags),
-                ),
-                3 => asm!(
-                    "cp.async.bulk.tensor.3d.shared::cluster.global.mbarrier::complete_tx::bytes.L2::cache_hint [{d}], [{m}, {{{c0}, {c1}, {c2}}}], [{b}], {p};",
-                    d = in(reg32) dst, m = in(reg64) map, b = in(reg32) mbar, p = in(reg64) policy, c0 = in(reg32) c[0], c1 = in(reg32) c[1], c2 = in(reg32) c[2],
-                    options(nostack, preserves_flags),
-                ),
-                4 => asm!(
-                    "cp.async.bulk.tensor.4d.shared::cluster.global.mbarrier::complete_tx::bytes.L2::cache_hint [{d}], [{m}, {{{c0}, {c1}, {c2}, {c3}}}], [{b}], {p};",
-                    d = in(reg32) dst, m = in(reg64) map, b = in(reg32) mbar, p = in(reg64) policy, c0 = in(reg32) c[0], c1 = in(reg32) c[1], c2 = in(reg32) c[2], c3 = in(reg32) c[3],
-                    options(nostack, preserves_flags),
-                ),
-                _ => asm!(
-                    "cp.async.bulk.tensor.5d.shared::cluster.global.mbarrier::complete_tx::bytes.L2::cache_hint [{d}], [{m}, {{{c0}, {c1}, {c2}, {c3}, {c4}}}], [{b}], {p};",
-                    d = in(reg32) dst, m = in(reg64) map, b = in(reg32) mbar, p = in(reg64) policy, c0 = in(reg32) c[0], c1 = in(reg32) c[1], c2 = in(reg32) c[2], c3 = in(reg32) c[3], c4 = in(reg32) c[4],
-                    options(nostack, preserves_flags),
-                ),
-            }
+            tensor_copy_by_dims!(
+                D,
+                c,
+                ".shared::cluster.global.mbarrier::complete_tx::bytes.L2::cache_hint [{d}], [{m}, {{",
+                "}}], [{b}], {p};",
+                d = in(reg32) dst, m = in(reg64) map, b = in(reg32) mbar, p = in(reg64) policy,
+            )
         }
     }
 }
@@ -1157,33 +1137,13 @@ leaf! {
     pub unsafe fn cp_async_bulk_tensor_store<const D: usize>(map: *const u8, c: [i32; 5], src: u32) {
         // SAFETY: guaranteed by the caller.
         unsafe {
-            match D {
-                1 => asm!(
-                    "cp.async.bulk.tensor.1d.global.shared::cta.bulk_group [{m}, {{{c0}}}], [{s}];",
-                    m = in(reg64) map, s = in(reg32) src, c0 = in(reg32) c[0],
-                    options(nostack, preserves_flags),
-                ),
-                2 => asm!(
-                    "cp.async.bulk.tensor.2d.global.shared::cta.bulk_group [{m}, {{{c0}, {c1}}}], [{s}];",
-                    m = in(reg64) map, s = in(reg32) src, c0 = in(reg32) c[0], c1 = in(reg32) c[1],
-                    options(nostack, preserves_flags),
-                ),
-                3 => asm!(
-                    "cp.async.bulk.tensor.3d.global.shared::cta.bulk_group [{m}, {{{c0}, {c1}, {c2}}}], [{s}];",
-                    m = in(reg64) map, s = in(reg32) src, c0 = in(reg32) c[0], c1 = in(reg32) c[1], c2 = in(reg32) c[2],
-                    options(nostack, preserves_flags),
-                ),
-                4 => asm!(
-                    "cp.async.bulk.tensor.4d.global.shared::cta.bulk_group [{m}, {{{c0}, {c1}, {c2}, {c3}}}], [{s}];",
-                    m = in(reg64) map, s = in(reg32) src, c0 = in(reg32) c[0], c1 = in(reg32) c[1], c2 = in(reg32) c[2], c3 = in(reg32) c[3],
-                    options(nostack, preserves_flags),
-                ),
-                _ => asm!(
-                    "cp.async.bulk.tensor.5d.global.shared::cta.bulk_group [{m}, {{{c0}, {c1}, {c2}, {c3}, {c4}}}], [{s}];",
-                    m = in(reg64) map, s = in(reg32) src, c0 = in(reg32) c[0], c1 = in(reg32) c[1], c2 = in(reg32) c[2], c3 = in(reg32) c[3], c4 = in(reg32) c[4],
-                    options(nostack, preserves_flags),
-                ),
-            }
+            tensor_copy_by_dims!(
+                D,
+                c,
+                ".global.shared::cta.bulk_group [{m}, {{",
+                "}}], [{s}];",
+                m = in(reg64) map, s = in(reg32) src,
+            )
         }
     }
 }
