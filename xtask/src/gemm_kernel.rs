@@ -72,21 +72,13 @@ pub enum Module {
     /// kernels' weights loaded evict-first, their activations evict-last): a measurement module
     /// of the benchmark's bundle.
     L2Hints,
-    /// The production kernels with the kernel crate's `short_a_box` feature (below one tile of
-    /// M, A's box of M rows instead of 128 zero-filled past M; the host encodes it so on the
-    /// module's `ABI_SHORT_A_BOX`): a measurement module of the benchmark's bundle.
-    ShortABox,
 }
 
 impl Module {
     /// The module's entries.
     pub fn entries(self) -> &'static [(&'static str, u32)] {
         match self {
-            Module::Production
-            | Module::Unwaited
-            | Module::ShiftEdge
-            | Module::L2Hints
-            | Module::ShortABox => &ENTRIES,
+            Module::Production | Module::Unwaited | Module::ShiftEdge | Module::L2Hints => &ENTRIES,
             Module::Steps => &STEP_ENTRIES,
         }
     }
@@ -100,7 +92,6 @@ impl Module {
             Module::Unwaited => Some("unwaited"),
             Module::ShiftEdge => Some("shift_edge"),
             Module::L2Hints => Some("l2_hints"),
-            Module::ShortABox => Some("short_a_box"),
         }
     }
 

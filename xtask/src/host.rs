@@ -41,7 +41,6 @@ pub fn lint(sh: &Shell) -> Result {
         &[][..],
         &["--features", "steps"][..],
         &["--features", "l2_hints"][..],
-        &["--features", "short_a_box"][..],
     ] {
         crate::gemm_kernel::NVPTX_SM90A.cargo_clippy(sh, crate::gemm_kernel::CRATE, extra)?;
     }

@@ -191,10 +191,6 @@ pub struct Gemm {
     /// Whether launches ask for programmatic stream serialization
     /// ([`Gemm::set_programmatic_launch`]).
     programmatic: gpu_hopper_host::ProgrammaticLaunch,
-    /// Whether the module's kernels that do not compute the transpose take A's box of
-    /// `abi::short_a_box_rows(M)` rows (its `ABI_SHORT_A_BOX`: the `short_a_box` measurement
-    /// module), which A's tensor map then has.
-    short_a_box: bool,
     ctx: Arc<CudaContext>,
 }
 
@@ -327,7 +323,6 @@ impl Gemm {
             capacities,
             fits,
             programmatic: gpu_hopper_host::ProgrammaticLaunch::new(loaded.waits),
-            short_a_box: loaded.short_a_box,
             ctx: ctx.clone(),
         })
     }
@@ -836,12 +831,12 @@ impl Gemm {
         } else {
             ((addresses.a, m), (addresses.b, n))
         };
-        // A's box: a tile's rows, or in a `short_a_box` module (whose kernels that do not
-        // compute the transpose expect it: `mainloop::stage_tx`, the same function of M) below
-        // one tile of M only M's, rounded up to 8.
-        let a_box = if self.short_a_box && !kernel.spec().config.swap_ab {
-            debug_assert_eq!(kernel.tile_rows(), gpu_gemm_plan::BM);
-            gpu_gemm_plan::abi::short_a_box_rows(m)
+        // A's box: in the kernels of 128-row tiles that do not compute the transpose, below one
+        // tile of M only M's rows, rounded up to 8 (`abi::a_box_rows`; the device's
+        // `mainloop::stage_tx` counts the same bytes); else the tile's rows (the transposing
+        // kernels, whose A is the weights, and the 64-row single-warpgroup step).
+        let a_box = if !kernel.spec().config.swap_ab && kernel.tile_rows() == gpu_gemm_plan::BM {
+            gpu_gemm_plan::abi::a_box_rows(m)
         } else {
             kernel.tile_rows()
         };

@@ -10,9 +10,7 @@
 //! 1. the module's ABI version global ([`ABI_SYMBOL`], a `u32` the kernel crate exports) equals
 //!    [`ABI_VERSION`]: a module of another launch ABI, or one built before the global existed, is
 //!    refused (one whose entries do not wait for their prerequisite grid, [`ABI_VERSION`] with
-//!    [`ABI_UNWAITED`], loads, and is never launched as a programmatic dependent; one with
-//!    [`ABI_SHORT_A_BOX`], the `short_a_box` measurement module, loads, and its A maps are
-//!    encoded with the boxes its kernels expect);
+//!    [`ABI_UNWAITED`], loads, and is never launched as a programmatic dependent);
 //! 2. every entry point exists;
 //! 3. every entry takes exactly the parameters `launch` passes, at the same offsets and sizes
 //!    (`cuFuncGetParamInfo`, CUDA 12.4; [`LAYOUT`]), and no more: counted in the text of
@@ -34,7 +32,7 @@ use cudarc::nvrtc::Ptx;
 
 use crate::{GemmError, Kernel};
 
-pub use gpu_gemm_plan::abi::{ABI_SHORT_A_BOX, ABI_UNWAITED, ABI_VERSION};
+pub use gpu_gemm_plan::abi::{ABI_UNWAITED, ABI_VERSION};
 
 /// The name of the module's global that holds its launch ABI version.
 pub const ABI_SYMBOL: &str = "GPU_GEMM_ABI";
@@ -107,10 +105,6 @@ pub(crate) struct Loaded {
     /// Whether every entry waits for its prerequisite grid before it touches global memory (the
     /// ABI version without [`ABI_UNWAITED`]): only then may it be a programmatic dependent.
     pub waits: bool,
-    /// Whether its kernels that do not compute the transpose take A's box of
-    /// `abi::short_a_box_rows(M)` rows ([`ABI_SHORT_A_BOX`]: the `short_a_box` measurement
-    /// module): A's tensor map must then be encoded so.
-    pub short_a_box: bool,
 }
 
 /// Loads the module at `path` (PTX text or a cubin) into `ctx`, and checks it as the module
@@ -156,7 +150,7 @@ fn load_image(
     let module = ctx
         .load_module(image)
         .map_err(|e| GemmError::Cuda(format!("loading the GEMM module {path}: {e:?}")))?;
-    let Abi { waits, short_a_box } = check_abi_version(ctx, &module, source)?;
+    let Abi { waits } = check_abi_version(ctx, &module, source)?;
     let functions = Kernel::ALL
         .iter()
         .map(|&kernel| {
@@ -181,12 +175,11 @@ fn load_image(
         module,
         functions,
         waits,
-        short_a_box,
     })
 }
 
-/// Step 1: the module's [`ABI_SYMBOL`] holds [`ABI_VERSION`], with [`ABI_UNWAITED`] or
-/// [`ABI_SHORT_A_BOX`] or not; what they say ([`abi_of`]).
+/// Step 1: the module's [`ABI_SYMBOL`] holds [`ABI_VERSION`], with [`ABI_UNWAITED`] or not;
+/// what that says ([`abi_of`]).
 fn check_abi_version(
     ctx: &Arc<CudaContext>,
     module: &Arc<CudaModule>,
@@ -221,17 +214,14 @@ fn check_abi_version(
 pub(crate) struct Abi {
     /// Its entries wait for their prerequisite grid (no [`ABI_UNWAITED`]).
     pub waits: bool,
-    /// Its kernels take A's box of `abi::short_a_box_rows(M)` rows ([`ABI_SHORT_A_BOX`]).
-    pub short_a_box: bool,
 }
 
-/// What a module exporting ABI `version` is: [`ABI_VERSION`], with or without each of the flags
-/// [`ABI_UNWAITED`] (the negative control's: its entries do not wait) and [`ABI_SHORT_A_BOX`];
-/// `None` for any other version.
+/// What a module exporting ABI `version` is: [`ABI_VERSION`], with or without the flag
+/// [`ABI_UNWAITED`] (the negative control's: its entries do not wait); `None` for any other
+/// version.
 pub(crate) fn abi_of(version: u32) -> Option<Abi> {
-    (version & !(ABI_UNWAITED | ABI_SHORT_A_BOX) == ABI_VERSION).then_some(Abi {
+    (version & !ABI_UNWAITED == ABI_VERSION).then_some(Abi {
         waits: version & ABI_UNWAITED == 0,
-        short_a_box: version & ABI_SHORT_A_BOX != 0,
     })
 }
 
@@ -431,17 +421,14 @@ mod tests {
     /// as one that may not be launched programmatically; any other version is refused.
     #[test]
     fn the_abi_version_says_whether_the_entries_wait() {
-        let abi = |waits, short_a_box| Some(Abi { waits, short_a_box });
-        assert_eq!(abi_of(ABI_VERSION), abi(true, false));
-        assert_eq!(abi_of(ABI_VERSION | ABI_UNWAITED), abi(false, false));
-        assert_eq!(abi_of(ABI_VERSION | ABI_SHORT_A_BOX), abi(true, true));
-        assert_eq!(
-            abi_of(ABI_VERSION | ABI_UNWAITED | ABI_SHORT_A_BOX),
-            abi(false, true)
-        );
+        let abi = |waits| Some(Abi { waits });
+        assert_eq!(abi_of(ABI_VERSION), abi(true));
+        assert_eq!(abi_of(ABI_VERSION | ABI_UNWAITED), abi(false));
         assert_eq!(abi_of(ABI_VERSION - 1), None);
         assert_eq!(abi_of((ABI_VERSION - 1) | ABI_UNWAITED), None);
-        assert_eq!(abi_of((ABI_VERSION - 1) | ABI_SHORT_A_BOX), None);
+        // Version 4's modules took 128-row A boxes below one tile of M: refused.
+        assert_eq!(abi_of(4), None);
+        assert_eq!(abi_of(1 << 30 | ABI_VERSION), None);
         assert_eq!(abi_of(ABI_VERSION + 1), None);
         assert_eq!(abi_of(ABI_VERSION | 1 << 29), None);
     }

@@ -286,13 +286,16 @@ pub const SKINNY128: KernelSpec = KernelSpec {
     step: true,
     ..SKINNY16
 };
-/// A measurement: [`SKINNY128`] 192 rows of A wide (`wgmma.m64n192k16`, a ring of 4 stages): for
-/// M in 129..=192, whose second row of 128-row tiles is at most half inside M, and whose 64-wide
-/// transposing tiles read every weight three times.
+/// The transposing kernel ([`SKINNY16`]'s `D^T = B A^T`) 192 rows of A wide
+/// (`wgmma.m64n192k16`, a ring of 4 stages, `setmaxnreg`): for M in 129..=192, whose second row
+/// of 128-row tiles is at most half inside M, and whose 64-wide transposing tiles read every
+/// weight three times; here each weight tile of 128 rows is read once, against the whole of A.
+/// A step row until run 132; production since (`crate::choice::wide_layer_fits_192`).
 pub const SKINNY192: KernelSpec = KernelSpec {
     entry: "gemm_bf16_skinny192",
     name: "skinny-192",
     layout: Layout::new(192, 4),
+    step: false,
     ..SKINNY128
 };
 
@@ -310,7 +313,7 @@ pub fn stream_k_workers(tiles: u64, capacity: u32, k_blocks: u32) -> u32 {
 
 /// The production kernels: the module's entries, the host's `Kernel` variants, in the host's
 /// `Kernel::ALL` order.
-pub const KERNELS: [KernelSpec; 11] = [
+pub const KERNELS: [KernelSpec; 12] = [
     CLUSTER,
     PERSISTENT,
     PERSISTENT_N128,
@@ -322,12 +325,13 @@ pub const KERNELS: [KernelSpec; 11] = [
     SKINNY32_CLUSTER_K,
     SKINNY64_CLUSTER_K,
     PERSISTENT_N192,
+    SKINNY192,
 ];
 
 /// The kernels kept only to show the steps of the design, and the measurements beside them
 /// (`step: true`): built into the steps module (the kernel crate's `steps` feature) and the
 /// host's `Kernel` variants only with its `steps` feature, for the benchmark's step table.
-pub const STEPS: [KernelSpec; 12] = [
+pub const STEPS: [KernelSpec; 11] = [
     PER_TILE,
     PERSISTENT_FIRST,
     SINGLE_WARPGROUP,
@@ -339,7 +343,6 @@ pub const STEPS: [KernelSpec; 12] = [
     CLUSTER_SK,
     PERSISTENT_N192_SK,
     SKINNY128,
-    SKINNY192,
 ];
 
 /// Calls `$callback!` with the production rows as `Variant = ROW` items, each with its doc
@@ -388,6 +391,10 @@ macro_rules! with_kernels {
             /// tiles fill their last wave badly (768 x 3072: 96 tiles for 132 SMs, against 72 and
             /// 144).
             PersistentN192 = PERSISTENT_N192,
+            /// The transposing kernel 192 rows of A wide (`gemm_bf16_skinny192`,
+            /// `wgmma.m64n192k16`): for M in 144..=176 on wide layers, where it reads each weight
+            /// tile once (the 128-row tiles read it twice).
+            Skinny192 = SKINNY192,
         }
     };
 }
@@ -432,9 +439,6 @@ macro_rules! with_steps {
             /// A measurement: the transposing kernel 128 rows of A wide
             /// (`gemm_bf16_skinny128`, `wgmma.m64n128k16`).
             Skinny128 = SKINNY128,
-            /// A measurement: the transposing kernel 192 rows of A wide
-            /// (`gemm_bf16_skinny192`, `wgmma.m64n192k16`).
-            Skinny192 = SKINNY192,
         }
     };
 }

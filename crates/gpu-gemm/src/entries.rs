@@ -6,6 +6,7 @@ use gpu_gemm_plan::abi::Params;
 use gpu_gemm_plan::{
     BM, CLUSTER, KernelSpec, PERSISTENT, PERSISTENT_N64, PERSISTENT_N128, PERSISTENT_N192,
     SKINNY16, SKINNY16_CLUSTER_K, SKINNY32, SKINNY32_CLUSTER_K, SKINNY64, SKINNY64_CLUSTER_K,
+    SKINNY192,
 };
 use gpu_pipeline::Cta;
 
@@ -175,6 +176,13 @@ entry!(
 entry!(
     /// [`gemm_bf16_skinny16_cluster_k`] 64 rows of A wide (`wgmma.m64n64k16`, 8 stages).
     gemm_bf16_skinny64_cluster_k = SKINNY64_CLUSTER_K
+);
+
+entry!(
+    /// [`gemm_bf16_skinny16`] 192 rows of A wide (`wgmma.m64n192k16`, a ring of 4 stages,
+    /// `setmaxnreg`), for M in 129..=192 on wide layers: each weight tile of 128 rows is read
+    /// once, against the whole of A, where the 128-row tiles would read it twice.
+    gemm_bf16_skinny192 = SKINNY192
 );
 
 #[cfg(feature = "steps")]

@@ -36,17 +36,12 @@ pub use entries::*;
 /// The module's launch ABI version (the plan's `abi::ABI_VERSION`): the host crate reads this
 /// global when it loads the module and refuses a module whose version differs from its own. The
 /// `unwaited` feature's module or-s `abi::ABI_UNWAITED` into it: its entries do not wait, so the
-/// host launches it in stream order only. The `short_a_box` feature's module or-s
-/// `abi::ABI_SHORT_A_BOX` into it: the host then encodes A's boxes as its kernels expect.
+/// host launches it in stream order only.
 #[unsafe(no_mangle)]
-pub static GPU_GEMM_ABI: u32 = (if cfg!(feature = "unwaited") {
+pub static GPU_GEMM_ABI: u32 = if cfg!(feature = "unwaited") {
     gpu_gemm_plan::abi::ABI_VERSION | gpu_gemm_plan::abi::ABI_UNWAITED
 } else {
     gpu_gemm_plan::abi::ABI_VERSION
-}) | if cfg!(feature = "short_a_box") {
-    gpu_gemm_plan::abi::ABI_SHORT_A_BOX
-} else {
-    0
 };
 
 #[panic_handler]

@@ -35,17 +35,16 @@ pub(crate) const fn shifts_edge(bn: u32, swap_ab: bool) -> bool {
 }
 
 /// The bytes a stage of `layout` receives for a problem of `m` rows (`swap_ab`: a kernel that
-/// computes the transpose, whose A is the weights): the whole stage, or in the `short_a_box`
-/// feature's module (a measurement; `abi::ABI_SHORT_A_BOX`) with M below one tile, A's box of
-/// `abi::short_a_box_rows(m)` rows and B's: the rows past M are not loaded at all, where the
-/// production kernels load them out of bounds, zero-filled (M = 96 ran 5-21 % slower than M = 128
-/// on the same grid of 128 x 64 tiles, run 117).
+/// computes the transpose, whose A is the weights and whose boxes are whole): B's box and A's of
+/// `abi::a_box_rows(m)` rows, the host's box for A (below one tile, M rounded up to 8: the rows
+/// past M are not loaded at all; M = 96 ran 5-21 % slower than M = 128 on the same grid of
+/// 128 x 64 tiles with 128-row boxes zero-filled past M, run 117).
 #[inline(always)]
 pub(crate) fn stage_tx(layout: Layout, m: u32, swap_ab: bool) -> u32 {
-    if cfg!(feature = "short_a_box") && !swap_ab {
-        layout.stage_bytes() - A_BYTES + gpu_gemm_plan::abi::short_a_box_rows(m) * 2 * BK
-    } else {
+    if swap_ab {
         layout.stage_bytes()
+    } else {
+        layout.stage_bytes() - A_BYTES + gpu_gemm_plan::abi::a_box_rows(m) * 2 * BK
     }
 }
 
