@@ -29,7 +29,7 @@
 //! of 64 shapes).
 //!
 //! Runs 131 and 132 (an H100, every kernel timed) added two clauses: below one tile of M with
-//! K >= 8192, the 128 x 64 tiles in one wave ([`short_rows_long_k`]: A's box has only M's rows
+//! K in 8192..=16384, the 128 x 64 tiles in one wave ([`short_rows_long_k`]: A's box has only M's rows
 //! since ABI version 5), and for M in 144..=176 on wide layers the transposing kernel 192 wide
 //! ([`wide_layer_fits_192`], production since). On run 131's 48 shapes (M 72, 96, 112) the
 //! rule's kernels are within 3 % of our fastest on 45 (before 39) at 0.924 of cuBLAS's faster
@@ -149,17 +149,20 @@ pub fn wide_layer_fits_192(shape: Shape) -> bool {
     (144..=176).contains(&shape.m) && shape.n >= 10240 && shape.k >= 3584
 }
 
-/// Whether `shape` has fewer rows than one tile (M in 65..=127 here) and a long K (at least
-/// 8192): the 128 x 64 tiles, in one wave, then run ahead of the 128 x 128 ones. A's box has
+/// Whether `shape` has fewer rows than one tile (M in 65..=127 here) and a long K (8192 to
+/// 16384): the 128 x 64 tiles, in one wave, then run ahead of the 128 x 128 ones. A's box has
 /// only M's rows (`abi::a_box_rows`), so the twice as many tiles of 64 columns re-read less of
 /// A than they did with 128-row boxes, and each SM's k-loop streams half the weight columns.
 /// Run 131 (an H100; M = 72, 96 and 112 by 16 layers, every kernel in the same rounds): on the
 /// nine such shapes in one wave the 128 x 64 kernel was 2-11 % faster than the 128 x 128 one on
 /// seven (112 x 2048 x 8192: 19.1 us against 21.2) and 1-2 % slower on two (x 8192 x 28672);
 /// with K of 3584 and 4096 it was 1-14 % faster on some and up to 30 % slower on others
-/// (4608 x 3584), so the clause stops at 8192.
+/// (4608 x 3584), so the clause starts at 8192. Run 136 (M 65, 80, 120, 127 by the long-K
+/// layers): 1-16 % faster up to K = 14336 (120 x 2048 x 8192: 0.84 of the time), level at
+/// 18944 (0.96-1.01) and 3-6 % slower at 8192 x 28672 (one wave of 128 unsplit tiles, where
+/// the 128 x 128 kernel splits K in two), so it stops at 16384.
 pub fn short_rows_long_k(shape: Shape) -> bool {
-    shape.m < crate::BM && shape.k >= 8192
+    shape.m < crate::BM && (8192..=16384).contains(&shape.k)
 }
 
 /// Whether `shape` has two rows of 128-row tiles, the second at most a quarter inside M (M in
@@ -475,15 +478,18 @@ mod tests {
         assert_eq!(before(1024, 28672, 4096), "persistent");
     }
 
-    /// Below one tile of M with K >= 8192, the 128 x 64 tiles in one wave (run 131, an H100: 2-11 %
-    /// ahead of 128 x 128 on seven of nine such shapes, 1-2 % behind on two); not at M = 128
-    /// (whose box is a tile either way) nor with K below 8192 (4608 x 3584: up to 30 % behind).
+    /// Below one tile of M with K in 8192..=16384, the 128 x 64 tiles in one wave (runs 131 and
+    /// 136, an H100: 1-16 % ahead of 128 x 128); not at M = 128 (whose box is a tile either way),
+    /// with K below 8192 (4608 x 3584: up to 30 % behind) nor above 16384 (x 28672: 3-6 %).
     #[test]
     fn short_rows_with_a_long_k_run_64_wide() {
         assert_eq!(pick(112, 2048, 8192), "persistent-64");
         assert_eq!(pick(96, 4096, 14336), "persistent-64");
         assert_eq!(pick(72, 8192, 8192), "persistent-64");
-        assert_eq!(pick(72, 8192, 28672), "persistent-64");
+        assert_eq!(pick(127, 4096, 14336), "persistent-64");
+        // K past 16384: the 128 x 128 kernel split in two (run 136: 3-6 % ahead at x 28672).
+        assert_eq!(pick(72, 8192, 28672), "persistent-128");
+        assert_eq!(pick(65, 3584, 18944), "persistent-128");
         // More than one wave of 128 x 64 tiles (160): the rule as before.
         assert_eq!(pick(72, 10240, 8192), "persistent-128");
         assert_eq!(pick(128, 2048, 8192), "persistent-128");
