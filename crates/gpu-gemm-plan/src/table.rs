@@ -299,6 +299,34 @@ pub const SKINNY192: KernelSpec = KernelSpec {
     ..SKINNY128
 };
 
+/// A measurement: [`SKINNY128`] with split-K inside a cluster ([`Config::cluster_k`],
+/// [`Grid::ClusterK`]) as [`SKINNY64_CLUSTER_K`]: the partial tile (64 KiB) in the ring once its
+/// one unit has consumed it. For M in 65..=128 on layers with few weight tiles, where the global
+/// split-K's last CTA adds up the others' 64 KiB partials alone.
+pub const SKINNY128_CLUSTER_K: KernelSpec = KernelSpec {
+    entry: "gemm_bf16_skinny128_cluster_k",
+    name: "skinny-128-ck",
+    config: Config {
+        setmaxnreg: true,
+        ..Config::SKINNY_CLUSTER_K
+    },
+    grid: Grid::ClusterK,
+    ..SKINNY128
+};
+/// A measurement: [`SKINNY192`] with split-K inside a cluster, as [`SKINNY128_CLUSTER_K`] (its
+/// partial tile 96 KiB, in the ring): for M in 144..=192 on layers with few weight tiles. Run
+/// 137 (an H100): 2-12 % ahead of every production kernel at 3584 x 3584 and 4608 x 3584 from M
+/// 144 up (176 x 4608 x 3584: 1.061 of cuBLAS against 0.951), 10-30 % behind the 32- and
+/// 64-wide cluster-K kernels with K = 2048; the global split-K's `skinny-192` ran 160 x 3072 x
+/// 2048 at 0.50 of cuBLAS.
+pub const SKINNY192_CLUSTER_K: KernelSpec = KernelSpec {
+    entry: "gemm_bf16_skinny192_cluster_k",
+    name: "skinny-192-ck",
+    layout: SKINNY192.layout,
+    ..SKINNY128_CLUSTER_K
+};
+const _: () = assert!(SKINNY192_CLUSTER_K.layout.bn == 192 && SKINNY128_CLUSTER_K.layout.bn == 128);
+
 /// How many clusters a stream-K kernel cuts the split tiles' k-blocks over
 /// ([`Schedule::stream_k`]'s `workers`): every cluster of the grid (`capacity`), or fewer where that
 /// would leave a worker fewer than 4 k-blocks or a quarter of a tile's (then a tile has at most
@@ -331,7 +359,7 @@ pub const KERNELS: [KernelSpec; 12] = [
 /// The kernels kept only to show the steps of the design, and the measurements beside them
 /// (`step: true`): built into the steps module (the kernel crate's `steps` feature) and the
 /// host's `Kernel` variants only with its `steps` feature, for the benchmark's step table.
-pub const STEPS: [KernelSpec; 11] = [
+pub const STEPS: [KernelSpec; 13] = [
     PER_TILE,
     PERSISTENT_FIRST,
     SINGLE_WARPGROUP,
@@ -343,6 +371,8 @@ pub const STEPS: [KernelSpec; 11] = [
     CLUSTER_SK,
     PERSISTENT_N192_SK,
     SKINNY128,
+    SKINNY128_CLUSTER_K,
+    SKINNY192_CLUSTER_K,
 ];
 
 /// Calls `$callback!` with the production rows as `Variant = ROW` items, each with its doc
@@ -439,6 +469,12 @@ macro_rules! with_steps {
             /// A measurement: the transposing kernel 128 rows of A wide
             /// (`gemm_bf16_skinny128`, `wgmma.m64n128k16`).
             Skinny128 = SKINNY128,
+            /// A measurement: [`Skinny128`](Self::Skinny128) with split-K inside a cluster
+            /// (`gemm_bf16_skinny128_cluster_k`).
+            Skinny128ClusterK = SKINNY128_CLUSTER_K,
+            /// A measurement: [`Skinny192`](Self::Skinny192) with split-K inside a cluster
+            /// (`gemm_bf16_skinny192_cluster_k`).
+            Skinny192ClusterK = SKINNY192_CLUSTER_K,
         }
     };
 }

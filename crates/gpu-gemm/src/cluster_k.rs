@@ -13,7 +13,9 @@
 //! split-K's reduction: a problem split in the same parts gives the same bits either way.
 //!
 //! The partial tile, 128 rows by `W::BN` columns of f32, lies in the staging buffers (the
-//! transposing kernels stage nothing: their D leaves from registers), column by column, a
+//! transposing kernels stage nothing: their D leaves from registers) up to 64 columns, and in
+//! the ring's first stages beyond (the steps module's 128- and 192-wide measurement rows: 64 and
+//! 96 KiB; the CTA's one unit has consumed every stage by then), column by column, a
 //! column's 128 rows with their octets permuted by the column ([`at`]), so that a warp's stores
 //! from the `wgmma` fragments hit 32 distinct banks, while four consecutive rows stay
 //! contiguous and 16-byte aligned for the slices' vector loads.
@@ -50,6 +52,15 @@ const _: () = assert!(
     "the widest transposing tile's partial fills the two staging buffers"
 );
 
+/// Whether the partial tile of `layout` lies in the ring (a tile wider than 64: the steps
+/// module's 128- and 192-wide cluster-K rows, the only ones): its writers must wait until both
+/// consumer warpgroups' MMAs have read their last stage. (The production module's code is
+/// compiled without it, so that its PTX is the one its tests ran.)
+#[cfg(feature = "steps")]
+pub(crate) const fn in_ring(layout: Layout) -> bool {
+    layout.bn > 64
+}
+
 /// The CTAs of this cluster: the parts of K of its tile.
 #[inline(always)]
 pub(crate) fn parts() -> u32 {
@@ -61,13 +72,24 @@ pub(crate) fn parts() -> u32 {
 ///
 /// # Safety
 ///
-/// `smem` is the kernel's dynamic shared memory, laid out as `layout`, with a tile of `W::BN`
-/// at most 64 columns (the entries check it of every cluster-K row); no thread reads the
-/// partial tile until a barrier orders these writes before it.
+/// `smem` is the kernel's dynamic shared memory, laid out as `layout`, whose partial tile fits
+/// the staging buffers (at most 64 columns) or the ring (the entries check it of every
+/// cluster-K row); no thread reads the partial tile until a barrier orders these writes before
+/// it; where it lies in the ring (`in_ring`), every MMA of both consumer warpgroups has
+/// completed and a barrier of the 256 consumer threads orders that before these writes, and no
+/// tensor load is in flight.
 #[inline(always)]
 pub(crate) unsafe fn write_partial<W: Width>(acc: &W::Acc, smem: *mut u8, layout: Layout, th: u32) {
     let (g, w, l) = (th / 128, (th % 128) / 32, th % 32);
+    #[cfg(not(feature = "steps"))]
     let buffer = partials(smem, layout);
+    // The steps module's wide rows keep theirs in the ring.
+    #[cfg(feature = "steps")]
+    let buffer = if in_ring(layout) {
+        smem.cast()
+    } else {
+        partials(smem, layout)
+    };
     W::each_pair(acc, |i, v0, v1| {
         // Accumulators i and i + 1 (i even): row 16 w + l / 4 (+ 8 for (i / 2) odd) of the
         // warpgroup's 64, columns 8 (i / 4) + 2 (l % 4) and the next.
@@ -109,8 +131,16 @@ pub(crate) unsafe fn reduce_slice<W: Width>(
     let quads = q1 - q0;
     // The tile's columns inside the kernel's problem (D's rows).
     let cols = W::BN.min(n - n0);
+    #[cfg(not(feature = "steps"))]
+    let buffer = partials(smem, layout);
+    #[cfg(feature = "steps")]
+    let buffer = if in_ring(layout) {
+        smem.cast()
+    } else {
+        partials(smem, layout)
+    };
     // SAFETY: the partial tile is in this CTA's shared memory.
-    let base = unsafe { cvta_to_shared(partials(smem, layout).cast()) };
+    let base = unsafe { cvta_to_shared(buffer.cast()) };
     let mut item = th;
     while item < quads * cols {
         let (c, r) = (item / quads, 4 * (q0 + item % quads));

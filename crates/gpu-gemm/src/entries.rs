@@ -46,8 +46,9 @@ const fn check(spec: KernelSpec, name: &str) {
             || (spec.config.swap_ab
                 && !spec.config.split_k
                 && spec.config.cluster == 1
-                && spec.layout.bn <= 64),
-        "a cluster-K kernel computes the transpose (D leaves from registers, its staging buffers hold the partials), without the global split-K, in clusters of its parts only, on tiles at most 64 wide (the partial fits the staging buffers)"
+                && (spec.layout.bn <= 64
+                    || BM * spec.layout.bn * 4 <= spec.layout.stages * spec.layout.stage_bytes())),
+        "a cluster-K kernel computes the transpose (D leaves from registers), without the global split-K, in clusters of its parts only, and its partial tile fits the staging buffers (at most 64 wide) or the ring (wider: `cluster_k::partials`)"
     );
     assert!(
         !spec.config.stream_k

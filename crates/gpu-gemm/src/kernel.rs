@@ -481,8 +481,19 @@ unsafe fn consume_part<W: Width, const ST: usize, const C: u32, S: MbarScope>(
         || {},
     );
     if parts > 1 {
-        // SAFETY: the layout's staging buffers, which nothing else uses in this kernel; the
-        // cluster barrier after this call orders the writes before any read.
+        #[cfg(feature = "steps")]
+        if cluster_k::in_ring(layout) {
+            // The partial tile overwrites the ring: both warpgroups' MMAs have completed (each
+            // waited for its last group in `consume_unit`); this barrier (split-K's, of the 256
+            // consumer threads, which a cluster-K kernel does not use otherwise) orders them
+            // before any write. Every stage was filled and consumed, so no tensor load is in
+            // flight.
+            // SAFETY: the 256 consumer threads, each warp converged.
+            unsafe { barriers().sync(SPLIT_K_BARRIERS[0]) };
+        }
+        // SAFETY: the layout's staging buffers, which nothing else uses in this kernel, or the
+        // ring, which nothing reads or writes any more (above); the cluster barrier after this
+        // call orders the writes before any read.
         unsafe { cluster_k::write_partial::<W>(&acc, smem, layout, th) };
     } else {
         let (row0, col0) = (tm * BM + g * 64 + 16 * w + l / 4, tn * W::BN + 2 * (l % 4));
