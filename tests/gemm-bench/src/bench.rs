@@ -17,7 +17,7 @@ use crate::runs::{Buffers, prepare_all, run_once};
 
 const USAGE: &str = "\
 usage: gemm-bench [--shapes SPEC] [--reps N] [--warmup N] [--quick] [--beta X] [--csv FILE]
-                  [--no-gate] [--ours-module FILE] [--seed N]
+                  [--no-gate] [--cold-l2] [--ours-module FILE] [--seed N]
        gemm-bench --check --ours-module FILE [--shapes SPEC] [--seed N]
                   (without --shapes: check, then 16 shapes drawn from the data's seed)
        gemm-bench --host-time --ours-module FILE [--shapes SPEC] [--reps N] [--csv FILE]
@@ -38,6 +38,10 @@ usage: gemm-bench [--shapes SPEC] [--reps N] [--warmup N] [--quick] [--beta X] [
                   integer-data check runs with beta 0 (see --check for beta != 0 bit for bit)
   --csv FILE      write one row per shape and implementation
   --no-gate       do not hold the stream until a round is enqueued (see cuda::Timer)
+  --cold-l2       before every run (untimed), overwrite a buffer twice the L2's size, so that
+                  each run reads its operands from memory (as a model's layers do) and not from
+                  what the run before it left in the L2 (operands under the L2's size otherwise
+                  time by the order of the round)
   --ours-module F the GEMM under test's module
   --seed N        the data's seed (default: from the clock; printed either way)
   --check         correctness only, nothing timed: each shape once per implementation
@@ -77,6 +81,9 @@ pub struct Options {
     pub csv: Option<PathBuf>,
     /// Hold the stream until each round is enqueued.
     pub gated: bool,
+    /// Evict the L2 before every run (untimed): each run reads its operands from memory, as a
+    /// model's layers do, rather than from what the run before it left in the L2.
+    pub cold_l2: bool,
     /// The GEMM under test's module.
     pub ours_module: Option<PathBuf>,
     /// The data's seed (`None`: from the clock).
@@ -92,13 +99,14 @@ pub struct Options {
 
 /// The flags that set how the benchmark times (or what it writes); `--check` times nothing and
 /// refuses them rather than ignore them.
-const TIMING_FLAGS: [&str; 6] = [
+const TIMING_FLAGS: [&str; 7] = [
     "--reps",
     "--warmup",
     "--quick",
     "--beta",
     "--csv",
     "--no-gate",
+    "--cold-l2",
 ];
 
 /// What the command line asked for: a run, or the usage text.
@@ -122,6 +130,7 @@ pub fn parse_args(args: &[String]) -> Result<Command, String> {
         beta: 0.0,
         csv: None,
         gated: true,
+        cold_l2: false,
         ours_module: None,
         seed: None,
         check: false,
@@ -160,6 +169,7 @@ pub fn parse_args(args: &[String]) -> Result<Command, String> {
             }
             "--csv" => options.csv = Some(PathBuf::from(value("--csv")?)),
             "--no-gate" => options.gated = false,
+            "--cold-l2" => options.cold_l2 = true,
             "--ours-module" => options.ours_module = Some(PathBuf::from(value("--ours-module")?)),
             "--seed" => {
                 let v = value("--seed")?;
@@ -180,7 +190,7 @@ pub fn parse_args(args: &[String]) -> Result<Command, String> {
         }
         if let Some(flag) = timing_flags
             .iter()
-            .find(|f| ["--warmup", "--beta", "--no-gate"].contains(&f.as_str()))
+            .find(|f| ["--warmup", "--beta", "--no-gate", "--cold-l2"].contains(&f.as_str()))
         {
             return Err(format!(
                 "{flag} has no meaning with --host-time (it times the host's calls, beta 0, one untimed batch)"
@@ -428,8 +438,18 @@ fn bench_shape_inner(
         None
     };
     let items = impls.len() + usize::from(copy.is_some());
+    // The L2 flush: twice the L2, at least 64 MiB.
+    let flush = if options.cold_l2 {
+        let bytes = (2 * device.l2_bytes()?).max(64 << 20);
+        Some(crate::cuda::Workspace::new(device, bytes)?)
+    } else {
+        None
+    };
     let forced_before = timer.forced.load(std::sync::atomic::Ordering::Relaxed);
     let mut times = timer.round_robin(items, options.warmup, options.reps, |i, step| {
+        if let (Some(flush), Step::Before) = (&flush, step) {
+            device.overwrite(flush, i as u8)?;
+        }
         if i == impls.len() {
             let (src, dst) = copy
                 .as_ref()
@@ -968,6 +988,18 @@ mod tests {
         assert_eq!(o.csv, Some(PathBuf::from("x.csv")));
         assert_eq!(o.ours_module, Some(PathBuf::from("k.ptx")));
         assert_eq!(parse_args(&args("--help")).unwrap(), Command::Help);
+    }
+
+    /// `--cold-l2` flushes the L2 before every timed run; it is a timing flag, which `--check`
+    /// and `--host-time` refuse.
+    #[test]
+    fn cold_l2_is_a_timing_flag() {
+        assert!(options("--cold-l2 --shapes 96x4096x4096").cold_l2);
+        assert!(!options("--shapes 96x4096x4096").cold_l2);
+        let e = parse_args(&args("--check --ours-module k.ptx --cold-l2")).unwrap_err();
+        assert!(e.contains("--cold-l2") && e.contains("--check"), "{e}");
+        let e = parse_args(&args("--host-time --ours-module k.ptx --cold-l2")).unwrap_err();
+        assert!(e.contains("--cold-l2") && e.contains("--host-time"), "{e}");
     }
 
     #[test]

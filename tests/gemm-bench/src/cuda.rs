@@ -129,6 +129,26 @@ impl Device {
         })
     }
 
+    /// The L2 cache's size in bytes (`CU_DEVICE_ATTRIBUTE_L2_CACHE_SIZE`).
+    pub fn l2_bytes(&self) -> Result<usize, String> {
+        self.ctx
+            .attribute(sys::CUdevice_attribute::CU_DEVICE_ATTRIBUTE_L2_CACHE_SIZE)
+            .map(|b| b.max(0) as usize)
+            .map_err(|e| format!("L2 cache size: {e:?}"))
+    }
+
+    /// Enqueues a write of `byte` over all of `buffer` on the stream (`cuMemsetD8Async`): with a
+    /// buffer twice the L2's size, what the L2 held before is evicted.
+    pub fn overwrite(&self, buffer: &Workspace, byte: u8) -> Result<(), String> {
+        check(
+            // SAFETY: `buffer` is a live allocation of `bytes` bytes; the stream is this device's.
+            unsafe {
+                sys::cuMemsetD8Async(buffer.ptr, byte, buffer.bytes, self.stream.cu_stream())
+            },
+            "cuMemsetD8Async (the L2 flush)",
+        )
+    }
+
     /// Waits for the stream.
     pub fn sync(&self) -> Result<(), String> {
         self.stream
