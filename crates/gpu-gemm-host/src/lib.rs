@@ -831,15 +831,10 @@ impl Gemm {
         } else {
             ((addresses.a, m), (addresses.b, n))
         };
-        // A's box: in the kernels of 128-row tiles that do not compute the transpose, below one
-        // tile of M only M's rows, rounded up to 8 (`abi::a_box_rows`; the device's
-        // `mainloop::stage_tx` counts the same bytes); else the tile's rows (the transposing
-        // kernels, whose A is the weights, and the 64-row single-warpgroup step).
-        let a_box = if !kernel.spec().config.swap_ab && kernel.tile_rows() == gpu_gemm_plan::BM {
-            gpu_gemm_plan::abi::a_box_rows(m)
-        } else {
-            kernel.tile_rows()
-        };
+        // A's box: below one tile of M only M's rows, rounded up to 8, in the kernels that take
+        // it (`abi::a_box_rows_of`, by which the device's `mainloop::stage_tx` counts too).
+        let a_box =
+            gpu_gemm_plan::abi::a_box_rows_of(kernel.spec().config.swap_ab, kernel.tile_rows(), m);
         maps[..128].copy_from_slice(&tensor_map(a, k, rows_a, a_box)?);
         maps[128..256].copy_from_slice(&tensor_map(b, k, rows_b, kernel.b_box_rows())?);
         let c = addresses.c.address(addresses.d);

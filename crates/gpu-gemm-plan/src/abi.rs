@@ -39,6 +39,19 @@ pub const fn a_box_rows(m: u32) -> u32 {
     }
 }
 
+/// The rows of A's box of a kernel whose tiles are `tile_rows` high (`swap_ab`: computing the
+/// transpose, whose A is the weights) for a problem of `m` rows: [`a_box_rows`] in the kernels
+/// of 128-row tiles that do not compute the transpose, else the tile's rows (the transposing
+/// kernels and the 64-row single-warpgroup step). The host encodes A's map with it and the
+/// kernels count their stages' bytes by it: one rule for both sides.
+pub const fn a_box_rows_of(swap_ab: bool, tile_rows: u32, m: u32) -> u32 {
+    if swap_ab || tile_rows != crate::BM {
+        tile_rows
+    } else {
+        a_box_rows(m)
+    }
+}
+
 /// The one launch parameter of every entry, passed by value (`.param .align 8 .b8 p[56]` in the
 /// PTX): the host fills it and hands the driver a pointer to it, the device reads each field
 /// from the parameter space. Addresses are device addresses as integers (0 where not used).
@@ -89,6 +102,11 @@ mod tests {
         assert_eq!(a_box_rows(127), 128);
         assert_eq!(a_box_rows(128), 128);
         assert_eq!(a_box_rows(4096), 128);
+        // Only the 128-row kernels that do not compute the transpose take the short box.
+        assert_eq!(a_box_rows_of(false, 128, 96), 96);
+        assert_eq!(a_box_rows_of(false, 128, 4096), 128);
+        assert_eq!(a_box_rows_of(true, 128, 96), 128);
+        assert_eq!(a_box_rows_of(false, 64, 3), 64);
         // The flags are distinct bits above any version.
         assert_eq!(ABI_VERSION & ABI_UNWAITED, 0);
     }

@@ -40,9 +40,14 @@ fn at(r: u32, c: u32) -> u32 {
 }
 
 /// Where the partial tile lies: the start of the staging buffers (`2 * STAGING_BYTES`, 32 KiB,
-/// the 128 x 64 f32 of the widest transposing tile).
+/// the 128 x 64 f32 of a tile up to 64 wide), or in the steps module, for a wider tile
+/// ([`in_ring`]), the start of the ring (the entries check that it fits).
 #[inline(always)]
 fn partials(smem: *mut u8, layout: Layout) -> *mut f32 {
+    #[cfg(feature = "steps")]
+    if in_ring(layout) {
+        return smem.cast();
+    }
     // SAFETY: pointer arithmetic inside the layout.
     unsafe { smem.add(layout.staging_at(0)).cast() }
 }
@@ -81,15 +86,7 @@ pub(crate) fn parts() -> u32 {
 #[inline(always)]
 pub(crate) unsafe fn write_partial<W: Width>(acc: &W::Acc, smem: *mut u8, layout: Layout, th: u32) {
     let (g, w, l) = (th / 128, (th % 128) / 32, th % 32);
-    #[cfg(not(feature = "steps"))]
     let buffer = partials(smem, layout);
-    // The steps module's wide rows keep theirs in the ring.
-    #[cfg(feature = "steps")]
-    let buffer = if in_ring(layout) {
-        smem.cast()
-    } else {
-        partials(smem, layout)
-    };
     W::each_pair(acc, |i, v0, v1| {
         // Accumulators i and i + 1 (i even): row 16 w + l / 4 (+ 8 for (i / 2) odd) of the
         // warpgroup's 64, columns 8 (i / 4) + 2 (l % 4) and the next.
@@ -131,16 +128,8 @@ pub(crate) unsafe fn reduce_slice<W: Width>(
     let quads = q1 - q0;
     // The tile's columns inside the kernel's problem (D's rows).
     let cols = W::BN.min(n - n0);
-    #[cfg(not(feature = "steps"))]
-    let buffer = partials(smem, layout);
-    #[cfg(feature = "steps")]
-    let buffer = if in_ring(layout) {
-        smem.cast()
-    } else {
-        partials(smem, layout)
-    };
     // SAFETY: the partial tile is in this CTA's shared memory.
-    let base = unsafe { cvta_to_shared(buffer.cast()) };
+    let base = unsafe { cvta_to_shared(partials(smem, layout).cast()) };
     let mut item = th;
     while item < quads * cols {
         let (c, r) = (item / quads, 4 * (q0 + item % quads));

@@ -36,16 +36,12 @@ pub(crate) const fn shifts_edge(bn: u32, swap_ab: bool) -> bool {
 
 /// The bytes a stage of `layout` receives for a problem of `m` rows (`swap_ab`: a kernel that
 /// computes the transpose, whose A is the weights and whose boxes are whole): B's box and A's of
-/// `abi::a_box_rows(m)` rows, the host's box for A (below one tile, M rounded up to 8: the rows
+/// `abi::a_box_rows_of` rows, the host's box for A (below one tile, M rounded up to 8: the rows
 /// past M are not loaded at all; M = 96 ran 5-21 % slower than M = 128 on the same grid of
 /// 128 x 64 tiles with 128-row boxes zero-filled past M, run 117).
 #[inline(always)]
 pub(crate) fn stage_tx(layout: Layout, m: u32, swap_ab: bool) -> u32 {
-    if swap_ab {
-        layout.stage_bytes()
-    } else {
-        layout.stage_bytes() - A_BYTES + gpu_gemm_plan::abi::a_box_rows(m) * 2 * BK
-    }
+    layout.stage_bytes() - A_BYTES + gpu_gemm_plan::abi::a_box_rows_of(swap_ab, BM, m) * 2 * BK
 }
 
 /// The first row of A that the tile starting at row `m0` loads: `m0`, or with `edge` (the
