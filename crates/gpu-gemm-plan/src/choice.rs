@@ -38,7 +38,7 @@
 use crate::{
     CLUSTER, ClusterFit, Grid, KernelSpec, PERSISTENT, PERSISTENT_N64, PERSISTENT_N128,
     PERSISTENT_N192, SKINNY16, SKINNY16_CLUSTER_K, SKINNY32, SKINNY32_CLUSTER_K, SKINNY64,
-    SKINNY64_CLUSTER_K, SKINNY192, Shape,
+    SKINNY64_CLUSTER_K, SKINNY192, SKINNY192_CLUSTER_K, Shape,
 };
 
 /// [`default_kernel`] on a GPU where `fit(spec)` says how many clusters of each size of the
@@ -66,6 +66,17 @@ pub fn default_kernel_on(
     fit: impl Fn(&KernelSpec) -> ClusterFit,
 ) -> &'static KernelSpec {
     let spec = default_kernel(shape, sms);
+    if spec.entry == SKINNY192.entry && mid_layer_fits_192(shape, sms) {
+        // The 192-wide tiles' partials (96 KiB each) in clusters where two parts or more fit;
+        // the wide layers of `wide_layer_fits_192` keep the global split-K (not measured in
+        // clusters).
+        let parts = SKINNY192_CLUSTER_K.cluster_k_splits(shape, &fit(&SKINNY192_CLUSTER_K));
+        return if parts >= 2 {
+            &SKINNY192_CLUSTER_K
+        } else {
+            spec
+        };
+    }
     let clustered = match spec.entry {
         e if e == SKINNY16.entry => &SKINNY16_CLUSTER_K,
         e if e == SKINNY32.entry => &SKINNY32_CLUSTER_K,
@@ -118,6 +129,9 @@ pub fn default_kernel_on(
 /// with few weight tiles and K at most 8192, the transposing kernel 64 wide
 /// ([`half_row_fits_transposed`]; [`default_kernel_on`] takes its cluster-K form there).
 pub fn default_kernel(shape: Shape, sms: u32) -> &'static KernelSpec {
+    if mid_layer_fits_192(shape, sms) {
+        return &SKINNY192;
+    }
     if half_row_fits_transposed(shape, sms) {
         return &SKINNY64;
     }
@@ -135,6 +149,25 @@ pub fn default_kernel(shape: Shape, sms: u32) -> &'static KernelSpec {
     } else {
         spec
     }
+}
+
+/// Whether `shape` runs faster on the transposing kernel 192 rows of A wide in clusters that
+/// split K ([`SKINNY192_CLUSTER_K`], which [`default_kernel_on`] takes where clusters of two or
+/// more fit; [`default_kernel`] gives [`SKINNY192`]): M in 144..=192, K in 3584..=8192 (the
+/// longest measured) and at most 40 weight tiles of 128 rows (N <= 5120). Run 137 (an H100; M 96-192 by seven layers of
+/// the small families, every kernel in the same rounds): at 3584 x 3584 and 4608 x 3584 it ran
+/// 2-12 % ahead of every other kernel of ours at each M from 144 (176 x 4608 x 3584: 1.061 of
+/// cuBLAS against 0.951), at 2048 x 8192 level to 5 % ahead, at 4096 x 4096 from 3 % behind
+/// (M 144) to 6 % ahead (192); at 6144 x 4096 (48 tiles) up to 2 % behind, and with K = 2048
+/// 10-30 % behind the 32- and 64-wide transposing kernels (left to them). The 192-wide tiles
+/// read each weight once, where 128-row tiles read it twice, and the clusters add their parts
+/// in distributed shared memory where the global split-K's last CTA adds 96 KiB partials alone
+/// (the global form ran 160 x 3072 x 2048 at 0.50 of cuBLAS in the same run).
+pub fn mid_layer_fits_192(shape: Shape, sms: u32) -> bool {
+    let weight_tiles = shape.n.div_ceil(crate::BM);
+    (144..=192).contains(&shape.m)
+        && (3584..=8192).contains(&shape.k)
+        && weight_tiles <= 40.min(sms)
 }
 
 /// Whether `shape` runs faster on the transposing kernel 192 rows of A wide ([`SKINNY192`]): M in
@@ -298,16 +331,15 @@ mod tests {
         let on = |m, n, k| default_kernel_on(Shape { m, n, k }, 132, h200).name;
         // 14.5 against 16.6; 13.1 against 13.3; 25.0 against 27.9; 22.9 against 24.5; 18.4
         // against 23.4; 24.8 against 28.2.
-        for (n, k) in [
-            (3072, 2048),
-            (2048, 2048),
-            (2048, 8192),
-            (4608, 3584),
-            (3584, 3584),
-            (4096, 4096),
-        ] {
+        for (n, k) in [(3072, 2048), (2048, 2048)] {
             assert_eq!(pick(192, n, k), "skinny-64", "192 x {n} x {k}");
             assert_eq!(on(192, n, k), "skinny-64-ck", "192 x {n} x {k}");
+        }
+        // With K >= 3584 the 192-wide kernel in clusters runs them since run 137.
+        for (n, k) in [(2048, 8192), (4608, 3584), (3584, 3584), (4096, 4096)] {
+            assert!(half_row_fits_transposed(Shape { m: 192, n, k }, 132));
+            assert_eq!(pick(192, n, k), "skinny-192", "192 x {n} x {k}");
+            assert_eq!(on(192, n, k), "skinny-192-ck", "192 x {n} x {k}");
         }
         // Not: 144 tiles (6144 x 4096: 40.4 against 33.8), K past 8192 (3584 x 18944: 88.3
         // against 69.9; 4096 x 14336: 66.6 against 58.9), and not outside M 177..=192 (run 128: at M = 160
@@ -318,9 +350,9 @@ mod tests {
         }
         assert_eq!(pick(193, 3584, 3584), before(193, 3584, 3584));
         assert_eq!(pick(128, 3584, 3584), before(128, 3584, 3584));
-        assert_eq!(pick(177, 3584, 3584), "skinny-64");
-        assert_eq!(pick(176, 3584, 3584), before(176, 3584, 3584));
-        assert_eq!(pick(160, 4096, 4096), "persistent-128");
+        assert_eq!(pick(177, 3072, 2048), "skinny-64");
+        assert_eq!(pick(176, 3072, 2048), before(176, 3072, 2048));
+        assert_eq!(pick(160, 4096, 3072), "persistent-128");
         // The edges: 132 tiles (44 weight tiles x 3) and K = 8192 in; one more of either out.
         assert_eq!(pick(192, 44 * 128, 8192), "skinny-64");
         assert_eq!(
@@ -328,6 +360,75 @@ mod tests {
             before(192, 44 * 128 + 1, 8192)
         );
         assert_eq!(pick(192, 44 * 128, 8200), before(192, 44 * 128, 8200));
+    }
+
+    /// M in 144..=192 with K in 3584..=8192 and at most 40 weight tiles: the transposing kernel
+    /// 192 wide, in clusters where two parts or more fit (run 137, an H100).
+    #[test]
+    fn mid_layers_at_m_144_to_192_run_transposed_192_wide_in_clusters() {
+        let h100 = |_: &KernelSpec| [132, 66, 39, 30, 22, 17, 15, 15];
+        let on = |m, n, k| default_kernel_on(Shape { m, n, k }, 132, h100).name;
+        for m in [144, 160, 176, 192] {
+            for (n, k) in [(3584, 3584), (4608, 3584), (4096, 4096), (2048, 8192)] {
+                assert_eq!(pick(m, n, k), "skinny-192", "{m} x {n} x {k}");
+                assert_eq!(on(m, n, k), "skinny-192-ck", "{m} x {n} x {k}");
+            }
+            // K = 2048 (the 32- and 64-wide kernels lead), 48 weight tiles, K past 8192.
+            for (n, k) in [(3072, 2048), (6144, 4096), (4096, 14336)] {
+                assert!(
+                    !mid_layer_fits_192(Shape { m, n, k }, 132),
+                    "{m} x {n} x {k}"
+                );
+            }
+        }
+        assert!(mid_layer_fits_192(
+            Shape {
+                m: 144,
+                n: 40 * 128,
+                k: 3584
+            },
+            132
+        ));
+        assert!(!mid_layer_fits_192(
+            Shape {
+                m: 144,
+                n: 40 * 128 + 1,
+                k: 3584
+            },
+            132
+        ));
+        assert!(!mid_layer_fits_192(
+            Shape {
+                m: 143,
+                n: 4096,
+                k: 4096
+            },
+            132
+        ));
+        assert!(!mid_layer_fits_192(
+            Shape {
+                m: 193,
+                n: 4096,
+                k: 4096
+            },
+            132
+        ));
+        assert!(!mid_layer_fits_192(
+            Shape {
+                m: 160,
+                n: 4096,
+                k: 3583
+            },
+            132
+        ));
+        // No cluster of two fits: the global split-K form.
+        let none = |_: &KernelSpec| [132, 0, 0, 0, 0, 0, 0, 0];
+        let shape = Shape {
+            m: 160,
+            n: 4096,
+            k: 4096,
+        };
+        assert_eq!(default_kernel_on(shape, 132, none).name, "skinny-192");
     }
 
     /// M in 129..=160: the 128 x 128 tiles, not the 128 x 192 ones the wave rule would take nor

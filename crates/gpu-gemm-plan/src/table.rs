@@ -313,16 +313,17 @@ pub const SKINNY128_CLUSTER_K: KernelSpec = KernelSpec {
     grid: Grid::ClusterK,
     ..SKINNY128
 };
-/// A measurement: [`SKINNY192`] with split-K inside a cluster, as [`SKINNY128_CLUSTER_K`] (its
-/// partial tile 96 KiB, in the ring): for M in 144..=192 on layers with few weight tiles. Run
-/// 137 (an H100): 2-12 % ahead of every production kernel at 3584 x 3584 and 4608 x 3584 from M
-/// 144 up (176 x 4608 x 3584: 1.061 of cuBLAS against 0.951), 10-30 % behind the 32- and
-/// 64-wide cluster-K kernels with K = 2048; the global split-K's `skinny-192` ran 160 x 3072 x
-/// 2048 at 0.50 of cuBLAS.
+/// [`SKINNY192`] with split-K inside a cluster, as [`SKINNY64_CLUSTER_K`], its partial tile (96
+/// KiB) in the ring once its one unit has consumed it: for M in 144..=192 on layers with few
+/// weight tiles and K in 3584..=8192 ([`crate::mid_layer_fits_192`]). Run 137 (an H100): 2-12 %
+/// ahead of every other kernel of ours at 3584 x 3584 and 4608 x 3584 from M 144 up (176 x 4608
+/// x 3584: 1.061 of cuBLAS against 0.951), 10-30 % behind the 32- and 64-wide cluster-K kernels
+/// with K = 2048; the global split-K's `skinny-192` ran 160 x 3072 x 2048 at 0.50 of cuBLAS.
 pub const SKINNY192_CLUSTER_K: KernelSpec = KernelSpec {
     entry: "gemm_bf16_skinny192_cluster_k",
     name: "skinny-192-ck",
     layout: SKINNY192.layout,
+    step: false,
     ..SKINNY128_CLUSTER_K
 };
 const _: () = assert!(SKINNY192_CLUSTER_K.layout.bn == 192 && SKINNY128_CLUSTER_K.layout.bn == 128);
@@ -341,7 +342,7 @@ pub fn stream_k_workers(tiles: u64, capacity: u32, k_blocks: u32) -> u32 {
 
 /// The production kernels: the module's entries, the host's `Kernel` variants, in the host's
 /// `Kernel::ALL` order.
-pub const KERNELS: [KernelSpec; 12] = [
+pub const KERNELS: [KernelSpec; 13] = [
     CLUSTER,
     PERSISTENT,
     PERSISTENT_N128,
@@ -354,12 +355,13 @@ pub const KERNELS: [KernelSpec; 12] = [
     SKINNY64_CLUSTER_K,
     PERSISTENT_N192,
     SKINNY192,
+    SKINNY192_CLUSTER_K,
 ];
 
 /// The kernels kept only to show the steps of the design, and the measurements beside them
 /// (`step: true`): built into the steps module (the kernel crate's `steps` feature) and the
 /// host's `Kernel` variants only with its `steps` feature, for the benchmark's step table.
-pub const STEPS: [KernelSpec; 13] = [
+pub const STEPS: [KernelSpec; 12] = [
     PER_TILE,
     PERSISTENT_FIRST,
     SINGLE_WARPGROUP,
@@ -372,7 +374,6 @@ pub const STEPS: [KernelSpec; 13] = [
     PERSISTENT_N192_SK,
     SKINNY128,
     SKINNY128_CLUSTER_K,
-    SKINNY192_CLUSTER_K,
 ];
 
 /// Calls `$callback!` with the production rows as `Variant = ROW` items, each with its doc
@@ -425,6 +426,10 @@ macro_rules! with_kernels {
             /// `wgmma.m64n192k16`): for M in 144..=176 on wide layers, where it reads each weight
             /// tile once (the 128-row tiles read it twice).
             Skinny192 = SKINNY192,
+            /// [`Skinny192`](Self::Skinny192) with split-K inside a cluster
+            /// (`gemm_bf16_skinny192_cluster_k`): for M in 144..=192 on layers with few weight
+            /// tiles and K >= 3584.
+            Skinny192ClusterK = SKINNY192_CLUSTER_K,
         }
     };
 }
@@ -472,9 +477,6 @@ macro_rules! with_steps {
             /// A measurement: [`Skinny128`](Self::Skinny128) with split-K inside a cluster
             /// (`gemm_bf16_skinny128_cluster_k`).
             Skinny128ClusterK = SKINNY128_CLUSTER_K,
-            /// A measurement: [`Skinny192`](Self::Skinny192) with split-K inside a cluster
-            /// (`gemm_bf16_skinny192_cluster_k`).
-            Skinny192ClusterK = SKINNY192_CLUSTER_K,
         }
     };
 }

@@ -14,8 +14,8 @@
 //!
 //! The partial tile, 128 rows by `W::BN` columns of f32, lies in the staging buffers (the
 //! transposing kernels stage nothing: their D leaves from registers) up to 64 columns, and in
-//! the ring's first stages beyond (the steps module's 128- and 192-wide measurement rows: 64 and
-//! 96 KiB; the CTA's one unit has consumed every stage by then), column by column, a
+//! the ring's first stages beyond (the 192-wide kernel: 96 KiB; the steps module's 128-wide
+//! one: 64 KiB; the CTA's one unit has consumed every stage by then), column by column, a
 //! column's 128 rows with their octets permuted by the column ([`at`]), so that a warp's stores
 //! from the `wgmma` fragments hit 32 distinct banks, while four consecutive rows stay
 //! contiguous and 16-byte aligned for the slices' vector loads.
@@ -40,11 +40,10 @@ fn at(r: u32, c: u32) -> u32 {
 }
 
 /// Where the partial tile lies: the start of the staging buffers (`2 * STAGING_BYTES`, 32 KiB,
-/// the 128 x 64 f32 of a tile up to 64 wide), or in the steps module, for a wider tile
-/// ([`in_ring`]), the start of the ring (the entries check that it fits).
+/// the 128 x 64 f32 of a tile up to 64 wide), or for a wider tile ([`in_ring`]) the start of
+/// the ring (the entries check that it fits).
 #[inline(always)]
 fn partials(smem: *mut u8, layout: Layout) -> *mut f32 {
-    #[cfg(feature = "steps")]
     if in_ring(layout) {
         return smem.cast();
     }
@@ -57,11 +56,9 @@ const _: () = assert!(
     "the widest transposing tile's partial fills the two staging buffers"
 );
 
-/// Whether the partial tile of `layout` lies in the ring (a tile wider than 64: the steps
-/// module's 128- and 192-wide cluster-K rows, the only ones): its writers must wait until both
-/// consumer warpgroups' MMAs have read their last stage. (The production module's code is
-/// compiled without it, so that its PTX is the one its tests ran.)
-#[cfg(feature = "steps")]
+/// Whether the partial tile of `layout` lies in the ring (a tile wider than 64: the 192-wide
+/// cluster-K kernel and the steps module's 128-wide one): its writers must wait until both
+/// consumer warpgroups' MMAs have read their last stage.
 pub(crate) const fn in_ring(layout: Layout) -> bool {
     layout.bn > 64
 }

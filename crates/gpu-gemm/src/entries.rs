@@ -6,7 +6,7 @@ use gpu_gemm_plan::abi::Params;
 use gpu_gemm_plan::{
     BM, CLUSTER, KernelSpec, PERSISTENT, PERSISTENT_N64, PERSISTENT_N128, PERSISTENT_N192,
     SKINNY16, SKINNY16_CLUSTER_K, SKINNY32, SKINNY32_CLUSTER_K, SKINNY64, SKINNY64_CLUSTER_K,
-    SKINNY192,
+    SKINNY192, SKINNY192_CLUSTER_K,
 };
 use gpu_pipeline::Cta;
 
@@ -184,6 +184,13 @@ entry!(
     /// `setmaxnreg`), for M in 129..=192 on wide layers: each weight tile of 128 rows is read
     /// once, against the whole of A, where the 128-row tiles would read it twice.
     gemm_bf16_skinny192 = SKINNY192
+);
+
+entry!(
+    /// [`gemm_bf16_skinny192`] with split-K inside a cluster, as
+    /// [`gemm_bf16_skinny64_cluster_k`]; its partial tile (96 KiB) in the ring
+    /// (`cluster_k::partials`).
+    gemm_bf16_skinny192_cluster_k = SKINNY192_CLUSTER_K
 );
 
 #[cfg(feature = "steps")]

@@ -481,7 +481,6 @@ unsafe fn consume_part<W: Width, const ST: usize, const C: u32, S: MbarScope>(
         || {},
     );
     if parts > 1 {
-        #[cfg(feature = "steps")]
         if cluster_k::in_ring(layout) {
             // The partial tile overwrites the ring: both warpgroups' MMAs have completed (each
             // waited for its last group in `consume_unit`); this barrier (split-K's, of the 256

@@ -201,8 +201,8 @@ pub(crate) unsafe fn last_split<W: Width>(
 }
 
 /// Split-K's named barrier: the two consumer warpgroups, registered with the kernel's others in
-/// `kernel::BARRIERS` (the steps module's cluster-K rows wider than 64 meet on it too, before
-/// their partial tile overwrites the ring: `kernel::consume_part`).
+/// `kernel::BARRIERS` (the cluster-K kernels wider than 64 meet on it too, before their partial
+/// tile overwrites the ring: `kernel::consume_part`).
 pub(crate) const SPLIT_K_BARRIERS: &[NamedBarrier] = &[NamedBarrier::new(
     "split-K: the 256 consumer threads",
     3,

@@ -11,7 +11,7 @@ use gpu_gemm_plan::abi::Params;
 use gpu_gemm_plan::{
     A_BYTES, BK, CLUSTER_SK, PER_TILE, PERSISTENT_FIRST, PERSISTENT_N64_PAIR, PERSISTENT_N128_SK,
     PERSISTENT_N192_SK, PERSISTENT_SK, SINGLE_WARPGROUP, SKINNY16_CLUSTER_K_S4, SKINNY16_S4,
-    SKINNY128, SKINNY128_CLUSTER_K, SKINNY192_CLUSTER_K,
+    SKINNY128, SKINNY128_CLUSTER_K,
 };
 use gpu_hopper::arch::nvptx::{
     dynamic_smem_1024 as dynamic_smem, griddepcontrol_wait, wgmma_wait_group,
@@ -197,10 +197,4 @@ entry!(
     /// A measurement: [`gemm_bf16_skinny128`] with split-K inside a cluster, as
     /// [`super::gemm_bf16_skinny64_cluster_k`]; the partial tile in the ring.
     gemm_bf16_skinny128_cluster_k = SKINNY128_CLUSTER_K
-);
-
-entry!(
-    /// A measurement: [`super::gemm_bf16_skinny192`] with split-K inside a cluster; the partial
-    /// tile in the ring.
-    gemm_bf16_skinny192_cluster_k = SKINNY192_CLUSTER_K
 );
