@@ -111,7 +111,7 @@ impl Kernel {
     }
 
     /// CTAs per cluster tile: 2 for the CTA pairs, 1 otherwise (a cluster-K kernel's clusters
-    /// are its splits of one tile: [`Kernel::launch_cluster`]).
+    /// are its splits of one tile, in pairs of two tiles: [`Kernel::launch_cluster`]).
     pub const fn cluster(self) -> u32 {
         self.spec().cluster()
     }
@@ -218,8 +218,9 @@ impl Kernel {
                 self.name()
             )),
             LaunchLimit::ClusterSplits { splits, k_blocks } => GemmError::Shape(format!(
-                "{} splits K across the CTAs of a cluster: 1 to 8 parts, at most one per 64 of K's {} ({k_blocks} blocks), not {splits}; Kernel::splits gives the count it launches with",
+                "{} splits K across the CTAs of a cluster: 1 to {} parts, at most one per 64 of K's {} ({k_blocks} blocks), not {splits}; Kernel::splits gives the count it launches with",
                 self.name(),
+                self.spec().max_parts(),
                 shape.k
             )),
             LaunchLimit::SplitBlocks { splits, k_blocks } => GemmError::Shape(format!(

@@ -296,19 +296,19 @@ impl Gemm {
         for (kernel, function) in Kernel::ALL.into_iter().zip(&loaded.functions) {
             let mut fit = [0; 8];
             let capacity = match function {
-                // The CTA pairs (the production pair kernel, and a step in pairs).
-                Some(function) if kernel.cluster() == 2 => {
-                    max_active_clusters(ctx, kernel, function, kernel.cluster())?
-                }
                 Some(function) if kernel.is_cluster_k() => {
                     // A size of which none fits is never launched (a GPU that holds no cluster
-                    // of 2 of them runs each tile in one CTA).
+                    // of 2 of them runs each tile in one CTA; a pair kernel, in one pair).
                     fit[0] = sms;
                     for size in 2..=8 {
                         fit[size as usize - 1] =
                             max_active_clusters(ctx, kernel, function, size).unwrap_or(0);
                     }
                     fit[7]
+                }
+                // The CTA pairs (the production pair kernel, and a step in pairs).
+                Some(function) if kernel.cluster() == 2 => {
+                    max_active_clusters(ctx, kernel, function, kernel.cluster())?
                 }
                 _ => sms,
             };

@@ -328,6 +328,43 @@ pub const SKINNY192_CLUSTER_K: KernelSpec = KernelSpec {
 };
 const _: () = assert!(SKINNY192_CLUSTER_K.layout.bn == 192 && SKINNY128_CLUSTER_K.layout.bn == 128);
 
+/// A measurement: [`SKINNY192_CLUSTER_K`] in CTA pairs ([`Config::cluster`] 2): a cluster of
+/// `2 x splits` CTAs computes two vertically adjacent weight tiles (rank `pair * splits + part`),
+/// the two CTAs of each part sharing the activations' box of their k-block by TMA multicast (each
+/// loads half of its rows for both), each part's partials added up over the CTAs of its pair
+/// index. The transposing kernels read A (the activations) once per weight tile: at M = 192 on
+/// 128-row weight tiles that is 1.5 times the weights' bytes through L2, and the pairs halve it
+/// (cuBLAS's kernel at 96 x 3584 x 3584, run 119: clusters of 8 with both operands multicast).
+/// At most 4 parts (clusters of 8).
+pub const SKINNY192_CLUSTER_K_PAIR: KernelSpec = KernelSpec {
+    entry: "gemm_bf16_skinny192_cluster_k_pair",
+    name: "skinny-192-ckp",
+    config: Config {
+        cluster: 2,
+        ..SKINNY192_CLUSTER_K.config
+    },
+    step: true,
+    ..SKINNY192_CLUSTER_K
+};
+/// A measurement: [`SKINNY128_CLUSTER_K`] in CTA pairs, as [`SKINNY192_CLUSTER_K_PAIR`].
+pub const SKINNY128_CLUSTER_K_PAIR: KernelSpec = KernelSpec {
+    entry: "gemm_bf16_skinny128_cluster_k_pair",
+    name: "skinny-128-ckp",
+    config: SKINNY192_CLUSTER_K_PAIR.config,
+    ..SKINNY128_CLUSTER_K
+};
+/// A measurement: [`SKINNY64_CLUSTER_K`] in CTA pairs, as [`SKINNY192_CLUSTER_K_PAIR`].
+pub const SKINNY64_CLUSTER_K_PAIR: KernelSpec = KernelSpec {
+    entry: "gemm_bf16_skinny64_cluster_k_pair",
+    name: "skinny-64-ckp",
+    config: Config {
+        cluster: 2,
+        ..SKINNY64_CLUSTER_K.config
+    },
+    step: true,
+    ..SKINNY64_CLUSTER_K
+};
+
 /// How many clusters a stream-K kernel cuts the split tiles' k-blocks over
 /// ([`Schedule::stream_k`]'s `workers`): every cluster of the grid (`capacity`), or fewer where that
 /// would leave a worker fewer than 4 k-blocks or a quarter of a tile's (then a tile has at most
@@ -361,7 +398,7 @@ pub const KERNELS: [KernelSpec; 13] = [
 /// The kernels kept only to show the steps of the design, and the measurements beside them
 /// (`step: true`): built into the steps module (the kernel crate's `steps` feature) and the
 /// host's `Kernel` variants only with its `steps` feature, for the benchmark's step table.
-pub const STEPS: [KernelSpec; 12] = [
+pub const STEPS: [KernelSpec; 15] = [
     PER_TILE,
     PERSISTENT_FIRST,
     SINGLE_WARPGROUP,
@@ -374,6 +411,9 @@ pub const STEPS: [KernelSpec; 12] = [
     PERSISTENT_N192_SK,
     SKINNY128,
     SKINNY128_CLUSTER_K,
+    SKINNY192_CLUSTER_K_PAIR,
+    SKINNY128_CLUSTER_K_PAIR,
+    SKINNY64_CLUSTER_K_PAIR,
 ];
 
 /// Calls `$callback!` with the production rows as `Variant = ROW` items, each with its doc
@@ -477,6 +517,15 @@ macro_rules! with_steps {
             /// A measurement: [`Skinny128`](Self::Skinny128) with split-K inside a cluster
             /// (`gemm_bf16_skinny128_cluster_k`).
             Skinny128ClusterK = SKINNY128_CLUSTER_K,
+            /// A measurement: [`Skinny192ClusterK`](Self::Skinny192ClusterK) in CTA pairs sharing
+            /// the activations' box by multicast (`gemm_bf16_skinny192_cluster_k_pair`).
+            Skinny192ClusterKPair = SKINNY192_CLUSTER_K_PAIR,
+            /// A measurement: [`Skinny128ClusterK`](Self::Skinny128ClusterK) in CTA pairs
+            /// (`gemm_bf16_skinny128_cluster_k_pair`).
+            Skinny128ClusterKPair = SKINNY128_CLUSTER_K_PAIR,
+            /// A measurement: [`Skinny64ClusterK`](Self::Skinny64ClusterK) in CTA pairs
+            /// (`gemm_bf16_skinny64_cluster_k_pair`).
+            Skinny64ClusterKPair = SKINNY64_CLUSTER_K_PAIR,
         }
     };
 }
@@ -499,7 +548,8 @@ pub enum LaunchLimit {
     /// The schedule would hold `units` work units, not below 2^31.
     Units { units: u64 },
     /// A [`Grid::ClusterK`] kernel launched in `splits` parts: its clusters are 1 to 8 CTAs
-    /// (the portable cluster size), each part at least one of the `k_blocks`.
+    /// (the portable cluster size; a pair kernel's `2 x splits`: [`KernelSpec::max_parts`]),
+    /// each part at least one of the `k_blocks`.
     ClusterSplits { splits: u32, k_blocks: u32 },
     /// An input of 0 where the schedule needs at least 1: `what` (M, N, K, the split count or
     /// the clusters that fit).
@@ -614,22 +664,30 @@ impl KernelSpec {
         }
         let (tm, tn) = self.tiles(shape);
         let k_blocks = shape.k.div_ceil(BK);
-        (2..=8u32)
+        let c = self.cluster();
+        (2..=self.max_parts())
             .rev()
             .find(|&s| {
-                tm * tn <= u64::from(fit[s as usize - 1]) && k_blocks >= s * CLUSTER_K_MIN_BLOCKS
+                tm * tn <= u64::from(fit[(s * c) as usize - 1])
+                    && k_blocks >= s * CLUSTER_K_MIN_BLOCKS
             })
             .unwrap_or(1)
     }
 
     /// CTAs per cluster of the launch for `splits`: the [`Grid::ClusterK`] kernels' clusters are
-    /// their `splits`, the others' [`KernelSpec::cluster`].
+    /// their `splits` (in pairs: twice), the others' [`KernelSpec::cluster`].
     pub const fn launch_cluster(&self, splits: u32) -> u32 {
         if matches!(self.grid, Grid::ClusterK) {
-            splits
+            splits * self.cluster()
         } else {
             self.cluster()
         }
+    }
+
+    /// The most parts of K a [`Grid::ClusterK`] kernel's launch may have: its clusters hold at
+    /// most 8 CTAs (the portable cluster size), `parts x` [`KernelSpec::cluster`] of them.
+    pub const fn max_parts(&self) -> u32 {
+        8 / self.cluster()
     }
 
     /// Whether this kernel can run `shape` in `splits` parts with `capacity` clusters: every
@@ -656,7 +714,7 @@ impl KernelSpec {
         let (tm, tn) = self.tiles(shape);
         if matches!(self.grid, Grid::ClusterK) {
             let k_blocks = shape.k.div_ceil(BK);
-            if !(1..=8).contains(&splits) || splits > k_blocks {
+            if !(1..=self.max_parts()).contains(&splits) || splits > k_blocks {
                 return Err(LaunchLimit::ClusterSplits { splits, k_blocks });
             }
             // One CTA per split of each tile: the grid's x dimension, and the units the
@@ -757,7 +815,7 @@ impl KernelSpec {
         Ok(match self.grid {
             Grid::PerTile => (schedule.tiles_n, schedule.tiles_m),
             Grid::Persistent => (self.cluster() * schedule.stride, 1),
-            Grid::ClusterK => (schedule.stride, 1),
+            Grid::ClusterK => (self.cluster() * schedule.stride, 1),
         })
     }
 

@@ -63,10 +63,32 @@ pub(crate) const fn in_ring(layout: Layout) -> bool {
     layout.bn > 64
 }
 
-/// The CTAs of this cluster: the parts of K of its tile.
+/// The parts of K of this cluster's tile: its CTAs, or in a pair kernel (`cluster` 2) half of
+/// them.
 #[inline(always)]
-pub(crate) fn parts() -> u32 {
-    cluster_nctarank()
+pub(crate) fn parts(cluster: u32) -> u32 {
+    cluster_nctarank() / cluster
+}
+
+/// This CTA's place in its cluster of `parts` parts (alone, or in pairs: `paired`), `(part, pair
+/// rank, peer)`: the cluster's rank `r` is `pair * parts + part`, so that the parts of one tile
+/// are consecutive ranks (those [`reduce_slice`] adds up) and the CTAs of a pair, which take the
+/// two tile rows of the cluster tile in the same part of K, `parts` apart; `peer` is the other
+/// CTA of the pair's rank (0 alone).
+#[inline(always)]
+pub(crate) fn place(paired: bool, parts: u32) -> (u32, u32, u32) {
+    if !paired {
+        // Alone the ranks are the parts; one part is a launch without clusters (rank 0).
+        let part = if parts > 1 {
+            gpu_pipeline::cluster_cta_rank()
+        } else {
+            0
+        };
+        return (part, 0, 0);
+    }
+    let r = gpu_pipeline::cluster_cta_rank();
+    let (part, pair) = (r % parts, r / parts);
+    (part, pair, (pair ^ 1) * parts + part)
 }
 
 /// Consumer thread `th` (of 256) writes its accumulators, warpgroup `th / 128`'s rows of the
@@ -97,16 +119,17 @@ pub(crate) unsafe fn write_partial<W: Width>(acc: &W::Acc, smem: *mut u8, layout
     });
 }
 
-/// Consumer thread `th` (of 256) of the CTA of rank `rank` in a cluster of `ranks` adds up its
-/// share of the tile's slice, row quads `32 rank / ranks .. 32 (rank + 1) / ranks` (four rows
-/// each) of every column inside D, over the partial tiles of the cluster's CTAs in rank order,
-/// and writes them to D (`alpha * sum + beta * C`, rounded to bf16) at the tile's origin
+/// Consumer thread `th` (of 256) of the CTA of part `rank` of `ranks` parts of a tile adds up
+/// its share of the tile's slice, row quads `32 rank / ranks .. 32 (rank + 1) / ranks` (four
+/// rows each) of every column inside D, over the partial tiles of the tile's CTAs (cluster ranks
+/// `first .. first + ranks`: the cluster alone, `first` 0; in pairs, this CTA's half) in rank
+/// order, and writes them to D (`alpha * sum + beta * C`, rounded to bf16) at the tile's origin
 /// `(m0, n0)` of the kernel's problem (`m x n`, the transpose of D).
 ///
 /// # Safety
 ///
-/// Every CTA of the cluster (`ranks`, 2 to 8: the portable cluster sizes) wrote its partial
-/// tile with [`write_partial`] for the same tile, ordered before this call by a cluster barrier
+/// Every CTA of the tile (`ranks`, 2 to 8: the portable cluster sizes) wrote its partial tile
+/// with [`write_partial`] for the same tile, ordered before this call by a cluster barrier
 /// (release, acquire), and none overwrites it or exits before every CTA's reads are done (a
 /// second cluster barrier); `out` is the launch's, for a kernel that computes the transpose.
 #[inline(always)]
@@ -115,7 +138,7 @@ pub(crate) unsafe fn reduce_slice<W: Width>(
     smem: *mut u8,
     layout: Layout,
     th: u32,
-    (rank, ranks): (u32, u32),
+    (rank, ranks, first): (u32, u32, u32),
     (m0, n0): (u32, u32),
     out: Out,
     m: u32,
@@ -134,14 +157,14 @@ pub(crate) unsafe fn reduce_slice<W: Width>(
         // SAFETY: every CTA of the cluster holds its partial tile at the same offset (the
         // contract), written and ordered before; 16 aligned bytes (r is a multiple of 4, the
         // buffer 1024-aligned).
-        let sum = unsafe { sum_over(local, ranks) };
+        let sum = unsafe { sum_over(local, first, ranks) };
         write_quad(out, (m0 + r, n0 + c), sum, m);
         item += 256;
     }
 }
 
-/// The four f32 at `local` in the partial tiles of CTAs `0..ranks` of the cluster (2 to 8),
-/// added in rank order; every load issued before the first add. Unrolled over the 8 ranks a
+/// The four f32 at `local` in the partial tiles of CTAs `first..first + ranks` of the cluster
+/// (`ranks` 2 to 8), added in rank order; every load issued before the first add. Unrolled over the 8 ranks a
 /// cluster may have, each load and add guarded by `p < ranks` (a `match` on the count compiles
 /// to a jump table, an indirect branch the convergence check does not follow; a loop over
 /// `ranks` would wait for each load before issuing the next).
@@ -151,11 +174,11 @@ pub(crate) unsafe fn reduce_slice<W: Width>(
 /// As [`reduce_slice`]: `local` is 16 aligned bytes of the partial tile, which the cluster's
 /// `ranks` CTAs wrote.
 #[inline(always)]
-unsafe fn sum_over(local: u32, ranks: u32) -> [f32; 4] {
+unsafe fn sum_over(local: u32, first: u32, ranks: u32) -> [f32; 4] {
     let parts: [[f32; 4]; 8] = core::array::from_fn(|p| {
         if (p as u32) < ranks {
-            // SAFETY: by the contract; `p < ranks`, a rank of the cluster.
-            unsafe { ld_shared_cluster_v4_f32(mapa_shared_cluster(local, p as u32)) }
+            // SAFETY: by the contract; `p < ranks`: `first + p` is a rank of the cluster.
+            unsafe { ld_shared_cluster_v4_f32(mapa_shared_cluster(local, first + p as u32)) }
         } else {
             [0.0; 4]
         }

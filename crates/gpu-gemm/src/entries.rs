@@ -45,10 +45,10 @@ const fn check(spec: KernelSpec, name: &str) {
         !spec.config.cluster_k
             || (spec.config.swap_ab
                 && !spec.config.split_k
-                && spec.config.cluster == 1
+                && spec.config.cluster <= 2
                 && (spec.layout.bn <= 64
                     || BM * spec.layout.bn * 4 <= spec.layout.stages * spec.layout.stage_bytes())),
-        "a cluster-K kernel computes the transpose (D leaves from registers), without the global split-K, in clusters of its parts only, and its partial tile fits the staging buffers (at most 64 wide) or the ring (wider: `cluster_k::partials`)"
+        "a cluster-K kernel computes the transpose (D leaves from registers), without the global split-K, in clusters of its parts (or pairs of them) only, and its partial tile fits the staging buffers (at most 64 wide) or the ring (wider: `cluster_k::partials`)"
     );
     assert!(
         !spec.config.stream_k

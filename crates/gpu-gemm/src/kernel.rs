@@ -105,22 +105,31 @@ pub(crate) unsafe fn gemm<W: Width, const ST: usize, const C: u32, S: MbarScope>
         }
     }
     let paired = config.cluster == 2;
-    // The CTA's rank in its pair (0 alone).
-    let rank = if paired {
-        gpu_pipeline::cluster_cta_rank()
-    } else {
-        0
-    };
-    // A cluster-K kernel's parts of K: the CTAs of its cluster, each the part of its rank.
+    // A cluster-K kernel's parts of K: the CTAs of its cluster (in pairs: half of them), each
+    // the part of its rank (`cluster_k::place`).
     let parts = if config.cluster_k {
-        cluster_k::parts()
+        cluster_k::parts(config.cluster)
     } else {
         1
     };
-    let part = if parts > 1 {
-        gpu_pipeline::cluster_cta_rank()
+    // The CTA's place: its part of K, its rank in its pair (0 alone: the tile row it takes of
+    // the cluster tile, and the half of B's box it loads for both), and the cluster ranks of
+    // the pair's CTAs (the multicast's destinations; the peer, whose producer also fills this
+    // CTA's stages).
+    let (part, rank, peer) = if config.cluster_k {
+        cluster_k::place(paired, parts)
+    } else if paired {
+        // (The peer is not used: `consume` takes it from the rank.)
+        (0, gpu_pipeline::cluster_cta_rank(), 0)
     } else {
-        0
+        (0, 0, 0)
+    };
+    // The CTAs a multicast of this CTA's half of B's box reaches: both of its pair (a pair
+    // kernel's cluster is the pair: ranks 0 and 1).
+    let multicast = if config.cluster_k {
+        (1u16 << peer) | (1u16 << (part + rank * parts))
+    } else {
+        0b11
     };
     if config.cluster_k {
         // The schedule gives this CTA one unit, part `part` of its tile, when the launch kept
@@ -178,7 +187,7 @@ pub(crate) unsafe fn gemm<W: Width, const ST: usize, const C: u32, S: MbarScope>
                     maps,
                     (k_blocks, cluster_rows),
                     rank,
-                    paired,
+                    paired.then_some(multicast),
                     edge,
                     stage_tx(layout, m, config.swap_ab),
                     #[cfg(feature = "l2_hints")]
@@ -216,6 +225,7 @@ pub(crate) unsafe fn gemm<W: Width, const ST: usize, const C: u32, S: MbarScope>
                     smem,
                     pipe.into_consumer(),
                     tid - 128,
+                    (rank, paired.then_some(peer)),
                     out,
                     (m, n),
                     k_blocks,
@@ -253,14 +263,15 @@ pub(crate) unsafe fn gemm<W: Width, const ST: usize, const C: u32, S: MbarScope>
             let (tm, tn) = schedule.tile(tile);
             // SAFETY: every CTA of the cluster wrote its partial of this tile before the barrier
             // above, and keeps it until the barrier below; the kernel computes the transpose
-            // (the entries check it of every cluster-K row).
+            // (the entries check it of every cluster-K row); the parts of this CTA's tile are
+            // the CTAs of ranks `rank * parts ..` (`cluster_k::place`).
             unsafe {
                 cluster_k::reduce_slice::<W>(
                     smem,
                     layout,
                     tid - 128,
-                    (part, parts),
-                    (tm * BM, tn * W::BN),
+                    (part, parts, rank * parts),
+                    (tm * cluster_rows + rank * BM, tn * W::BN),
                     out,
                     m,
                     n,
@@ -446,21 +457,31 @@ unsafe fn consume<W: Width, const ST: usize, const C: u32, S: MbarScope>(
 /// The two consumer warpgroups call it, whole; the CTA has one unit in `schedule`; the layout,
 /// maps and matrices are the entries' contract's.
 #[inline(always)]
+#[allow(clippy::too_many_arguments)]
 unsafe fn consume_part<W: Width, const ST: usize, const C: u32, S: MbarScope>(
     schedule: Schedule,
     smem: *mut u8,
     consumer: ConsumerHalf<ST, NvidiaMbarBackend<1, C, S>>,
     th: u32,
+    (rank, peer): (u32, Option<u32>),
     out: Out,
     (m, n): (u32, u32),
     k_blocks: u32,
 ) {
     let (g, w, l) = (th / 128, (th % 128) / 32, th % 32);
     let layout = const { Layout::new(W::BN, ST as u32) };
-    // One lane per consumer warp releases a stage (`Config::warp_arrivals`).
+    // One lane per consumer warp releases a stage (`Config::warp_arrivals`), and in a pair a
+    // second lane on the peer's barrier, whose producer also fills this slot (as `consume`).
     let release = |stage: ConsumerStage<'_, ST, NvidiaMbarBackend<1, C, S>>| {
         if l == 0 {
             stage.arrive();
+        }
+        if let Some(peer) = peer
+            && l == 1
+        {
+            // SAFETY: launched in pairs; the peer initialised its barriers before the first
+            // cluster barrier and does not exit before the last one.
+            unsafe { stage.barrier().arrive_remote_cta(peer) };
         }
         stage.release_without_signal();
     };
@@ -495,7 +516,12 @@ unsafe fn consume_part<W: Width, const ST: usize, const C: u32, S: MbarScope>(
         // call orders the writes before any read.
         unsafe { cluster_k::write_partial::<W>(&acc, smem, layout, th) };
     } else {
-        let (row0, col0) = (tm * BM + g * 64 + 16 * w + l / 4, tn * W::BN + 2 * (l % 4));
+        let m0 = if peer.is_some() {
+            (2 * tm + rank) * BM
+        } else {
+            tm * BM
+        };
+        let (row0, col0) = (m0 + g * 64 + 16 * w + l / 4, tn * W::BN + 2 * (l % 4));
         epilogue::<W>(&acc, row0, col0, out, m, n);
     }
 }
@@ -566,14 +592,24 @@ pub(crate) fn schedule_of<W: Width>(
                     core::arch::nvptx::_block_idx_x() as u32,
                 )
             };
-            // The parts are the cluster's CTAs (the launch's `splits`, which they must equal).
+            // The parts are the cluster's CTAs (the launch's `splits`, which they must equal),
+            // in pairs half of them: a pair's cluster computes a cluster tile of two tile rows,
+            // its unit `cluster * parts + part` of the schedule over cluster tiles.
+            let c = spec.config.cluster;
+            let parts = cluster_k::parts(c);
+            let (first, stride) = if c == 1 {
+                (block, grid)
+            } else {
+                let size = parts * c;
+                (block / size * parts + block % size % parts, grid / c)
+            };
             Schedule::new(
-                m.div_ceil(BM),
+                m.div_ceil(BM * c),
                 n.div_ceil(W::BN),
-                cluster_k::parts(),
+                parts,
                 k.div_ceil(BK),
-                block,
-                grid,
+                first,
+                stride,
             )
         }
     }

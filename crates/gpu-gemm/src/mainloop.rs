@@ -64,8 +64,8 @@ pub(crate) fn a_row0(m0: u32, edge: Option<u32>) -> u32 {
 /// One thread calls it; `smem` is the kernel's dynamic shared memory, laid out as `layout`;
 /// `maps` are A's and B's tensor maps (boxes 64 x 128 and 64 x BN, or 64 x BN / 2 in a pair),
 /// in global memory, and `stage_tx` the bytes their boxes bring a stage ([`stage_tx`] of the
-/// problem, which A's box rows match); in a pair (`paired`) both CTAs run it and the peer's
-/// barriers are initialised. With the `l2_hints` feature, `hinted` (only without a pair) loads the A boxes
+/// problem, which A's box rows match); in a pair (`multicast`: the cluster ranks of both CTAs,
+/// `rank` this CTA's in the pair) both CTAs run it and the peer's barriers are initialised. With the `l2_hints` feature, `hinted` (only without a pair) loads the A boxes
 /// (a transposing kernel's weights, each read by one row of tiles: once where M fits one tile,
 /// as in decode) with the L2 policy evict-first and the B boxes (its activations, which every
 /// weight tile reads again) with evict-last (`MbarrierRef::tensor_load_hinted`): the feature's
@@ -82,7 +82,7 @@ pub(crate) unsafe fn produce<W: Width, const ST: usize, const C: u32, S: MbarSco
     maps: *const TensorMap,
     (k_blocks, cluster_rows): (u32, u32),
     rank: u32,
-    paired: bool,
+    multicast: Option<u16>,
     edge: Option<u32>,
     stage_tx: u32,
     #[cfg(feature = "l2_hints")] hinted: bool,
@@ -131,13 +131,13 @@ pub(crate) unsafe fn produce<W: Width, const ST: usize, const C: u32, S: MbarSco
                         return;
                     }
                     bar.tensor_load::<2>(base, map_a, [kc, m0]);
-                    if paired {
+                    if let Some(mask) = multicast {
                         let half = layout.b_bytes() / 2;
                         bar.tensor_load_multicast::<2>(
                             base.add((A_BYTES + rank * half) as usize),
                             map_b,
                             [kc, n0 + (rank * W::BN / 2) as i32],
-                            0b11,
+                            mask,
                         );
                     } else {
                         bar.tensor_load::<2>(base.add(A_BYTES as usize), map_b, [kc, n0]);

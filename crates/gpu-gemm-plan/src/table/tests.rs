@@ -242,6 +242,50 @@ fn a_cluster_k_kernel_splits_each_tile_across_one_cluster() {
     assert!(SKINNY16_CLUSTER_K.check_launch(small, 0, cap).is_err());
 }
 
+/// The cluster-K kernels in CTA pairs: clusters of twice the parts (at most 4 parts), one per
+/// cluster tile of two weight tiles, a grid of two CTAs per unit of the schedule.
+#[test]
+fn a_cluster_k_pair_launches_twice_its_parts_per_cluster_tile() {
+    let shape = |m, n, k| Shape { m, n, k };
+    let pair = SKINNY192_CLUSTER_K_PAIR;
+    assert_eq!((pair.cluster(), pair.max_parts()), (2, 4));
+    assert_eq!(SKINNY192_CLUSTER_K.max_parts(), 8);
+    assert_eq!(pair.launch_cluster(4), 8);
+    assert_eq!(pair.launch_cluster(1), 2);
+    assert_eq!(pair.b_box_rows(), 96);
+    assert_eq!(SKINNY64_CLUSTER_K_PAIR.b_box_rows(), 32);
+    // 192 x 3584 x 3584: 28 weight tiles, 14 cluster tiles; 56 k-blocks.
+    let s = shape(192, 3584, 3584);
+    assert_eq!(pair.tiles(s), (14, 1));
+    // The H100's fits (clusters of 2, 4, 6, 8): 14 clusters of 8 fit at once: 4 parts.
+    let fit: ClusterFit = [132, 66, 40, 32, 24, 20, 16, 16];
+    assert_eq!(pair.cluster_k_splits(s, &fit), 4);
+    // 4608 x 3584: 36 weight tiles, 18 cluster tiles: more than 16 clusters of 8, 20 of 6 fit.
+    assert_eq!(pair.cluster_k_splits(shape(192, 4608, 3584), &fit), 3);
+    // 33 weight tiles (17 cluster tiles, the last pair's second CTA wholly past N) at 3 parts.
+    let odd = shape(96, 4105, 1000);
+    assert_eq!(pair.tiles(odd), (17, 1));
+    assert_eq!(pair.cluster_k_splits(odd, &fit), 3);
+    assert_eq!(pair.grid(odd, 3, 16), Ok((17 * 3 * 2, 1)));
+    assert_eq!(pair.grid(s, 4, 16), Ok((14 * 4 * 2, 1)));
+    // The schedule's units are the cluster tiles' parts: CTA b of the grid is unit
+    // `b / (2 parts) * parts + b % (2 parts) % parts`, tile row `2 tm + b % (2 parts) / parts`.
+    let sched = pair.schedule(s, 4, 16, 0).unwrap();
+    assert_eq!((sched.total(), sched.splits), (14 * 4, 4));
+    // Five parts would need clusters of 10.
+    assert_eq!(
+        pair.check_launch(s, 5, 16),
+        Err(LaunchLimit::ClusterSplits {
+            splits: 5,
+            k_blocks: 56
+        })
+    );
+    assert!(pair.check_launch(s, 4, 16).is_ok());
+    // Without the fits, from the clusters of 8 that fit: 4 parts where they all fit.
+    assert_eq!(pair.splits(s, 16), 4);
+    assert_eq!(pair.workspace_bytes(s, 4, 16), Ok(0));
+}
+
 /// The stream-K rows: every CTA a worker where the tiles leave SMs idle, a tile in two or three
 /// parts, the workspace one slot per split tile of that many blocks.
 #[test]

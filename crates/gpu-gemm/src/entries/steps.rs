@@ -4,14 +4,15 @@
 //! and the measurements beside them: the 16-wide decode kernels in a ring of 4 stages, the
 //! 128 x 64 kernel in CTA pairs, the 128 x 256 and 128 x 128 kernels and the CTA pairs on a
 //! stream-K schedule, the persistent kernel on 128 x 192 tiles on a stream-K schedule, and the
-//! transposing kernel 128 and 192 rows of A wide.
+//! transposing kernel 128 rows of A wide, and the transposing cluster-K kernels in CTA pairs.
 
 use gpu_gemm_plan::Shape as Problem;
 use gpu_gemm_plan::abi::Params;
 use gpu_gemm_plan::{
     A_BYTES, BK, CLUSTER_SK, PER_TILE, PERSISTENT_FIRST, PERSISTENT_N64_PAIR, PERSISTENT_N128_SK,
     PERSISTENT_N192_SK, PERSISTENT_SK, SINGLE_WARPGROUP, SKINNY16_CLUSTER_K_S4, SKINNY16_S4,
-    SKINNY128, SKINNY128_CLUSTER_K,
+    SKINNY64_CLUSTER_K_PAIR, SKINNY128, SKINNY128_CLUSTER_K, SKINNY128_CLUSTER_K_PAIR,
+    SKINNY192_CLUSTER_K_PAIR,
 };
 use gpu_hopper::arch::nvptx::{
     dynamic_smem_1024 as dynamic_smem, griddepcontrol_wait, wgmma_wait_group,
@@ -197,4 +198,23 @@ entry!(
     /// A measurement: [`gemm_bf16_skinny128`] with split-K inside a cluster, as
     /// [`super::gemm_bf16_skinny64_cluster_k`]; the partial tile in the ring.
     gemm_bf16_skinny128_cluster_k = SKINNY128_CLUSTER_K
+);
+
+entry!(
+    /// A measurement: [`super::gemm_bf16_skinny192_cluster_k`] in CTA pairs: clusters of `2 x
+    /// splits`, the two CTAs of a part computing adjacent weight tiles and sharing the
+    /// activations' box by multicast.
+    gemm_bf16_skinny192_cluster_k_pair = SKINNY192_CLUSTER_K_PAIR
+);
+
+entry!(
+    /// A measurement: [`gemm_bf16_skinny128_cluster_k`] in CTA pairs, as
+    /// [`gemm_bf16_skinny192_cluster_k_pair`].
+    gemm_bf16_skinny128_cluster_k_pair = SKINNY128_CLUSTER_K_PAIR
+);
+
+entry!(
+    /// A measurement: [`super::gemm_bf16_skinny64_cluster_k`] in CTA pairs, as
+    /// [`gemm_bf16_skinny192_cluster_k_pair`].
+    gemm_bf16_skinny64_cluster_k_pair = SKINNY64_CLUSTER_K_PAIR
 );
