@@ -343,11 +343,14 @@ fn main() -> ExitCode {
     // The step kernels the module holds (the steps module's measurements), on the cases and
     // `STEP_CASES`, instead of the production kernels.
     let steps = args.iter().any(|a| a == "--steps");
+    // `--only=TEXT`: only the kernels whose entry contains TEXT (to run one kernel's cases under
+    // a slow tool).
+    let only = args.iter().find_map(|a| a.strip_prefix("--only="));
     let paths: Vec<&String> = args.iter().filter(|a| !a.starts_with("--")).collect();
     let [ptx] = paths.as_slice() else {
         return fail(
             exit::USAGE,
-            "usage: gemm-test PTX [--quick | --sanitize] [--boundary | --programmatic | --steps]",
+            "usage: gemm-test PTX [--quick | --sanitize] [--boundary | --programmatic | --steps] [--only=TEXT]",
         );
     };
     let ctx = match gpu_gemm_host::context(0) {
@@ -372,7 +375,18 @@ fn main() -> ExitCode {
         .iter()
         .copied()
         .filter(|k| !only_hosts && k.spec().step == steps && gemm.has(*k))
+        .filter(|k| only.is_none_or(|text| k.entry().contains(text)))
         .collect();
+    if let Some(text) = only
+        && kernels.is_empty()
+    {
+        return fail(
+            exit::USAGE,
+            &format!(
+                "--only={text}: no kernel of the module's (steps: its step kernels) has an entry containing it"
+            ),
+        );
+    }
     if steps && kernels.is_empty() {
         return fail(
             exit::USAGE,
