@@ -153,21 +153,23 @@ pub fn default_kernel(shape: Shape, sms: u32) -> &'static KernelSpec {
 
 /// Whether `shape` runs faster on the transposing kernel 192 rows of A wide in clusters that
 /// split K ([`SKINNY192_CLUSTER_K`], which [`default_kernel_on`] takes where clusters of two or
-/// more fit; [`default_kernel`] gives [`SKINNY192`]): M in 144..=192, K in 3584..=8192 (the
-/// longest measured) and at most 40 weight tiles of 128 rows (N <= 5120). Run 137 (an H100; M 96-192 by seven layers of
+/// more fit; [`default_kernel`] gives [`SKINNY192`]): M in 144..=192, K in 3584..4096 and at
+/// most 40 weight tiles of 128 rows (N <= 5120). Run 137 (an H100; M 96-192 by seven layers of
 /// the small families, every kernel in the same rounds): at 3584 x 3584 and 4608 x 3584 it ran
 /// 2-12 % ahead of every other kernel of ours at each M from 144 (176 x 4608 x 3584: 1.061 of
 /// cuBLAS against 0.951), at 2048 x 8192 level to 5 % ahead, at 4096 x 4096 from 3 % behind
 /// (M 144) to 6 % ahead (192); at 6144 x 4096 (48 tiles) up to 2 % behind, and with K = 2048
-/// 10-30 % behind the 32- and 64-wide transposing kernels (left to them). The 192-wide tiles
+/// 10-30 % behind the 32- and 64-wide transposing kernels (left to them). Run 138 (an H100, the
+/// same kernels at M 160 and 192) confirmed K = 3584 (2-11 % ahead of the rule's kernel before
+/// on three of the four shapes, level on the fourth) and not the longer K: 160 x 4096 x 4096 3 %
+/// behind the 128 x 128 tiles, 160 and 192 x 2048 x 8192 6 % and 4 % behind; so the clause
+/// stops below K = 4096. The 192-wide tiles
 /// read each weight once, where 128-row tiles read it twice, and the clusters add their parts
 /// in distributed shared memory where the global split-K's last CTA adds 96 KiB partials alone
 /// (the global form ran 160 x 3072 x 2048 at 0.50 of cuBLAS in the same run).
 pub fn mid_layer_fits_192(shape: Shape, sms: u32) -> bool {
     let weight_tiles = shape.n.div_ceil(crate::BM);
-    (144..=192).contains(&shape.m)
-        && (3584..=8192).contains(&shape.k)
-        && weight_tiles <= 40.min(sms)
+    (144..=192).contains(&shape.m) && (3584..4096).contains(&shape.k) && weight_tiles <= 40.min(sms)
 }
 
 /// Whether `shape` runs faster on the transposing kernel 192 rows of A wide ([`SKINNY192`]): M in
@@ -182,7 +184,7 @@ pub fn wide_layer_fits_192(shape: Shape) -> bool {
     (144..=176).contains(&shape.m) && shape.n >= 10240 && shape.k >= 3584
 }
 
-/// Whether `shape` has fewer rows than one tile (M in 65..=127 here) and a long K (8192 to
+/// Whether `shape` has at most one tile of rows (M in 65..=128 here) and a long K (8192 to
 /// 16384): the 128 x 64 tiles, in one wave, then run ahead of the 128 x 128 ones. A's box has
 /// only M's rows (`abi::a_box_rows`), so the twice as many tiles of 64 columns re-read less of
 /// A than they did with 128-row boxes, and each SM's k-loop streams half the weight columns.
@@ -193,9 +195,11 @@ pub fn wide_layer_fits_192(shape: Shape) -> bool {
 /// (4608 x 3584), so the clause starts at 8192. Run 136 (M 65, 80, 120, 127 by the long-K
 /// layers): 1-16 % faster up to K = 14336 (120 x 2048 x 8192: 0.84 of the time), level at
 /// 18944 (0.96-1.01) and 3-6 % slower at 8192 x 28672 (one wave of 128 unsplit tiles, where
-/// the 128 x 128 kernel splits K in two), so it stops at 16384.
+/// the 128 x 128 kernel splits K in two), so it stops at 16384. At M = 128 (one whole tile, its
+/// A box whole either way) runs 137 and 138 timed 128 x 2048 x 8192 1.10 and 1.18 times as fast
+/// on the 128 x 64 tiles as on 128 x 128, so the clause takes M up to one tile.
 pub fn short_rows_long_k(shape: Shape) -> bool {
-    shape.m < crate::BM && (8192..=16384).contains(&shape.k)
+    shape.m <= crate::BM && (8192..=16384).contains(&shape.k)
 }
 
 /// Whether `shape` has two rows of 128-row tiles, the second at most a quarter inside M (M in
@@ -335,11 +339,16 @@ mod tests {
             assert_eq!(pick(192, n, k), "skinny-64", "192 x {n} x {k}");
             assert_eq!(on(192, n, k), "skinny-64-ck", "192 x {n} x {k}");
         }
-        // With K >= 3584 the 192-wide kernel in clusters runs them since run 137.
-        for (n, k) in [(2048, 8192), (4608, 3584), (3584, 3584), (4096, 4096)] {
+        // With K = 3584 the 192-wide kernel in clusters runs them since run 137; with K 4096 and
+        // 8192 the 64-wide one again since run 138.
+        for (n, k) in [(4608, 3584), (3584, 3584)] {
             assert!(half_row_fits_transposed(Shape { m: 192, n, k }, 132));
             assert_eq!(pick(192, n, k), "skinny-192", "192 x {n} x {k}");
             assert_eq!(on(192, n, k), "skinny-192-ck", "192 x {n} x {k}");
+        }
+        for (n, k) in [(2048, 8192), (4096, 4096)] {
+            assert_eq!(pick(192, n, k), "skinny-64", "192 x {n} x {k}");
+            assert_eq!(on(192, n, k), "skinny-64-ck", "192 x {n} x {k}");
         }
         // Not: 144 tiles (6144 x 4096: 40.4 against 33.8), K past 8192 (3584 x 18944: 88.3
         // against 69.9; 4096 x 14336: 66.6 against 58.9), and not outside M 177..=192 (run 128: at M = 160
@@ -362,19 +371,27 @@ mod tests {
         assert_eq!(pick(192, 44 * 128, 8200), before(192, 44 * 128, 8200));
     }
 
-    /// M in 144..=192 with K in 3584..=8192 and at most 40 weight tiles: the transposing kernel
-    /// 192 wide, in clusters where two parts or more fit (run 137, an H100).
+    /// M in 144..=192 with K in 3584..4096 and at most 40 weight tiles: the transposing kernel
+    /// 192 wide, in clusters where two parts or more fit (runs 137 and 138, an H100).
     #[test]
     fn mid_layers_at_m_144_to_192_run_transposed_192_wide_in_clusters() {
         let h100 = |_: &KernelSpec| [132, 66, 39, 30, 22, 17, 15, 15];
         let on = |m, n, k| default_kernel_on(Shape { m, n, k }, 132, h100).name;
         for m in [144, 160, 176, 192] {
-            for (n, k) in [(3584, 3584), (4608, 3584), (4096, 4096), (2048, 8192)] {
+            for (n, k) in [(3584, 3584), (4608, 3584)] {
                 assert_eq!(pick(m, n, k), "skinny-192", "{m} x {n} x {k}");
                 assert_eq!(on(m, n, k), "skinny-192-ck", "{m} x {n} x {k}");
             }
-            // K = 2048 (the 32- and 64-wide kernels lead), 48 weight tiles, K past 8192.
-            for (n, k) in [(3072, 2048), (6144, 4096), (4096, 14336)] {
+            // K = 2048 (the 32- and 64-wide kernels lead), K of 4096 and 8192 (run 138: 3-6 %
+            // behind at 160 x 4096 x 4096, 160 and 192 x 2048 x 8192), 48 weight tiles, K past
+            // 8192.
+            for (n, k) in [
+                (3072, 2048),
+                (4096, 4096),
+                (2048, 8192),
+                (6144, 4096),
+                (4096, 14336),
+            ] {
                 assert!(
                     !mid_layer_fits_192(Shape { m, n, k }, 132),
                     "{m} x {n} x {k}"
@@ -425,8 +442,8 @@ mod tests {
         let none = |_: &KernelSpec| [132, 0, 0, 0, 0, 0, 0, 0];
         let shape = Shape {
             m: 160,
-            n: 4096,
-            k: 4096,
+            n: 3584,
+            k: 3584,
         };
         assert_eq!(default_kernel_on(shape, 132, none).name, "skinny-192");
     }
@@ -593,7 +610,9 @@ mod tests {
         assert_eq!(pick(65, 3584, 18944), "persistent-128");
         // More than one wave of 128 x 64 tiles (160): the rule as before.
         assert_eq!(pick(72, 10240, 8192), "persistent-128");
-        assert_eq!(pick(128, 2048, 8192), "persistent-128");
+        // One whole tile of M (run 138: 128 x 2048 x 8192 1.18 times as fast as 128 x 128).
+        assert_eq!(pick(128, 2048, 8192), "persistent-64");
+        assert_eq!(pick(129, 2048, 8192), "persistent-128");
         assert_eq!(pick(112, 4608, 3584), "persistent-128");
         assert_eq!(pick(112, 2048, 8184), "persistent-128");
         assert!(short_rows_long_k(Shape {
@@ -601,8 +620,13 @@ mod tests {
             n: 1,
             k: 8192
         }));
-        assert!(!short_rows_long_k(Shape {
+        assert!(short_rows_long_k(Shape {
             m: 128,
+            n: 1,
+            k: 8192
+        }));
+        assert!(!short_rows_long_k(Shape {
+            m: 129,
             n: 1,
             k: 8192
         }));
@@ -634,7 +658,8 @@ mod tests {
     /// the fastest of the four, 0.891 of the faster cuBLAS default), now without the M whose
     /// last tile row is part inside M (run 58 timed their 128 x 64 and 128 x 128 kernels before
     /// those loaded it shifted) and without M = 96 (timed on 128-row A boxes, before ABI version
-    /// 5): 95 of 100 within 3 %, 0.905.
+    /// 5): 95 of 100 within 3 %, 0.905; 98 of 100 and 0.907 since `short_rows_long_k` takes
+    /// M = 128 (run 58 had the 128 x 64 tiles ahead on those shapes too).
     #[test]
     fn mid_m_rule_on_run_58s_sweep() {
         extern crate std;
@@ -684,8 +709,8 @@ mod tests {
             log_sum += (cublas / picked).ln();
         }
         let geomean = (log_sum / f64::from(shapes)).exp();
-        assert_eq!((shapes, within), (100, 95));
-        assert!((geomean - 0.9051).abs() < 5e-4, "{geomean}");
+        assert_eq!((shapes, within), (100, 98));
+        assert!((geomean - 0.9071).abs() < 5e-4, "{geomean}");
     }
 
     /// The class edges: M = 64 (decode); 132 tiles of 128 x 64 (one wave) and K = 2048; 198

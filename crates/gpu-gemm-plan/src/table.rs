@@ -315,7 +315,7 @@ pub const SKINNY128_CLUSTER_K: KernelSpec = KernelSpec {
 };
 /// [`SKINNY192`] with split-K inside a cluster, as [`SKINNY64_CLUSTER_K`], its partial tile (96
 /// KiB) in the ring once its one unit has consumed it: for M in 144..=192 on layers with few
-/// weight tiles and K in 3584..=8192 ([`crate::mid_layer_fits_192`]). Run 137 (an H100): 2-12 %
+/// weight tiles and K in 3584..4096 ([`crate::mid_layer_fits_192`]). Run 137 (an H100): 2-12 %
 /// ahead of every other kernel of ours at 3584 x 3584 and 4608 x 3584 from M 144 up (176 x 4608
 /// x 3584: 1.061 of cuBLAS against 0.951), 10-30 % behind the 32- and 64-wide cluster-K kernels
 /// with K = 2048; the global split-K's `skinny-192` ran 160 x 3072 x 2048 at 0.50 of cuBLAS.
