@@ -126,8 +126,9 @@ pub fn default_kernel_on(
 /// Then, for M > 64, **128 x 192 tiles** in place of a 128 x 256 or 128 x 128 choice where they
 /// fill whole waves better ([`fills_waves_better`]), but not for M in 129..=160, which neither
 /// they nor the 128 x 256 half-row clause take ([`second_row_a_quarter`]); and before all of it, for M in 177..=192
-/// with few weight tiles and K at most 8192, the transposing kernel 64 wide
-/// ([`half_row_fits_transposed`]; [`default_kernel_on`] takes its cluster-K form there).
+/// with few weight tiles and K at most 8192 (and M in 144..=176 with K at most 2048), the
+/// transposing kernel 64 wide ([`half_row_fits_transposed`]; [`default_kernel_on`] takes its
+/// cluster-K form there).
 pub fn default_kernel(shape: Shape, sms: u32) -> &'static KernelSpec {
     if mid_layer_fits_192(shape, sms) {
         return &SKINNY192;
@@ -242,18 +243,24 @@ pub fn fills_waves_better(shape: Shape, sms: u32) -> bool {
 
 /// Whether `shape` runs faster on the transposing kernel 64 rows of A wide ([`SKINNY64`], M in
 /// tiles of 64): M in 177..=192, whose second row of 128-row tiles is at most half inside M and
-/// whose third tile of 64 rows at least three quarters, with the weight tiles times M's tiles
-/// of 64 in one wave (at most `sms`) and K at most 8192. Run 113 (an H100; M = 192, every
+/// whose third tile of 64 rows at least three quarters, or M in 144..=176 with K at most 2048,
+/// with the weight tiles times M's tiles of 64 in one wave (at most `sms`) and K at most 8192. Run 113 (an H100; M = 192, every
 /// kernel in the same rounds): on the six layers where this holds its cluster-K form ran 1-27 %
 /// faster than the 128-row kernels the rule took (192 x 3584 x 3584: 18.4 us against 23.4),
 /// and on every other layer slower: more tiles than a wave (6144 x 4096, 144 tiles: 0.87) or a
 /// longer K (3584 x 18944: 0.83; 4096 x 14336: 0.93). Run 128, with the 128 x 64 and 128 x 128
 /// kernels' last tile row shifted inside M: at M = 192 still 2-10 % ahead on three of four such
 /// layers (4096 x 4096: 13 % behind the 128 x 128 kernel), and at M = 160, whose third tile of
-/// 64 rows is half empty, 3-18 % behind on three of four (even on the fourth).
+/// 64 rows is half empty, 3-18 % behind on three of four (even on the fourth). With K at most
+/// 2048 the clause starts at M = 144: on the layers 2048 and 3072 wide at M 144, 160 and 176 the
+/// cluster-K form ran 1.048 times as fast as the 128 x 64 tiles the rule took (geometric mean of
+/// 33 timings in runs 128-142, each in its own process, warm and with the L2 flushed; never
+/// slower than 0.999, more than 3 % faster on 20); at M = 129 4 % behind (run 132).
 pub fn half_row_fits_transposed(shape: Shape, sms: u32) -> bool {
     let (rows, cols) = SKINNY64.tiles(shape);
-    (177..=192).contains(&shape.m) && rows * cols <= u64::from(sms.max(1)) && shape.k <= 8192
+    let rows_fit =
+        (177..=192).contains(&shape.m) || ((144..=176).contains(&shape.m) && shape.k <= 2048);
+    rows_fit && rows * cols <= u64::from(sms.max(1)) && shape.k <= 8192
 }
 
 /// [`default_kernel`] without the 128 x 192 tiles: the rule fitted to runs 56 and 58.
@@ -360,7 +367,19 @@ mod tests {
         assert_eq!(pick(193, 3584, 3584), before(193, 3584, 3584));
         assert_eq!(pick(128, 3584, 3584), before(128, 3584, 3584));
         assert_eq!(pick(177, 3072, 2048), "skinny-64");
-        assert_eq!(pick(176, 3072, 2048), before(176, 3072, 2048));
+        // M in 144..=176 with K <= 2048 (runs 128-142: the cluster-K form 1.048 times as fast as
+        // the 128 x 64 tiles over 33 timings of six layers, never slower than 0.999): in too.
+        for m in [144, 160, 176] {
+            for n in [2048, 3072] {
+                assert_eq!(pick(m, n, 2048), "skinny-64", "{m} x {n} x 2048");
+                assert_eq!(on(m, n, 2048), "skinny-64-ck", "{m} x {n} x 2048");
+            }
+        }
+        // Not below 144 (129 x 2048 x 2048: 4 % behind), nor past one wave (16384 wide), nor
+        // with K above 2048 at these M (run 128: 3-18 % behind at M = 160).
+        assert_eq!(pick(143, 3072, 2048), before(143, 3072, 2048));
+        assert_ne!(pick(160, 16384, 2048), "skinny-64");
+        assert_eq!(pick(176, 3072, 2056), before(176, 3072, 2056));
         assert_eq!(pick(160, 4096, 3072), "persistent-128");
         // The edges: 132 tiles (44 weight tiles x 3) and K = 8192 in; one more of either out.
         assert_eq!(pick(192, 44 * 128, 8192), "skinny-64");
