@@ -117,8 +117,8 @@ impl Kernel {
     }
 
     /// CTAs per cluster of a launch in `splits` parts: the cluster-K kernels'
-    /// ([`Kernel::Skinny16ClusterK`] and its wider forms) clusters are their `splits`, the
-    /// pairs' 2, the others' 1.
+    /// ([`Kernel::Skinny16ClusterK`] and its wider forms) clusters are their `splits` (in CTA
+    /// pairs, the steps module's `-ckp` rows: twice), the pairs' 2, the others' 1.
     pub const fn launch_cluster(self, splits: u32) -> u32 {
         self.spec().launch_cluster(splits)
     }

@@ -24,8 +24,10 @@ pub enum Grid {
     /// units of the [`Schedule`] (`blockIdx.x / cluster, gridDim.x / cluster`).
     Persistent,
     /// One CTA per split of each tile: `tiles x splits` CTAs in clusters of `splits` (the
-    /// launch's cluster dimension, 1, 2, 4 or 8), cluster `c` computing tile `c` of the grouped
-    /// order, its CTA of rank `r` the `r`-th part of K ([`Config::cluster_k`]). Not persistent:
+    /// launch's cluster dimension, 1 to 8), cluster `c` computing tile `c` of the grouped
+    /// order, its CTA of rank `r` the `r`-th part of K ([`Config::cluster_k`]); in CTA pairs
+    /// ([`Config::cluster`] 2) clusters of `2 x splits` over cluster tiles of two tile rows, rank
+    /// `pair * splits + part`. Not persistent:
     /// no CTA waits for another cluster, so more tiles than fit at once run in waves. The
     /// capacity it is planned with is how many clusters of 8 CTAs fit at once (each holds two
     /// clusters of 4, four of 2).
