@@ -254,7 +254,7 @@ pub fn fills_waves_better(shape: Shape, sms: u32) -> bool {
 /// 64 rows is half empty, 3-18 % behind on three of four (even on the fourth). With K at most
 /// 2048 the clause starts at M = 144: on the layers 2048 and 3072 wide at M 144, 160 and 176 the
 /// cluster-K form ran 1.048 times as fast as the 128 x 64 tiles the rule took (geometric mean of
-/// 33 timings in runs 128-142, each in its own process, warm and with the L2 flushed; never
+/// 33 timings in runs 128-142, both kernels in the same rounds, warm and with the L2 flushed; never
 /// slower than 0.999, more than 3 % faster on 20); at M = 129 4 % behind (run 132).
 pub fn half_row_fits_transposed(shape: Shape, sms: u32) -> bool {
     let (rows, cols) = SKINNY64.tiles(shape);
