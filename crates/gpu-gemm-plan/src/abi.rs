@@ -107,7 +107,7 @@ mod tests {
         assert_eq!(a_box_rows_of(false, 128, 4096), 128);
         assert_eq!(a_box_rows_of(true, 128, 96), 128);
         assert_eq!(a_box_rows_of(false, 64, 3), 64);
-        // The flags are distinct bits above any version.
+        // The flag is a bit above any version.
         assert_eq!(ABI_VERSION & ABI_UNWAITED, 0);
     }
 }

@@ -450,7 +450,8 @@ unsafe fn consume<W: Width, const ST: usize, const C: u32, S: MbarScope>(
 /// The consumer warpgroups' part of [`gemm`] in a cluster-K kernel (`Config::cluster_k`): thread
 /// `th` of 256 computes the CTA's one unit, part `split` of K of one tile, and leaves it in the
 /// CTA's partial tile for the cluster's reduction ([`cluster_k`]); a tile in one part (a launch
-/// without clusters) goes to D from registers.
+/// without clusters, or of one pair) goes to D from registers. `rank` is the CTA's in its pair
+/// (0 alone), `peer` the pair's other CTA's cluster rank (`None` alone).
 ///
 /// # Safety
 ///
