@@ -1,11 +1,12 @@
 #!/usr/bin/env python3
 """An SVG line chart of a `gemm-bench` sweep CSV (standard library only).
 
-usage: plot_sweep.py SWEEP_CSV[,SWEEP_CSV...] OUT_SVG [TITLE] [IMPLEMENTATION]
+usage: plot_sweep.py [--by-k] [--run=RUN] SWEEP_CSV[,SWEEP_CSV...] OUT_SVG [TITLE] [IMPLEMENTATION]
 
 One line per (N, K) of the sweep: `ours` (the host API's default kernel; or the CSV's
 IMPLEMENTATION) over the faster of cublasGemmEx and cuBLASLt's first choice, against M on a log
-axis; the 1.0 line is parity.
+axis; the 1.0 line is parity. With `--by-k`, one line per (M, N) against K; with `--run=RUN`, only
+the rows of a wide CSV whose `run` column is RUN.
 
 A CSV is `gemm-bench`'s (one row per shape and implementation: `m`, `n`, `k`, `implementation`,
 `median_ms`) or wide (one row per shape: `m`, `n`, `k` and a column `NAME_us` of microseconds
@@ -22,13 +23,18 @@ COLORS = ["#1b6ca8", "#d9480f", "#2b8a3e", "#862e9c", "#e67700", "#0b7285", "#c9
 
 
 def main():
-    path, out = sys.argv[1], sys.argv[2]
-    title = sys.argv[3] if len(sys.argv) > 3 else "ours / the faster cuBLAS default, by M"
-    ours = sys.argv[4] if len(sys.argv) > 4 else "ours"
+    by_k = "--by-k" in sys.argv[1:]
+    runs = [a.split("=", 1)[1] for a in sys.argv[1:] if a.startswith("--run=")]
+    args = [a for a in sys.argv[1:] if a != "--by-k" and not a.startswith("--run=")]
+    path, out = args[0], args[1]
+    title = args[2] if len(args) > 2 else f"ours / the faster cuBLAS default, by {'K' if by_k else 'M'}"
+    ours = args[3] if len(args) > 3 else "ours"
     times = defaultdict(dict)
     for one in path.split(","):
         with open(one, newline="") as f:
             for r in csv.DictReader(f):
+                if runs and r.get("run") not in runs:
+                    continue
                 shape = (int(r["m"]), int(r["n"]), int(r["k"]))
                 if "implementation" in r:
                     if r["median_ms"]:
@@ -38,7 +44,11 @@ def main():
     lines = defaultdict(list)
     for (m, n, k), t in times.items():
         if {ours, "cublasGemmEx", "cublasLt-heuristic"} <= t.keys():
-            lines[(n, k)].append((m, min(t["cublasGemmEx"], t["cublasLt-heuristic"]) / t[ours]))
+            ratio = min(t["cublasGemmEx"], t["cublasLt-heuristic"]) / t[ours]
+            if by_k:
+                lines[(m, n)].append((k, ratio))
+            else:
+                lines[(n, k)].append((m, ratio))
     lines = {nk: sorted(p) for nk, p in lines.items() if len(p) > 1}
     w, h, left, top, right, bottom = 980, 560, 60, 40, 230, 50
     ms = [m for p in lines.values() for m, _ in p]
@@ -55,7 +65,8 @@ def main():
         s.append(f'<text x="{left - 8}" y="{py(r) + 4:.1f}" text-anchor="end">{r:.1f}</text>')
     for m in sorted(set(ms)):
         s.append(f'<text x="{px(m):.1f}" y="{h - bottom + 16}" text-anchor="middle" font-size="10">{m}</text>')
-    s.append(f'<text x="{(left + w - right) / 2}" y="{h - 12}" text-anchor="middle">M (tokens)</text>')
+    axis = "K (the reduction)" if by_k else "M (tokens)"
+    s.append(f'<text x="{(left + w - right) / 2}" y="{h - 12}" text-anchor="middle">{axis}</text>')
     for i, (nk, pts) in enumerate(sorted(lines.items())):
         c = COLORS[i % len(COLORS)]
         dash = "" if i < len(COLORS) else ' stroke-dasharray="5,3"'
@@ -63,7 +74,8 @@ def main():
         s.append(f'<polyline points="{d}" fill="none" stroke="{c}" stroke-width="1.6"{dash}/>')
         y = top + 14 * i
         s.append(f'<line x1="{w - right + 12}" x2="{w - right + 32}" y1="{y}" y2="{y}" stroke="{c}" stroke-width="2"{dash}/>')
-        s.append(f'<text x="{w - right + 38}" y="{y + 4}">N {nk[0]}, K {nk[1]}</text>')
+        label = f"M {nk[0]}, N {nk[1]}" if by_k else f"N {nk[0]}, K {nk[1]}"
+        s.append(f'<text x="{w - right + 38}" y="{y + 4}">{label}</text>')
     s.append("</svg>")
     with open(out, "w") as f:
         f.write("\n".join(s) + "\n")
