@@ -72,13 +72,21 @@ pub enum Module {
     /// kernels' weights loaded evict-first, their activations evict-last): a measurement module
     /// of the benchmark's bundle.
     L2Hints,
+    /// The production kernels with the kernel crate's `ck_push` feature (the cluster-K kernels up
+    /// to 64 wide add up their parts by `st.async` pushes, without the cluster barriers'
+    /// `.release` at the end): a measurement module of the benchmark's bundle.
+    CkPush,
 }
 
 impl Module {
     /// The module's entries.
     pub fn entries(self) -> &'static [(&'static str, u32)] {
         match self {
-            Module::Production | Module::Unwaited | Module::ShiftEdge | Module::L2Hints => &ENTRIES,
+            Module::Production
+            | Module::Unwaited
+            | Module::ShiftEdge
+            | Module::L2Hints
+            | Module::CkPush => &ENTRIES,
             Module::Steps => &STEP_ENTRIES,
         }
     }
@@ -92,6 +100,7 @@ impl Module {
             Module::Unwaited => Some("unwaited"),
             Module::ShiftEdge => Some("shift_edge"),
             Module::L2Hints => Some("l2_hints"),
+            Module::CkPush => Some("ck_push"),
         }
     }
 

@@ -41,6 +41,7 @@ pub fn lint(sh: &Shell) -> Result {
         &[][..],
         &["--features", "steps"][..],
         &["--features", "l2_hints"][..],
+        &["--features", "ck_push"][..],
     ] {
         crate::gemm_kernel::NVPTX_SM90A.cargo_clippy(sh, crate::gemm_kernel::CRATE, extra)?;
     }

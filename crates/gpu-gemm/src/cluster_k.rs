@@ -259,3 +259,210 @@ fn scaled(out: Out, v: f32, c: u16) -> f32 {
         x
     }
 }
+
+/// The `ck_push` feature's reduction (a measurement): each part pushes the rows of its partial
+/// that another part adds up into that part's staging buffers.
+#[cfg(feature = "ck_push")]
+pub(crate) mod push {
+    use super::*;
+    use gpu_hopper::arch::nvptx::st_async_v2_f32;
+    use gpu_pipeline::{Cta, MbarrierRef};
+
+    /// Whether a cluster-K kernel of `layout` adds up its parts by [`push_partial`] (the `ck_push`
+    /// feature's variant module, a measurement): tiles up to 64 wide, whose pushed rows land in the
+    /// staging buffers (nothing else uses them in a transposing kernel), not in the ring a peer may
+    /// still be reading.
+    pub(crate) const fn pushes(layout: Layout) -> bool {
+        cfg!(feature = "ck_push") && !in_ring(layout)
+    }
+
+    /// The row quads `q0..q1` (four rows each) of the tile that part `rank` of `ranks` adds up.
+    #[inline(always)]
+    const fn slice(rank: u32, ranks: u32) -> (u32, u32) {
+        (32 * rank / ranks, 32 * (rank + 1) / ranks)
+    }
+
+    /// Which part of `ranks` adds up row `r` of the tile: the one whose [`slice`] holds its quad.
+    #[inline(always)]
+    fn owner(r: u32, ranks: u32) -> u32 {
+        // The largest p with 32 p / ranks <= r / 4, i.e. (r / 4 * ranks + ranks - 1) / 32 rounded
+        // down, checked against the slice bounds (which round down too).
+        let q = r / 4;
+        let p = (q * ranks + ranks - 1) / 32;
+        if slice(p, ranks).0 > q { p - 1 } else { p }
+    }
+
+    /// Rows of the largest slice of `ranks` parts: the rows a push slot holds.
+    #[inline(always)]
+    const fn slot_rows(ranks: u32) -> u32 {
+        4 * 32_u32.div_ceil(ranks)
+    }
+
+    /// The reduction's mbarrier of a pushing kernel: the 8 bytes below the split flag's word in the
+    /// barriers' KiB (a cluster-K kernel has no split-K flag; `gemm` checks that the ring's barriers
+    /// end before it).
+    #[inline(always)]
+    pub(crate) fn reduce_barrier(smem: *mut u8, layout: Layout) -> MbarrierRef<'static, Cta> {
+        // SAFETY: 8-byte aligned shared memory inside the layout's barriers (`reduce_barrier_at`),
+        // used for nothing else.
+        unsafe { MbarrierRef::from_ptr(smem.add(reduce_barrier_at(layout)).cast()) }
+    }
+
+    /// Where [`reduce_barrier`] lies: 8-byte aligned, below the split flag's word.
+    pub(crate) const fn reduce_barrier_at(layout: Layout) -> usize {
+        (layout.split_flag_at() - 8) & !7
+    }
+
+    /// The bytes part `rank` of `ranks` receives by [`push_partial`] for a tile `bn` wide: its slice
+    /// of every other part's partial.
+    #[inline(always)]
+    pub(crate) fn pushed_bytes(rank: u32, ranks: u32, bn: u32) -> u32 {
+        let (q0, q1) = slice(rank, ranks);
+        (ranks - 1) * 4 * (q1 - q0) * bn * 4
+    }
+
+    /// Where in the receiving CTA (part `owner`) the f32 of row `r`, column `c` of part `from`'s
+    /// partial lands: slot `from` (or `from - 1` past the owner's own part), rows from the slice's
+    /// first, row-major, each slot [`slot_rows`] rows.
+    #[inline(always)]
+    fn pushed_at(r: u32, c: u32, from: u32, owner: u32, ranks: u32, bn: u32) -> u32 {
+        let slot = if from < owner { from } else { from - 1 };
+        let r0 = 4 * slice(owner, ranks).0;
+        (slot * slot_rows(ranks) + (r - r0)) * bn + c
+    }
+
+    const _: () = {
+        let mut ranks = 2;
+        while ranks <= 8 {
+            assert!(
+                (ranks - 1) * slot_rows(ranks) * 64 * 4 <= 2 * gpu_gemm_plan::STAGING_BYTES,
+                "a pushing kernel's slots (every other part's slice of a tile 64 wide) fit the staging buffers"
+            );
+            ranks += 1;
+        }
+    };
+
+    /// Consumer thread `th` (of 256) of part `rank` of `ranks` (the cluster's CTAs `first ..`)
+    /// pushes each pair of its accumulators whose row another part adds up ([`owner`]) into that
+    /// part's staging buffers by `st.async`, completing 8 bytes on that part's [`reduce_barrier`].
+    /// Its own rows stay in its registers ([`add_pushed`]).
+    ///
+    /// # Safety
+    ///
+    /// Every CTA of the tile initialised its reduce barrier and a cluster barrier made that visible
+    /// before this call (`fence.mbarrier_init.release.cluster`, then an arrival and a wait); each
+    /// expects [`pushed_bytes`] on its barrier's first phase; no CTA exits before its barrier's
+    /// phase completes; the staging buffers of every CTA are not used otherwise; `W::BN <= 64`.
+    #[inline(always)]
+    pub(crate) unsafe fn push_partial<W: Width>(
+        acc: &W::Acc,
+        smem: *mut u8,
+        layout: Layout,
+        th: u32,
+        (rank, ranks, first): (u32, u32, u32),
+    ) {
+        let (g, w, l) = (th / 128, (th % 128) / 32, th % 32);
+        // SAFETY: the staging buffers and the barrier are this CTA's shared memory.
+        let base = unsafe { cvta_to_shared(smem.add(layout.staging_at(0))) };
+        let bar = reduce_barrier(smem, layout).shared_addr();
+        W::each_pair(acc, |i, v0, v1| {
+            let r = 64 * g + 16 * w + l / 4 + 8 * ((i / 2) % 2);
+            let c = 8 * (i / 4) + 2 * (l % 4);
+            let to = owner(r, ranks);
+            if to != rank {
+                let at = base + 4 * pushed_at(r, c, rank, to, ranks, W::BN);
+                // SAFETY: the contract: `to`'s slot for this part holds (r, c) and (r, c + 1), 8
+                // aligned bytes (c even, the buffer 1024-aligned), and its barrier expects them.
+                unsafe {
+                    st_async_v2_f32(
+                        mapa_shared_cluster(at, first + to),
+                        [v0, v1],
+                        mapa_shared_cluster(bar, first + to),
+                    )
+                };
+            }
+        });
+    }
+
+    /// Once this CTA's [`reduce_barrier`] completed its phase (every other part's rows of its slice
+    /// arrived), consumer thread `th` adds up, in part order, each pair of its accumulators in this
+    /// part's slice with the other parts' pushed values, and writes it to D at the tile's origin
+    /// `(m0, n0)` of the kernel's problem (`m x n`, the transpose of D); its other pairs were pushed.
+    /// The same sums, in the same order, as [`reduce_slice`].
+    ///
+    /// # Safety
+    ///
+    /// As [`push_partial`], after it, and after this thread saw the barrier's phase complete;
+    /// `out` is the launch's, for a kernel that computes the transpose.
+    #[inline(always)]
+    #[allow(clippy::too_many_arguments)]
+    pub(crate) unsafe fn add_pushed<W: Width>(
+        acc: &W::Acc,
+        smem: *mut u8,
+        layout: Layout,
+        th: u32,
+        (rank, ranks): (u32, u32),
+        (m0, n0): (u32, u32),
+        out: Out,
+        (m, n): (u32, u32),
+    ) {
+        let (g, w, l) = (th / 128, (th % 128) / 32, th % 32);
+        // SAFETY: pointer arithmetic inside the layout.
+        let base: *const f32 = unsafe { smem.add(layout.staging_at(0)).cast() };
+        W::each_pair(acc, |i, v0, v1| {
+            let r = 64 * g + 16 * w + l / 4 + 8 * ((i / 2) % 2);
+            let c = 8 * (i / 4) + 2 * (l % 4);
+            if owner(r, ranks) != rank {
+                return;
+            }
+            let mut s = [0.0f32; 2];
+            for p in 0..ranks {
+                let v = if p == rank {
+                    [v0, v1]
+                } else {
+                    // SAFETY: part p's pushed pair of (r, c), inside the slots, arrived (the
+                    // barrier's phase completed).
+                    unsafe {
+                        let at = base.add(pushed_at(r, c, p, rank, ranks, W::BN) as usize);
+                        [at.read(), at.add(1).read()]
+                    }
+                };
+                s = if p == 0 {
+                    v
+                } else {
+                    [s[0] + v[0], s[1] + v[1]]
+                };
+            }
+            write_pair_transposed(out, (m0 + r, n0 + c), s, (m, n));
+        });
+    }
+
+    /// D's elements of the kernel's (`row`, `col`) and (`row`, `col + 1`), those inside its `m x n`
+    /// (D's (`col`, `row`) and (`col + 1`, `row`)), `alpha * v + beta * C`, one bf16 each.
+    #[inline(always)]
+    fn write_pair_transposed(out: Out, (row, col): (u32, u32), v: [f32; 2], (m, n): (u32, u32)) {
+        if row >= m {
+            return;
+        }
+        for (j, x) in v.into_iter().enumerate() {
+            let col = col + j as u32;
+            if col >= n {
+                return;
+            }
+            let at = col as usize * m as usize + row as usize;
+            let cj = if out.beta != 0.0 {
+                // SAFETY: C's (col, row) is inside C (N x M for the kernel's M x N), as D's; each
+                // element is read before it is written, by this thread alone (C may be D).
+                unsafe { out.c.wrapping_add(at).read() }
+            } else {
+                0
+            };
+            // SAFETY: D's (col, row) is inside D.
+            unsafe {
+                out.d
+                    .wrapping_add(at)
+                    .write(bf16x2(scaled(out, x, cj), 0.0) as u16)
+            };
+        }
+    }
+}

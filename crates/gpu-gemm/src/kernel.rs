@@ -5,6 +5,8 @@
 use gpu_gemm_plan::{
     BK, BM, CONSUMER_REGS, Config, Grid, KernelSpec, Layout, PRODUCER_REGS, Schedule,
 };
+#[cfg(feature = "ck_push")]
+use gpu_pipeline::arch::nvptx::{barrier_cluster_arrive_relaxed, barrier_cluster_wait_acquire};
 use gpu_pipeline::{
     ConsumerHalf, ConsumerStage, Cta, MbarScope, MbarrierRef, NvidiaMbarBackend, TensorMap,
     prefetch_tensor_map,
@@ -92,6 +94,13 @@ pub(crate) unsafe fn gemm<W: Width, const ST: usize, const C: u32, S: MbarScope>
             layout.ring_barriers_at(Epi::SMEM_BYTES) + Pipe::<ST, C, S>::SMEM_BYTES
                 <= layout.split_flag_at()
         );
+        // A pushing cluster-K kernel's reduce barrier lies between them.
+        #[cfg(feature = "ck_push")]
+        assert!(
+            !cluster_k::push::pushes(layout)
+                || layout.ring_barriers_at(Epi::SMEM_BYTES) + Pipe::<ST, C, S>::SMEM_BYTES
+                    <= cluster_k::push::reduce_barrier_at(layout)
+        );
     };
     // SAFETY: the ring's barriers follow the two warpgroups' epilogue-load barriers.
     let pipe =
@@ -102,6 +111,15 @@ pub(crate) unsafe fn gemm<W: Width, const ST: usize, const C: u32, S: MbarScope>
             pipe.init();
             c_stages(smem, layout, 0).init();
             c_stages(smem, layout, 1).init();
+        }
+        #[cfg(feature = "ck_push")]
+        if config.cluster_k && cluster_k::push::pushes(layout) {
+            // The reduction's barrier (one arrival: its expected bytes; the parts' pushes
+            // complete them), made visible to the cluster's CTAs before any pushes to it (the
+            // cluster barrier split around the main loop below).
+            // SAFETY: one thread initialises, before the block barrier below; count 1.
+            unsafe { cluster_k::push::reduce_barrier(smem, layout).init(1) };
+            gpu_pipeline::fence_mbarrier_init();
         }
     }
     let paired = config.cluster == 2;
@@ -149,6 +167,17 @@ pub(crate) unsafe fn gemm<W: Width, const ST: usize, const C: u32, S: MbarScope>
     } else {
         // SAFETY: every thread of the block reaches it, converged.
         unsafe { core::arch::nvptx::_syncthreads() };
+    }
+    // A pushing cluster-K kernel (the `ck_push` variant) arrives here on the cluster barrier
+    // that makes every CTA's reduce barrier visible, and waits on it only before its first push
+    // (the consumers) or its exit (the producer warpgroup): no wait on the main loop's path.
+    #[cfg(feature = "ck_push")]
+    let push = config.cluster_k && !paired && parts > 1 && cluster_k::push::pushes(layout);
+    #[cfg(feature = "ck_push")]
+    if push {
+        // SAFETY: every thread of every CTA of the cluster arrives once (`push` is the same in
+        // all of them) and waits once, below.
+        unsafe { barrier_cluster_arrive_relaxed() };
     }
     // Launched as a programmatic dependent (the host's `set_programmatic_launch`), this grid may
     // start while the kernel before it in the stream still runs: each thread waits here for that
@@ -250,6 +279,20 @@ pub(crate) unsafe fn gemm<W: Width, const ST: usize, const C: u32, S: MbarScope>
             };
         }
     }
+    // The pushing variant's consumers added up their slices in `consume_part`; its threads
+    // leave once every CTA's reduce barrier was visible to them (none skips the wait it
+    // arrived for).
+    #[cfg(feature = "ck_push")]
+    let parts = if push {
+        if tid < 128 {
+            // SAFETY: this thread's wait on the phase it arrived on above (the consumers
+            // waited in `consume_part`). The CTA exits once its consumers saw every push to it.
+            unsafe { barrier_cluster_wait_acquire() };
+        }
+        1
+    } else {
+        parts
+    };
     if parts > 1 {
         // Every CTA of the cluster has written its partial tile (released by each writer's
         // arrival, acquired by every wait); then the consumers add up their slices of the tile
@@ -502,6 +545,37 @@ unsafe fn consume_part<W: Width, const ST: usize, const C: u32, S: MbarScope>(
         &release,
         || {},
     );
+    #[cfg(feature = "ck_push")]
+    if parts > 1 && cluster_k::push::pushes(layout) && peer.is_none() {
+        let bar = cluster_k::push::reduce_barrier(smem, layout);
+        // SAFETY: this thread arrived on the cluster barrier in `gemm` (every CTA's reduce
+        // barrier initialised and fenced before it); after the wait every push may land.
+        unsafe { barrier_cluster_wait_acquire() };
+        if th == 0 {
+            // SAFETY: the barrier's one expected arrival, in its first phase; the bytes (at
+            // most 30 KiB) stay in range.
+            unsafe { bar.arrive_expect_tx(cluster_k::push::pushed_bytes(split, parts, W::BN)) };
+        }
+        // SAFETY: every CTA of the cluster initialised its reduce barrier, made visible above,
+        // and expects these bytes; none exits before its barrier's phase completes (below); a
+        // transposing kernel uses no staging buffer otherwise; tiles up to 64 wide (`pushes`).
+        unsafe { cluster_k::push::push_partial::<W>(&acc, smem, layout, th, (split, parts, 0)) };
+        bar.wait_parity(0);
+        // SAFETY: every other part's rows of this part's slice arrived (the phase completed).
+        unsafe {
+            cluster_k::push::add_pushed::<W>(
+                &acc,
+                smem,
+                layout,
+                th,
+                (split, parts),
+                (tm * BM, tn * W::BN),
+                out,
+                (m, n),
+            )
+        };
+        return;
+    }
     if parts > 1 {
         if cluster_k::in_ring(layout) {
             // The partial tile overwrites the ring: both warpgroups' MMAs have completed (each

@@ -690,6 +690,40 @@ leaf! {
 }
 
 leaf! {
+    /// `st.async.shared::cluster.mbarrier::complete_tx::bytes.v2.f32 [addr], {v0, v1}, [bar];`:
+    /// stores two f32 into the shared memory of a CTA of this cluster (distributed shared memory)
+    /// asynchronously, and when they are written, completes 8 bytes of transactions on the
+    /// mbarrier `bar` of that same CTA: a thread of that CTA that sees the barrier's phase
+    /// complete (its expected bytes all counted) sees the two values. Both addresses are
+    /// `.shared::cluster` addresses (`mapa.shared::cluster`) in the same CTA.
+    ///
+    /// PTX ISA 8.1, sm_90. PTX ISA, "Data Movement and Conversion Instructions: st.async".
+    ///
+    /// # Safety
+    ///
+    /// `addr` is 8 bytes, 8-byte aligned, and `bar` an initialised mbarrier, both in the shared
+    /// memory of a CTA of this cluster that has not exited (nor will before the store and its
+    /// completion land); the barrier's initialisation is visible to this thread (a cluster
+    /// barrier after `fence.mbarrier_init.release.cluster`); the current phase of `bar` expects
+    /// these bytes, and no thread reads or writes the 8 bytes unordered with the store.
+    #[gpu_only("st.async.shared::cluster.mbarrier::complete_tx::bytes.v2.f32")]
+    #[inline(always)]
+    pub unsafe fn st_async_v2_f32(addr: u32, v: [f32; 2], bar: u32) {
+        // SAFETY: guaranteed by the caller.
+        unsafe {
+            asm!(
+                "st.async.shared::cluster.mbarrier::complete_tx::bytes.v2.f32 [{p}], {{{a}, {b}}}, [{m}];",
+                p = in(reg32) addr,
+                a = in(reg32) v[0],
+                b = in(reg32) v[1],
+                m = in(reg32) bar,
+                options(nostack, preserves_flags),
+            );
+        }
+    }
+}
+
+leaf! {
     /// `ld.shared::cluster.v4.f32 {d0, d1, d2, d3}, [addr];`: four f32 of the shared memory of a
     /// CTA of this cluster (distributed shared memory), at a `.shared::cluster` address (from
     /// `mapa.shared::cluster`, gpu-pipeline's `mapa_shared_cluster`; this CTA's own included).

@@ -912,6 +912,34 @@ leaf! {
 }
 
 leaf! {
+    /// `barrier.cluster.arrive.relaxed;`: this thread arrives on the cluster barrier with no
+    /// memory ordering of its own (PTX ISA: "no memory ordering and visibility guarantees" for
+    /// the accesses before it). Paired with [`barrier_cluster_wait_acquire`] where what must be
+    /// seen across the cluster is ordered otherwise: mbarrier initialisations after
+    /// `fence.mbarrier_init.release.cluster`, which is what the relaxed arrival exists for (PTX
+    /// ISA, "membar/fence": the fence is "a light-weight fence ... with barrier.cluster.arrive.relaxed").
+    /// Not the `.aligned` form, as [`barrier_cluster_arrive_release`].
+    ///
+    /// PTX ISA 8.0 (`.relaxed`), sm_90. PTX ISA, "Parallel Synchronization and Communication
+    /// Instructions: barrier.cluster".
+    ///
+    /// # Safety
+    ///
+    /// Every non-exited thread of the cluster arrives once before any waits.
+    #[gpu_only("barrier.cluster.arrive.relaxed")]
+    #[inline(always)]
+    pub unsafe fn barrier_cluster_arrive_relaxed() {
+        // SAFETY: guaranteed by the caller (cluster-wide participation).
+        unsafe {
+            asm!(
+                "barrier.cluster.arrive.relaxed;",
+                options(nostack, preserves_flags)
+            );
+        }
+    }
+}
+
+leaf! {
     /// `elect.sync _|p, 0xffffffff;`: elects one lane of the full warp; true in that lane only.
     ///
     /// PTX ISA 8.0, sm_90. PTX ISA, "Parallel Synchronization and Communication Instructions:
