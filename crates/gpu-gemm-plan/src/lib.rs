@@ -11,6 +11,8 @@
 //!   workspace ([`KernelSpec::workspace_bytes`]); [`KernelSpec::splits`] is the split count.
 //!
 //! - [`abi`]: the entries' one launch parameter ([`abi::Params`]) and the ABI version.
+//! - [`reduce`]: which rows of a tile each part of a cluster-K kernel adds up, and where a
+//!   pushed part's rows land (the `ck_push` measurement module).
 //!
 //! Pure: no `unsafe`, no CUDA call, no target-specific code. The host tests every rule here.
 #![no_std]
@@ -20,6 +22,7 @@ pub mod abi;
 mod choice;
 mod config;
 mod layout;
+pub mod reduce;
 mod table;
 
 pub use choice::{

@@ -265,6 +265,7 @@ fn scaled(out: Out, v: f32, c: u16) -> f32 {
 #[cfg(feature = "ck_push")]
 pub(crate) mod push {
     use super::*;
+    use gpu_gemm_plan::reduce::{self, owner, pushed_at};
     use gpu_hopper::arch::nvptx::st_async_v2_f32;
     use gpu_pipeline::{Cta, MbarrierRef};
 
@@ -274,28 +275,6 @@ pub(crate) mod push {
     /// still be reading.
     pub(crate) const fn pushes(layout: Layout) -> bool {
         cfg!(feature = "ck_push") && !in_ring(layout)
-    }
-
-    /// The row quads `q0..q1` (four rows each) of the tile that part `rank` of `ranks` adds up.
-    #[inline(always)]
-    const fn slice(rank: u32, ranks: u32) -> (u32, u32) {
-        (32 * rank / ranks, 32 * (rank + 1) / ranks)
-    }
-
-    /// Which part of `ranks` adds up row `r` of the tile: the one whose [`slice`] holds its quad.
-    #[inline(always)]
-    fn owner(r: u32, ranks: u32) -> u32 {
-        // The largest p with 32 p / ranks <= r / 4, i.e. (r / 4 * ranks + ranks - 1) / 32 rounded
-        // down, checked against the slice bounds (which round down too).
-        let q = r / 4;
-        let p = (q * ranks + ranks - 1) / 32;
-        if slice(p, ranks).0 > q { p - 1 } else { p }
-    }
-
-    /// Rows of the largest slice of `ranks` parts: the rows a push slot holds.
-    #[inline(always)]
-    const fn slot_rows(ranks: u32) -> u32 {
-        4 * 32_u32.div_ceil(ranks)
     }
 
     /// The reduction's mbarrier of a pushing kernel: the 8 bytes below the split flag's word in the
@@ -314,33 +293,16 @@ pub(crate) mod push {
     }
 
     /// The bytes part `rank` of `ranks` receives by [`push_partial`] for a tile `bn` wide: its slice
-    /// of every other part's partial.
+    /// of every other part's partial ([`reduce::pushed_floats`]).
     #[inline(always)]
     pub(crate) fn pushed_bytes(rank: u32, ranks: u32, bn: u32) -> u32 {
-        let (q0, q1) = slice(rank, ranks);
-        (ranks - 1) * 4 * (q1 - q0) * bn * 4
+        4 * reduce::pushed_floats(rank, ranks, bn)
     }
 
-    /// Where in the receiving CTA (part `owner`) the f32 of row `r`, column `c` of part `from`'s
-    /// partial lands: slot `from` (or `from - 1` past the owner's own part), rows from the slice's
-    /// first, row-major, each slot [`slot_rows`] rows.
-    #[inline(always)]
-    fn pushed_at(r: u32, c: u32, from: u32, owner: u32, ranks: u32, bn: u32) -> u32 {
-        let slot = if from < owner { from } else { from - 1 };
-        let r0 = 4 * slice(owner, ranks).0;
-        (slot * slot_rows(ranks) + (r - r0)) * bn + c
-    }
-
-    const _: () = {
-        let mut ranks = 2;
-        while ranks <= 8 {
-            assert!(
-                (ranks - 1) * slot_rows(ranks) * 64 * 4 <= 2 * gpu_gemm_plan::STAGING_BYTES,
-                "a pushing kernel's slots (every other part's slice of a tile 64 wide) fit the staging buffers"
-            );
-            ranks += 1;
-        }
-    };
+    const _: () = assert!(
+        reduce::pushes_fit(64),
+        "a pushing kernel's slots (every other part's slice of a tile 64 wide) fit the staging buffers"
+    );
 
     /// Consumer thread `th` (of 256) of part `rank` of `ranks` (the cluster's CTAs `first ..`)
     /// pushes each pair of its accumulators whose row another part adds up ([`owner`]) into that
