@@ -9,7 +9,7 @@ use crate::device::{Verdict, verdict};
 use crate::util::Result;
 
 /// The bundle's run script: `gemm-test` on the measurement modules (the step kernels, the
-/// shift_edge, l2_hints and ck_push modules), then the benchmark (its arguments passed on), its log and
+/// shift_edge, l2_hints, ck_push and store_read modules), then the benchmark (its arguments passed on), its log and
 /// CSV under `$OUT` (or `out/` beside the script). cuBLAS is looked for in the usual CUDA folders
 /// too.
 const RUN_GEMM_SH: &str = r#"#!/usr/bin/env bash
@@ -51,7 +51,7 @@ if [ -x "$ptxas" ]; then
 else
   echo "ptxas: SKIPPED (no ptxas on PATH or in /usr/local/cuda/bin)"
 fi
-echo "== exact checks of the measurement modules (gemm-test): the steps module's step kernels (stream-K among them), the shift_edge and l2_hints modules on the quick cases, the ck_push module on every case"
+echo "== exact checks of the measurement modules (gemm-test): the steps module's step kernels (stream-K among them), the shift_edge, l2_hints and store_read modules on the quick cases, the ck_push module on every case"
 timeout -k 10 300 "$here/gemm-test" "$here/gpu_gemm_steps.ptx" --steps --quick 2>&1 | tee "$out/steps-test.log"
 exact=${PIPESTATUS[0]}
 timeout -k 10 300 "$here/gemm-test" "$here/gpu_gemm_shift_edge.ptx" --quick 2>&1 | tee "$out/shift-edge-test.log"
@@ -59,6 +59,8 @@ timeout -k 10 300 "$here/gemm-test" "$here/gpu_gemm_shift_edge.ptx" --quick 2>&1
 timeout -k 10 300 "$here/gemm-test" "$here/gpu_gemm_l2_hints.ptx" --quick 2>&1 | tee "$out/l2-hints-test.log"
 [ "${PIPESTATUS[0]}" -eq 0 ] || exact=1
 timeout -k 10 300 "$here/gemm-test" "$here/gpu_gemm_ck_push.ptx" 2>&1 | tee "$out/ck-push-test.log"
+[ "${PIPESTATUS[0]}" -eq 0 ] || exact=1
+timeout -k 10 300 "$here/gemm-test" "$here/gpu_gemm_store_read.ptx" --quick 2>&1 | tee "$out/store-read-test.log"
 [ "${PIPESTATUS[0]}" -eq 0 ] || exact=1
 echo "gemm-test exit status: $exact" | tee -a "$out/steps-test.log"
 echo "== GEMM benchmark (cuBLAS baselines and the Rust GEMM's kernels)"
@@ -113,6 +115,8 @@ pub fn run(sh: &Shell, bundle_dir: Option<&Path>, quick: bool) -> Result {
             crate::gemm_kernel::build_module(sh, crate::gemm_kernel::Module::ShiftEdge)?;
         let l2_hints = crate::gemm_kernel::build_module(sh, crate::gemm_kernel::Module::L2Hints)?;
         let ck_push = crate::gemm_kernel::build_module(sh, crate::gemm_kernel::Module::CkPush)?;
+        let store_read =
+            crate::gemm_kernel::build_module(sh, crate::gemm_kernel::Module::StoreRead)?;
         crate::device::write_bundle(
             sh,
             dir,
@@ -135,6 +139,9 @@ pub fn run(sh: &Shell, bundle_dir: Option<&Path>, quick: bool) -> Result {
                 // kernel crate's `ck_push` feature; exact on every case, not only the quick ones:
                 // every part count).
                 (ck_push, "gpu_gemm_ck_push.ptx"),
+                // A measurement: the TMA-store kernels' last wait for their stores' reads only
+                // (the kernel crate's `store_read` feature).
+                (store_read, "gpu_gemm_store_read.ptx"),
             ],
             "run_gemm.sh",
             &run_gemm_sh(),
@@ -228,6 +235,7 @@ mod tests {
         assert!(script.contains(r#""$here/gemm-test" "$here/gpu_gemm_shift_edge.ptx" --quick"#));
         assert!(script.contains(r#""$here/gemm-test" "$here/gpu_gemm_l2_hints.ptx" --quick"#));
         assert!(script.contains(r#""$here/gemm-test" "$here/gpu_gemm_ck_push.ptx" 2>&1"#));
+        assert!(script.contains(r#""$here/gemm-test" "$here/gpu_gemm_store_read.ptx" --quick"#));
         assert!(script.contains(r#"[ "$status" -ne 0 ] || status=$exact"#));
         assert!(script.trim_end().ends_with("exit $status"));
         assert!(script.contains("4 no CUDA driver") && script.contains("5 CUDA setup error"));

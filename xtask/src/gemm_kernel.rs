@@ -76,6 +76,10 @@ pub enum Module {
     /// to 64 wide add up their parts by `st.async` pushes, without the cluster barriers'
     /// `.release` at the end): a measurement module of the benchmark's bundle.
     CkPush,
+    /// The production kernels with the kernel crate's `store_read` feature (the TMA-store
+    /// kernels wait at the end for their last stores' reads of shared memory only): a
+    /// measurement module of the benchmark's bundle.
+    StoreRead,
 }
 
 impl Module {
@@ -86,7 +90,8 @@ impl Module {
             | Module::Unwaited
             | Module::ShiftEdge
             | Module::L2Hints
-            | Module::CkPush => &ENTRIES,
+            | Module::CkPush
+            | Module::StoreRead => &ENTRIES,
             Module::Steps => &STEP_ENTRIES,
         }
     }
@@ -101,6 +106,7 @@ impl Module {
             Module::ShiftEdge => Some("shift_edge"),
             Module::L2Hints => Some("l2_hints"),
             Module::CkPush => Some("ck_push"),
+            Module::StoreRead => Some("store_read"),
         }
     }
 

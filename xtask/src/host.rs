@@ -42,6 +42,7 @@ pub fn lint(sh: &Shell) -> Result {
         &["--features", "steps"][..],
         &["--features", "l2_hints"][..],
         &["--features", "ck_push"][..],
+        &["--features", "store_read"][..],
     ] {
         crate::gemm_kernel::NVPTX_SM90A.cargo_clippy(sh, crate::gemm_kernel::CRATE, extra)?;
     }

@@ -481,8 +481,14 @@ unsafe fn consume<W: Width, const ST: usize, const C: u32, S: MbarScope>(
     }
     if config.tma_store && th % 128 == 0 {
         // The last tensor stores have written D (and finished reading the staging buffer, which
-        // must outlive them).
+        // must outlive them). With the `store_read` feature (a measurement module), only their
+        // reads of the staging buffer are waited for, as CUTLASS's epilogues do at the end: the
+        // grid's completion, which a stream or a programmatic dependent's `griddepcontrol.wait`
+        // waits for, includes its writes.
+        #[cfg(not(feature = "store_read"))]
         gpu_pipeline::bulk_wait_group::<0>();
+        #[cfg(feature = "store_read")]
+        gpu_pipeline::bulk_wait_group_read::<0>();
         if let Some(empty) = pending {
             // Every C stage taken is given back (nothing loads into it any more).
             empty.arrive();
