@@ -144,7 +144,7 @@ pub(crate) unsafe fn reduce_slice<W: Width>(
     m: u32,
     n: u32,
 ) {
-    let (q0, q1) = (32 * rank / ranks, 32 * (rank + 1) / ranks);
+    let (q0, q1) = gpu_gemm_plan::reduce::slice(rank, ranks);
     let quads = q1 - q0;
     // The tile's columns inside the kernel's problem (D's rows).
     let cols = W::BN.min(n - n0);
@@ -265,6 +265,7 @@ fn scaled(out: Out, v: f32, c: u16) -> f32 {
 #[cfg(feature = "ck_push")]
 pub(crate) mod push {
     use super::*;
+    use crate::epilogue;
     use gpu_gemm_plan::reduce::{self, owner, pushed_at};
     use gpu_hopper::arch::nvptx::st_async_v2_f32;
     use gpu_pipeline::{Cta, MbarrierRef};
@@ -274,7 +275,7 @@ pub(crate) mod push {
     /// staging buffers (nothing else uses them in a transposing kernel), not in the ring a peer may
     /// still be reading.
     pub(crate) const fn pushes(layout: Layout) -> bool {
-        cfg!(feature = "ck_push") && !in_ring(layout)
+        !in_ring(layout)
     }
 
     /// The reduction's mbarrier of a pushing kernel: the 8 bytes below the split flag's word in the
@@ -299,10 +300,19 @@ pub(crate) mod push {
         4 * reduce::pushed_floats(rank, ranks, bn)
     }
 
-    const _: () = assert!(
-        reduce::pushes_fit(64),
-        "a pushing kernel's slots (every other part's slice of a tile 64 wide) fit the staging buffers"
-    );
+    /// Where consumer thread `th`'s (of 256) accumulators `i` and `i + 1` (`i` even) lie in the
+    /// 128-row tile, `(row, column)` of the first: row `16 w + l / 4` (+ 8 for `(i / 2)` odd) of
+    /// warpgroup `th / 128`'s 64, columns `8 (i / 4) + 2 (l % 4)` and the next ([`write_partial`]
+    /// computes the same in place: written through this function, the production module's register
+    /// numbering moved).
+    #[inline(always)]
+    fn pair_at(th: u32, i: u32) -> (u32, u32) {
+        let (g, w, l) = (th / 128, (th % 128) / 32, th % 32);
+        (
+            64 * g + 16 * w + l / 4 + 8 * ((i / 2) % 2),
+            8 * (i / 4) + 2 * (l % 4),
+        )
+    }
 
     /// Consumer thread `th` (of 256) of part `rank` of `ranks` (the cluster's CTAs `first ..`)
     /// pushes each pair of its accumulators whose row another part adds up ([`owner`]) into that
@@ -323,13 +333,11 @@ pub(crate) mod push {
         th: u32,
         (rank, ranks, first): (u32, u32, u32),
     ) {
-        let (g, w, l) = (th / 128, (th % 128) / 32, th % 32);
         // SAFETY: the staging buffers and the barrier are this CTA's shared memory.
         let base = unsafe { cvta_to_shared(smem.add(layout.staging_at(0))) };
         let bar = reduce_barrier(smem, layout).shared_addr();
         W::each_pair(acc, |i, v0, v1| {
-            let r = 64 * g + 16 * w + l / 4 + 8 * ((i / 2) % 2);
-            let c = 8 * (i / 4) + 2 * (l % 4);
+            let (r, c) = pair_at(th, i);
             let to = owner(r, ranks);
             if to != rank {
                 let at = base + 4 * pushed_at(r, c, rank, to, ranks, W::BN);
@@ -368,12 +376,10 @@ pub(crate) mod push {
         out: Out,
         (m, n): (u32, u32),
     ) {
-        let (g, w, l) = (th / 128, (th % 128) / 32, th % 32);
         // SAFETY: pointer arithmetic inside the layout.
         let base: *const f32 = unsafe { smem.add(layout.staging_at(0)).cast() };
         W::each_pair(acc, |i, v0, v1| {
-            let r = 64 * g + 16 * w + l / 4 + 8 * ((i / 2) % 2);
-            let c = 8 * (i / 4) + 2 * (l % 4);
+            let (r, c) = pair_at(th, i);
             if owner(r, ranks) != rank {
                 return;
             }
@@ -395,36 +401,21 @@ pub(crate) mod push {
                     [s[0] + v[0], s[1] + v[1]]
                 };
             }
-            write_pair_transposed(out, (m0 + r, n0 + c), s, (m, n));
-        });
-    }
-
-    /// D's elements of the kernel's (`row`, `col`) and (`row`, `col + 1`), those inside its `m x n`
-    /// (D's (`col`, `row`) and (`col + 1`, `row`)), `alpha * v + beta * C`, one bf16 each.
-    #[inline(always)]
-    fn write_pair_transposed(out: Out, (row, col): (u32, u32), v: [f32; 2], (m, n): (u32, u32)) {
-        if row >= m {
-            return;
-        }
-        for (j, x) in v.into_iter().enumerate() {
-            let col = col + j as u32;
-            if col >= n {
-                return;
-            }
-            let at = col as usize * m as usize + row as usize;
-            let cj = if out.beta != 0.0 {
-                // SAFETY: C's (col, row) is inside C (N x M for the kernel's M x N), as D's; each
-                // element is read before it is written, by this thread alone (C may be D).
-                unsafe { out.c.wrapping_add(at).read() }
+            // The epilogue's pair writers, as every transposing kernel's D leaves them.
+            let (row, col) = (m0 + r, n0 + c);
+            let c_pair = if out.beta != 0.0 {
+                epilogue::c_pair(out, row, col, m, n)
             } else {
                 0
             };
-            // SAFETY: D's (col, row) is inside D.
-            unsafe {
-                out.d
-                    .wrapping_add(at)
-                    .write(bf16x2(scaled(out, x, cj), 0.0) as u16)
-            };
-        }
+            epilogue::d_pair(
+                out,
+                row,
+                col,
+                epilogue::scaled(out, s[0], s[1], c_pair),
+                m,
+                n,
+            );
+        });
     }
 }

@@ -366,7 +366,7 @@ fn epilogue_quarter<W: Width>(
 /// `c_pair` holds bf16 `c0` (low) and `c1` (high); C is not looked at when `beta == 0` (it may
 /// hold anything, NaN included).
 #[inline(always)]
-fn scaled(out: Out, v0: f32, v1: f32, c_pair: u32) -> u32 {
+pub(crate) fn scaled(out: Out, v0: f32, v1: f32, c_pair: u32) -> u32 {
     let (mut x0, mut x1) = (out.alpha * v0, out.alpha * v1);
     if out.beta != 0.0 {
         x0 += out.beta * bf16_to_f32(c_pair as u16);
@@ -379,7 +379,7 @@ fn scaled(out: Out, v0: f32, v1: f32, c_pair: u32) -> u32 {
 /// M x N (0 outside). One 4-byte load when every row starts 4-byte aligned (N even; `col` is
 /// always even), otherwise two 2-byte loads.
 #[inline(always)]
-fn c_pair(out: Out, row: u32, col: u32, m: u32, n: u32) -> u32 {
+pub(crate) fn c_pair(out: Out, row: u32, col: u32, m: u32, n: u32) -> u32 {
     if row >= m || col >= n {
         return 0;
     }
@@ -408,7 +408,7 @@ fn c_pair(out: Out, row: u32, col: u32, m: u32, n: u32) -> u32 {
 /// Writes the packed pair of bf16 to D at (`row`, `col`) and (`row`, `col + 1`), the parts inside
 /// M x N: one 4-byte store when N is even, otherwise two 2-byte stores.
 #[inline(always)]
-fn d_pair(out: Out, row: u32, col: u32, packed: u32, m: u32, n: u32) {
+pub(crate) fn d_pair(out: Out, row: u32, col: u32, packed: u32, m: u32, n: u32) {
     if row >= m || col >= n {
         return;
     }
