@@ -426,3 +426,87 @@ fn splits_times_k_blocks_fit_32_bits() {
     let splits = PERSISTENT.splits(shape, 132);
     PERSISTENT.check_launch(shape, splits, 132).unwrap();
 }
+
+/// The default kernel of every shape of a wide class (M, N and K from 1 to past a wave, odd and
+/// even, on GPUs of 2 to 132 SMs and cluster fits from none to the H100's), and every production
+/// kernel a user may name on it, launched with the split count the host computes for it: the launch is accepted, and the grid's walk computes
+/// every k-block of every tile exactly once (a unit per CTA, in its own schedule, as the device
+/// builds it). A user's shape outside the benchmark's lists is one of these.
+#[test]
+fn the_default_of_any_shape_launches_and_covers_every_k_block_once() {
+    let h100: ClusterFit = [132, 66, 40, 32, 24, 20, 16, 16];
+    let h200: ClusterFit = [132, 66, 39, 30, 22, 17, 15, 15];
+    let small: ClusterFit = [16, 8, 4, 4, 2, 2, 2, 2];
+    let none: ClusterFit = [1, 0, 0, 0, 0, 0, 0, 0];
+    let ms = [
+        1, 2, 3, 7, 16, 17, 33, 63, 64, 65, 96, 127, 129, 144, 160, 177, 192, 200, 383, 1000, 1025,
+        4097,
+    ];
+    let ns = [1, 8, 63, 129, 896, 2056, 4097, 14336];
+    let ks = [1, 8, 64, 65, 192, 256, 448, 1000, 3584, 8200];
+    let mut launches = 0u32;
+    for (sms, fit) in [(132, h100), (132, h200), (16, small), (2, none)] {
+        for m in ms {
+            for n in ns {
+                for k in ks {
+                    let shape = Shape { m, n, k };
+                    let default = crate::default_kernel_on(shape, sms, |_| fit);
+                    for spec in core::iter::once(default).chain(KERNELS.iter()) {
+                        // The host's count: the cluster-K kernels' from the fit, the others' from
+                        // their capacity (a CTA per SM; a pair per two).
+                        let cap = sms / spec.cluster();
+                        let splits = match spec.grid {
+                            Grid::ClusterK => spec.cluster_k_splits(shape, &fit),
+                            _ => spec.splits(shape, cap),
+                        };
+                        let what = || {
+                            std::format!(
+                                "{} on {m} x {n} x {k}, {sms} SMs, {splits} splits",
+                                spec.name
+                            )
+                        };
+                        assert!(spec.check_launch(shape, splits, cap).is_ok(), "{}", what());
+                        if matches!(spec.grid, Grid::ClusterK) {
+                            assert!(spec.launch_cluster(splits) <= 8, "{}", what());
+                        }
+                        let (gx, gy) = spec.grid(shape, splits, cap).unwrap();
+                        let clusters = match spec.grid {
+                            Grid::PerTile | Grid::ClusterK => gx * gy,
+                            Grid::Persistent => gx / spec.cluster(),
+                        };
+                        let (tm, tn) = spec.tiles(shape);
+                        let k_blocks = k.div_ceil(BK);
+                        // Each tile's k-blocks, counted as the walk computes them.
+                        let mut count = std::vec![0u8; (tm * tn) as usize * k_blocks as usize];
+                        for c in 0..clusters {
+                            let s = spec.schedule(shape, splits, cap, c).unwrap();
+                            let mut u = s.first;
+                            while u < s.total() {
+                                let w = s.work(u, k_blocks);
+                                if w.parts != 0 {
+                                    assert!(
+                                        w.tile < s.tiles() && w.kb0 < w.kb1 && w.kb1 <= k_blocks,
+                                        "{}: {w:?}",
+                                        what()
+                                    );
+                                    for kb in w.kb0..w.kb1 {
+                                        count[(w.tile * k_blocks + kb) as usize] += 1;
+                                    }
+                                }
+                                u += s.stride;
+                            }
+                        }
+                        assert!(
+                            count.iter().all(|&c| c == 1),
+                            "{}: a k-block computed {:?} times",
+                            what(),
+                            count.iter().find(|&&c| c != 1)
+                        );
+                        launches += 1;
+                    }
+                }
+            }
+        }
+    }
+    assert_eq!(launches, 4 * 22 * 8 * 10 * (1 + KERNELS.len() as u32));
+}
