@@ -1,12 +1,14 @@
 #!/usr/bin/env python3
 """An SVG line chart of a `gemm-bench` sweep CSV (standard library only).
 
-usage: plot_sweep.py [--by-k] [--run=RUN] SWEEP_CSV[,SWEEP_CSV...] OUT_SVG [TITLE] [IMPLEMENTATION]
+usage: plot_sweep.py [--by-k] [--run=RUN] [--compare=RUN_A,RUN_B] SWEEP_CSV[,SWEEP_CSV...] OUT_SVG [TITLE] [IMPLEMENTATION]
 
 One line per (N, K) of the sweep: `ours` (the host API's default kernel; or the CSV's
 IMPLEMENTATION) over the faster of cublasGemmEx and cuBLASLt's first choice, against M on a log
 axis; the 1.0 line is parity. With `--by-k`, one line per (M, N) against K; with `--run=RUN`, only
-the rows of a wide CSV whose `run` column is RUN.
+the rows of a wide CSV whose `run` column is RUN. With `--compare=RUN_A,RUN_B` (a wide CSV; implies
+`--by-k`): one line per M and run against K, each point the geometric mean over the N of that M
+and K, RUN_A's lines dashed and RUN_B's solid (a rule before and after, say).
 
 A CSV is `gemm-bench`'s (one row per shape and implementation: `m`, `n`, `k`, `implementation`,
 `median_ms`) or wide (one row per shape: `m`, `n`, `k` and a column `NAME_us` of microseconds
@@ -23,9 +25,11 @@ COLORS = ["#1b6ca8", "#d9480f", "#2b8a3e", "#862e9c", "#e67700", "#0b7285", "#c9
 
 
 def main():
-    by_k = "--by-k" in sys.argv[1:]
-    runs = [a.split("=", 1)[1] for a in sys.argv[1:] if a.startswith("--run=")]
-    args = [a for a in sys.argv[1:] if a != "--by-k" and not a.startswith("--run=")]
+    compare = [a.split("=", 1)[1].split(",") for a in sys.argv[1:] if a.startswith("--compare=")]
+    compare = compare[0] if compare else []
+    by_k = "--by-k" in sys.argv[1:] or bool(compare)
+    runs = [a.split("=", 1)[1] for a in sys.argv[1:] if a.startswith("--run=")] + compare
+    args = [a for a in sys.argv[1:] if a != "--by-k" and not a.startswith(("--run=", "--compare="))]
     path, out = args[0], args[1]
     title = args[2] if len(args) > 2 else f"ours / the faster cuBLAS default, by {'K' if by_k else 'M'}"
     ours = args[3] if len(args) > 3 else "ours"
@@ -36,19 +40,29 @@ def main():
                 if runs and r.get("run") not in runs:
                     continue
                 shape = (int(r["m"]), int(r["n"]), int(r["k"]))
+                if compare:
+                    shape = (r["run"],) + shape
                 if "implementation" in r:
                     if r["median_ms"]:
                         times[shape][r["implementation"]] = float(r["median_ms"])
                 else:
                     times[shape] = {c[:-3]: float(v) / 1e3 for c, v in r.items() if c.endswith("_us") and v}
     lines = defaultdict(list)
-    for (m, n, k), t in times.items():
+    grouped = defaultdict(list)
+    for key, t in times.items():
         if {ours, "cublasGemmEx", "cublasLt-heuristic"} <= t.keys():
             ratio = min(t["cublasGemmEx"], t["cublasLt-heuristic"]) / t[ours]
+            if compare:
+                run, m, n, k = key
+                grouped[(compare.index(run), m, k)].append(ratio)
+                continue
+            m, n, k = key
             if by_k:
                 lines[(m, n)].append((k, ratio))
             else:
                 lines[(n, k)].append((m, ratio))
+    for (run, m, k), rs in grouped.items():
+        lines[(m, run)].append((k, math.exp(sum(map(math.log, rs)) / len(rs))))
     lines = {nk: sorted(p) for nk, p in lines.items() if len(p) > 1}
     w, h, left, top, right, bottom = 980, 560, 60, 40, 230, 50
     ms = [m for p in lines.values() for m, _ in p]
@@ -68,13 +82,19 @@ def main():
     axis = "K (the reduction)" if by_k else "M (tokens)"
     s.append(f'<text x="{(left + w - right) / 2}" y="{h - 12}" text-anchor="middle">{axis}</text>')
     for i, (nk, pts) in enumerate(sorted(lines.items())):
-        c = COLORS[i % len(COLORS)]
-        dash = "" if i < len(COLORS) else ' stroke-dasharray="5,3"'
+        if compare:
+            # A colour per M; the first run's line dashed, the second's solid.
+            c = COLORS[(i // 2) % len(COLORS)]
+            dash = ' stroke-dasharray="5,3"' if nk[1] == 0 else ""
+            label = f"M {nk[0]}, {compare[nk[1]]}"
+        else:
+            c = COLORS[i % len(COLORS)]
+            dash = "" if i < len(COLORS) else ' stroke-dasharray="5,3"'
+            label = f"M {nk[0]}, N {nk[1]}" if by_k else f"N {nk[0]}, K {nk[1]}"
         d = " ".join(f"{px(m):.1f},{py(r):.1f}" for m, r in pts)
         s.append(f'<polyline points="{d}" fill="none" stroke="{c}" stroke-width="1.6"{dash}/>')
         y = top + 14 * i
         s.append(f'<line x1="{w - right + 12}" x2="{w - right + 32}" y1="{y}" y2="{y}" stroke="{c}" stroke-width="2"{dash}/>')
-        label = f"M {nk[0]}, N {nk[1]}" if by_k else f"N {nk[0]}, K {nk[1]}"
         s.append(f'<text x="{w - right + 38}" y="{y + 4}">{label}</text>')
     s.append("</svg>")
     with open(out, "w") as f:

@@ -21,6 +21,44 @@ pub const NVPTX_SM90A: GpuTarget = GpuTarget {
     extension: "ptx",
 };
 
+/// [`NVPTX_SM90A`] with PTX ISA 8.1: for the variant module whose instructions need it
+/// ([`Module::CkPush`]: `st.async`, PTX ISA 8.1).
+pub const NVPTX_SM90A_PTX81: GpuTarget = GpuTarget {
+    features: "+ptx81",
+    ..NVPTX_SM90A
+};
+
+/// Instructions and the PTX ISA version each first appeared in (PTX ISA, each instruction's
+/// "PTX ISA Notes"): a module that uses one must declare at least that `.version`, or the
+/// driver's JIT refuses the whole module.
+const PTX_ISA_OF: [(&str, (u32, u32)); 3] = [
+    ("wgmma.", (8, 0)),
+    ("setmaxnreg.", (8, 0)),
+    ("st.async.", (8, 1)),
+];
+
+/// Whether `ptx`'s `.version` covers every instruction of [`PTX_ISA_OF`] it uses (an error that
+/// names the instruction and both versions otherwise).
+pub fn ptx_isa_covers(ptx: &str) -> Result<()> {
+    let version = ptx
+        .lines()
+        .find_map(|l| l.trim().strip_prefix(".version "))
+        .and_then(|v| {
+            let (major, minor) = v.trim().split_once('.')?;
+            Some((major.parse::<u32>().ok()?, minor.parse::<u32>().ok()?))
+        })
+        .ok_or("the PTX has no `.version MAJOR.MINOR` line")?;
+    for (instruction, need) in PTX_ISA_OF {
+        if version < need && ptx.contains(instruction) {
+            return Err(format!(
+                "the PTX uses `{instruction}`, which needs PTX ISA {}.{}, but declares .version {}.{} (build it with -Ctarget-feature=+ptx{}{})",
+                need.0, need.1, version.0, version.1, need.0, need.1
+            ));
+        }
+    }
+    Ok(())
+}
+
 /// The production module's entry points and their threads per block, from the plan's kernel
 /// table (the table the kernel crate builds its entries from).
 pub const ENTRIES: [(&str, u32); gpu_gemm_plan::KERNELS.len()] = entries(gpu_gemm_plan::KERNELS);
@@ -107,6 +145,15 @@ impl Module {
             Module::L2Hints => Some("l2_hints"),
             Module::CkPush => Some("ck_push"),
             Module::StoreRead => Some("store_read"),
+        }
+    }
+
+    /// The target the module is built for: PTX ISA 8.0, or 8.1 for [`Module::CkPush`]
+    /// (`st.async`).
+    pub fn target(self) -> &'static GpuTarget {
+        match self {
+            Module::CkPush => &NVPTX_SM90A_PTX81,
+            _ => &NVPTX_SM90A,
         }
     }
 
@@ -255,7 +302,7 @@ pub fn build(sh: &Shell) -> Result<PathBuf> {
 /// bounds, the checks; returns the final module's path.
 pub fn build_module(sh: &Shell, module: Module) -> Result<PathBuf> {
     let start = Instant::now();
-    let target = &NVPTX_SM90A;
+    let target = module.target();
     // The production module in the target folder; each variant with its feature, in its own.
     let (label, features, target_dir) = match module.feature() {
         None => ("gemm (sm_90a)".to_string(), vec![], target.target_dir()),
@@ -468,6 +515,7 @@ pub fn check_ptx(ptx: &str) -> Result<Vec<ptx_uniform::EntryReport>> {
 /// [`check_ptx`] of `module`'s text: its entries, each with its bound and wgmma count.
 pub fn check_module_ptx(ptx: &str, module: Module) -> Result<Vec<ptx_uniform::EntryReport>> {
     let entries = module.entries();
+    ptx_isa_covers(ptx)?;
     if ptx.contains("__local_depot") || ptx.contains(".local") {
         return Err(
             "the GEMM PTX uses local memory (an accumulator array indexed with a variable?)".into(),
@@ -856,5 +904,31 @@ mod tests {
             let e = ptx_uniform::check(&moved).unwrap_err().to_string();
             assert!(e.contains("wgmma.mma_async"), "{e}");
         }
+    }
+}
+
+#[cfg(test)]
+mod version_tests {
+    use super::*;
+
+    /// Run 146 (an H100): the `ck_push` module, built with PTX ISA 8.0, was refused by the
+    /// driver's JIT ("Feature 'st.async' requires PTX ISA .version 8.1 or later"); the check
+    /// finds that here, before a device call.
+    #[test]
+    fn a_module_is_refused_when_its_instructions_need_a_later_ptx_isa() {
+        let header = |v: &str| format!("//\n.version {v}\n.target sm_90a\n.address_size 64\n");
+        let st_async = "\tst.async.shared::cluster.mbarrier::complete_tx::bytes.v2.f32 [%r1], {%r2, %r3}, [%r4];\n";
+        let e = ptx_isa_covers(&(header("8.0") + st_async)).unwrap_err();
+        assert!(
+            e.contains("st.async") && e.contains("8.1") && e.contains("8.0"),
+            "{e}"
+        );
+        ptx_isa_covers(&(header("8.1") + st_async)).unwrap();
+        ptx_isa_covers(&(header("8.6") + st_async)).unwrap();
+        ptx_isa_covers(&(header("8.0") + "\twgmma.fence.sync.aligned;\n")).unwrap();
+        assert!(ptx_isa_covers("no header").is_err());
+        // The variant module that uses it is built for PTX ISA 8.1, the others for 8.0.
+        assert_eq!(Module::CkPush.target().features, "+ptx81");
+        assert_eq!(Module::Production.target().features, "+ptx80");
     }
 }

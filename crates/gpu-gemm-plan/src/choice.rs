@@ -34,6 +34,12 @@
 //! ([`wide_layer_fits_192`], production since). On run 131's 48 shapes (M 72, 96, 112) the
 //! rule's kernels are within 3 % of our fastest on 45 (before 39) at 0.924 of cuBLAS's faster
 //! default (the rule before, on the 128-row A boxes, 0.877).
+//!
+//! Run 146 (an H100; M 1-128 by 14 layers with K of 256 to 1536, every kernel in the same
+//! rounds) added the short-K clause ([`short_k_narrow`]): narrow transposing tiles split by the
+//! global split-K, or unsplit in the cluster-K form below 8 k-blocks; within 3 % of our fastest
+//! kernel on 82 of its 98 shapes (the rule before on 19) at 0.791 of cuBLAS's faster default
+//! (before 0.712). Fitted to that run; not yet timed on other shapes.
 
 use crate::{
     CLUSTER, ClusterFit, Grid, KernelSpec, PERSISTENT, PERSISTENT_N64, PERSISTENT_N128,
@@ -66,6 +72,22 @@ pub fn default_kernel_on(
     fit: impl Fn(&KernelSpec) -> ClusterFit,
 ) -> &'static KernelSpec {
     let spec = default_kernel(shape, sms);
+    if short_k_narrow(shape, sms).is_some() {
+        // A short K: the cluster-K form only where it computes each tile whole in one CTA
+        // (fewer than two parts' k-blocks), whose code ran faster than the split-K kernel's
+        // unsplit (run 146: 5.79-5.94 us against 6.0-6.5 at K = 256); split in clusters it ran
+        // 3-18 % behind the global split-K in as many parts (1 x 2048 x 512: 8.19 us in two
+        // clusters' parts, 7.33 globally).
+        let clustered = match spec.entry {
+            e if e == SKINNY16.entry => &SKINNY16_CLUSTER_K,
+            _ => &SKINNY32_CLUSTER_K,
+        };
+        return if shape.k.div_ceil(crate::BK) < 2 * crate::CLUSTER_K_MIN_BLOCKS {
+            clustered
+        } else {
+            spec
+        };
+    }
     if spec.entry == SKINNY192.entry && mid_layer_fits_192(shape, sms) {
         // The 192-wide tiles' partials (96 KiB each) in clusters where two parts or more fit;
         // the wide layers of `wide_layer_fits_192` keep the global split-K (not measured in
@@ -130,6 +152,9 @@ pub fn default_kernel_on(
 /// transposing kernel 64 wide ([`half_row_fits_transposed`]; [`default_kernel_on`] takes its
 /// cluster-K form there).
 pub fn default_kernel(shape: Shape, sms: u32) -> &'static KernelSpec {
+    if let Some(spec) = short_k_narrow(shape, sms) {
+        return spec;
+    }
     if mid_layer_fits_192(shape, sms) {
         return &SKINNY192;
     }
@@ -150,6 +175,38 @@ pub fn default_kernel(shape: Shape, sms: u32) -> &'static KernelSpec {
     } else {
         spec
     }
+}
+
+/// The longest K of the short-K clause ([`short_k_narrow`]): 24 k-blocks.
+pub const SHORT_K: u32 = 1536;
+
+/// The kernel for a short K with few tiles, or `None` outside that class: M at most 128, K at
+/// most [`SHORT_K`], and the transposing kernel's tiles in one wave (at most `sms`) at the width
+/// it takes: [`SKINNY16`] for M <= 16, and for M <= 64 with fewer than 8 k-blocks (K <= 448);
+/// [`SKINNY32`] otherwise. [`default_kernel_on`] takes their cluster-K form only where it runs
+/// unsplit (fewer than 8 k-blocks, [`crate::CLUSTER_K_MIN_BLOCKS`] each for two parts).
+///
+/// A split of K costs 1.2 to 1.7 us at these sizes (run 144), so a short K runs faster on more,
+/// narrower tiles than on parts of K. Run 146 (an H100; M 1, 4, 16, 32, 64, 96 and 128 by 14
+/// layers with K of 256 to 1536, every production kernel in the same rounds, two processes):
+/// the rule before (M's width, in clusters splitting K in parts of two k-blocks and more; for
+/// M 65..=128 the 128 x 64 tiles) was within 3 % of our fastest kernel on 19 of the 98 shapes
+/// (its time 1.121 times the fastest's, geometric mean; 1.57 at most: 64 x 4096 x 512), this
+/// clause on 82 (1.014; 1.14 at most), at 0.787 of cuBLAS's faster default where the rule before
+/// ran at 0.712. Where the narrow tiles exceed a wave (96 x 8192 x 512: 192 tiles of 32 rows of
+/// A) the rule before stays: the 128 x 64 tiles were the fastest there.
+pub fn short_k_narrow(shape: Shape, sms: u32) -> Option<&'static KernelSpec> {
+    if shape.m > crate::BM || shape.k > SHORT_K {
+        return None;
+    }
+    let few_k_blocks = shape.k.div_ceil(crate::BK) < 8;
+    let spec = if shape.m <= 16 || (few_k_blocks && shape.m <= 64) {
+        &SKINNY16
+    } else {
+        &SKINNY32
+    };
+    let (rows, cols) = spec.tiles(shape);
+    (rows * cols <= u64::from(sms.max(1))).then_some(spec)
 }
 
 /// Whether `shape` runs faster on the transposing kernel 192 rows of A wide in clusters that
@@ -332,6 +389,90 @@ mod tests {
     /// The rule before the 128 x 192 tiles (fitted to runs 56 and 58, which did not time them).
     fn before(m: u32, n: u32, k: u32) -> &'static str {
         default_before_n192(Shape { m, n, k }, 132).name
+    }
+
+    /// A short K (at most 1536) with few tiles: narrow transposing tiles, unsplit in the
+    /// cluster-K form below 8 k-blocks, split globally above (run 146, an H100; the default's
+    /// time before and now, us, and the fastest of ours).
+    #[test]
+    fn a_short_k_runs_on_narrow_tiles_split_globally() {
+        let h100 = |_: &KernelSpec| [132, 66, 40, 32, 24, 20, 16, 16];
+        let on = |m, n, k| default_kernel_on(Shape { m, n, k }, 132, h100).name;
+        let parts = |m, n, k| {
+            let s = Shape { m, n, k };
+            default_kernel_on(s, 132, h100).cluster_k_splits(s, &h100(&SKINNY16))
+        };
+        // 7.90 -> 6.21 (fastest 5.79), 8.05 -> 6.24, 9.30 -> 7.17 (5.94): one part.
+        for (m, n, k) in [
+            (1, 2048, 256),
+            (16, 2048, 256),
+            (64, 2048, 256),
+            (32, 4096, 448),
+        ] {
+            assert_eq!(on(m, n, k), "skinny-16-ck", "{m} x {n} x {k}");
+            assert_eq!(parts(m, n, k), 1, "{m} x {n} x {k}");
+        }
+        // M above 64: 32 rows of A (96 x 2048 x 256: 6.34 us, the fastest).
+        assert_eq!(on(96, 4096, 256), "skinny-32-ck");
+        assert_eq!(on(128, 2048, 448), "skinny-32-ck");
+        // From 8 k-blocks the global split-K: 1 x 2048 x 512, 7.92 -> 7.33 (the fastest);
+        // 64 x 2048 x 1024, 10.59 -> 8.77 (the fastest); 64 x 2048 x 1536, 11.54 -> 9.42.
+        for (m, n, k) in [
+            (1, 2048, 512),
+            (4, 4096, 1024),
+            (16, 8192, 512),
+            (1, 2048, 1536),
+        ] {
+            assert_eq!(on(m, n, k), "skinny-16", "{m} x {n} x {k}");
+        }
+        for (m, n, k) in [
+            (17, 2048, 512),
+            (64, 2048, 1024),
+            (64, 2048, 1536),
+            (128, 4096, 768),
+        ] {
+            assert_eq!(on(m, n, k), "skinny-32", "{m} x {n} x {k}");
+        }
+        // Outside the class: past a wave of narrow tiles (96 x 8192 x 512: 192 tiles of 32 rows,
+        // the 128 x 64 tiles the fastest), K past 1536, M past one 128-row tile.
+        assert_eq!(on(96, 8192, 512), "persistent-64");
+        assert_eq!(
+            short_k_narrow(
+                Shape {
+                    m: 1,
+                    n: 2048,
+                    k: 1537
+                },
+                132
+            ),
+            None
+        );
+        assert_eq!(on(1, 2048, 2048), "skinny-16-ck");
+        assert_eq!(
+            short_k_narrow(
+                Shape {
+                    m: 129,
+                    n: 2048,
+                    k: 512
+                },
+                132
+            ),
+            None
+        );
+        // Wide layers at M = 1: 112 tiles of 16 still one wave (1 x 14336 x 1024: 10.78 us,
+        // 1.03 of the fastest).
+        assert_eq!(on(1, 14336, 1024), "skinny-16");
+        assert_eq!(
+            short_k_narrow(
+                Shape {
+                    m: 1,
+                    n: 17000,
+                    k: 1024
+                },
+                132
+            ),
+            None
+        );
     }
 
     /// M = 192 with few weight tiles and K <= 8192: the transposing kernel 64 wide (run 113, an

@@ -536,8 +536,11 @@ macro_rules! with_steps {
 /// element `s - 1` for clusters of `s` CTAs (`cuOccupancyMaxActiveClusters`).
 pub type ClusterFit = [u32; 8];
 
-/// The fewest k-blocks (of 64) a part of K has in a [`Grid::ClusterK`] kernel's split.
-pub const CLUSTER_K_MIN_BLOCKS: u32 = 2;
+/// The fewest k-blocks (of 64) a part of K has in a [`Grid::ClusterK`] kernel's split: 4, as
+/// the global split-K's. Run 146 (an H100, K of 256 to 1536): with parts of two k-blocks the
+/// cluster-K kernels ran K = 256 in two parts at 7.8-9.3 us, in one (this minimum) at 5.8-7.3;
+/// at K = 1024 in six parts 2-12 % behind four.
+pub const CLUSTER_K_MIN_BLOCKS: u32 = 4;
 
 /// The largest grid y dimension (CUDA's limit): the tile rows of the per-tile kernels.
 const MAX_GRID_Y: u64 = 65_535;

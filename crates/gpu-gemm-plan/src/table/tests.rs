@@ -173,7 +173,7 @@ fn a_transposing_kernel_schedules_the_transposed_problem() {
 }
 
 /// The cluster-K kernels: as many parts of K (2 to 8) as the tiles' clusters fit at once, each
-/// at least two k-blocks; one cluster per tile, its CTA of rank r the r-th part; no workspace.
+/// at least four k-blocks; one cluster per tile, its CTA of rank r the r-th part; no workspace.
 #[test]
 fn a_cluster_k_kernel_splits_each_tile_across_one_cluster() {
     // 16 clusters of 8 fit (the H200's 132 SMs: 128 CTAs in clusters of 8).
@@ -202,13 +202,14 @@ fn a_cluster_k_kernel_splits_each_tile_across_one_cluster() {
     let wide = shape(1, 65 * 128, 4096);
     assert_eq!(SKINNY32_CLUSTER_K.splits(wide, cap), 1);
     assert_eq!(SKINNY32_CLUSTER_K.grid(wide, 1, cap), Ok((65, 1)));
-    // A short K: parts of at least two k-blocks (3 k-blocks: 1 part; 4: 2; 16: 8).
-    assert_eq!(SKINNY16_CLUSTER_K.splits(shape(1, 2048, 192), cap), 1);
-    assert_eq!(SKINNY16_CLUSTER_K.splits(shape(1, 2048, 256), cap), 2);
-    assert_eq!(SKINNY16_CLUSTER_K.splits(shape(1, 2048, 1024), cap), 8);
+    // A short K: parts of at least four k-blocks (7 k-blocks: 1 part; 8: 2; 16: 4; 32: 8).
+    assert_eq!(SKINNY16_CLUSTER_K.splits(shape(1, 2048, 448), cap), 1);
+    assert_eq!(SKINNY16_CLUSTER_K.splits(shape(1, 2048, 512), cap), 2);
+    assert_eq!(SKINNY16_CLUSTER_K.splits(shape(1, 2048, 1024), cap), 4);
+    assert_eq!(SKINNY16_CLUSTER_K.splits(shape(1, 2048, 2048), cap), 8);
     // With the clusters of each size that fit (a cluster stays in one GPC; the H200's, run 90:
     // 15 of 8 or 7, 17 of 6, 22 of 5, 30 of 4, 39 of 3, 66 of 2): 16 tiles in 6 parts, 20 in 5,
-    // 28 in 4, 32 in 3, 64 in 2; with 15 k-blocks, 7 parts of 2 (not 8).
+    // 28 in 4, 32 in 3, 64 in 2; with 15 k-blocks, 3 parts of at least 4.
     let fit: ClusterFit = [132, 66, 39, 30, 22, 17, 15, 15];
     let parts = |spec: &KernelSpec, m, n, k| spec.cluster_k_splits(shape(m, n, k), &fit);
     assert_eq!(SKINNY16_CLUSTER_K.cluster_k_splits(small, &fit), 6);
@@ -218,11 +219,13 @@ fn a_cluster_k_kernel_splits_each_tile_across_one_cluster() {
     assert_eq!(parts(&SKINNY16_CLUSTER_K, 1, 4096, 4096), 3);
     assert_eq!(parts(&SKINNY32_CLUSTER_K, 17, 4097, 1000), 3);
     assert_eq!(parts(&SKINNY16_CLUSTER_K, 5, 8192, 1024), 2);
-    assert_eq!(parts(&SKINNY16_CLUSTER_K, 2, 1024, 900), 7);
+    assert_eq!(parts(&SKINNY16_CLUSTER_K, 2, 1024, 900), 3);
     assert_eq!(parts(&SKINNY16_CLUSTER_K, 3, 1000, 2056), 8);
-    // More tiles than clusters of 2 fit: one CTA per tile; fewer than 4 k-blocks: one part.
+    // More tiles than clusters of 2 fit: one CTA per tile; fewer than 8 k-blocks: one part.
     assert_eq!(parts(&SKINNY16_CLUSTER_K, 1, 67 * 128, 4096), 1);
     assert_eq!(parts(&SKINNY16_CLUSTER_K, 7, 1000, 136), 1);
+    assert_eq!(parts(&SKINNY16_CLUSTER_K, 7, 1000, 448), 1);
+    assert_eq!(parts(&SKINNY16_CLUSTER_K, 7, 1000, 512), 2);
     assert_eq!(SKINNY16.cluster_k_splits(small, &fit), 1);
     // A part count it cannot launch: more than 8 CTAs a cluster, more parts than k-blocks.
     assert_eq!(
