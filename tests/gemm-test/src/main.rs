@@ -83,15 +83,16 @@ const CASES: &[Case] = &[
     (5, 8192, 1024, 1.0, 1.0),
     (9, 2560, 2048, 1.0, 0.0),
     (40, 3000, 1496, 1.0, 1.0),
-    // One tile and 2 s + 1 k-blocks: s parts, on any GPU (every part count 2 to 8; `main`
-    // checks that each ran).
-    (3, 100, 264, 1.0, 0.0),
-    (3, 100, 392, 1.0, 1.0),
+    // One tile and 4 s + 1 k-blocks: s parts of at least `CLUSTER_K_MIN_BLOCKS` (4), on any GPU
+    // (every part count 2 to 8; `main` checks that each ran, a host test that the cases reach
+    // each).
     (3, 100, 520, 1.0, 0.0),
-    (3, 100, 648, 1.0, 1.0),
-    (3, 100, 776, 1.0, 0.0),
-    (3, 100, 904, 1.0, 1.0),
+    (3, 100, 776, 1.0, 1.0),
     (3, 100, 1032, 1.0, 0.0),
+    (3, 100, 1288, 1.0, 1.0),
+    (3, 100, 1544, 1.0, 0.0),
+    (3, 100, 1800, 1.0, 1.0),
+    (3, 100, 2056, 1.0, 0.0),
 ];
 
 /// Cases of the quick and sanitizer modes: one tile, an odd shape with C, a split-K shape with C
@@ -469,4 +470,37 @@ fn main() -> ExitCode {
     } else {
         exit::TEST_FAILED
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use gpu_gemm_host::ClusterFit;
+
+    /// The every-part-count check's cases reach every part count of every cluster-K kernel (1 to
+    /// 8; in pairs, 1 to 4) on the H100's and the H200's cluster fits, as the host computes the
+    /// parts: a count no case reaches would fail the device run (`never ran with`), and only
+    /// there. (Raising `CLUSTER_K_MIN_BLOCKS` to 4 left counts 5 to 8 unreached by the cases of
+    /// parts of 2 k-blocks; this test found it before a device call.)
+    #[test]
+    fn the_cases_reach_every_part_count_of_every_cluster_k_kernel() {
+        let h100: ClusterFit = [132, 66, 40, 32, 24, 20, 16, 16];
+        let h200: ClusterFit = [132, 66, 39, 30, 22, 17, 15, 15];
+        for fit in [h100, h200] {
+            for kernel in Kernel::ALL.into_iter().filter(|k| k.is_cluster_k()) {
+                let spec = kernel.spec();
+                let reached: Vec<u32> = CASES
+                    .iter()
+                    .map(|&(m, n, k, ..)| spec.cluster_k_splits(Shape { m, n, k }, &fit))
+                    .collect();
+                for s in 1..=spec.max_parts() {
+                    assert!(
+                        reached.contains(&s),
+                        "{}: no case runs it in {s} parts (fit {fit:?}; the cases' counts {reached:?})",
+                        spec.name
+                    );
+                }
+            }
+        }
+    }
 }
