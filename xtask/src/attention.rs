@@ -485,6 +485,7 @@ fn check_ptx_of(
     waits: bool,
     checked: bool,
 ) -> Result<Vec<ptx_uniform::EntryReport>> {
+    crate::gpu::ptx_isa_covers(ptx).map_err(|e| format!("the attention module: {e}"))?;
     if !checked && (ptx.contains("__local_depot") || ptx.contains(".local")) {
         return Err(
             "the attention PTX uses local memory (an accumulator array indexed with a variable?)"

@@ -28,37 +28,6 @@ pub const NVPTX_SM90A_PTX81: GpuTarget = GpuTarget {
     ..NVPTX_SM90A
 };
 
-/// Instructions and the PTX ISA version each first appeared in (PTX ISA, each instruction's
-/// "PTX ISA Notes"): a module that uses one must declare at least that `.version`, or the
-/// driver's JIT refuses the whole module.
-const PTX_ISA_OF: [(&str, (u32, u32)); 3] = [
-    ("wgmma.", (8, 0)),
-    ("setmaxnreg.", (8, 0)),
-    ("st.async.", (8, 1)),
-];
-
-/// Whether `ptx`'s `.version` covers every instruction of [`PTX_ISA_OF`] it uses (an error that
-/// names the instruction and both versions otherwise).
-pub fn ptx_isa_covers(ptx: &str) -> Result<()> {
-    let version = ptx
-        .lines()
-        .find_map(|l| l.trim().strip_prefix(".version "))
-        .and_then(|v| {
-            let (major, minor) = v.trim().split_once('.')?;
-            Some((major.parse::<u32>().ok()?, minor.parse::<u32>().ok()?))
-        })
-        .ok_or("the PTX has no `.version MAJOR.MINOR` line")?;
-    for (instruction, need) in PTX_ISA_OF {
-        if version < need && ptx.contains(instruction) {
-            return Err(format!(
-                "the PTX uses `{instruction}`, which needs PTX ISA {}.{}, but declares .version {}.{} (build it with -Ctarget-feature=+ptx{}{})",
-                need.0, need.1, version.0, version.1, need.0, need.1
-            ));
-        }
-    }
-    Ok(())
-}
-
 /// The production module's entry points and their threads per block, from the plan's kernel
 /// table (the table the kernel crate builds its entries from).
 pub const ENTRIES: [(&str, u32); gpu_gemm_plan::KERNELS.len()] = entries(gpu_gemm_plan::KERNELS);
@@ -515,7 +484,7 @@ pub fn check_ptx(ptx: &str) -> Result<Vec<ptx_uniform::EntryReport>> {
 /// [`check_ptx`] of `module`'s text: its entries, each with its bound and wgmma count.
 pub fn check_module_ptx(ptx: &str, module: Module) -> Result<Vec<ptx_uniform::EntryReport>> {
     let entries = module.entries();
-    ptx_isa_covers(ptx)?;
+    crate::gpu::ptx_isa_covers(ptx)?;
     if ptx.contains("__local_depot") || ptx.contains(".local") {
         return Err(
             "the GEMM PTX uses local memory (an accumulator array indexed with a variable?)".into(),
@@ -918,15 +887,19 @@ mod version_tests {
     fn a_module_is_refused_when_its_instructions_need_a_later_ptx_isa() {
         let header = |v: &str| format!("//\n.version {v}\n.target sm_90a\n.address_size 64\n");
         let st_async = "\tst.async.shared::cluster.mbarrier::complete_tx::bytes.v2.f32 [%r1], {%r2, %r3}, [%r4];\n";
-        let e = ptx_isa_covers(&(header("8.0") + st_async)).unwrap_err();
+        let e = crate::gpu::ptx_isa_covers(&(header("8.0") + st_async)).unwrap_err();
         assert!(
             e.contains("st.async") && e.contains("8.1") && e.contains("8.0"),
             "{e}"
         );
-        ptx_isa_covers(&(header("8.1") + st_async)).unwrap();
-        ptx_isa_covers(&(header("8.6") + st_async)).unwrap();
-        ptx_isa_covers(&(header("8.0") + "\twgmma.fence.sync.aligned;\n")).unwrap();
-        assert!(ptx_isa_covers("no header").is_err());
+        crate::gpu::ptx_isa_covers(&(header("8.1") + st_async)).unwrap();
+        crate::gpu::ptx_isa_covers(&(header("8.6") + st_async)).unwrap();
+        crate::gpu::ptx_isa_covers(&(header("8.0") + "\twgmma.fence.sync.aligned;\n")).unwrap();
+        assert!(crate::gpu::ptx_isa_covers("no header").is_err());
+        // The sm_100a module's tcgen05 needs 8.6 (its target's `+ptx86`).
+        let commit = "\ttcgen05.commit.cta_group::1.mbarrier::arrive::one.b64 [%rd1];\n";
+        assert!(crate::gpu::ptx_isa_covers(&(header("8.0") + commit)).is_err());
+        crate::gpu::ptx_isa_covers(&(header("8.6") + commit)).unwrap();
         // The variant module that uses it is built for PTX ISA 8.1, the others for 8.0.
         assert_eq!(Module::CkPush.target().features, "+ptx81");
         assert_eq!(Module::Production.target().features, "+ptx80");

@@ -78,7 +78,19 @@ pub fn build_with_features_for(sh: &Shell, target: &GpuTarget, features: &str) -
             target.cpu
         ));
     }
-    Ok(target.kernels_artifact_in(&dir))
+    let artifact = target.kernels_artifact_in(&dir);
+    check_isa_of(target, &artifact)?;
+    Ok(artifact)
+}
+
+/// [`ptx_isa_covers`] of a built PTX artifact (other targets' artifacts pass).
+fn check_isa_of(target: &GpuTarget, artifact: &std::path::Path) -> Result<()> {
+    if target.extension != "ptx" {
+        return Ok(());
+    }
+    let ptx = std::fs::read_to_string(artifact)
+        .map_err(|e| format!("reading {}: {e}", artifact.display()))?;
+    ptx_isa_covers(&ptx).map_err(|e| format!("{}: {e}", artifact.display()))
 }
 
 /// Builds the sm_90 kernels with `features` (see [`build_with_features_for`]), timed.
@@ -243,6 +255,7 @@ pub fn build(sh: &Shell, target: &GpuTarget) -> Result<PathBuf> {
             artifact.display()
         ));
     }
+    check_isa_of(target, &artifact)?;
     println!(
         "  {:<8} {:<22} {:>6.1} s  {}",
         target.cpu,
@@ -251,4 +264,39 @@ pub fn build(sh: &Shell, target: &GpuTarget) -> Result<PathBuf> {
         artifact.display()
     );
     Ok(artifact)
+}
+
+/// Instructions and the PTX ISA version each first appeared in (PTX ISA, each instruction's
+/// "PTX ISA Notes"): a module that uses one must declare at least that `.version`, or the
+/// driver's JIT refuses the whole module.
+const PTX_ISA_OF: [(&str, (u32, u32)); 7] = [
+    ("wgmma.", (8, 0)),
+    ("setmaxnreg.", (8, 0)),
+    ("cp.async.bulk.", (8, 0)),
+    ("elect.sync", (8, 0)),
+    ("st.async.", (8, 1)),
+    ("red.async.", (8, 1)),
+    ("tcgen05.", (8, 6)),
+];
+
+/// Whether `ptx`'s `.version` covers every instruction of [`PTX_ISA_OF`] it uses (an error that
+/// names the instruction and both versions otherwise).
+pub fn ptx_isa_covers(ptx: &str) -> Result<()> {
+    let version = ptx
+        .lines()
+        .find_map(|l| l.trim().strip_prefix(".version "))
+        .and_then(|v| {
+            let (major, minor) = v.trim().split_once('.')?;
+            Some((major.parse::<u32>().ok()?, minor.parse::<u32>().ok()?))
+        })
+        .ok_or("the PTX has no `.version MAJOR.MINOR` line")?;
+    for (instruction, need) in PTX_ISA_OF {
+        if version < need && ptx.contains(instruction) {
+            return Err(format!(
+                "the PTX uses `{instruction}`, which needs PTX ISA {}.{}, but declares .version {}.{} (build it with -Ctarget-feature=+ptx{}{})",
+                need.0, need.1, version.0, version.1, need.0, need.1
+            ));
+        }
+    }
+    Ok(())
 }

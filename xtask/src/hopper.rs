@@ -126,6 +126,8 @@ fn build_one(sh: &Shell, checked: bool) -> Result<PathBuf> {
 /// test the form the kernels use); and what it must have: the wgmmas and, in the checked build,
 /// the broken kernels. The checked build may use local memory (its record writer's).
 fn check_ptx(ptx: &str, checked: bool) -> Result {
+    crate::gpu::ptx_isa_covers(ptx)
+        .map_err(|e| format!("the toolkit's test module ({CRATE}): {e}"))?;
     if checked {
         for case in layout::BROKEN_CASES {
             if !ptx.contains(&format!(".entry {}(", case.name)) {
