@@ -219,21 +219,28 @@ mod tests {
         assert!(!RUN_SH_SECTION.contains('@'), "a placeholder left unfilled");
     }
 
+    /// The header of a module built for PTX ISA 8.0, as the fixtures' first lines.
+    const HEADER: &str = ".version 8.0\n.target sm_90a\n.address_size 64\n";
+
     #[test]
     fn local_memory_fails_the_check() {
         check_ptx(
-            "\twgmma.mma_async.sync.aligned.m64n16k16.f32.bf16.bf16 ...;\n",
+            &format!("{HEADER}\twgmma.mma_async.sync.aligned.m64n16k16.f32.bf16.bf16 ...;\n"),
             false,
         )
         .unwrap();
         assert!(
             check_ptx(
-                ".local .align 4 .b8 __local_depot0[64];\nwgmma.mma_async",
+                &format!("{HEADER}.local .align 4 .b8 __local_depot0[64];\nwgmma.mma_async"),
                 false
             )
             .is_err()
         );
-        assert!(check_ptx("ret;", false).is_err());
+        assert!(check_ptx(&format!("{HEADER}ret;"), false).is_err());
+        // A module whose header is older than its instructions.
+        let old = HEADER.replace("8.0", "7.8");
+        let e = check_ptx(&format!("{old}\twgmma.fence.sync.aligned;\n"), false).unwrap_err();
+        assert!(e.contains("PTX ISA 8.0"), "{e}");
     }
 
     /// The checked build must hold every broken case's kernel.
@@ -243,7 +250,7 @@ mod tests {
             .iter()
             .map(|c| format!(".visible .entry {}(\n", c.name))
             .collect();
-        let ptx = format!("{all}wgmma.mma_async");
+        let ptx = format!("{HEADER}{all}wgmma.mma_async");
         check_ptx(&ptx, true).unwrap();
         let without = ptx.replace(".entry broken_sequence_stops(", ".entry other(");
         let message = check_ptx(&without, true).unwrap_err();
