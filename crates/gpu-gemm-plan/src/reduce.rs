@@ -15,7 +15,7 @@ pub const fn slice(part: u32, parts: u32) -> (u32, u32) {
     (QUADS * part / parts, QUADS * (part + 1) / parts)
 }
 
-/// The part of `parts` whose [`slice`] holds row `row` (below `BM`).
+/// The part of `parts` whose [`slice()`] holds row `row` (below `BM`).
 pub const fn owner(row: u32, parts: u32) -> u32 {
     let q = row / 4;
     // The largest p with QUADS p / parts <= q: (q parts + parts - 1) / QUADS, one less where

@@ -419,7 +419,7 @@ pub const STEPS: [KernelSpec; 15] = [
 ];
 
 /// Calls `$callback!` with the production rows as `Variant = ROW` items, each with its doc
-/// comment, after the tokens given after the callback's name, if any: the host crate defines its `Kernel` enum from it (with [`with_steps!`]'s rows under
+/// comment, after the tokens given after the callback's name, if any: the host crate defines its `Kernel` enum from it (with [`with_steps!`](crate::with_steps)'s rows under
 /// its `steps` feature), so that a row added to [`KERNELS`] and here is a host kernel too.
 #[macro_export]
 macro_rules! with_kernels {
