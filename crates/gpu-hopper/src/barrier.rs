@@ -549,12 +549,21 @@ mod tests {
         assert_eq!(BarrierRegistry::new(&[&all]).first_free(), 16);
     }
 
+    /// A correct run's wait budget: long enough that a loaded machine never starves a waiter
+    /// past it (the named turns' 50 ms reported a false hang under a concurrent build).
+    #[cfg(feature = "checked")]
+    const CORRECT_US: u32 = 10_000_000;
+    /// The budget of a run that must hang: the report comes after it.
+    #[cfg(feature = "checked")]
+    const HANG_US: u32 = 1_000_000;
+
     /// Checked builds: `threads` host threads (a multiple of 32) sync on barriers of the
-    /// registry (label 9, 50 ms budget), thread `t` running `body(t, barriers)`; the panic
-    /// messages (records) of those that stopped.
+    /// registry (label 9, a budget of `budget_us`), thread `t` running `body(t, barriers)`; the
+    /// panic messages (records) of those that stopped.
     #[cfg(feature = "checked")]
     fn checked_run(
         threads: u32,
+        budget_us: u32,
         body: impl Fn(u32, Barriers<'_>) + Sync,
     ) -> std::vec::Vec<std::string::String> {
         let registry = BarrierRegistry::new(&[&[
@@ -563,7 +572,7 @@ mod tests {
         ]])
         .with_diagnostics(Diagnostics {
             label: 9,
-            wait_budget_us: 50_000,
+            wait_budget_us: budget_us,
         });
         let mut shadow = std::boxed::Box::new(core::mem::MaybeUninit::<BarrierShadow>::uninit());
         // SAFETY: a host "shared memory" shadow, alive for the run, used only by these barriers;
@@ -599,7 +608,7 @@ mod tests {
         use std::sync::atomic::{AtomicU32, Ordering::Relaxed};
         let slots: std::vec::Vec<AtomicU32> = (0..64).map(|_| AtomicU32::new(0)).collect();
         let all = NamedBarrier::new("all", 1, 64);
-        let messages = checked_run(64, |t, barriers| {
+        let messages = checked_run(64, CORRECT_US, |t, barriers| {
             for phase in 1..=50u32 {
                 slots[t as usize].store(phase, Relaxed);
                 // SAFETY: host threads; all 64 take part in every phase.
@@ -618,7 +627,7 @@ mod tests {
     #[test]
     fn a_barrier_that_half_its_threads_skip_is_reported() {
         let all = NamedBarrier::new("all", 1, 64);
-        let messages = checked_run(64, |t, barriers| {
+        let messages = checked_run(64, HANG_US, |t, barriers| {
             if t < 32 {
                 // SAFETY: host threads (the mistake: only 32 of the 64 take part).
                 unsafe { barriers.sync(all) };
@@ -655,7 +664,7 @@ mod tests {
             NamedBarrier::new("empty", 2, 64),
         );
         let slot = AtomicU32::new(0);
-        let messages = checked_run(64, |t, barriers| {
+        let messages = checked_run(64, CORRECT_US, |t, barriers| {
             for round in 1..=50u32 {
                 if t < 32 {
                     if t == 0 {

@@ -338,19 +338,27 @@ mod tests {
     use std::sync::Mutex;
     use std::vec::Vec;
 
+    /// A correct run's wait budget: long enough that a loaded machine never starves a waiter
+    /// past it (run 50 ms, it reported a false hang when `.ci/run` shared the CPUs with a
+    /// build, 2026-12-06).
+    const CORRECT_US: u32 = 10_000_000;
+    /// The budget of a run that must hang: the report comes after it.
+    const HANG_US: u32 = 1_000_000;
+
     /// `GROUPS` groups of 32 host threads take `turns(g)` turns on `NamedTurns` (ids 3..),
-    /// registry label 7 and a 50 ms budget; while a group holds a turn its first thread logs
+    /// registry label 7 and a budget of `budget_us`; while a group holds a turn its first thread logs
     /// (group, turn). Returns the log and the panic messages (records) of the threads that
     /// stopped. `drop_turn`: group 1 drops its turn 2 instead of handing it on.
     fn run<const GROUPS: usize>(
         turns: impl Fn(u32) -> u32 + Sync,
         drop_turn: bool,
+        budget_us: u32,
     ) -> (Vec<(u32, u32)>, Vec<String>) {
         const THREADS: u32 = 32;
         let named = NamedTurns::<GROUPS>::new("test turns", 3, THREADS);
         let registry = BarrierRegistry::new(&[named.barriers()]).with_diagnostics(Diagnostics {
             label: 7,
-            wait_budget_us: 50_000,
+            wait_budget_us: budget_us,
         });
         let mut shadow = std::boxed::Box::new(core::mem::MaybeUninit::<BarrierShadow>::uninit());
         let shadow = shadow.as_mut_ptr();
@@ -412,14 +420,14 @@ mod tests {
 
     #[test]
     fn two_groups_alternate() {
-        let (log, records) = run::<2>(|_| 9, false);
+        let (log, records) = run::<2>(|_| 9, false, CORRECT_US);
         assert!(records.is_empty(), "{records:?}");
         assert_eq!(log, in_order(2, 9));
     }
 
     #[test]
     fn three_groups_take_turns_in_order() {
-        let (log, records) = run::<3>(|_| 7, false);
+        let (log, records) = run::<3>(|_| 7, false, CORRECT_US);
         assert!(records.is_empty(), "{records:?}");
         assert_eq!(log, in_order(3, 7));
     }
@@ -428,7 +436,7 @@ mod tests {
     fn a_group_with_fewer_turns_is_a_hang_record() {
         // Group 0 takes 4 turns, group 1 only 3: group 0's fourth wait (or the end's sync)
         // never completes.
-        let (_, records) = run::<2>(|g| if g == 0 { 4 } else { 3 }, false);
+        let (_, records) = run::<2>(|g| if g == 0 { 4 } else { 3 }, false, HANG_US);
         assert!(!records.is_empty());
         for r in &records {
             assert!(
@@ -445,7 +453,7 @@ mod tests {
     fn the_record_of_a_missing_turn_names_its_phase() {
         // As hopper-test's `broken_turns_stops`: group 0 waits for a fifth turn (phase 4 of its
         // barrier; `end` not reached), group 1 took 3.
-        let (log, records) = run::<2>(|g| if g == 0 { 5 } else { 3 }, false);
+        let (log, records) = run::<2>(|g| if g == 0 { 5 } else { 3 }, false, HANG_US);
         assert_eq!(log.len(), 7, "{log:?}");
         assert!(!records.is_empty());
         for r in &records {
@@ -456,7 +464,7 @@ mod tests {
 
     #[test]
     fn a_dropped_turn_names_the_wait_that_took_it() {
-        let (log, records) = run::<2>(|_| 5, true);
+        let (log, records) = run::<2>(|_| 5, true, HANG_US);
         assert!(log.contains(&(1, 2)));
         assert!(
             !log.contains(&(0, 3)),
