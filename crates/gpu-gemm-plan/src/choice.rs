@@ -71,23 +71,20 @@ pub fn default_kernel_on(
     sms: u32,
     fit: impl Fn(&KernelSpec) -> ClusterFit,
 ) -> &'static KernelSpec {
-    let spec = default_kernel(shape, sms);
-    if short_k_narrow(shape, sms).is_some() {
+    if let Some(narrow) = short_k_narrow(shape, sms) {
         // A short K: the cluster-K form only where it computes each tile whole in one CTA
         // (fewer than two parts' k-blocks), whose code ran faster than the split-K kernel's
         // unsplit (run 146: 5.79-5.94 us against 6.0-6.5 at K = 256); split in clusters it ran
         // 3-18 % behind the global split-K in as many parts (1 x 2048 x 512: 8.19 us in two
         // clusters' parts, 7.33 globally).
-        let clustered = match spec.entry {
-            e if e == SKINNY16.entry => &SKINNY16_CLUSTER_K,
-            _ => &SKINNY32_CLUSTER_K,
-        };
-        return if shape.k.div_ceil(crate::BK) < 2 * crate::CLUSTER_K_MIN_BLOCKS {
-            clustered
-        } else {
-            spec
+        return match cluster_k_form(narrow) {
+            Some(clustered) if shape.k.div_ceil(crate::BK) < 2 * crate::CLUSTER_K_MIN_BLOCKS => {
+                clustered
+            }
+            _ => narrow,
         };
     }
+    let spec = default_kernel(shape, sms);
     if spec.entry == SKINNY192.entry && mid_layer_fits_192(shape, sms) {
         // The 192-wide tiles' partials (96 KiB each) in clusters where two parts or more fit;
         // the wide layers of `wide_layer_fits_192` keep the global split-K (not measured in
@@ -99,13 +96,9 @@ pub fn default_kernel_on(
             spec
         };
     }
-    let clustered = match spec.entry {
-        e if e == SKINNY16.entry => &SKINNY16_CLUSTER_K,
-        e if e == SKINNY32.entry => &SKINNY32_CLUSTER_K,
-        e if e == SKINNY64.entry => &SKINNY64_CLUSTER_K,
-        _ => return spec,
+    let Some(clustered) = cluster_k_form(spec) else {
+        return spec;
     };
-    debug_assert!(matches!(clustered.grid, Grid::ClusterK));
     let (tm, tn) = spec.tiles(shape);
     let one_wave = tm * tn <= u64::from(sms);
     let parts = clustered.cluster_k_splits(shape, &fit(clustered));
@@ -115,6 +108,19 @@ pub fn default_kernel_on(
     } else {
         spec
     }
+}
+
+/// The cluster-K form of the transposing kernels 16, 32 and 64 wide ([`SKINNY16_CLUSTER_K`] and
+/// wider), `None` for the other kernels.
+fn cluster_k_form(spec: &KernelSpec) -> Option<&'static KernelSpec> {
+    let clustered = match spec.entry {
+        e if e == SKINNY16.entry => &SKINNY16_CLUSTER_K,
+        e if e == SKINNY32.entry => &SKINNY32_CLUSTER_K,
+        e if e == SKINNY64.entry => &SKINNY64_CLUSTER_K,
+        _ => return None,
+    };
+    debug_assert!(matches!(clustered.grid, Grid::ClusterK));
+    Some(clustered)
 }
 
 /// The kernel for `shape` on a GPU of `sms` SMs, of those that need no knowledge of how many
