@@ -37,9 +37,14 @@
 //!
 //! Run 146 (an H100; M 1-128 by 14 layers with K of 256 to 1536, every kernel in the same
 //! rounds) added the short-K clause ([`short_k_narrow`]): narrow transposing tiles split by the
-//! global split-K, or unsplit in the cluster-K form below 8 k-blocks; within 3 % of our fastest
+//! global split-K, or unsplit in the cluster-K form below 8 k-blocks (16 since run 151, below);
+//! within 3 % of our fastest
 //! kernel on 82 of its 98 shapes (the rule before on 19) at 0.791 of cuBLAS's faster default
-//! (before 0.712). Fitted to that run; not yet timed on other shapes.
+//! (before 0.712). Run 151 (an H100) timed it on 48 other shapes (M 1-112, K 320-1280): the
+//! default within 3 % of our fastest on 26 (the rule before on 9) at 0.781 of cuBLAS (before
+//! 0.708); and, on run 146's shapes, the cluster-K form unsplit up to 15 k-blocks
+//! ([`crate::CLUSTER_K_SPLIT_FROM`]): 0.816 of cuBLAS where the global split-K from 8 k-blocks
+//! ran at 0.791 in the same rounds.
 
 use crate::{
     CLUSTER, ClusterFit, Grid, KernelSpec, PERSISTENT, PERSISTENT_N64, PERSISTENT_N128,
@@ -72,13 +77,14 @@ pub fn default_kernel_on(
     fit: impl Fn(&KernelSpec) -> ClusterFit,
 ) -> &'static KernelSpec {
     if let Some(narrow) = short_k_narrow(shape, sms) {
-        // A short K: the cluster-K form only where it computes each tile whole in one CTA
-        // (fewer than two parts' k-blocks), whose code ran faster than the split-K kernel's
-        // unsplit (run 146: 5.79-5.94 us against 6.0-6.5 at K = 256); split in clusters it ran
-        // 3-18 % behind the global split-K in as many parts (1 x 2048 x 512: 8.19 us in two
-        // clusters' parts, 7.33 globally).
+        // A short K: the cluster-K form where it computes each tile whole in one CTA (below
+        // `CLUSTER_K_SPLIT_FROM` k-blocks), whose code ran faster than the split-K kernel's
+        // unsplit (run 146: 5.79-5.94 us against 6.0-6.5 at K = 256) and than the global
+        // split-K in parts (run 151: 1 x 8192 x 512, 7.08 us against 8.30); split in clusters
+        // it ran 3-18 % behind the global split-K in as many parts (run 146: 1 x 2048 x 512,
+        // 8.19 us in two clusters' parts, 7.33 globally).
         return match cluster_k_form(narrow) {
-            Some(clustered) if shape.k.div_ceil(crate::BK) < 2 * crate::CLUSTER_K_MIN_BLOCKS => {
+            Some(clustered) if shape.k.div_ceil(crate::BK) < crate::CLUSTER_K_SPLIT_FROM => {
                 clustered
             }
             _ => narrow,
@@ -189,8 +195,9 @@ pub const SHORT_K: u32 = 1536;
 /// The kernel for a short K with few tiles, or `None` outside that class: M at most 128, K at
 /// most [`SHORT_K`], and the transposing kernel's tiles in one wave (at most `sms`) at the width
 /// it takes: [`SKINNY16`] for M <= 16, and for M <= 64 with fewer than 8 k-blocks (K <= 448);
-/// [`SKINNY32`] otherwise. [`default_kernel_on`] takes their cluster-K form only where it runs
-/// unsplit (fewer than 8 k-blocks, [`crate::CLUSTER_K_MIN_BLOCKS`] each for two parts).
+/// [`SKINNY32`] otherwise. [`default_kernel_on`] takes their cluster-K form where it runs
+/// unsplit (fewer than [`crate::CLUSTER_K_SPLIT_FROM`] k-blocks: K <= 960; run 151 timed it
+/// 1.03-1.10 times as fast as the global split-K at 8 to 15 k-blocks).
 ///
 /// A split of K costs 1.2 to 1.7 us at these sizes (run 144), so a short K runs faster on more,
 /// narrower tiles than on parts of K. Run 146 (an H100; M 1, 4, 16, 32, 64, 96 and 128 by 14
@@ -397,9 +404,40 @@ mod tests {
         default_before_n192(Shape { m, n, k }, 132).name
     }
 
+    #[test]
+    fn below_16_k_blocks_a_short_k_runs_unsplit_in_the_cluster_k_form() {
+        // Run 151 (an H100; run 146's 98 shapes, main against the same built with the cluster-K
+        // form unsplit below 16 k-blocks, two processes each): at 8 to 15 k-blocks unsplit in
+        // the cluster-K form the default ran 1.03-1.10 times as fast (geometric means by K) as
+        // split globally (1 x 8192 x 512: 8.30 -> 7.08 us; 64 x 4096 x 768: 9.43 -> 7.82).
+        let h100 = |_: &KernelSpec| [132, 66, 40, 32, 24, 20, 16, 16];
+        for (m, n, k, name) in [
+            (1, 2048, 512, "skinny-16-ck"),
+            (16, 8192, 512, "skinny-16-ck"),
+            (1, 4096, 768, "skinny-16-ck"),
+            (4, 896, 896, "skinny-16-ck"),
+            (32, 2048, 960, "skinny-32-ck"),
+            (64, 4096, 768, "skinny-32-ck"),
+            (128, 2048, 768, "skinny-32-ck"),
+        ] {
+            let s = Shape { m, n, k };
+            let spec = default_kernel_on(s, 132, h100);
+            assert_eq!(spec.name, name, "{m} x {n} x {k}");
+            assert_eq!(spec.cluster_k_splits(s, &h100(spec)), 1, "{m} x {n} x {k}");
+        }
+        // From 16 k-blocks the global split-K stays (1 x 2048 x 1024: level with the cluster-K
+        // form in parts, run 151).
+        let s = Shape {
+            m: 1,
+            n: 2048,
+            k: 1024,
+        };
+        assert_eq!(default_kernel_on(s, 132, h100).name, "skinny-16");
+    }
+
     /// A short K (at most 1536) with few tiles: narrow transposing tiles, unsplit in the
-    /// cluster-K form below 8 k-blocks, split globally above (run 146, an H100; the default's
-    /// time before and now, us, and the fastest of ours).
+    /// cluster-K form below 16 k-blocks (8 in run 146), split globally above (run 146, an H100;
+    /// the default's time before and now, us, and the fastest of ours).
     #[test]
     fn a_short_k_runs_on_narrow_tiles_split_globally() {
         let h100 = |_: &KernelSpec| [132, 66, 40, 32, 24, 20, 16, 16];
@@ -423,22 +461,13 @@ mod tests {
         assert_eq!(on(96, 2048, 256), "skinny-32-ck");
         assert_eq!(on(96, 4096, 256), "skinny-32-ck");
         assert_eq!(on(128, 2048, 448), "skinny-32-ck");
-        // From 8 k-blocks the global split-K: 1 x 2048 x 512, 7.92 -> 7.33 (the fastest);
-        // 64 x 2048 x 1024, 10.59 -> 8.77 (the fastest); 64 x 2048 x 1536, 11.54 -> 9.42.
-        for (m, n, k) in [
-            (1, 2048, 512),
-            (4, 4096, 1024),
-            (16, 8192, 512),
-            (1, 2048, 1536),
-        ] {
+        // From 16 k-blocks the global split-K (8 to 15: the cluster-K form unsplit,
+        // `below_16_k_blocks_a_short_k_runs_unsplit_in_the_cluster_k_form`): 64 x 2048 x 1024,
+        // 10.59 -> 8.77 (the fastest); 64 x 2048 x 1536, 11.54 -> 9.42.
+        for (m, n, k) in [(4, 4096, 1024), (1, 2048, 1536)] {
             assert_eq!(on(m, n, k), "skinny-16", "{m} x {n} x {k}");
         }
-        for (m, n, k) in [
-            (17, 2048, 512),
-            (64, 2048, 1024),
-            (64, 2048, 1536),
-            (128, 4096, 768),
-        ] {
+        for (m, n, k) in [(64, 2048, 1024), (64, 2048, 1536), (128, 4096, 1280)] {
             assert_eq!(on(m, n, k), "skinny-32", "{m} x {n} x {k}");
         }
         // Outside the class: past a wave of narrow tiles (96 x 8192 x 512: 192 tiles of 32 rows,

@@ -542,6 +542,15 @@ pub type ClusterFit = [u32; 8];
 /// at K = 1024 in six parts 2-12 % behind four.
 pub const CLUSTER_K_MIN_BLOCKS: u32 = 4;
 
+/// The fewest k-blocks (of 64) a [`Grid::ClusterK`] kernel at most 64 wide splits at all: 16;
+/// a shorter K it computes whole in each tile's one CTA. Run 151 (an H100; K of 256 to 1536 by
+/// M 1 to 128, the 16-, 32- and 64-wide kernels unsplit below 16 k-blocks against parts of at
+/// least [`CLUSTER_K_MIN_BLOCKS`], two processes each): unsplit they ran 1.11-1.19 times as fast
+/// at 8 and 12 k-blocks (geometric means by K and width; 1.00-1.07 at 14); at 16 k-blocks the
+/// split in up to four parts stayed 2 % ahead of two. The 192-wide kernel (wider partials, a
+/// longer k-block) ran 10-21 % faster split at 12 and 14 k-blocks, and keeps the minimum alone.
+pub const CLUSTER_K_SPLIT_FROM: u32 = 16;
+
 /// The largest grid y dimension (CUDA's limit): the tile rows of the per-tile kernels.
 const MAX_GRID_Y: u64 = 65_535;
 
@@ -659,7 +668,8 @@ impl KernelSpec {
     /// Into how many parts a [`Grid::ClusterK`] kernel splits K for `shape` when `fit[s - 1]`
     /// clusters of `s` CTAs fit on the GPU at once: the most parts, 2 to 8, whose clusters (one
     /// per tile) all fit at once, each part at least [`CLUSTER_K_MIN_BLOCKS`] k-blocks; 1 when
-    /// none does (the kernel then computes each tile whole in one CTA). How many fit depends on
+    /// none does, or when a kernel at most 64 wide has fewer than [`CLUSTER_K_SPLIT_FROM`]
+    /// k-blocks (the kernel then computes each tile whole in one CTA). How many fit depends on
     /// how the GPU's SMs are grouped (a cluster runs inside one GPC): on the H200, with one CTA
     /// per SM, fewer than 132 / s for most sizes (run 90: 30 of 4, 15 of 8), so it is asked of
     /// the driver, not computed. 1 for the other kernels.
@@ -669,6 +679,9 @@ impl KernelSpec {
         }
         let (tm, tn) = self.tiles(shape);
         let k_blocks = shape.k.div_ceil(BK);
+        if self.cols() <= 64 && k_blocks < CLUSTER_K_SPLIT_FROM {
+            return 1;
+        }
         let c = self.cluster();
         (2..=self.max_parts())
             .rev()

@@ -84,8 +84,11 @@ const CASES: &[Case] = &[
     (9, 2560, 2048, 1.0, 0.0),
     (40, 3000, 1496, 1.0, 1.0),
     // One tile and 4 s + 1 k-blocks: s parts of at least `CLUSTER_K_MIN_BLOCKS` (4), on any GPU
-    // (every part count 2 to 8; `main` checks that each ran, a host test that the cases reach
-    // each).
+    // (every part count 2 to 8 of the 192-wide kernel; 4 to 8 of the narrower ones, which split
+    // only from `CLUSTER_K_SPLIT_FROM` (16) k-blocks: 2 parts above (64 tiles), 3 on 35 tiles
+    // (more than 30 clusters of 4 fit on the H200, 32 on the H100; 39 and 40 of 3); `main`
+    // checks that each count ran, a host test that the cases reach each).
+    (3, 4480, 1032, 1.0, 1.0),
     (3, 100, 520, 1.0, 0.0),
     (3, 100, 776, 1.0, 1.0),
     (3, 100, 1032, 1.0, 0.0),
@@ -481,7 +484,8 @@ mod tests {
     /// 8; in pairs, 1 to 4) on the H100's and the H200's cluster fits, as the host computes the
     /// parts: a count no case reaches would fail the device run (`never ran with`), and only
     /// there. (Raising `CLUSTER_K_MIN_BLOCKS` to 4 left counts 5 to 8 unreached by the cases of
-    /// parts of 2 k-blocks; this test found it before a device call.)
+    /// parts of 2 k-blocks, and `CLUSTER_K_SPLIT_FROM` the narrow kernels' 3 parts; this test
+    /// found both before a device call.)
     #[test]
     fn the_cases_reach_every_part_count_of_every_cluster_k_kernel() {
         let h100: ClusterFit = [132, 66, 40, 32, 24, 20, 16, 16];

@@ -202,14 +202,17 @@ fn a_cluster_k_kernel_splits_each_tile_across_one_cluster() {
     let wide = shape(1, 65 * 128, 4096);
     assert_eq!(SKINNY32_CLUSTER_K.splits(wide, cap), 1);
     assert_eq!(SKINNY32_CLUSTER_K.grid(wide, 1, cap), Ok((65, 1)));
-    // A short K: parts of at least four k-blocks (7 k-blocks: 1 part; 8: 2; 16: 4; 32: 8).
+    // A short K: split from 16 k-blocks, in parts of at least four (15 k-blocks: 1 part; 16:
+    // 4; 32: 8); the 192-wide kernel from 8 k-blocks (8: 2 parts).
     assert_eq!(SKINNY16_CLUSTER_K.splits(shape(1, 2048, 448), cap), 1);
-    assert_eq!(SKINNY16_CLUSTER_K.splits(shape(1, 2048, 512), cap), 2);
+    assert_eq!(SKINNY16_CLUSTER_K.splits(shape(1, 2048, 512), cap), 1);
+    assert_eq!(SKINNY64_CLUSTER_K.splits(shape(64, 2048, 960), cap), 1);
+    assert_eq!(SKINNY192_CLUSTER_K.splits(shape(160, 2048, 512), cap), 2);
     assert_eq!(SKINNY16_CLUSTER_K.splits(shape(1, 2048, 1024), cap), 4);
     assert_eq!(SKINNY16_CLUSTER_K.splits(shape(1, 2048, 2048), cap), 8);
     // With the clusters of each size that fit (a cluster stays in one GPC; the H200's, run 90:
     // 15 of 8 or 7, 17 of 6, 22 of 5, 30 of 4, 39 of 3, 66 of 2): 16 tiles in 6 parts, 20 in 5,
-    // 28 in 4, 32 in 3, 64 in 2; with 15 k-blocks, 3 parts of at least 4.
+    // 28 in 4, 32 in 3, 64 in 2; with 15 k-blocks, 1 part (3 of at least 4 for the 192-wide).
     let fit: ClusterFit = [132, 66, 39, 30, 22, 17, 15, 15];
     let parts = |spec: &KernelSpec, m, n, k| spec.cluster_k_splits(shape(m, n, k), &fit);
     assert_eq!(SKINNY16_CLUSTER_K.cluster_k_splits(small, &fit), 6);
@@ -219,13 +222,15 @@ fn a_cluster_k_kernel_splits_each_tile_across_one_cluster() {
     assert_eq!(parts(&SKINNY16_CLUSTER_K, 1, 4096, 4096), 3);
     assert_eq!(parts(&SKINNY32_CLUSTER_K, 17, 4097, 1000), 3);
     assert_eq!(parts(&SKINNY16_CLUSTER_K, 5, 8192, 1024), 2);
-    assert_eq!(parts(&SKINNY16_CLUSTER_K, 2, 1024, 900), 3);
+    assert_eq!(parts(&SKINNY16_CLUSTER_K, 2, 1024, 900), 1);
+    assert_eq!(parts(&SKINNY192_CLUSTER_K, 160, 1024, 900), 3);
     assert_eq!(parts(&SKINNY16_CLUSTER_K, 3, 1000, 2056), 8);
-    // More tiles than clusters of 2 fit: one CTA per tile; fewer than 8 k-blocks: one part.
+    // More tiles than clusters of 2 fit: one CTA per tile; fewer than 16 k-blocks: one part.
     assert_eq!(parts(&SKINNY16_CLUSTER_K, 1, 67 * 128, 4096), 1);
     assert_eq!(parts(&SKINNY16_CLUSTER_K, 7, 1000, 136), 1);
     assert_eq!(parts(&SKINNY16_CLUSTER_K, 7, 1000, 448), 1);
-    assert_eq!(parts(&SKINNY16_CLUSTER_K, 7, 1000, 512), 2);
+    assert_eq!(parts(&SKINNY16_CLUSTER_K, 7, 1000, 960), 1);
+    assert_eq!(parts(&SKINNY16_CLUSTER_K, 7, 1000, 1024), 4);
     assert_eq!(SKINNY16.cluster_k_splits(small, &fit), 1);
     // A part count it cannot launch: more than 8 CTAs a cluster, more parts than k-blocks.
     assert_eq!(
