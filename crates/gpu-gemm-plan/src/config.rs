@@ -53,6 +53,12 @@ pub struct Config {
     /// end inside a tile, the partials meeting as split-K's do. Needs [`Config::split_k`]'s
     /// workspace code.
     pub stream_k: bool,
+    /// Tiles of 64 rows ([`BM`](crate::BM) / 2) whose two consumer warpgroups take the tile's
+    /// two column halves, each `wgmma.m64n(BN/2)k16` over the same 64 rows of A (the row's
+    /// `rows` is 64): twice the tiles of the 128-row kernel of the same width, with no partial to
+    /// add up between the warpgroups. Only in the transposing kernels without cluster-K (a
+    /// measurement: their weight tiles 64 rows high, as cuBLAS's decode kernels take them).
+    pub split_columns: bool,
 }
 
 impl Config {
@@ -68,6 +74,7 @@ impl Config {
         swap_ab: false,
         cluster_k: false,
         stream_k: false,
+        split_columns: false,
     };
     /// One CTA, elected warp arrivals, `setmaxnreg`, the TMA-store epilogue and split-K.
     pub const SINGLE: Config = Config {
@@ -79,6 +86,7 @@ impl Config {
         swap_ab: false,
         cluster_k: false,
         stream_k: false,
+        split_columns: false,
     };
     /// [`Config::SINGLE`] without `setmaxnreg`, for 128 x 64 tiles: their 32 accumulators fit the
     /// 168 registers a thread has at launch (ptxas gives such a kernel fewer, and then ignores
@@ -99,6 +107,12 @@ impl Config {
     pub const SKINNY_CLUSTER_K: Config = Config {
         split_k: false,
         cluster_k: true,
+        ..Config::SKINNY
+    };
+    /// [`Config::SKINNY`] on 64-row tiles, the consumer warpgroups on the column halves
+    /// ([`Config::split_columns`]).
+    pub const SKINNY_HALVES: Config = Config {
+        split_columns: true,
         ..Config::SKINNY
     };
     /// [`Config::SINGLE`] with a stream-K schedule ([`Config::stream_k`]).

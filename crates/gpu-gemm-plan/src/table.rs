@@ -178,6 +178,32 @@ pub const SINGLE_WARPGROUP: KernelSpec = KernelSpec {
     ..PER_TILE
 };
 
+/// A measurement: [`SKINNY16`] on tiles of 64 rows of B by 16 of A, the two consumer
+/// warpgroups each 8 of the 16 (`wgmma.m64n8k16`, [`Config::split_columns`]), in a ring of 10
+/// stages (of whose A slots the first 8 KiB hold the box): twice the weight tiles of [`SKINNY16`]
+/// with the same split-K, for layers whose 128-row tiles are fewer than the SMs.
+pub const SKINNY16_R64: KernelSpec = KernelSpec {
+    entry: "gemm_bf16_skinny16_r64",
+    name: "skinny-16-r64",
+    rows: BM / 2,
+    config: Config::SKINNY_HALVES,
+    step: true,
+    ..SKINNY16
+};
+/// [`SKINNY16_R64`] 32 rows of A wide (`wgmma.m64n16k16` a warpgroup, 9 stages).
+pub const SKINNY32_R64: KernelSpec = KernelSpec {
+    entry: "gemm_bf16_skinny32_r64",
+    name: "skinny-32-r64",
+    layout: SKINNY32.layout,
+    ..SKINNY16_R64
+};
+/// [`SKINNY16_R64`] 64 rows of A wide (`wgmma.m64n32k16` a warpgroup, 8 stages).
+pub const SKINNY64_R64: KernelSpec = KernelSpec {
+    entry: "gemm_bf16_skinny64_r64",
+    name: "skinny-64-r64",
+    layout: SKINNY64.layout,
+    ..SKINNY16_R64
+};
 /// A measurement, kept beside the steps: [`SKINNY16`] in a ring of 4 stages (105 KiB of shared
 /// memory instead of 213). Run 91 measured the smallest decode layers at 8.5-9 us whichever way
 /// K was split (2048 x 2048: 8 parts globally, 6 in clusters) against cuBLAS's 7.2-7.5: a fixed
@@ -400,7 +426,7 @@ pub const KERNELS: [KernelSpec; 13] = [
 /// The kernels kept only to show the steps of the design, and the measurements beside them
 /// (`step: true`): built into the steps module (the kernel crate's `steps` feature) and the
 /// host's `Kernel` variants only with its `steps` feature, for the benchmark's step table.
-pub const STEPS: [KernelSpec; 15] = [
+pub const STEPS: [KernelSpec; 18] = [
     PER_TILE,
     PERSISTENT_FIRST,
     SINGLE_WARPGROUP,
@@ -416,6 +442,9 @@ pub const STEPS: [KernelSpec; 15] = [
     SKINNY192_CLUSTER_K_PAIR,
     SKINNY128_CLUSTER_K_PAIR,
     SKINNY64_CLUSTER_K_PAIR,
+    SKINNY16_R64,
+    SKINNY32_R64,
+    SKINNY64_R64,
 ];
 
 /// Calls `$callback!` with the production rows as `Variant = ROW` items, each with its doc
@@ -528,6 +557,15 @@ macro_rules! with_steps {
             /// A measurement: [`Skinny64ClusterK`](Self::Skinny64ClusterK) in CTA pairs
             /// (`gemm_bf16_skinny64_cluster_k_pair`).
             Skinny64ClusterKPair = SKINNY64_CLUSTER_K_PAIR,
+            /// A measurement: [`Skinny16`](Self::Skinny16) on tiles of 64 rows of B, the two
+            /// consumer warpgroups on the tile's column halves (`gemm_bf16_skinny16_r64`).
+            Skinny16R64 = SKINNY16_R64,
+            /// A measurement: [`Skinny32`](Self::Skinny32) on 64-row tiles
+            /// (`gemm_bf16_skinny32_r64`).
+            Skinny32R64 = SKINNY32_R64,
+            /// A measurement: [`Skinny64`](Self::Skinny64) on 64-row tiles
+            /// (`gemm_bf16_skinny64_r64`).
+            Skinny64R64 = SKINNY64_R64,
         }
     };
 }

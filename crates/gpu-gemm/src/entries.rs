@@ -30,16 +30,34 @@ const fn same(a: &str, b: &str) -> bool {
     true
 }
 
+/// The consumer warpgroups across a tile's columns in the kernel body of `spec`: 2 for
+/// [`Config::split_columns`](gpu_gemm_plan::Config::split_columns), else 1.
+const fn halves(spec: KernelSpec) -> u32 {
+    if spec.config.split_columns { 2 } else { 1 }
+}
+
 /// Checks, at compile time, that an entry named `name` may be built from `spec` by [`entry!`]:
-/// the row names this entry, and has the three warpgroups and 128-row tiles of the kernel body.
+/// the row names this entry, and has the three warpgroups and 128-row tiles of the kernel body
+/// (64-row tiles across the column halves: transposing, without pairs, cluster-K or the staged
+/// epilogue, whose code is written for 128 rows).
 const fn check(spec: KernelSpec, name: &str) {
     assert!(
         same(spec.entry, name),
         "an entry's name differs from its table row's `entry`"
     );
     assert!(
-        spec.threads == 384 && spec.rows == BM,
-        "entry! builds the three-warpgroup kernel body: 384 threads, 128-row tiles"
+        spec.threads == 384 && spec.rows == BM / halves(spec),
+        "entry! builds the three-warpgroup kernel body: 384 threads, 128-row tiles (64 with split_columns)"
+    );
+    assert!(
+        !spec.config.split_columns
+            || (spec.config.swap_ab
+                && !spec.config.tma_store
+                && !spec.config.cluster_k
+                && !spec.config.stream_k
+                && spec.config.cluster == 1
+                && spec.layout.bn >= 16),
+        "split_columns: a transposing kernel, single CTAs, no cluster-K, stream-K or staged epilogue, at least 16 wide"
     );
     assert!(
         !spec.config.cluster_k
@@ -99,13 +117,18 @@ macro_rules! entry {
         pub unsafe extern "gpu-kernel" fn $name(params: Params) {
             let (out, Problem { m, n, k }, splits) = Out::of(params, $spec.config.swap_ab);
             let maps = out.maps;
-            type W = Tile<{ $spec.layout.bn }>;
-            let schedule = schedule_of::<W>($spec, m, n, k, splits);
+            // Each consumer warpgroup's width: the tile's, or half of it across the two.
+            type W = Tile<{ $spec.layout.bn / halves($spec) }>;
+            let schedule = schedule_of($spec, m, n, k, splits);
             // SAFETY: the entries' contract.
             unsafe {
-                gemm::<W, { $spec.layout.stages as usize }, { $spec.config.arrivals() }, Cta>(
-                    $spec.config, schedule, maps, out, m, n, k,
-                )
+                gemm::<
+                    W,
+                    { $spec.layout.stages as usize },
+                    { $spec.config.arrivals() },
+                    Cta,
+                    { halves($spec) },
+                >($spec.config, schedule, maps, out, m, n, k)
             }
         }
     };

@@ -51,10 +51,12 @@ fn barriers() -> Barriers<'static> {
 /// consumers write the last one out.
 ///
 /// `C` is the empty barriers' arrival count, `config.arrivals()` (each entry passes it as that
-/// constant expression); `S` the waits' scope.
+/// constant expression); `S` the waits' scope; `H` the warpgroups across a tile's columns: 1,
+/// or 2 for [`Config::split_columns`] (tiles `2 W::BN` wide and [`BM`] / 2 high, warpgroup `g`
+/// on columns `g W::BN ..`).
 #[inline(always)]
 #[allow(clippy::too_many_arguments)]
-pub(crate) unsafe fn gemm<W: Width, const ST: usize, const C: u32, S: MbarScope>(
+pub(crate) unsafe fn gemm<W: Width, const ST: usize, const C: u32, S: MbarScope, const H: u32>(
     config: Config,
     schedule: Schedule,
     maps: *const TensorMap,
@@ -86,10 +88,11 @@ pub(crate) unsafe fn gemm<W: Width, const ST: usize, const C: u32, S: MbarScope>
     // as soon as SMs free up (it waits for this grid's completion itself).
     launch_dependents();
     let smem = dynamic_smem();
-    let layout = const { Layout::new(W::BN, ST as u32) };
+    let layout = const { Layout::new(W::BN * H, ST as u32) };
     // The ring's barriers end before the split flag, the barriers' KiB's last word.
     const {
-        let layout = Layout::new(W::BN, ST as u32);
+        assert!(H == 1 || H == 2);
+        let layout = Layout::new(W::BN * H, ST as u32);
         assert!(
             layout.ring_barriers_at(Epi::SMEM_BYTES) + Pipe::<ST, C, S>::SMEM_BYTES
                 <= layout.split_flag_at()
@@ -194,7 +197,7 @@ pub(crate) unsafe fn gemm<W: Width, const ST: usize, const C: u32, S: MbarScope>
     }
     let k_blocks = k.div_ceil(BK);
     // Rows of A per CTA; a pair's cluster tile is `config.cluster` CTA tiles high.
-    let cluster_rows = BM * config.cluster;
+    let cluster_rows = BM / H * config.cluster;
     // M, where the last tile row's A box is shifted inside it (`a_row0`).
     let edge =
         (shifts_edge(W::BN, config.swap_ab) && !paired && !config.cluster_k && out.beta == 0.0)
@@ -218,7 +221,7 @@ pub(crate) unsafe fn gemm<W: Width, const ST: usize, const C: u32, S: MbarScope>
                     rank,
                     paired.then_some(multicast),
                     edge,
-                    stage_tx(layout, m, config.swap_ab),
+                    stage_tx(layout, BM / H, m, config.swap_ab),
                     #[cfg(feature = "l2_hints")]
                     (config.swap_ab && !paired),
                 )
@@ -264,7 +267,7 @@ pub(crate) unsafe fn gemm<W: Width, const ST: usize, const C: u32, S: MbarScope>
             // SAFETY: the two consumer warpgroups, whole; the layout, maps and matrices are the
             // entries' contract's.
             unsafe {
-                consume::<W, ST, C, S>(
+                consume::<W, ST, C, S, H>(
                     config,
                     schedule,
                     smem,
@@ -334,7 +337,7 @@ pub(crate) unsafe fn gemm<W: Width, const ST: usize, const C: u32, S: MbarScope>
 /// The consumer warpgroups' part of [`gemm`]: thread `th` of 256.
 #[inline(always)]
 #[allow(clippy::too_many_arguments)]
-unsafe fn consume<W: Width, const ST: usize, const C: u32, S: MbarScope>(
+unsafe fn consume<W: Width, const ST: usize, const C: u32, S: MbarScope, const H: u32>(
     config: Config,
     schedule: Schedule,
     smem: *mut u8,
@@ -346,13 +349,15 @@ unsafe fn consume<W: Width, const ST: usize, const C: u32, S: MbarScope>(
     k_blocks: u32,
     edge: Option<u32>,
 ) {
-    // Warpgroup g in {0, 1} multiplies rows 64 g .. 64 g + 63 of each tile.
+    // Warpgroup g in {0, 1} multiplies rows 64 g .. 64 g + 63 of each tile, or with two column
+    // halves (`H` 2) its 64 rows by columns `g W::BN ..`: its first row is `(2 - H) 64 g` below
+    // the tile's, its first column `(H - 1) g W::BN` right of it.
     let g = th / 128;
     let w = (th % 128) / 32;
     let l = th % 32;
     // The other CTA of a pair.
     let peer = rank ^ 1;
-    let cluster_rows = BM * config.cluster;
+    let cluster_rows = BM / H * config.cluster;
     // Releases a stage whose MMAs are done: every thread arrives, or one lane per warp (and a
     // second lane on the peer CTA's barrier, whose producer also writes this slot).
     let release = |stage: ConsumerStage<'_, ST, NvidiaMbarBackend<1, C, S>>| {
@@ -374,7 +379,7 @@ unsafe fn consume<W: Width, const ST: usize, const C: u32, S: MbarScope>(
         }
         stage.release_without_signal();
     };
-    let layout = const { Layout::new(W::BN, ST as u32) };
+    let layout = const { Layout::new(W::BN * H, ST as u32) };
     let mut acc = W::ZERO;
     let issue = |acc: &mut W::Acc, index: u32, first: bool| unsafe {
         // SAFETY: the stage is full; the whole warpgroup is here.
@@ -408,7 +413,7 @@ unsafe fn consume<W: Width, const ST: usize, const C: u32, S: MbarScope>(
             (tile, split, parts, kb0, kb1)
         };
         let (tm, tn) = schedule.tile(tile);
-        let (m0, n0) = (tm * cluster_rows + rank * BM, tn * W::BN);
+        let (m0, n0) = (tm * cluster_rows + rank * BM, tn * layout.bn);
         // The accumulators' first row: `m0`, or below it where the A box was shifted inside M.
         let a0 = a_row0(m0, edge);
         // The closures go by reference (`&F: Fn`): by value, or as `&impl Fn` parameters, LLVM
@@ -428,7 +433,7 @@ unsafe fn consume<W: Width, const ST: usize, const C: u32, S: MbarScope>(
             let work = Workspace::of::<W>(out.work, schedule, config.cluster);
             let slot = schedule.slot(tile, config.cluster, rank);
             // The thread's first row (of two, 8 apart) is inside D.
-            let live = a0 + g * 64 + 16 * w + l / 4 < m;
+            let live = a0 + (2 - H) * g * 64 + 16 * w + l / 4 < m;
             // SAFETY: every consumer thread calls them with the same unit; the workspace is the
             // entries' contract's; the flag word is the layout's.
             unsafe {
@@ -449,7 +454,10 @@ unsafe fn consume<W: Width, const ST: usize, const C: u32, S: MbarScope>(
             // Another CTA writes this tile's D.
         } else if a0 != m0 {
             // A shifted tile (beta 0): rows `a0..m0` are the tile row above's.
-            let (row0, col0) = (a0 + g * 64 + 16 * w + l / 4, n0 + 2 * (l % 4));
+            let (row0, col0) = (
+                a0 + (2 - H) * g * 64 + 16 * w + l / 4,
+                n0 + (H - 1) * g * W::BN + 2 * (l % 4),
+            );
             epilogue_from::<W>(&acc, (row0, col0), out, (m0, m), n);
         } else if staged && (parts == 1 || c_stages.is_none()) {
             // SAFETY: the buffer is this warpgroup's; `maps[2]` is D's map (N % 8 == 0); C comes
@@ -474,7 +482,10 @@ unsafe fn consume<W: Width, const ST: usize, const C: u32, S: MbarScope>(
                 );
             }
         } else {
-            let (row0, col0) = (m0 + g * 64 + 16 * w + l / 4, n0 + 2 * (l % 4));
+            let (row0, col0) = (
+                m0 + (2 - H) * g * 64 + 16 * w + l / 4,
+                n0 + (H - 1) * g * W::BN + 2 * (l % 4),
+            );
             epilogue::<W>(&acc, row0, col0, out, m, n);
         }
         u += stride;
@@ -610,9 +621,16 @@ unsafe fn consume_part<W: Width, const ST: usize, const C: u32, S: MbarScope>(
 /// The persistent schedule: CTA `b` (or CTA pair `b`) computes units `b, b + grid, ...` of
 /// `splits` per cluster tile (clamped to 1..=k-blocks, so that no split is empty; 1 where the
 /// configuration has no split-K); a stream-K kernel's, with `splits` workers
-/// ([`Schedule::stream_k`]).
+/// ([`Schedule::stream_k`]). Tiles of `rows x cols` (a row's `rows` and `layout.bn`).
 #[inline(always)]
-fn persistent<W: Width>(config: Config, m: u32, n: u32, k: u32, splits: u32) -> Schedule {
+fn persistent(
+    config: Config,
+    (rows, cols): (u32, u32),
+    m: u32,
+    n: u32,
+    k: u32,
+    splits: u32,
+) -> Schedule {
     // SAFETY: special-register reads.
     let (grid, block) = unsafe {
         (
@@ -623,8 +641,8 @@ fn persistent<W: Width>(config: Config, m: u32, n: u32, k: u32, splits: u32) -> 
     if config.stream_k {
         // `splits` is the workers (clusters: a pair's CTAs walk its units together).
         return Schedule::stream_k(
-            m.div_ceil(BM * config.cluster),
-            n.div_ceil(W::BN),
+            m.div_ceil(rows * config.cluster),
+            n.div_ceil(cols),
             k.div_ceil(BK),
             splits,
             block / config.cluster,
@@ -632,8 +650,8 @@ fn persistent<W: Width>(config: Config, m: u32, n: u32, k: u32, splits: u32) -> 
         );
     }
     Schedule::new(
-        m.div_ceil(BM * config.cluster),
-        n.div_ceil(W::BN),
+        m.div_ceil(rows * config.cluster),
+        n.div_ceil(cols),
         if config.split_k { splits } else { 1 },
         k.div_ceil(BK),
         block / config.cluster,
@@ -643,18 +661,13 @@ fn persistent<W: Width>(config: Config, m: u32, n: u32, k: u32, splits: u32) -> 
 
 /// The schedule of an entry of `spec` for this CTA: per tile, the one tile at the block's
 /// `(x, y)` (its index in the grouped order, and a stride that ends the loop); persistent,
-/// [`persistent`].
+/// [`persistent`]. Tiles of the row's `rows` by its `layout.bn` columns.
 #[inline(always)]
-pub(crate) fn schedule_of<W: Width>(
-    spec: KernelSpec,
-    m: u32,
-    n: u32,
-    k: u32,
-    splits: u32,
-) -> Schedule {
+pub(crate) fn schedule_of(spec: KernelSpec, m: u32, n: u32, k: u32, splits: u32) -> Schedule {
+    let (rows, cols) = (spec.rows, spec.layout.bn);
     match spec.grid {
         Grid::PerTile => {
-            let (tiles_m, tiles_n) = (m.div_ceil(BM), n.div_ceil(W::BN));
+            let (tiles_m, tiles_n) = (m.div_ceil(rows), n.div_ceil(cols));
             // SAFETY: special-register reads.
             let (x, y) = unsafe {
                 (
@@ -664,7 +677,7 @@ pub(crate) fn schedule_of<W: Width>(
             };
             Schedule::new(tiles_m, tiles_n, 1, 1, y * tiles_n + x, tiles_m * tiles_n)
         }
-        Grid::Persistent => persistent::<W>(spec.config, m, n, k, splits),
+        Grid::Persistent => persistent(spec.config, (rows, cols), m, n, k, splits),
         Grid::ClusterK => {
             // SAFETY: special-register reads.
             let (grid, block) = unsafe {
@@ -685,8 +698,8 @@ pub(crate) fn schedule_of<W: Width>(
                 (block / size * parts + block % size % parts, grid / c)
             };
             Schedule::new(
-                m.div_ceil(BM * c),
-                n.div_ceil(W::BN),
+                m.div_ceil(rows * c),
+                n.div_ceil(cols),
                 parts,
                 k.div_ceil(BK),
                 first,

@@ -34,14 +34,14 @@ pub(crate) const fn shifts_edge(bn: u32, swap_ab: bool) -> bool {
     cfg!(feature = "shift_edge") || (bn <= 128 && !swap_ab)
 }
 
-/// The bytes a stage of `layout` receives for a problem of `m` rows (`swap_ab`: a kernel that
-/// computes the transpose, whose A is the weights and whose boxes are whole): B's box and A's of
-/// `abi::a_box_rows_of` rows, the host's box for A (below one tile, M rounded up to 8: the rows
+/// The bytes a stage of `layout` receives for a problem of `m` rows in tiles of `rows` rows
+/// (`swap_ab`: a kernel that computes the transpose, whose A is the weights and whose boxes are
+/// whole): B's box and A's of `abi::a_box_rows_of` rows, the host's box for A (below one tile, M rounded up to 8: the rows
 /// past M are not loaded at all; M = 96 ran 5-21 % slower than M = 128 on the same grid of
 /// 128 x 64 tiles with 128-row boxes zero-filled past M, run 117).
 #[inline(always)]
-pub(crate) fn stage_tx(layout: Layout, m: u32, swap_ab: bool) -> u32 {
-    layout.stage_bytes() - A_BYTES + gpu_gemm_plan::abi::a_box_rows_of(swap_ab, BM, m) * 2 * BK
+pub(crate) fn stage_tx(layout: Layout, rows: u32, m: u32, swap_ab: bool) -> u32 {
+    layout.stage_bytes() - A_BYTES + gpu_gemm_plan::abi::a_box_rows_of(swap_ab, rows, m) * 2 * BK
 }
 
 /// The first row of A that the tile starting at row `m0` loads: `m0`, or with `edge` (the
@@ -55,8 +55,9 @@ pub(crate) fn a_row0(m0: u32, edge: Option<u32>) -> u32 {
     }
 }
 
-/// The producer lane's k-loop over its units of `schedule`: each k-block's A box (this CTA's 128
-/// rows) and B box into the next free stage. In a pair, each CTA loads half of B's box and
+/// The producer lane's k-loop over its units of `schedule`: each k-block's A box (this CTA's
+/// tile rows, `cluster_rows / cluster` of them) and B box (the tile's `layout.bn` columns) into
+/// the next free stage. In a pair, each CTA loads half of B's box and
 /// multicasts it to both CTAs, so both receive the whole stage.
 ///
 /// # Safety
@@ -103,7 +104,7 @@ pub(crate) unsafe fn produce<W: Width, const ST: usize, const C: u32, S: MbarSco
         };
         let (tm, tn) = schedule.tile(tile);
         let m0 = a_row0(tm * cluster_rows + rank * BM, edge) as i32;
-        let n0 = (tn * W::BN) as i32;
+        let n0 = (tn * layout.bn) as i32;
         let (kb0, kb1) = if schedule.workers != 0 {
             let w = schedule.work(u, k_blocks);
             (w.kb0, w.kb1)
@@ -136,7 +137,7 @@ pub(crate) unsafe fn produce<W: Width, const ST: usize, const C: u32, S: MbarSco
                         bar.tensor_load_multicast::<2>(
                             base.add((A_BYTES + rank * half) as usize),
                             map_b,
-                            [kc, n0 + (rank * W::BN / 2) as i32],
+                            [kc, n0 + (rank * layout.bn / 2) as i32],
                             mask,
                         );
                     } else {
@@ -181,7 +182,9 @@ pub(crate) fn consume_unit<const ST: usize, const C: u32, S: MbarScope, A>(
 
 /// Warpgroup `g`'s MMAs of one stage, committed as one group: its 64 rows of the stage's A box
 /// times the stage's B box, 4 `wgmma.m64nNk16` k-steps (N: `W::BN`), into `acc` (overwritten by
-/// the first step when `first`).
+/// the first step when `first`). Where the tile is twice `W::BN` wide
+/// ([`Config::split_columns`](gpu_gemm_plan::Config::split_columns): 64-row tiles), the A box's
+/// 64 rows times the B box's `W::BN` rows from `g * W::BN`: warpgroup g's column half.
 ///
 /// # Safety
 ///
@@ -198,8 +201,11 @@ pub(crate) unsafe fn mma_stage<W: Width>(
 ) {
     // SAFETY: the stage's slot lies inside the layout, in this CTA's shared memory.
     let base = unsafe { cvta_to_shared(smem.add((index * layout.stage_bytes()) as usize)) };
-    let a = base + g * 64 * 128; // 64 rows of 128 bytes
-    let b = base + A_BYTES;
+    // Warpgroup g's 64 rows of A (of 128 bytes each) and all of B's box, or with two column
+    // halves all 64 rows of A and B's rows `g W::BN ..` (`halves`: the entry's constant).
+    let halves = layout.bn / W::BN;
+    let a = base + (2 - halves) * g * 64 * 128;
+    let b = base + A_BYTES + (halves - 1) * g * W::BN * 128;
     // SAFETY: the whole warpgroup is here, converged.
     unsafe { wgmma_fence() };
     for ks in 0..4u32 {

@@ -4,6 +4,24 @@
 
 use super::{Bf16, E4m3, E5m2, F16, M64, Shape};
 
+impl Shape for M64<8> {
+    const N: u32 = 8;
+    type Acc = [f32; 4];
+    const ZERO: [f32; 4] = [0.0; 4];
+    #[inline(always)]
+    fn each_pair(d: &[f32; 4], mut f: impl FnMut(u32, f32, f32)) {
+        f(0, d[0], d[1]); f(2, d[2], d[3]);
+    }
+    #[inline(always)]
+    fn each_quad(d: &[f32; 4], mut f: impl FnMut(u32, [f32; 4])) {
+        f(0, [d[0], d[1], d[2], d[3]]);
+    }
+    #[inline(always)]
+    fn map_quads(d: &mut [f32; 4], mut f: impl FnMut(u32, [f32; 4]) -> [f32; 4]) {
+        [d[0], d[1], d[2], d[3]] = f(0, [d[0], d[1], d[2], d[3]]);
+    }
+}
+
 impl Shape for M64<16> {
     const N: u32 = 16;
     type Acc = [f32; 8];
@@ -399,6 +417,7 @@ impl Shape for M64<256> {
     }
 }
 
+forms_16bit!(8, Bf16, Bf16, bf16_ss::wgmma_m64n8k16_f32_bf16_bf16_ss, bf16_rs::wgmma_m64n8k16_f32_bf16_bf16_rs);
 forms_16bit!(16, Bf16, Bf16, bf16_ss::wgmma_m64n16k16_f32_bf16_bf16_ss, bf16_rs::wgmma_m64n16k16_f32_bf16_bf16_rs);
 forms_16bit!(32, Bf16, Bf16, bf16_ss::wgmma_m64n32k16_f32_bf16_bf16_ss, bf16_rs::wgmma_m64n32k16_f32_bf16_bf16_rs);
 forms_16bit!(64, Bf16, Bf16, bf16_ss::wgmma_m64n64k16_f32_bf16_bf16_ss, bf16_rs::wgmma_m64n64k16_f32_bf16_bf16_rs);
@@ -408,6 +427,7 @@ forms_16bit!(128, Bf16, Bf16, bf16_ss::wgmma_m64n128k16_f32_bf16_bf16_ss, bf16_r
 forms_16bit!(176, Bf16, Bf16, bf16_ss::wgmma_m64n176k16_f32_bf16_bf16_ss, bf16_rs::wgmma_m64n176k16_f32_bf16_bf16_rs);
 forms_16bit!(192, Bf16, Bf16, bf16_ss::wgmma_m64n192k16_f32_bf16_bf16_ss, bf16_rs::wgmma_m64n192k16_f32_bf16_bf16_rs);
 forms_16bit!(256, Bf16, Bf16, bf16_ss::wgmma_m64n256k16_f32_bf16_bf16_ss, bf16_rs::wgmma_m64n256k16_f32_bf16_bf16_rs);
+forms_16bit!(8, F16, F16, f16_ss::wgmma_m64n8k16_f32_f16_f16_ss, f16_rs::wgmma_m64n8k16_f32_f16_f16_rs);
 forms_16bit!(16, F16, F16, f16_ss::wgmma_m64n16k16_f32_f16_f16_ss, f16_rs::wgmma_m64n16k16_f32_f16_f16_rs);
 forms_16bit!(32, F16, F16, f16_ss::wgmma_m64n32k16_f32_f16_f16_ss, f16_rs::wgmma_m64n32k16_f32_f16_f16_rs);
 forms_16bit!(64, F16, F16, f16_ss::wgmma_m64n64k16_f32_f16_f16_ss, f16_rs::wgmma_m64n64k16_f32_f16_f16_rs);
@@ -417,6 +437,7 @@ forms_16bit!(128, F16, F16, f16_ss::wgmma_m64n128k16_f32_f16_f16_ss, f16_rs::wgm
 forms_16bit!(176, F16, F16, f16_ss::wgmma_m64n176k16_f32_f16_f16_ss, f16_rs::wgmma_m64n176k16_f32_f16_f16_rs);
 forms_16bit!(192, F16, F16, f16_ss::wgmma_m64n192k16_f32_f16_f16_ss, f16_rs::wgmma_m64n192k16_f32_f16_f16_rs);
 forms_16bit!(256, F16, F16, f16_ss::wgmma_m64n256k16_f32_f16_f16_ss, f16_rs::wgmma_m64n256k16_f32_f16_f16_rs);
+forms_8bit!(8, E4m3, E4m3, e4m3_ss::wgmma_m64n8k32_f32_e4m3_e4m3_ss, e4m3_rs::wgmma_m64n8k32_f32_e4m3_e4m3_rs);
 forms_8bit!(16, E4m3, E4m3, e4m3_ss::wgmma_m64n16k32_f32_e4m3_e4m3_ss, e4m3_rs::wgmma_m64n16k32_f32_e4m3_e4m3_rs);
 forms_8bit!(32, E4m3, E4m3, e4m3_ss::wgmma_m64n32k32_f32_e4m3_e4m3_ss, e4m3_rs::wgmma_m64n32k32_f32_e4m3_e4m3_rs);
 forms_8bit!(64, E4m3, E4m3, e4m3_ss::wgmma_m64n64k32_f32_e4m3_e4m3_ss, e4m3_rs::wgmma_m64n64k32_f32_e4m3_e4m3_rs);
@@ -426,6 +447,7 @@ forms_8bit!(128, E4m3, E4m3, e4m3_ss::wgmma_m64n128k32_f32_e4m3_e4m3_ss, e4m3_rs
 forms_8bit!(176, E4m3, E4m3, e4m3_ss::wgmma_m64n176k32_f32_e4m3_e4m3_ss, e4m3_rs::wgmma_m64n176k32_f32_e4m3_e4m3_rs);
 forms_8bit!(192, E4m3, E4m3, e4m3_ss::wgmma_m64n192k32_f32_e4m3_e4m3_ss, e4m3_rs::wgmma_m64n192k32_f32_e4m3_e4m3_rs);
 forms_8bit!(256, E4m3, E4m3, e4m3_ss::wgmma_m64n256k32_f32_e4m3_e4m3_ss, e4m3_rs::wgmma_m64n256k32_f32_e4m3_e4m3_rs);
+forms_8bit!(8, E5m2, E5m2, e5m2_ss::wgmma_m64n8k32_f32_e5m2_e5m2_ss, e5m2_rs::wgmma_m64n8k32_f32_e5m2_e5m2_rs);
 forms_8bit!(16, E5m2, E5m2, e5m2_ss::wgmma_m64n16k32_f32_e5m2_e5m2_ss, e5m2_rs::wgmma_m64n16k32_f32_e5m2_e5m2_rs);
 forms_8bit!(32, E5m2, E5m2, e5m2_ss::wgmma_m64n32k32_f32_e5m2_e5m2_ss, e5m2_rs::wgmma_m64n32k32_f32_e5m2_e5m2_rs);
 forms_8bit!(64, E5m2, E5m2, e5m2_ss::wgmma_m64n64k32_f32_e5m2_e5m2_ss, e5m2_rs::wgmma_m64n64k32_f32_e5m2_e5m2_rs);
@@ -435,6 +457,7 @@ forms_8bit!(128, E5m2, E5m2, e5m2_ss::wgmma_m64n128k32_f32_e5m2_e5m2_ss, e5m2_rs
 forms_8bit!(176, E5m2, E5m2, e5m2_ss::wgmma_m64n176k32_f32_e5m2_e5m2_ss, e5m2_rs::wgmma_m64n176k32_f32_e5m2_e5m2_rs);
 forms_8bit!(192, E5m2, E5m2, e5m2_ss::wgmma_m64n192k32_f32_e5m2_e5m2_ss, e5m2_rs::wgmma_m64n192k32_f32_e5m2_e5m2_rs);
 forms_8bit!(256, E5m2, E5m2, e5m2_ss::wgmma_m64n256k32_f32_e5m2_e5m2_ss, e5m2_rs::wgmma_m64n256k32_f32_e5m2_e5m2_rs);
+forms_8bit!(8, E4m3, E5m2, e4m3_e5m2_ss::wgmma_m64n8k32_f32_e4m3_e5m2_ss, e4m3_e5m2_rs::wgmma_m64n8k32_f32_e4m3_e5m2_rs);
 forms_8bit!(16, E4m3, E5m2, e4m3_e5m2_ss::wgmma_m64n16k32_f32_e4m3_e5m2_ss, e4m3_e5m2_rs::wgmma_m64n16k32_f32_e4m3_e5m2_rs);
 forms_8bit!(32, E4m3, E5m2, e4m3_e5m2_ss::wgmma_m64n32k32_f32_e4m3_e5m2_ss, e4m3_e5m2_rs::wgmma_m64n32k32_f32_e4m3_e5m2_rs);
 forms_8bit!(64, E4m3, E5m2, e4m3_e5m2_ss::wgmma_m64n64k32_f32_e4m3_e5m2_ss, e4m3_e5m2_rs::wgmma_m64n64k32_f32_e4m3_e5m2_rs);
@@ -444,6 +467,7 @@ forms_8bit!(128, E4m3, E5m2, e4m3_e5m2_ss::wgmma_m64n128k32_f32_e4m3_e5m2_ss, e4
 forms_8bit!(176, E4m3, E5m2, e4m3_e5m2_ss::wgmma_m64n176k32_f32_e4m3_e5m2_ss, e4m3_e5m2_rs::wgmma_m64n176k32_f32_e4m3_e5m2_rs);
 forms_8bit!(192, E4m3, E5m2, e4m3_e5m2_ss::wgmma_m64n192k32_f32_e4m3_e5m2_ss, e4m3_e5m2_rs::wgmma_m64n192k32_f32_e4m3_e5m2_rs);
 forms_8bit!(256, E4m3, E5m2, e4m3_e5m2_ss::wgmma_m64n256k32_f32_e4m3_e5m2_ss, e4m3_e5m2_rs::wgmma_m64n256k32_f32_e4m3_e5m2_rs);
+forms_8bit!(8, E5m2, E4m3, e5m2_e4m3_ss::wgmma_m64n8k32_f32_e5m2_e4m3_ss, e5m2_e4m3_rs::wgmma_m64n8k32_f32_e5m2_e4m3_rs);
 forms_8bit!(16, E5m2, E4m3, e5m2_e4m3_ss::wgmma_m64n16k32_f32_e5m2_e4m3_ss, e5m2_e4m3_rs::wgmma_m64n16k32_f32_e5m2_e4m3_rs);
 forms_8bit!(32, E5m2, E4m3, e5m2_e4m3_ss::wgmma_m64n32k32_f32_e5m2_e4m3_ss, e5m2_e4m3_rs::wgmma_m64n32k32_f32_e5m2_e4m3_rs);
 forms_8bit!(64, E5m2, E4m3, e5m2_e4m3_ss::wgmma_m64n64k32_f32_e5m2_e4m3_ss, e5m2_e4m3_rs::wgmma_m64n64k32_f32_e5m2_e4m3_rs);
