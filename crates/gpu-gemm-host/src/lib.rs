@@ -67,7 +67,7 @@ mod module;
 
 pub use cache::{CacheLimits, CacheStats};
 pub use error::{GemmError, context};
-pub use gpu_gemm_plan::ClusterFit;
+pub use gpu_gemm_plan::{ClusterFit, H100_CLUSTER_FIT, H200_CLUSTER_FIT};
 pub use kernel::{Kernel, Shape, check_shape};
 pub use module::{ABI_SYMBOL, ABI_VERSION};
 

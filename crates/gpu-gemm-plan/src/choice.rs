@@ -410,7 +410,7 @@ mod tests {
         // form unsplit below 16 k-blocks, two processes each): at 8 to 15 k-blocks unsplit in
         // the cluster-K form the default ran 1.03-1.10 times as fast (geometric means by K) as
         // split globally (1 x 8192 x 512: 8.30 -> 7.08 us; 64 x 4096 x 768: 9.43 -> 7.82).
-        let h100 = |_: &KernelSpec| [132, 66, 40, 32, 24, 20, 16, 16];
+        let h100 = |_: &KernelSpec| crate::H100_CLUSTER_FIT;
         for (m, n, k, name) in [
             (1, 2048, 512, "skinny-16-ck"),
             (16, 8192, 512, "skinny-16-ck"),
@@ -440,7 +440,7 @@ mod tests {
     /// the default's time before and now, us, and the fastest of ours).
     #[test]
     fn a_short_k_runs_on_narrow_tiles_split_globally() {
-        let h100 = |_: &KernelSpec| [132, 66, 40, 32, 24, 20, 16, 16];
+        let h100 = |_: &KernelSpec| crate::H100_CLUSTER_FIT;
         let on = |m, n, k| default_kernel_on(Shape { m, n, k }, 132, h100).name;
         let parts = |m, n, k| {
             let s = Shape { m, n, k };
@@ -516,7 +516,7 @@ mod tests {
     /// H100; its cluster-K form's time against the earlier default's, us).
     #[test]
     fn half_row_of_few_weight_tiles_runs_transposed() {
-        let h200 = |_: &KernelSpec| [132, 66, 39, 30, 22, 17, 15, 15];
+        let h200 = |_: &KernelSpec| crate::H200_CLUSTER_FIT;
         let on = |m, n, k| default_kernel_on(Shape { m, n, k }, 132, h200).name;
         // 14.5 against 16.6; 13.1 against 13.3; 25.0 against 27.9; 22.9 against 24.5; 18.4
         // against 23.4; 24.8 against 28.2.
@@ -572,8 +572,8 @@ mod tests {
     /// 192 wide, in clusters where two parts or more fit (runs 137 and 138, an H100).
     #[test]
     fn mid_layers_at_m_144_to_192_run_transposed_192_wide_in_clusters() {
-        let h100 = |_: &KernelSpec| [132, 66, 39, 30, 22, 17, 15, 15];
-        let on = |m, n, k| default_kernel_on(Shape { m, n, k }, 132, h100).name;
+        let h200 = |_: &KernelSpec| crate::H200_CLUSTER_FIT;
+        let on = |m, n, k| default_kernel_on(Shape { m, n, k }, 132, h200).name;
         for m in [144, 160, 176, 192] {
             for (n, k) in [(3584, 3584), (4608, 3584)] {
                 assert_eq!(pick(m, n, k), "skinny-192", "{m} x {n} x {k}");
@@ -931,7 +931,7 @@ mod tests {
     /// of 112 decode shapes, against 95 without the cluster-K kernels).
     #[test]
     fn decode_layers_of_one_wave_split_k_inside_clusters() {
-        let h200 = |_: &KernelSpec| [132, 66, 39, 30, 22, 17, 15, 15];
+        let h200 = |_: &KernelSpec| crate::H200_CLUSTER_FIT;
         let on = |m, n, k| default_kernel_on(Shape { m, n, k }, 132, h200).name;
         // 48 tiles: 2 parts either way (6144 x 4096: 18.5 us against 19.6).
         assert_eq!(on(1, 6144, 4096), "skinny-16-ck");

@@ -574,6 +574,15 @@ macro_rules! with_steps {
 /// element `s - 1` for clusters of `s` CTAs (`cuOccupancyMaxActiveClusters`).
 pub type ClusterFit = [u32; 8];
 
+/// The clusters of each size of a transposing cluster-K kernel (one CTA per SM) that fit at once
+/// on an H100 SXM (132 SMs), as `cuOccupancyMaxActiveClusters` reported them: a reference for
+/// host tests and for plans made without a GPU (a host asks its own GPU: `Gemm::cluster_fit`).
+pub const H100_CLUSTER_FIT: ClusterFit = [132, 66, 40, 32, 24, 20, 16, 16];
+
+/// [`H100_CLUSTER_FIT`] on the H200 of the device runs (132 SMs; run 90): fewer clusters of 3 to
+/// 8, its SMs grouped differently into GPCs.
+pub const H200_CLUSTER_FIT: ClusterFit = [132, 66, 39, 30, 22, 17, 15, 15];
+
 /// The fewest k-blocks (of 64) a part of K has in a [`Grid::ClusterK`] kernel's split: 4, as
 /// the global split-K's. Run 146 (an H100, K of 256 to 1536): with parts of two k-blocks the
 /// cluster-K kernels ran K = 256 in two parts at 7.8-9.3 us, in one (this minimum) at 5.8-7.3;

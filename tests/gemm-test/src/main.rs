@@ -478,7 +478,7 @@ fn main() -> ExitCode {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use gpu_gemm_host::ClusterFit;
+    use gpu_gemm_host::{H100_CLUSTER_FIT, H200_CLUSTER_FIT};
 
     /// The every-part-count check's cases reach every part count of every cluster-K kernel (1 to
     /// 8; in pairs, 1 to 4) on the H100's and the H200's cluster fits, as the host computes the
@@ -488,9 +488,7 @@ mod tests {
     /// found both before a device call.)
     #[test]
     fn the_cases_reach_every_part_count_of_every_cluster_k_kernel() {
-        let h100: ClusterFit = [132, 66, 40, 32, 24, 20, 16, 16];
-        let h200: ClusterFit = [132, 66, 39, 30, 22, 17, 15, 15];
-        for fit in [h100, h200] {
+        for fit in [H100_CLUSTER_FIT, H200_CLUSTER_FIT] {
             for kernel in Kernel::ALL.into_iter().filter(|k| k.is_cluster_k()) {
                 let spec = kernel.spec();
                 let reached: Vec<u32> = CASES

@@ -213,7 +213,7 @@ fn a_cluster_k_kernel_splits_each_tile_across_one_cluster() {
     // With the clusters of each size that fit (a cluster stays in one GPC; the H200's, run 90:
     // 15 of 8 or 7, 17 of 6, 22 of 5, 30 of 4, 39 of 3, 66 of 2): 16 tiles in 6 parts, 20 in 5,
     // 28 in 4, 32 in 3, 64 in 2; with 15 k-blocks, 1 part (3 of at least 4 for the 192-wide).
-    let fit: ClusterFit = [132, 66, 39, 30, 22, 17, 15, 15];
+    let fit: ClusterFit = crate::H200_CLUSTER_FIT;
     let parts = |spec: &KernelSpec, m, n, k| spec.cluster_k_splits(shape(m, n, k), &fit);
     assert_eq!(SKINNY16_CLUSTER_K.cluster_k_splits(small, &fit), 6);
     assert_eq!(parts(&SKINNY16_CLUSTER_K, 9, 2560, 2048), 5);
@@ -266,7 +266,7 @@ fn a_cluster_k_pair_launches_twice_its_parts_per_cluster_tile() {
     let s = shape(192, 3584, 3584);
     assert_eq!(pair.tiles(s), (14, 1));
     // The H100's fits (clusters of 2, 4, 6, 8): 14 clusters of 8 fit at once: 4 parts.
-    let fit: ClusterFit = [132, 66, 40, 32, 24, 20, 16, 16];
+    let fit: ClusterFit = crate::H100_CLUSTER_FIT;
     assert_eq!(pair.cluster_k_splits(s, &fit), 4);
     // 4608 x 3584: 36 weight tiles, 18 cluster tiles: more than 16 clusters of 8, 20 of 6 fit.
     assert_eq!(pair.cluster_k_splits(shape(192, 4608, 3584), &fit), 3);
@@ -442,8 +442,7 @@ fn splits_times_k_blocks_fit_32_bits() {
 /// builds it). A user's shape outside the benchmark's lists is one of these.
 #[test]
 fn the_default_of_any_shape_launches_and_covers_every_k_block_once() {
-    let h100: ClusterFit = [132, 66, 40, 32, 24, 20, 16, 16];
-    let h200: ClusterFit = [132, 66, 39, 30, 22, 17, 15, 15];
+    let (h100, h200) = (crate::H100_CLUSTER_FIT, crate::H200_CLUSTER_FIT);
     let small: ClusterFit = [16, 8, 4, 4, 2, 2, 2, 2];
     let none: ClusterFit = [1, 0, 0, 0, 0, 0, 0, 0];
     let ms = [
