@@ -172,6 +172,47 @@ fn a_transposing_kernel_schedules_the_transposed_problem() {
     assert_eq!(SKINNY16.tiles(wide), (28, 4));
 }
 
+/// The 64-row transposing kernels (`split_columns`): twice the weight tiles of their 128-row
+/// forms, the same widths and splits rule, a workspace block of 64 rows per slot and split.
+#[test]
+fn a_64_row_kernel_has_twice_the_weight_tiles() {
+    let shape = Shape {
+        m: 8,
+        n: 3584,
+        k: 3584,
+    };
+    for (half, whole) in [
+        (SKINNY16_R64, SKINNY16),
+        (SKINNY32_R64, SKINNY32),
+        (SKINNY64_R64, SKINNY64),
+    ] {
+        assert!(half.config.split_columns && !whole.config.split_columns);
+        assert_eq!(
+            (half.rows, half.cols(), half.threads),
+            (64, whole.cols(), 384)
+        );
+        assert_eq!(half.smem_bytes(), whole.smem_bytes());
+        assert_eq!(half.tiles(shape), (56, 1));
+        assert_eq!(whole.tiles(shape), (28, 1));
+    }
+    // 56 tiles on 132 SMs: 2 parts (the 128-row kernel's 28 tiles: 4).
+    let splits = SKINNY16_R64.splits(shape, 132);
+    assert_eq!(splits, 2);
+    assert_eq!(SKINNY16_R64.grid(shape, splits, 132), Ok((112, 1)));
+    assert_eq!(
+        SKINNY16_R64.workspace_bytes(shape, splits, 132),
+        Ok(56 * 2 * 64 * 16 * 4 + 56 * 4)
+    );
+    // 1 x 2048 x 512: 32 tiles of 64 rows, 8 k-blocks: 2 parts of 4 (the global split-K's least).
+    let short = Shape {
+        m: 1,
+        n: 2048,
+        k: 512,
+    };
+    assert_eq!(SKINNY16_R64.tiles(short), (32, 1));
+    assert_eq!(SKINNY16_R64.splits(short, 132), 2);
+}
+
 /// The cluster-K kernels: as many parts of K (2 to 8) as the tiles' clusters fit at once, each
 /// at least four k-blocks; one cluster per tile, its CTA of rank r the r-th part; no workspace.
 #[test]
