@@ -549,13 +549,8 @@ mod tests {
         assert_eq!(BarrierRegistry::new(&[&all]).first_free(), 16);
     }
 
-    /// A correct run's wait budget: long enough that a loaded machine never starves a waiter
-    /// past it (the named turns' 50 ms reported a false hang under a concurrent build).
     #[cfg(feature = "checked")]
-    const CORRECT_US: u32 = 10_000_000;
-    /// The budget of a run that must hang: the report comes after it.
-    #[cfg(feature = "checked")]
-    const HANG_US: u32 = 1_000_000;
+    use crate::wait_budget::{CORRECT_US, HANG_US};
 
     /// Checked builds: `threads` host threads (a multiple of 32) sync on barriers of the
     /// registry (label 9, a budget of `budget_us`), thread `t` running `body(t, barriers)`; the

@@ -41,6 +41,17 @@
 #[cfg(test)]
 extern crate std;
 
+/// The wait budgets of the checked build's host tests of named barriers (the registry's and the
+/// turns'), one pair for both.
+#[cfg(all(test, feature = "checked"))]
+mod wait_budget {
+    /// A correct run's budget: long enough that a loaded machine never starves a waiter past it
+    /// (50 ms reported a false hang when `.ci/run` shared the CPUs with a build, 2026-12-06).
+    pub(crate) const CORRECT_US: u32 = 10_000_000;
+    /// The budget of a run that must hang: the report comes after it.
+    pub(crate) const HANG_US: u32 = 1_000_000;
+}
+
 // wgmma.mma_async and setmaxnreg are sm_90a-only: LLVM cannot select their intrinsics for
 // plain sm_90 (`Cannot select: intrinsic %llvm.nvvm.wgmma.wait_group.sync.aligned`), and ptxas
 // rejects the inline forms (`not supported on .target 'sm_90'`). rustc reports

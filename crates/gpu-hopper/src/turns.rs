@@ -338,12 +338,7 @@ mod tests {
     use std::sync::Mutex;
     use std::vec::Vec;
 
-    /// A correct run's wait budget: long enough that a loaded machine never starves a waiter
-    /// past it (run 50 ms, it reported a false hang when `.ci/run` shared the CPUs with a
-    /// build, 2026-12-06).
-    const CORRECT_US: u32 = 10_000_000;
-    /// The budget of a run that must hang: the report comes after it.
-    const HANG_US: u32 = 1_000_000;
+    use crate::wait_budget::{CORRECT_US, HANG_US};
 
     /// `GROUPS` groups of 32 host threads take `turns(g)` turns on `NamedTurns` (ids 3..),
     /// registry label 7 and a budget of `budget_us`; while a group holds a turn its first thread logs
