@@ -350,11 +350,15 @@ unsafe fn consume<W: Width, const ST: usize, const C: u32, S: MbarScope, const H
     edge: Option<u32>,
 ) {
     // Warpgroup g in {0, 1} multiplies rows 64 g .. 64 g + 63 of each tile, or with two column
-    // halves (`H` 2) its 64 rows by columns `g W::BN ..`: its first row is `(2 - H) 64 g` below
-    // the tile's, its first column `(H - 1) g W::BN` right of it.
+    // halves (`H` 2) its 64 rows by columns `g W::BN ..`.
     let g = th / 128;
     let w = (th % 128) / 32;
     let l = th % 32;
+    // This thread's first row and column of D in a tile whose first row and column are `row0`
+    // and `col0` (its warpgroup's block: `(2 - H) 64 g` rows below, `(H - 1) g W::BN` columns
+    // right).
+    let row = |row0: u32| row0 + (2 - H) * g * 64 + 16 * w + l / 4;
+    let col = |col0: u32| col0 + (H - 1) * g * W::BN + 2 * (l % 4);
     // The other CTA of a pair.
     let peer = rank ^ 1;
     let cluster_rows = BM / H * config.cluster;
@@ -433,7 +437,7 @@ unsafe fn consume<W: Width, const ST: usize, const C: u32, S: MbarScope, const H
             let work = Workspace::of::<W>(out.work, schedule, config.cluster);
             let slot = schedule.slot(tile, config.cluster, rank);
             // The thread's first row (of two, 8 apart) is inside D.
-            let live = a0 + (2 - H) * g * 64 + 16 * w + l / 4 < m;
+            let live = row(a0) < m;
             // SAFETY: every consumer thread calls them with the same unit; the workspace is the
             // entries' contract's; the flag word is the layout's.
             unsafe {
@@ -454,11 +458,7 @@ unsafe fn consume<W: Width, const ST: usize, const C: u32, S: MbarScope, const H
             // Another CTA writes this tile's D.
         } else if a0 != m0 {
             // A shifted tile (beta 0): rows `a0..m0` are the tile row above's.
-            let (row0, col0) = (
-                a0 + (2 - H) * g * 64 + 16 * w + l / 4,
-                n0 + (H - 1) * g * W::BN + 2 * (l % 4),
-            );
-            epilogue_from::<W>(&acc, (row0, col0), out, (m0, m), n);
+            epilogue_from::<W>(&acc, (row(a0), col(n0)), out, (m0, m), n);
         } else if staged && (parts == 1 || c_stages.is_none()) {
             // SAFETY: the buffer is this warpgroup's; `maps[2]` is D's map (N % 8 == 0); C comes
             // through `c_stages` when beta != 0 (which loads C only for tiles not split: a split
@@ -482,11 +482,7 @@ unsafe fn consume<W: Width, const ST: usize, const C: u32, S: MbarScope, const H
                 );
             }
         } else {
-            let (row0, col0) = (
-                m0 + (2 - H) * g * 64 + 16 * w + l / 4,
-                n0 + (H - 1) * g * W::BN + 2 * (l % 4),
-            );
-            epilogue::<W>(&acc, row0, col0, out, m, n);
+            epilogue::<W>(&acc, row(m0), col(n0), out, m, n);
         }
         u += stride;
     }
