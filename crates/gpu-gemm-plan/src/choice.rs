@@ -45,11 +45,17 @@
 //! 0.708); and, on run 146's shapes, the cluster-K form unsplit up to 15 k-blocks
 //! ([`crate::CLUSTER_K_SPLIT_FROM`]): 0.816 of cuBLAS where the global split-K from 8 k-blocks
 //! ran at 0.791 in the same rounds.
+//!
+//! Run 153 (an H100; run 146's 98 short-K shapes and 18 decode shapes, every kernel in the same
+//! rounds, two processes) timed the transposing kernels on 64-row weight tiles: for M above 16
+//! where their tiles make one wave they were the fastest of ours on most shapes with M > 64 or
+//! K >= 1024, which [`half_rows_fit`] gives them (fitted there; the default's time 0.855 -> 0.869
+//! of cuBLAS's faster default on the short-K shapes, 0.899 -> 0.923 on the decode ones).
 
 use crate::{
     CLUSTER, ClusterFit, Grid, KernelSpec, PERSISTENT, PERSISTENT_N64, PERSISTENT_N128,
-    PERSISTENT_N192, SKINNY16, SKINNY16_CLUSTER_K, SKINNY32, SKINNY32_CLUSTER_K, SKINNY64,
-    SKINNY64_CLUSTER_K, SKINNY192, SKINNY192_CLUSTER_K, Shape,
+    PERSISTENT_N192, SKINNY16, SKINNY16_CLUSTER_K, SKINNY32, SKINNY32_CLUSTER_K, SKINNY32_R64,
+    SKINNY64, SKINNY64_CLUSTER_K, SKINNY64_R64, SKINNY192, SKINNY192_CLUSTER_K, Shape,
 };
 
 /// [`default_kernel`] on a GPU where `fit(spec)` says how many clusters of each size of the
@@ -76,6 +82,9 @@ pub fn default_kernel_on(
     sms: u32,
     fit: impl Fn(&KernelSpec) -> ClusterFit,
 ) -> &'static KernelSpec {
+    if let Some(half_rows) = half_rows_fit(shape, sms) {
+        return half_rows;
+    }
     if let Some(narrow) = short_k_narrow(shape, sms) {
         // A short K: the cluster-K form where it computes each tile whole in one CTA (below
         // `CLUSTER_K_SPLIT_FROM` k-blocks), whose code ran faster than the split-K kernel's
@@ -132,6 +141,9 @@ fn cluster_k_form(spec: &KernelSpec) -> Option<&'static KernelSpec> {
 /// The kernel for `shape` on a GPU of `sms` SMs, of those that need no knowledge of how many
 /// clusters fit ([`default_kernel_on`] adds the cluster-K kernels: the host API's choice).
 ///
+/// First, for M in 17..=128 with few weight tiles, the transposing kernels on 64-row weight
+/// tiles where [`half_rows_fit`] says they ran fastest.
+///
 /// For M <= 64 (decode): the kernel that computes the transpose on tiles as wide as M needs,
 /// 16, 32 or 64 rows of A ([`SKINNY16`], [`SKINNY32`], [`SKINNY64`]); for M > 16 half as wide
 /// when that width would split K in 8 or more parts of at most 4 k-blocks each (few weight
@@ -164,6 +176,12 @@ fn cluster_k_form(spec: &KernelSpec) -> Option<&'static KernelSpec> {
 /// transposing kernel 64 wide ([`half_row_fits_transposed`]; [`default_kernel_on`] takes its
 /// cluster-K form there).
 pub fn default_kernel(shape: Shape, sms: u32) -> &'static KernelSpec {
+    half_rows_fit(shape, sms).unwrap_or_else(|| default_full_rows(shape, sms))
+}
+
+/// [`default_kernel`] without [`half_rows_fit`]: the kernels on weight tiles of 128 rows and
+/// more, as the rule took them before run 153.
+fn default_full_rows(shape: Shape, sms: u32) -> &'static KernelSpec {
     if let Some(spec) = short_k_narrow(shape, sms) {
         return spec;
     }
@@ -187,6 +205,51 @@ pub fn default_kernel(shape: Shape, sms: u32) -> &'static KernelSpec {
     } else {
         spec
     }
+}
+
+/// The longest K of [`half_rows_fit`]'s class for M <= 64: 64 k-blocks, the longest it was
+/// timed at.
+pub const HALF_ROWS_K: u32 = 4096;
+
+/// The transposing kernel on 64-row weight tiles ([`SKINNY32_R64`], [`SKINNY64_R64`]) where it
+/// ran fastest, or `None`: M in 17..=128, its tiles in one wave (at most `sms`), and
+/// - for M <= 64, K of 16 to 64 k-blocks (1024 to [`HALF_ROWS_K`]);
+/// - for M in 65..=128, K at most [`SHORT_K`] (the short-K class; longer K was not timed).
+///
+/// The width: 64 for M in 33..=64 with more than 24 k-blocks (the wider tiles leave room for the
+/// global split-K: 64 x 2048 x 4096 in 11.6 us against 12.9 at 32 wide); else the narrowest of
+/// 32 and 64 whose tiles fit the wave (M 96 and 128 x 2048: 32; x 4096: 64).
+///
+/// Run 153 (an H100, every kernel in the same rounds, two processes; M 1-128 by 14 layers with
+/// K 256-1536, M 1, 16, 64 by 6 decode layers): on the 38 shapes this takes, the 64-row tiles ran
+/// 0.99-1.18 times as fast as the default before (geometric mean 1.056; 64 x 2048 x 4096: 11.6
+/// us against 13.7), and within 3 % of our fastest kernel on all 38 (at most 2.5 % behind: 128
+/// x 2048 x 1536 and 64 x 1024 x 4096). Fitted on those shapes; where it declines:
+/// - M <= 16: the 64-row tiles ran 2-8 % behind the 128-row ones wherever they were fewer than
+///   the SMs (1 x 2048 x 512: 7.3 us against 6.8), level where they filled a wave;
+/// - M in 17..=64 below 16 k-blocks: 1-7 % behind the short-K clause's unsplit cluster-K form;
+/// - past one wave (N above 4096 at M > 64, 14336 at any M): 12-41 % behind the 128-row tiles
+///   (128 x 14336 x 1024: 22.1 us against 13.6).
+pub fn half_rows_fit(shape: Shape, sms: u32) -> Option<&'static KernelSpec> {
+    let k_blocks = shape.k.div_ceil(crate::BK);
+    let in_class = match shape.m {
+        17..=64 => (16..=HALF_ROWS_K / crate::BK).contains(&k_blocks),
+        65..=128 => shape.k <= SHORT_K,
+        _ => false,
+    };
+    if !in_class {
+        return None;
+    }
+    let fits = |spec: &KernelSpec| {
+        let (rows, cols) = spec.tiles(shape);
+        rows * cols <= u64::from(sms.max(1))
+    };
+    if shape.m > 32 && shape.m <= 64 && k_blocks > 24 {
+        return fits(&SKINNY64_R64).then_some(&SKINNY64_R64);
+    }
+    [&SKINNY32_R64, &SKINNY64_R64]
+        .into_iter()
+        .find(|spec| fits(spec))
 }
 
 /// The longest K of the short-K clause ([`short_k_narrow`]): 24 k-blocks.
@@ -399,6 +462,11 @@ mod tests {
         default_kernel(Shape { m, n, k }, 132).name
     }
 
+    /// The rule on 128-row weight tiles (before run 153's [`half_rows_fit`]).
+    fn full_rows(m: u32, n: u32, k: u32) -> &'static str {
+        default_full_rows(Shape { m, n, k }, 132).name
+    }
+
     /// The rule before the 128 x 192 tiles (fitted to runs 56 and 58, which did not time them).
     fn before(m: u32, n: u32, k: u32) -> &'static str {
         default_before_n192(Shape { m, n, k }, 132).name
@@ -418,7 +486,6 @@ mod tests {
             (4, 896, 896, "skinny-16-ck"),
             (32, 2048, 960, "skinny-32-ck"),
             (64, 4096, 768, "skinny-32-ck"),
-            (128, 2048, 768, "skinny-32-ck"),
         ] {
             let s = Shape { m, n, k };
             let spec = default_kernel_on(s, 132, h100);
@@ -433,6 +500,72 @@ mod tests {
             k: 1024,
         };
         assert_eq!(default_kernel_on(s, 132, h100).name, "skinny-16");
+        // M above 64 takes the 64-row tiles since run 153 (`half_rows_fit`), where the short-K
+        // clause would give the unsplit cluster-K form.
+        let s = Shape {
+            m: 128,
+            n: 2048,
+            k: 768,
+        };
+        assert_eq!(
+            short_k_narrow(s, 132).map(|spec| spec.name),
+            Some("skinny-32")
+        );
+        assert_eq!(default_kernel_on(s, 132, h100).name, "skinny-32-r64");
+    }
+
+    /// The 64-row weight tiles (run 153, an H100; the default's time before over theirs, us):
+    /// M in 17..=128 where they make one wave, for M <= 64 with K of 1024 to 4096.
+    #[test]
+    fn the_64_row_tiles_where_they_ran_fastest() {
+        let h100 = |_: &KernelSpec| crate::H100_CLUSTER_FIT;
+        let on = |m, n, k| default_kernel_on(Shape { m, n, k }, 132, h100).name;
+        for (m, n, k, name) in [
+            // 9.24 -> 8.33; 9.81 -> 8.90 (128 tiles of 64 rows by 32).
+            (32, 4096, 1024, "skinny-32-r64"),
+            (32, 8192, 1024, "skinny-32-r64"),
+            // Past 24 k-blocks 64 wide: 13.66 -> 11.58 (32 wide: 12.94).
+            (64, 2048, 4096, "skinny-64-r64"),
+            // Below 24, two columns of 32 where they fit: 9.29 -> 8.34; else 64 wide:
+            // 10.52 -> 9.54.
+            (64, 2048, 1024, "skinny-32-r64"),
+            (64, 8192, 1024, "skinny-64-r64"),
+            // M above 64, any short K: 8.87 -> 8.48; 9.94 -> 8.90.
+            (96, 4096, 768, "skinny-64-r64"),
+            (128, 2048, 1024, "skinny-32-r64"),
+            (128, 4096, 256, "skinny-64-r64"),
+        ] {
+            assert_eq!(on(m, n, k), name, "{m} x {n} x {k}");
+            assert_eq!(pick(m, n, k), name, "{m} x {n} x {k}");
+        }
+        let half_rows = |m, n, k, sms| half_rows_fit(Shape { m, n, k }, sms).map(|s| s.name);
+        // Declined: M <= 16 (1 x 2048 x 1024: 8.04 us against 7.74); M <= 64 below 16 k-blocks
+        // (32 x 2048 x 768: 7.76 against the cluster-K form's 7.39); past one wave (128 x 8192 x
+        // 512: 10.26 against 8.94; 64 x 14336 x 1024: 14.39 against 11.94); M > 64 past the
+        // short K and M <= 64 past 4096 (not timed); M past 128.
+        for (m, n, k) in [
+            (16, 2048, 1024),
+            (32, 2048, 768),
+            (32, 2048, 960),
+            (128, 8192, 512),
+            (64, 14336, 1024),
+            (96, 2048, 1600),
+            (64, 2048, 4160),
+            (129, 2048, 1024),
+        ] {
+            assert_eq!(half_rows(m, n, k, 132), None, "{m} x {n} x {k}");
+        }
+        assert_eq!(on(32, 2048, 768), "skinny-32-ck");
+        assert_eq!(on(128, 8192, 512), "persistent-64");
+        // The edges: M 17 and 128, K 1024 (16 k-blocks) and 4096; one wave on the GPU's SMs.
+        assert_eq!(half_rows(17, 2048, 1024, 132), Some("skinny-32-r64"));
+        assert_eq!(half_rows(128, 2048, 1536, 132), Some("skinny-32-r64"));
+        assert_eq!(half_rows(64, 2048, 4096, 132), Some("skinny-64-r64"));
+        assert_eq!(half_rows(32, 64 * 64, 1024, 64), Some("skinny-32-r64"));
+        assert_eq!(half_rows(32, 64 * 64 + 1, 1024, 64), None);
+        assert_eq!(half_rows(64, 64 * 64, 2048, 64), Some("skinny-64-r64"));
+        assert_eq!(half_rows(64, 64 * 64 + 1, 2048, 64), None);
+        assert_eq!(half_rows(96, 132 * 64, 512, 132), None);
     }
 
     /// A short K (at most 1536) with few tiles: narrow transposing tiles, unsplit in the
@@ -457,18 +590,27 @@ mod tests {
             assert_eq!(parts(m, n, k), 1, "{m} x {n} x {k}");
         }
         // M above 64: 32 rows of A (96 x 2048 x 256: 6.34 us, the fastest; 96 x 4096 x 256:
-        // 6.69, 1.01 times the fastest's).
-        assert_eq!(on(96, 2048, 256), "skinny-32-ck");
-        assert_eq!(on(96, 4096, 256), "skinny-32-ck");
-        assert_eq!(on(128, 2048, 448), "skinny-32-ck");
+        // 6.69, 1.01 times the fastest's), which the 64-row tiles replace since run 153
+        // (`half_rows_fit`: 6.50 and 6.96 us there against the clause's 6.72 and 6.97).
+        let narrow = |m, n, k| short_k_narrow(Shape { m, n, k }, 132).map(|spec| spec.name);
+        for (m, n, k, half_rows) in [
+            (96, 2048, 256, "skinny-32-r64"),
+            (96, 4096, 256, "skinny-64-r64"),
+            (128, 2048, 448, "skinny-32-r64"),
+        ] {
+            assert_eq!(narrow(m, n, k), Some("skinny-32"), "{m} x {n} x {k}");
+            assert_eq!(on(m, n, k), half_rows, "{m} x {n} x {k}");
+        }
         // From 16 k-blocks the global split-K (8 to 15: the cluster-K form unsplit,
         // `below_16_k_blocks_a_short_k_runs_unsplit_in_the_cluster_k_form`): 64 x 2048 x 1024,
-        // 10.59 -> 8.77 (the fastest); 64 x 2048 x 1536, 11.54 -> 9.42.
+        // 10.59 -> 8.77 (the fastest); 64 x 2048 x 1536, 11.54 -> 9.42. Above M = 16 the
+        // 64-row tiles since run 153 (8.34 and 9.14 us there).
         for (m, n, k) in [(4, 4096, 1024), (1, 2048, 1536)] {
             assert_eq!(on(m, n, k), "skinny-16", "{m} x {n} x {k}");
         }
         for (m, n, k) in [(64, 2048, 1024), (64, 2048, 1536), (128, 4096, 1280)] {
-            assert_eq!(on(m, n, k), "skinny-32", "{m} x {n} x {k}");
+            assert_eq!(narrow(m, n, k), Some("skinny-32"), "{m} x {n} x {k}");
+            assert_ne!(on(m, n, k), "skinny-32", "{m} x {n} x {k}");
         }
         // Outside the class: past a wave of narrow tiles (96 x 8192 x 512: 192 tiles of 32 rows,
         // the 128 x 64 tiles the fastest), K past 1536, M past one 128-row tile.
@@ -711,8 +853,10 @@ mod tests {
             },
             132
         ));
-        // Decode keeps the transposing kernels whatever the waves.
-        assert_eq!(pick(64, 3072, 2048), "skinny-64");
+        // Decode keeps the transposing kernels whatever the waves (on 64-row tiles here since
+        // run 153: `half_rows_fit`).
+        assert_eq!(full_rows(64, 3072, 2048), "skinny-64");
+        assert_eq!(pick(64, 3072, 2048), "skinny-64-r64");
     }
 
     /// One shape per class of the rule, with what the sweep measured there (the fastest of ours,
@@ -721,20 +865,26 @@ mod tests {
     fn one_shape_per_class() {
         // Decode: the transposing kernel of M's width (fastest of ours on every decode shape of
         // the sweep; 1 x 8192 x 28672: 1.02 of the faster cuBLAS default, the 128 x 256 kernel
-        // 0.89).
+        // 0.89); on 64-row weight tiles for M > 16 where those make one wave and K is at most
+        // 4096 (run 153: 64 x 4096 x 4096 15.2 us, the 128-row tiles' default 15.9).
         assert_eq!(pick(1, 2048, 2048), "skinny-16");
         assert_eq!(pick(16, 8192, 28672), "skinny-16");
-        assert_eq!(pick(17, 4096, 4096), "skinny-32");
+        assert_eq!(full_rows(17, 4096, 4096), "skinny-32");
+        assert_eq!(pick(17, 4096, 4096), "skinny-32-r64");
         assert_eq!(pick(32, 57344, 8192), "skinny-32");
         assert_eq!(pick(33, 10240, 8192), "skinny-64");
-        assert_eq!(pick(64, 4096, 4096), "skinny-64");
+        assert_eq!(full_rows(64, 4096, 4096), "skinny-64");
+        assert_eq!(pick(64, 4096, 4096), "skinny-64-r64");
         // Few weight tiles and a short K: half of M's width (64 x 2048 x 2048: 32-wide tiles
         // 10.2 us, 64-wide 12.5; 32 x 2048 x 2048: 16-wide 9.1, 32-wide 9.7), but not with a
-        // long K (64 x 2048 x 8192: 64-wide 16.3, 32-wide 17.9).
-        assert_eq!(pick(64, 2048, 2048), "skinny-32");
-        assert_eq!(pick(32, 2048, 2048), "skinny-16");
+        // long K (64 x 2048 x 8192: 64-wide 16.3, 32-wide 17.9); on 64-row tiles up to K = 4096
+        // (run 153: 64 x 2048 x 2048 9.9 us).
+        assert_eq!(full_rows(64, 2048, 2048), "skinny-32");
+        assert_eq!(full_rows(32, 2048, 2048), "skinny-16");
+        assert_eq!(pick(64, 2048, 2048), "skinny-64-r64");
+        assert_eq!(pick(32, 2048, 2048), "skinny-32-r64");
         assert_eq!(pick(64, 2048, 8192), "skinny-64");
-        assert_eq!(pick(64, 3072, 2048), "skinny-64");
+        assert_eq!(full_rows(64, 3072, 2048), "skinny-64");
         assert_eq!(pick(16, 2048, 2048), "skinny-16");
         // Mid M, a short K in one wave of 128 x 64: 512 x 2048 x 2048 (fastest).
         assert_eq!(pick(512, 2048, 2048), "persistent-64");
@@ -938,12 +1088,14 @@ mod tests {
         // 80 tiles, unsplit either way (10240 x 8192: 48.2 us against 50.2).
         assert_eq!(on(1, 10240, 8192), "skinny-16-ck");
         assert_eq!(on(32, 10240, 8192), "skinny-32-ck");
-        // 28 tiles: 4 parts either way (64 x 3584 x 3584: 12.6 us against 13.7).
-        assert_eq!(on(64, 3584, 3584), "skinny-64-ck");
+        // 28 tiles: 4 parts either way (64 x 3584 x 3584: 12.6 us against 13.7); since run 153
+        // M in 17..=64 with K up to 4096 takes the 64-row tiles first (`half_rows_fit`).
+        assert_eq!(on(64, 3584, 3584), "skinny-64-r64");
+        assert_eq!(on(64, 3584, 4160), "skinny-64-ck");
         // 64 wide, fewer parts in clusters than globally (24 tiles: 4 against 5; 16 tiles: 6
         // against 8): still the clusters (64 x 3072 x 2048: 10.4 us against 12.0; 64 x 2048 x
         // 8192: 15.9 against 16.3).
-        assert_eq!(on(64, 3072, 2048), "skinny-64-ck");
+        assert_eq!(on(64, 3072, 2048), "skinny-64-r64");
         assert_eq!(on(64, 2048, 8192), "skinny-64-ck");
         assert_eq!(on(64, 28672, 4096), "skinny-64");
         // Where no cluster of 2 fits, a tile's K is not split in clusters: the global split-K.
@@ -951,7 +1103,7 @@ mod tests {
         let shape = Shape {
             m: 64,
             n: 3072,
-            k: 2048,
+            k: 8192,
         };
         assert_eq!(default_kernel_on(shape, 132, none).name, "skinny-64");
         // 16 and 32 tiles: the global split-K takes 8 and 4 parts, clusters 6 and 3.
@@ -961,8 +1113,10 @@ mod tests {
         assert_eq!(on(1, 28672, 4096), "skinny-16");
         assert_eq!(on(1, 132 * 128, 4096), "skinny-16-ck");
         assert_eq!(on(1, 132 * 128 + 1, 4096), "skinny-16");
-        // The narrower width first (64 x 2048 x 2048: 32-wide, 16 tiles, 8 parts globally).
-        assert_eq!(on(64, 2048, 2048), "skinny-32");
+        // The narrower width first (64 x 2048 x 2048: 32-wide, 16 tiles, 8 parts globally;
+        // since run 153 the 64-row tiles, and so at K = 2048 for M 17..=64).
+        assert_eq!(on(64, 2048, 2048), "skinny-64-r64");
+        assert_eq!(on(16, 2048, 2048), "skinny-16");
         // The other classes as without clusters.
         for (m, n, k) in [(65, 4096, 4096), (512, 2048, 2048), (8192, 8192, 8192)] {
             assert_eq!(on(m, n, k), pick(m, n, k));

@@ -181,7 +181,8 @@ pub const SINGLE_WARPGROUP: KernelSpec = KernelSpec {
 /// A measurement: [`SKINNY16`] on tiles of 64 rows of B by 16 of A, the two consumer
 /// warpgroups each 8 of the 16 (`wgmma.m64n8k16`, [`Config::split_columns`]), in a ring of 10
 /// stages (of whose A slots the first 8 KiB hold the box): twice the weight tiles of [`SKINNY16`]
-/// with the same split-K, for layers whose 128-row tiles are fewer than the SMs.
+/// with the same split-K. Run 153 (an H100): at M <= 16 within 2 % of the 128-row kernels where
+/// its tiles fill a wave, 3-8 % behind them on fewer; not in the default, so a step.
 pub const SKINNY16_R64: KernelSpec = KernelSpec {
     entry: "gemm_bf16_skinny16_r64",
     name: "skinny-16-r64",
@@ -190,19 +191,24 @@ pub const SKINNY16_R64: KernelSpec = KernelSpec {
     step: true,
     ..SKINNY16
 };
-/// [`SKINNY16_R64`] 32 rows of A wide (`wgmma.m64n16k16` a warpgroup, 9 stages).
+/// [`SKINNY32`] on tiles of 64 rows of B (the consumer warpgroups on the tile's column halves,
+/// `wgmma.m64n16k16` each, [`Config::split_columns`]) in a ring of 9 stages: twice the weight
+/// tiles of [`SKINNY32`] with the same split-K, for layers whose 128-row tiles are fewer than
+/// the SMs ([`crate::half_rows_fit`] says where the default takes it).
 pub const SKINNY32_R64: KernelSpec = KernelSpec {
     entry: "gemm_bf16_skinny32_r64",
     name: "skinny-32-r64",
     layout: SKINNY32.layout,
+    step: false,
     ..SKINNY16_R64
 };
-/// [`SKINNY16_R64`] 64 rows of A wide (`wgmma.m64n32k16` a warpgroup, 8 stages).
+/// [`SKINNY64`] on tiles of 64 rows of B, as [`SKINNY32_R64`] (`wgmma.m64n32k16` a warpgroup,
+/// 8 stages).
 pub const SKINNY64_R64: KernelSpec = KernelSpec {
     entry: "gemm_bf16_skinny64_r64",
     name: "skinny-64-r64",
     layout: SKINNY64.layout,
-    ..SKINNY16_R64
+    ..SKINNY32_R64
 };
 /// A measurement, kept beside the steps: [`SKINNY16`] in a ring of 4 stages (105 KiB of shared
 /// memory instead of 213). Run 91 measured the smallest decode layers at 8.5-9 us whichever way
@@ -407,7 +413,7 @@ pub fn stream_k_workers(tiles: u64, capacity: u32, k_blocks: u32) -> u32 {
 
 /// The production kernels: the module's entries, the host's `Kernel` variants, in the host's
 /// `Kernel::ALL` order.
-pub const KERNELS: [KernelSpec; 13] = [
+pub const KERNELS: [KernelSpec; 15] = [
     CLUSTER,
     PERSISTENT,
     PERSISTENT_N128,
@@ -421,12 +427,14 @@ pub const KERNELS: [KernelSpec; 13] = [
     PERSISTENT_N192,
     SKINNY192,
     SKINNY192_CLUSTER_K,
+    SKINNY32_R64,
+    SKINNY64_R64,
 ];
 
 /// The kernels kept only to show the steps of the design, and the measurements beside them
 /// (`step: true`): built into the steps module (the kernel crate's `steps` feature) and the
 /// host's `Kernel` variants only with its `steps` feature, for the benchmark's step table.
-pub const STEPS: [KernelSpec; 18] = [
+pub const STEPS: [KernelSpec; 16] = [
     PER_TILE,
     PERSISTENT_FIRST,
     SINGLE_WARPGROUP,
@@ -443,8 +451,6 @@ pub const STEPS: [KernelSpec; 18] = [
     SKINNY128_CLUSTER_K_PAIR,
     SKINNY64_CLUSTER_K_PAIR,
     SKINNY16_R64,
-    SKINNY32_R64,
-    SKINNY64_R64,
 ];
 
 /// Calls `$callback!` with the production rows as `Variant = ROW` items, each with its doc
@@ -501,6 +507,13 @@ macro_rules! with_kernels {
             /// (`gemm_bf16_skinny192_cluster_k`): for M in 144..=192 on layers with few weight
             /// tiles and K >= 3584.
             Skinny192ClusterK = SKINNY192_CLUSTER_K,
+            /// [`Skinny32`](Self::Skinny32) on tiles of 64 rows of B, the two consumer
+            /// warpgroups on the tile's column halves (`gemm_bf16_skinny32_r64`): twice the
+            /// weight tiles, for layers with fewer 128-row tiles than SMs.
+            Skinny32R64 = SKINNY32_R64,
+            /// [`Skinny64`](Self::Skinny64) on 64-row tiles, as
+            /// [`Skinny32R64`](Self::Skinny32R64) (`gemm_bf16_skinny64_r64`).
+            Skinny64R64 = SKINNY64_R64,
         }
     };
 }
@@ -560,12 +573,6 @@ macro_rules! with_steps {
             /// A measurement: [`Skinny16`](Self::Skinny16) on tiles of 64 rows of B, the two
             /// consumer warpgroups on the tile's column halves (`gemm_bf16_skinny16_r64`).
             Skinny16R64 = SKINNY16_R64,
-            /// A measurement: [`Skinny32`](Self::Skinny32) on 64-row tiles
-            /// (`gemm_bf16_skinny32_r64`).
-            Skinny32R64 = SKINNY32_R64,
-            /// A measurement: [`Skinny64`](Self::Skinny64) on 64-row tiles
-            /// (`gemm_bf16_skinny64_r64`).
-            Skinny64R64 = SKINNY64_R64,
         }
     };
 }

@@ -5,8 +5,8 @@ use gpu_gemm_plan::Shape as Problem;
 use gpu_gemm_plan::abi::Params;
 use gpu_gemm_plan::{
     BM, CLUSTER, KernelSpec, PERSISTENT, PERSISTENT_N64, PERSISTENT_N128, PERSISTENT_N192,
-    SKINNY16, SKINNY16_CLUSTER_K, SKINNY32, SKINNY32_CLUSTER_K, SKINNY64, SKINNY64_CLUSTER_K,
-    SKINNY192, SKINNY192_CLUSTER_K,
+    SKINNY16, SKINNY16_CLUSTER_K, SKINNY32, SKINNY32_CLUSTER_K, SKINNY32_R64, SKINNY64,
+    SKINNY64_CLUSTER_K, SKINNY64_R64, SKINNY192, SKINNY192_CLUSTER_K,
 };
 use gpu_pipeline::Cta;
 
@@ -214,6 +214,18 @@ entry!(
     /// [`gemm_bf16_skinny64_cluster_k`]; its partial tile (96 KiB) in the ring
     /// (`cluster_k::partials`).
     gemm_bf16_skinny192_cluster_k = SKINNY192_CLUSTER_K
+);
+
+entry!(
+    /// [`gemm_bf16_skinny32`] on tiles of 64 rows of B by 32 of A, the two consumer warpgroups
+    /// on its column halves (`wgmma.m64n16k16` each, over the same A box of 64 rows): twice the
+    /// weight tiles, no partial between the warpgroups.
+    gemm_bf16_skinny32_r64 = SKINNY32_R64
+);
+
+entry!(
+    /// [`gemm_bf16_skinny32_r64`] 64 rows of A wide (`wgmma.m64n32k16` each).
+    gemm_bf16_skinny64_r64 = SKINNY64_R64
 );
 
 #[cfg(feature = "steps")]

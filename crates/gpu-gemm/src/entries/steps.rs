@@ -5,15 +5,15 @@
 //! 128 x 64 kernel in CTA pairs, the 128 x 256 and 128 x 128 kernels and the CTA pairs on a
 //! stream-K schedule, the persistent kernel on 128 x 192 tiles on a stream-K schedule, and the
 //! transposing kernel 128 rows of A wide, the transposing cluster-K kernels in CTA pairs, and
-//! the transposing kernels on 64-row tiles (their warpgroups on the column halves).
+//! the 16-wide transposing kernel on 64-row tiles (its warpgroups on the column halves).
 
 use gpu_gemm_plan::Shape as Problem;
 use gpu_gemm_plan::abi::Params;
 use gpu_gemm_plan::{
     A_BYTES, BK, CLUSTER_SK, PER_TILE, PERSISTENT_FIRST, PERSISTENT_N64_PAIR, PERSISTENT_N128_SK,
     PERSISTENT_N192_SK, PERSISTENT_SK, SINGLE_WARPGROUP, SKINNY16_CLUSTER_K_S4, SKINNY16_R64,
-    SKINNY16_S4, SKINNY32_R64, SKINNY64_CLUSTER_K_PAIR, SKINNY64_R64, SKINNY128,
-    SKINNY128_CLUSTER_K, SKINNY128_CLUSTER_K_PAIR, SKINNY192_CLUSTER_K_PAIR,
+    SKINNY16_S4, SKINNY64_CLUSTER_K_PAIR, SKINNY128, SKINNY128_CLUSTER_K, SKINNY128_CLUSTER_K_PAIR,
+    SKINNY192_CLUSTER_K_PAIR,
 };
 use gpu_hopper::arch::nvptx::{
     dynamic_smem_1024 as dynamic_smem, griddepcontrol_wait, wgmma_wait_group,
@@ -221,18 +221,7 @@ entry!(
 );
 
 entry!(
-    /// A measurement: [`super::gemm_bf16_skinny16`] on tiles of 64 rows of B by 16 of A, the
-    /// two consumer warpgroups on its column halves (`wgmma.m64n8k16` each, over the same A box
-    /// of 64 rows): twice the weight tiles, no partial between the warpgroups.
+    /// A measurement: [`super::gemm_bf16_skinny32_r64`] 16 rows of A wide (`wgmma.m64n8k16`
+    /// each): [`super::gemm_bf16_skinny16`] on 64-row tiles.
     gemm_bf16_skinny16_r64 = SKINNY16_R64
-);
-
-entry!(
-    /// A measurement: [`gemm_bf16_skinny16_r64`] 32 rows of A wide (`wgmma.m64n16k16` each).
-    gemm_bf16_skinny32_r64 = SKINNY32_R64
-);
-
-entry!(
-    /// A measurement: [`gemm_bf16_skinny16_r64`] 64 rows of A wide (`wgmma.m64n32k16` each).
-    gemm_bf16_skinny64_r64 = SKINNY64_R64
 );
