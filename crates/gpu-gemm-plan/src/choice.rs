@@ -72,6 +72,9 @@ use crate::{
 /// - at 64 wide the partials are four times the 16-wide ones, and adding them up at the end is
 ///   the global split-K's cost even with more parts: 64 x 3072 x 2048, 24 tiles in 4 parts in
 ///   clusters, 10.4 us, against 5 parts globally, 12.0;
+/// - below [`crate::CLUSTER_K_SPLIT_FROM`] k-blocks, unsplit (each tile whole in one CTA), as the
+///   short-K clause takes it: M 144-192 by a 2048-wide layer at K 512-960 ran 1.08-1.20 times as
+///   fast so as split globally (run 153b);
 /// - not at 16 and 32 wide where the global split-K takes more parts than the clusters that fit
 ///   allow (16 tiles: 8 parts against 6 clusters of 6; on par or slower), nor past one wave
 ///   (224 tiles: the persistent kernel, 6 % faster than two waves of clusters).
@@ -118,7 +121,12 @@ pub fn default_kernel_on(
     let one_wave = tm * tn <= u64::from(sms);
     let parts = clustered.cluster_k_splits(shape, &fit(clustered));
     let global = spec.splits(shape, sms);
-    if one_wave && (parts >= global || (spec.cols() == 64 && parts >= 2)) {
+    // Below `CLUSTER_K_SPLIT_FROM` k-blocks the cluster-K form runs each tile whole in one CTA,
+    // as the short-K clause takes it: at M 144-192 on a 2048-wide layer it ran 1.08-1.20 times as
+    // fast as the global split-K (run 153b;
+    // `below_16_k_blocks_the_transposing_class_runs_unsplit_in_the_cluster_k_form`).
+    let unsplit = shape.k.div_ceil(crate::BK) < crate::CLUSTER_K_SPLIT_FROM;
+    if one_wave && (parts >= global || unsplit || (spec.cols() == 64 && parts >= 2)) {
         clustered
     } else {
         spec
@@ -512,6 +520,33 @@ mod tests {
             Some("skinny-32")
         );
         assert_eq!(default_kernel_on(s, 132, h100).name, "skinny-32-r64");
+    }
+
+    /// The transposing class of M 144..=192 (`half_row_fits_transposed`) below 16 k-blocks: the
+    /// cluster-K form unsplit, as the short-K clause takes it. Since `CLUSTER_K_SPLIT_FROM` the
+    /// clusters do not split such a K, and the rule fell back to the global split-K: run 153b
+    /// (an H100, M 144-192 by 2048 and 4096 wide layers with K 512-960, every kernel in the same
+    /// rounds, two processes) timed that 1.12-1.30 times as slow as our fastest kernel on the
+    /// 2048-wide layer (160 x 2048 x 512: 9.70 us; the cluster-K form unsplit 8.15, the fastest
+    /// 7.58), and the unsplit cluster-K form within 1.00-1.11 of the fastest: 1.08-1.20 times as
+    /// fast as the global split-K there, 0.99-1.03 on the 4096-wide layer (fitted on these 24
+    /// shapes).
+    #[test]
+    fn below_16_k_blocks_the_transposing_class_runs_unsplit_in_the_cluster_k_form() {
+        let h100 = |_: &KernelSpec| crate::H100_CLUSTER_FIT;
+        for (m, n, k) in [
+            (144, 2048, 512),
+            (160, 2048, 768),
+            (176, 2048, 960),
+            (192, 2048, 512),
+            (192, 4096, 768),
+        ] {
+            let s = Shape { m, n, k };
+            assert_eq!(default_kernel(s, 132).name, "skinny-64", "{m} x {n} x {k}");
+            let spec = default_kernel_on(s, 132, h100);
+            assert_eq!(spec.name, "skinny-64-ck", "{m} x {n} x {k}");
+            assert_eq!(spec.cluster_k_splits(s, &h100(spec)), 1, "{m} x {n} x {k}");
+        }
     }
 
     /// The 64-row weight tiles (run 153, an H100; the default's time before over theirs, us):
