@@ -50,7 +50,9 @@
 //! rounds, two processes) timed the transposing kernels on 64-row weight tiles: for M above 16
 //! where their tiles make one wave they were the fastest of ours on most shapes with M > 64 or
 //! K >= 1024, which [`half_rows_fit`] gives them (fitted there; the default's time 0.855 -> 0.869
-//! of cuBLAS's faster default on the short-K shapes, 0.899 -> 0.923 on the decode ones).
+//! of cuBLAS's faster default on the short-K shapes, 0.899 -> 0.923 on the decode ones). Run
+//! 153b (M 144-192, K 512-960) found that class on the global split-K since
+//! [`crate::CLUSTER_K_SPLIT_FROM`]; [`default_kernel_on`] takes the cluster-K form unsplit there.
 
 use crate::{
     CLUSTER, ClusterFit, Grid, KernelSpec, PERSISTENT, PERSISTENT_N64, PERSISTENT_N128,
@@ -62,11 +64,12 @@ use crate::{
 /// cluster-K kernel `spec` fit at once (`[s - 1]` for clusters of `s` CTAs, as
 /// [`KernelSpec::cluster_k_splits`] takes them): the kernel the host API uses.
 ///
-/// For decode (M <= 64) the transposing kernel that [`default_kernel`] picks, in its cluster-K
-/// form ([`SKINNY16_CLUSTER_K`] and wider) where its weight tiles make one wave (at most `sms`)
-/// and either the cluster splits each tile's K into at least as many parts as the global
-/// split-K would, or the tiles are 64 wide and split in clusters at all (run 91,
-/// `tests/results/2026-12-05-issue24-cluster-k.md`):
+/// First the 64-row tiles where [`half_rows_fit`] takes them (they have no cluster-K form). Then
+/// the transposing kernel that [`default_kernel`] picks (decode, the short-K clause, M
+/// 144..=192), in its cluster-K form ([`SKINNY16_CLUSTER_K`] and wider) where its weight tiles
+/// make one wave (at most `sms`) and the cluster splits each tile's K into at least as many parts
+/// as the global split-K would, or K is too short to split, or the tiles are 64 wide and split
+/// in clusters at all (run 91, `tests/results/2026-12-05-issue24-cluster-k.md`):
 /// - the same CTAs without the global split-K's last CTA adding the others' partials: 48 weight
 ///   tiles, 2 parts either way, 6 % faster in clusters; 80 tiles, one wave unsplit, 4 %;
 /// - at 64 wide the partials are four times the 16-wide ones, and adding them up at the end is
@@ -74,7 +77,8 @@ use crate::{
 ///   clusters, 10.4 us, against 5 parts globally, 12.0;
 /// - below [`crate::CLUSTER_K_SPLIT_FROM`] k-blocks, unsplit (each tile whole in one CTA), as the
 ///   short-K clause takes it: M 144-192 by a 2048-wide layer at K 512-960 ran 1.08-1.20 times as
-///   fast so as split globally (run 153b);
+///   fast so as split globally (run 153b); the short-K clause never splits K in clusters (run
+///   146: 3-18 % behind the global split-K in as many parts);
 /// - not at 16 and 32 wide where the global split-K takes more parts than the clusters that fit
 ///   allow (16 tiles: 8 parts against 6 clusters of 6; on par or slower), nor past one wave
 ///   (224 tiles: the persistent kernel, 6 % faster than two waves of clusters).
