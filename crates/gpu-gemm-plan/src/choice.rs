@@ -92,6 +92,9 @@ pub fn default_kernel_on(
     if let Some(half_rows) = half_rows_fit(shape, sms) {
         return half_rows;
     }
+    // Too short a K for the cluster-K kernels to split: their form runs each tile whole in one
+    // CTA.
+    let unsplit = shape.k.div_ceil(crate::BK) < crate::CLUSTER_K_SPLIT_FROM;
     if let Some(narrow) = short_k_narrow(shape, sms) {
         // A short K: the cluster-K form where it computes each tile whole in one CTA (below
         // `CLUSTER_K_SPLIT_FROM` k-blocks), whose code ran faster than the split-K kernel's
@@ -100,9 +103,7 @@ pub fn default_kernel_on(
         // it ran 3-18 % behind the global split-K in as many parts (run 146: 1 x 2048 x 512,
         // 8.19 us in two clusters' parts, 7.33 globally).
         return match cluster_k_form(narrow) {
-            Some(clustered) if shape.k.div_ceil(crate::BK) < crate::CLUSTER_K_SPLIT_FROM => {
-                clustered
-            }
+            Some(clustered) if unsplit => clustered,
             _ => narrow,
         };
     }
@@ -125,11 +126,9 @@ pub fn default_kernel_on(
     let one_wave = tm * tn <= u64::from(sms);
     let parts = clustered.cluster_k_splits(shape, &fit(clustered));
     let global = spec.splits(shape, sms);
-    // Below `CLUSTER_K_SPLIT_FROM` k-blocks the cluster-K form runs each tile whole in one CTA,
-    // as the short-K clause takes it: at M 144-192 on a 2048-wide layer it ran 1.08-1.20 times as
-    // fast as the global split-K (run 153b;
+    // Unsplit, as the short-K clause takes it: at M 144-192 on a 2048-wide layer it ran
+    // 1.08-1.20 times as fast as the global split-K (run 153b;
     // `below_16_k_blocks_the_transposing_class_runs_unsplit_in_the_cluster_k_form`).
-    let unsplit = shape.k.div_ceil(crate::BK) < crate::CLUSTER_K_SPLIT_FROM;
     if one_wave && (parts >= global || unsplit || (spec.cols() == 64 && parts >= 2)) {
         clustered
     } else {
@@ -252,16 +251,18 @@ pub fn half_rows_fit(shape: Shape, sms: u32) -> Option<&'static KernelSpec> {
     if !in_class {
         return None;
     }
-    let fits = |spec: &KernelSpec| {
-        let (rows, cols) = spec.tiles(shape);
-        rows * cols <= u64::from(sms.max(1))
-    };
     if shape.m > 32 && shape.m <= 64 && k_blocks > 24 {
-        return fits(&SKINNY64_R64).then_some(&SKINNY64_R64);
+        return in_one_wave(&SKINNY64_R64, shape, sms).then_some(&SKINNY64_R64);
     }
     [&SKINNY32_R64, &SKINNY64_R64]
         .into_iter()
-        .find(|spec| fits(spec))
+        .find(|spec| in_one_wave(spec, shape, sms))
+}
+
+/// Whether `spec`'s tiles of `shape` make at most one wave: at most `sms` of them (at least one).
+fn in_one_wave(spec: &KernelSpec, shape: Shape, sms: u32) -> bool {
+    let (rows, cols) = spec.tiles(shape);
+    rows * cols <= u64::from(sms.max(1))
 }
 
 /// The longest K of the short-K clause ([`short_k_narrow`]): 24 k-blocks.
@@ -293,8 +294,7 @@ pub fn short_k_narrow(shape: Shape, sms: u32) -> Option<&'static KernelSpec> {
     } else {
         &SKINNY32
     };
-    let (rows, cols) = spec.tiles(shape);
-    (rows * cols <= u64::from(sms.max(1))).then_some(spec)
+    in_one_wave(spec, shape, sms).then_some(spec)
 }
 
 /// Whether `shape` runs faster on the transposing kernel 192 rows of A wide in clusters that
@@ -402,10 +402,9 @@ pub fn fills_waves_better(shape: Shape, sms: u32) -> bool {
 /// 33 timings in runs 128-142, both kernels in the same rounds, warm and with the L2 flushed; never
 /// slower than 0.999, more than 3 % faster on 20); at M = 129 4 % behind (run 132).
 pub fn half_row_fits_transposed(shape: Shape, sms: u32) -> bool {
-    let (rows, cols) = SKINNY64.tiles(shape);
     let rows_fit =
         (177..=192).contains(&shape.m) || ((144..=176).contains(&shape.m) && shape.k <= 2048);
-    rows_fit && rows * cols <= u64::from(sms.max(1)) && shape.k <= 8192
+    rows_fit && in_one_wave(&SKINNY64, shape, sms) && shape.k <= 8192
 }
 
 /// [`default_kernel`] without the 128 x 192 tiles: the rule fitted to runs 56 and 58.
