@@ -200,7 +200,11 @@ fn default_full_rows(shape: Shape, sms: u32) -> &'static KernelSpec {
         return &SKINNY192;
     }
     if half_row_fits_transposed(shape, sms) {
-        return &SKINNY64;
+        return if half_row_narrows(shape, sms) {
+            &SKINNY32
+        } else {
+            &SKINNY64
+        };
     }
     if wide_layer_fits_192(shape) {
         return &SKINNY192;
@@ -407,6 +411,22 @@ pub fn half_row_fits_transposed(shape: Shape, sms: u32) -> bool {
     rows_fit && in_one_wave(&SKINNY64, shape, sms) && shape.k <= 8192
 }
 
+/// Whether the class of [`half_row_fits_transposed`] runs on 32 rows of A a tile
+/// ([`SKINNY32`]) rather than 64: where the last tile of 64 rows would be at most half inside M
+/// (`M % 64` in 1..=32: M 144 and 160 are five tiles of 32 but three of 64), the 32-row tiles make
+/// one wave, and K is below [`crate::CLUSTER_K_SPLIT_FROM`] k-blocks (each tile whole in one CTA:
+/// [`default_kernel_on`] takes the cluster-K form unsplit). Run 153b (an H100, every kernel in
+/// the same rounds, two processes): at M 144 and 160 on the 2048-wide layer with K 512-960 the
+/// 32-row tiles ran 2.5-10 % ahead of the 64-row ones (144 x 2048 x 512: 7.55 us in the cluster-K
+/// form against 8.34); at M 176 and 192, whose last tile of 64 is three quarters or wholly inside
+/// M, level or behind.
+fn half_row_narrows(shape: Shape, sms: u32) -> bool {
+    let tail = shape.m % 64;
+    (1..=32).contains(&tail)
+        && shape.k.div_ceil(crate::BK) < crate::CLUSTER_K_SPLIT_FROM
+        && in_one_wave(&SKINNY32, shape, sms)
+}
+
 /// [`default_kernel`] without the 128 x 192 tiles: the rule fitted to runs 56 and 58.
 fn default_before_n192(shape: Shape, sms: u32) -> &'static KernelSpec {
     let tiles = |spec: &KernelSpec| {
@@ -545,11 +565,44 @@ mod tests {
             (192, 4096, 768),
         ] {
             let s = Shape { m, n, k };
-            assert_eq!(default_kernel(s, 132).name, "skinny-64", "{m} x {n} x {k}");
+            // M 144 and 160 on the 2048-wide layer on 32 rows of A a tile
+            // (`the_transposing_class_narrows_where_the_last_64_row_tile_is_half_empty`).
+            let (plain, clustered) = if m <= 160 && n == 2048 {
+                ("skinny-32", "skinny-32-ck")
+            } else {
+                ("skinny-64", "skinny-64-ck")
+            };
+            assert_eq!(default_kernel(s, 132).name, plain, "{m} x {n} x {k}");
             let spec = default_kernel_on(s, 132, h100);
-            assert_eq!(spec.name, "skinny-64-ck", "{m} x {n} x {k}");
+            assert_eq!(spec.name, clustered, "{m} x {n} x {k}");
             assert_eq!(spec.cluster_k_splits(s, &h100(spec)), 1, "{m} x {n} x {k}");
         }
+    }
+
+    /// The transposing class of M 144..=192 on 32 rows of A a tile where its last tile of 64
+    /// would be at most half inside M and K is below 16 k-blocks (`half_row_narrows`; run 153b,
+    /// an H100: at M 144 and 160 on the 2048-wide layer, K 512-960, 2.5-10 % ahead of the 64-row
+    /// tiles); not where the 32-row tiles would take more than a wave (the 4096-wide layer), not
+    /// at M 176 and 192, not from 16 k-blocks.
+    #[test]
+    fn the_transposing_class_narrows_where_the_last_64_row_tile_is_half_empty() {
+        let h100 = |_: &KernelSpec| crate::H100_CLUSTER_FIT;
+        let on = |m, n, k| default_kernel_on(Shape { m, n, k }, 132, h100).name;
+        for (m, k) in [(144, 512), (144, 960), (152, 640), (160, 512), (160, 768)] {
+            assert_eq!(on(m, 2048, k), "skinny-32-ck", "{m} x 2048 x {k}");
+        }
+        for (m, n, k) in [
+            (144, 4096, 512),
+            (160, 4096, 960),
+            (168, 2048, 640),
+            (176, 2048, 512),
+            (192, 2048, 768),
+            (144, 2048, 1024),
+        ] {
+            assert_ne!(on(m, n, k), "skinny-32-ck", "{m} x {n} x {k}");
+        }
+        assert_eq!(on(176, 2048, 512), "skinny-64-ck");
+        assert_eq!(on(144, 4096, 512), "skinny-64-ck");
     }
 
     /// The 64-row weight tiles (run 153, an H100; the default's time before over theirs, us):
