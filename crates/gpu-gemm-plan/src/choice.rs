@@ -245,22 +245,48 @@ pub const HALF_ROWS_K: u32 = 4096;
 /// - M in 17..=64 below 16 k-blocks: 1-7 % behind the short-K clause's unsplit cluster-K form;
 /// - past one wave (N above 4096 at M > 64, 14336 at any M): 12-41 % behind the 128-row tiles
 ///   (128 x 14336 x 1024: 22.1 us against 13.6).
+///
+/// Run 154 (an H100, 54 shapes neither rule was fitted to, the default before this clause and
+/// after in alternating processes, every kernel in the same rounds) refined it twice, fitted to
+/// that run's data:
+/// - for M <= 64, only where the global split-K gives the 64-row tiles at least nine tenths of
+///   the CTAs it gives the 128-row tiles of the same width: where it gave fewer (72 tiles of 4608
+///   x 3584, each whole, against 36 in three parts; 48 of 3072 x 3072 in two parts against 24 in
+///   five) the 64-row tiles ran 1.02-1.25 times as slow (24 x 4608 x 3584: 16.9 us against 13.9);
+///   with equal counts, as in run 153, 0.92-1.05;
+/// - M in 144..=192 below [`crate::CLUSTER_K_SPLIT_FROM`] k-blocks, where the 64-row tiles make
+///   one wave: 0.91-0.99 of the default before on the 9 such shapes (M 152, 168 and 184 on the
+///   1536-, 2048- and 2560-wide layers, K 640-960; 184 x 2560 x 768: 8.44 us against 9.31).
 pub fn half_rows_fit(shape: Shape, sms: u32) -> Option<&'static KernelSpec> {
     let k_blocks = shape.k.div_ceil(crate::BK);
     let in_class = match shape.m {
         17..=64 => (16..=HALF_ROWS_K / crate::BK).contains(&k_blocks),
         65..=128 => shape.k <= SHORT_K,
+        144..=192 => k_blocks < crate::CLUSTER_K_SPLIT_FROM,
         _ => false,
     };
     if !in_class {
         return None;
     }
-    if shape.m > 32 && shape.m <= 64 && k_blocks > 24 {
-        return in_one_wave(&SKINNY64_R64, shape, sms).then_some(&SKINNY64_R64);
-    }
-    [&SKINNY32_R64, &SKINNY64_R64]
-        .into_iter()
-        .find(|spec| in_one_wave(spec, shape, sms))
+    let spec = if shape.m > 32 && shape.m <= 64 && k_blocks > 24 {
+        in_one_wave(&SKINNY64_R64, shape, sms).then_some(&SKINNY64_R64)?
+    } else {
+        [&SKINNY32_R64, &SKINNY64_R64]
+            .into_iter()
+            .find(|spec| in_one_wave(spec, shape, sms))?
+    };
+    // Decode: not where the global split-K leaves the 64-row tiles' CTAs fewer than nine tenths
+    // of the 128-row tiles' (72 tiles of 4608 x 3584 are not split, 36 are in three parts).
+    let twin = if spec.cols() == 32 {
+        &SKINNY32
+    } else {
+        &SKINNY64
+    };
+    let ctas = |spec: &KernelSpec| {
+        let (rows, cols) = spec.tiles(shape);
+        rows * cols * u64::from(spec.splits(shape, sms))
+    };
+    (shape.m > 64 || 10 * ctas(spec) >= 9 * ctas(twin)).then_some(spec)
 }
 
 /// Whether `spec`'s tiles of `shape` make at most one wave: at most `sms` of them (at least one).
@@ -553,28 +579,22 @@ mod tests {
     /// 2048-wide layer (160 x 2048 x 512: 9.70 us; the cluster-K form unsplit 8.15, the fastest
     /// 7.58), and the unsplit cluster-K form within 1.00-1.11 of the fastest: 1.08-1.20 times as
     /// fast as the global split-K there, 0.99-1.03 on the 4096-wide layer (fitted on these 24
-    /// shapes).
+    /// shapes). Since run 154 the 64-row tiles take that class where they make one wave (the
+    /// 2048-wide layer: `the_64_row_tiles_where_they_ran_fastest`); these layers are wider.
     #[test]
     fn below_16_k_blocks_the_transposing_class_runs_unsplit_in_the_cluster_k_form() {
         let h100 = |_: &KernelSpec| crate::H100_CLUSTER_FIT;
         for (m, n, k) in [
-            (144, 2048, 512),
-            (160, 2048, 768),
-            (176, 2048, 960),
-            (192, 2048, 512),
+            (144, 4096, 512),
+            (160, 4096, 768),
+            (176, 3072, 960),
+            (192, 3072, 512),
             (192, 4096, 768),
         ] {
             let s = Shape { m, n, k };
-            // M 144 and 160 on the 2048-wide layer on 32 rows of A a tile
-            // (`the_transposing_class_narrows_where_the_last_64_row_tile_is_half_empty`).
-            let (plain, clustered) = if m <= 160 && n == 2048 {
-                ("skinny-32", "skinny-32-ck")
-            } else {
-                ("skinny-64", "skinny-64-ck")
-            };
-            assert_eq!(default_kernel(s, 132).name, plain, "{m} x {n} x {k}");
+            assert_eq!(default_kernel(s, 132).name, "skinny-64", "{m} x {n} x {k}");
             let spec = default_kernel_on(s, 132, h100);
-            assert_eq!(spec.name, clustered, "{m} x {n} x {k}");
+            assert_eq!(spec.name, "skinny-64-ck", "{m} x {n} x {k}");
             assert_eq!(spec.cluster_k_splits(s, &h100(spec)), 1, "{m} x {n} x {k}");
         }
     }
@@ -582,27 +602,58 @@ mod tests {
     /// The transposing class of M 144..=192 on 32 rows of A a tile where its last tile of 64
     /// would be at most half inside M and K is below 16 k-blocks (`half_row_narrows`; run 153b,
     /// an H100: at M 144 and 160 on the 2048-wide layer, K 512-960, 2.5-10 % ahead of the 64-row
-    /// tiles); not where the 32-row tiles would take more than a wave (the 4096-wide layer), not
-    /// at M 176 and 192, not from 16 k-blocks.
+    /// tiles; run 154: 152 x 3072 x 512 in 8.00 us, the 64-row tiles 8.62): since run 154 only
+    /// where the 64-row weight tiles take more than a wave (`half_rows_fit`); not where the
+    /// 32-row tiles would (the 4096-wide layer), not at M 168-192, not from 16 k-blocks.
     #[test]
     fn the_transposing_class_narrows_where_the_last_64_row_tile_is_half_empty() {
         let h100 = |_: &KernelSpec| crate::H100_CLUSTER_FIT;
         let on = |m, n, k| default_kernel_on(Shape { m, n, k }, 132, h100).name;
-        for (m, k) in [(144, 512), (144, 960), (152, 640), (160, 512), (160, 768)] {
-            assert_eq!(on(m, 2048, k), "skinny-32-ck", "{m} x 2048 x {k}");
+        for (m, k) in [(144, 512), (144, 960), (152, 512), (160, 768)] {
+            assert_eq!(on(m, 3072, k), "skinny-32-ck", "{m} x 3072 x {k}");
         }
         for (m, n, k) in [
             (144, 4096, 512),
             (160, 4096, 960),
-            (168, 2048, 640),
-            (176, 2048, 512),
-            (192, 2048, 768),
-            (144, 2048, 1024),
+            (168, 3072, 640),
+            (176, 3072, 512),
+            (192, 3072, 768),
+            (144, 3072, 1024),
         ] {
             assert_ne!(on(m, n, k), "skinny-32-ck", "{m} x {n} x {k}");
         }
-        assert_eq!(on(176, 2048, 512), "skinny-64-ck");
+        assert_eq!(on(176, 3072, 512), "skinny-64-ck");
         assert_eq!(on(144, 4096, 512), "skinny-64-ck");
+    }
+
+    /// Run 154's two refinements of `half_rows_fit` (an H100; 54 shapes the rule was not fitted
+    /// to, every kernel in the same rounds, four processes): at M 144..=192 below 16 k-blocks the
+    /// 64-row tiles where they make one wave (0.91-0.99 of the default before on nine shapes:
+    /// 184 x 2560 x 768 in 8.44 us against 9.31), the 32-row ones first (152 x 1536 x 960: 8.17
+    /// against 8.94); for M <= 64 not where the global split-K leaves them fewer than nine tenths
+    /// of the 128-row tiles' CTAs (24 x 4608 x 3584: 16.9 us against 13.9 on 72 CTAs against
+    /// 108), and still where the counts are equal (48 x 6144 x 4096: 0.95 of the default before).
+    #[test]
+    fn the_64_row_tiles_at_m_144_to_192_and_where_they_fill_the_gpu() {
+        let h100 = |_: &KernelSpec| crate::H100_CLUSTER_FIT;
+        let on = |m, n, k| default_kernel_on(Shape { m, n, k }, 132, h100).name;
+        assert_eq!(on(152, 2048, 640), "skinny-64-r64");
+        assert_eq!(on(152, 1536, 960), "skinny-32-r64");
+        assert_eq!(on(168, 2560, 768), "skinny-64-r64");
+        assert_eq!(on(184, 2560, 768), "skinny-64-r64");
+        assert_eq!(on(144, 2048, 512), "skinny-64-r64");
+        // More than a wave of 64-row tiles, or 16 k-blocks and more: not taken.
+        assert_eq!(on(168, 4096, 896), "skinny-64-ck");
+        assert!(!on(160, 2048, 1024).ends_with("-r64"));
+        assert!(!on(136, 2048, 512).ends_with("-r64"));
+        // Decode: fewer CTAs than nine tenths of the 128-row tiles' (72 against 108; 96 against
+        // 120), not taken; equal, taken.
+        assert!(!on(24, 4608, 3584).ends_with("-r64"));
+        assert!(!on(48, 4608, 3584).ends_with("-r64"));
+        assert!(!on(24, 3072, 3072).ends_with("-r64"));
+        assert_eq!(on(24, 6144, 4096), "skinny-32-r64");
+        assert_eq!(on(48, 6144, 4096), "skinny-64-r64");
+        assert_eq!(on(48, 3584, 3584), "skinny-64-r64");
     }
 
     /// The 64-row weight tiles (run 153, an H100; the default's time before over theirs, us):
@@ -944,10 +995,10 @@ mod tests {
             },
             132
         ));
-        // Decode keeps the transposing kernels whatever the waves (on 64-row tiles here since
-        // run 153: `half_rows_fit`).
+        // Decode keeps the transposing kernels whatever the waves (on 128-row tiles here: since
+        // run 154 `half_rows_fit` declines 96 CTAs of 64-row tiles against 120).
         assert_eq!(full_rows(64, 3072, 2048), "skinny-64");
-        assert_eq!(pick(64, 3072, 2048), "skinny-64-r64");
+        assert_eq!(pick(64, 3072, 2048), "skinny-64");
     }
 
     /// One shape per class of the rule, with what the sweep measured there (the fastest of ours,
@@ -1185,8 +1236,9 @@ mod tests {
         assert_eq!(on(64, 3584, 4160), "skinny-64-ck");
         // 64 wide, fewer parts in clusters than globally (24 tiles: 4 against 5; 16 tiles: 6
         // against 8): still the clusters (64 x 3072 x 2048: 10.4 us against 12.0; 64 x 2048 x
-        // 8192: 15.9 against 16.3).
-        assert_eq!(on(64, 3072, 2048), "skinny-64-r64");
+        // 8192: 15.9 against 16.3). (The 64-row tiles decline 3072 x 2048 since run 154: the
+        // global split-K gives them 96 CTAs, the 128-row tiles 120.)
+        assert_eq!(on(64, 3072, 2048), "skinny-64-ck");
         assert_eq!(on(64, 2048, 8192), "skinny-64-ck");
         assert_eq!(on(64, 28672, 4096), "skinny-64");
         // Where no cluster of 2 fits, a tile's K is not split in clusters: the global split-K.
