@@ -53,6 +53,12 @@
 //! of cuBLAS's faster default on the short-K shapes, 0.899 -> 0.923 on the decode ones). Run
 //! 153b (M 144-192, K 512-960) found that class on the global split-K since
 //! [`crate::CLUSTER_K_SPLIT_FROM`]; [`default_kernel_on`] takes the cluster-K form unsplit there.
+//!
+//! Run 154 (an H100; 54 shapes outside those fits, M 24-48, 80-120 and 152-184) timed that
+//! default against the rule before it: 1.03 times as fast, but slower at M <= 64 where the
+//! global split-K gives the 64-row tiles fewer CTAs than the 128-row ones (`half_rows_fit` now
+//! declines there), and the 64-row tiles 1-9 % faster at M 144-192 below 16 k-blocks where they
+//! make one wave (now taken): in that run's columns within 3 % of our fastest on 46 of 54.
 
 use crate::{
     CLUSTER, ClusterFit, Grid, KernelSpec, PERSISTENT, PERSISTENT_N64, PERSISTENT_N128,
@@ -152,7 +158,7 @@ fn cluster_k_form(spec: &KernelSpec) -> Option<&'static KernelSpec> {
 /// The kernel for `shape` on a GPU of `sms` SMs, of those that need no knowledge of how many
 /// clusters fit ([`default_kernel_on`] adds the cluster-K kernels: the host API's choice).
 ///
-/// First, for M in 17..=128 with few weight tiles, the transposing kernels on 64-row weight
+/// First, for M in 17..=128 and 144..=192 with few weight tiles, the transposing kernels on 64-row weight
 /// tiles where [`half_rows_fit`] says they ran fastest.
 ///
 /// For M <= 64 (decode): the kernel that computes the transpose on tiles as wide as M needs,
@@ -252,8 +258,9 @@ pub const HALF_ROWS_K: u32 = 4096;
 /// - for M <= 64, only where the global split-K gives the 64-row tiles at least nine tenths of
 ///   the CTAs it gives the 128-row tiles of the same width: where it gave fewer (72 tiles of 4608
 ///   x 3584, each whole, against 36 in three parts; 48 of 3072 x 3072 in two parts against 24 in
-///   five) the 64-row tiles ran 1.02-1.25 times as slow (24 x 4608 x 3584: 16.9 us against 13.9);
-///   with equal counts, as in run 153, 0.92-1.05;
+///   five) the 64-row tiles ran 1.11-1.25 times as slow as the 128-row tiles of their width at
+///   4608 x 3584 (24 x 4608 x 3584: 16.9 us against 13.9 for the default before) and 0.98-1.07
+///   at 3072 x 3072; with equal counts, as in run 153, 0.92-1.05;
 /// - M in 144..=192 below [`crate::CLUSTER_K_SPLIT_FROM`] k-blocks, where the 64-row tiles make
 ///   one wave: 0.91-0.99 of the default before on the 9 such shapes (M 152, 168 and 184 on the
 ///   1536-, 2048- and 2560-wide layers, K 640-960; 184 x 2560 x 768: 8.44 us against 9.31).
@@ -580,7 +587,8 @@ mod tests {
     /// 7.58), and the unsplit cluster-K form within 1.00-1.11 of the fastest: 1.08-1.20 times as
     /// fast as the global split-K there, 0.99-1.03 on the 4096-wide layer (fitted on these 24
     /// shapes). Since run 154 the 64-row tiles take that class where they make one wave (the
-    /// 2048-wide layer: `the_64_row_tiles_where_they_ran_fastest`); these layers are wider.
+    /// 2048-wide layer: `the_64_row_tiles_at_m_144_to_192_and_where_they_fill_the_gpu`); these
+    /// layers are wider.
     #[test]
     fn below_16_k_blocks_the_transposing_class_runs_unsplit_in_the_cluster_k_form() {
         let h100 = |_: &KernelSpec| crate::H100_CLUSTER_FIT;
