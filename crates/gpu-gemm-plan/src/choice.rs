@@ -100,7 +100,7 @@ pub fn default_kernel_on(
     }
     // Too short a K for the cluster-K kernels to split: their form runs each tile whole in one
     // CTA.
-    let unsplit = shape.k.div_ceil(crate::BK) < crate::CLUSTER_K_SPLIT_FROM;
+    let unsplit = crate::table::below_cluster_k_split(shape.k);
     if let Some(narrow) = short_k_narrow(shape, sms) {
         // A short K: the cluster-K form where it computes each tile whole in one CTA (below
         // `CLUSTER_K_SPLIT_FROM` k-blocks), whose code ran faster than the split-K kernel's
@@ -269,7 +269,7 @@ pub fn half_rows_fit(shape: Shape, sms: u32) -> Option<&'static KernelSpec> {
     let in_class = match shape.m {
         17..=64 => (16..=HALF_ROWS_K / crate::BK).contains(&k_blocks),
         65..=128 => shape.k <= SHORT_K,
-        144..=192 => k_blocks < crate::CLUSTER_K_SPLIT_FROM,
+        144..=192 => crate::table::below_cluster_k_split(shape.k),
         _ => false,
     };
     if !in_class {
@@ -456,7 +456,7 @@ pub fn half_row_fits_transposed(shape: Shape, sms: u32) -> bool {
 fn half_row_narrows(shape: Shape, sms: u32) -> bool {
     let tail = shape.m % 64;
     (1..=32).contains(&tail)
-        && shape.k.div_ceil(crate::BK) < crate::CLUSTER_K_SPLIT_FROM
+        && crate::table::below_cluster_k_split(shape.k)
         && in_one_wave(&SKINNY32, shape, sms)
 }
 

@@ -605,6 +605,12 @@ pub const CLUSTER_K_MIN_BLOCKS: u32 = 4;
 /// longer k-block) ran 10-21 % faster split at 12 and 14 k-blocks, and keeps the minimum alone.
 pub const CLUSTER_K_SPLIT_FROM: u32 = 16;
 
+/// Whether a K of `k` is too short for the [`Grid::ClusterK`] kernels at most 64 wide to split:
+/// fewer than [`CLUSTER_K_SPLIT_FROM`] k-blocks (each tile whole in one CTA).
+pub(crate) const fn below_cluster_k_split(k: u32) -> bool {
+    k.div_ceil(BK) < CLUSTER_K_SPLIT_FROM
+}
+
 /// The largest grid y dimension (CUDA's limit): the tile rows of the per-tile kernels.
 const MAX_GRID_Y: u64 = 65_535;
 
@@ -733,7 +739,7 @@ impl KernelSpec {
         }
         let (tm, tn) = self.tiles(shape);
         let k_blocks = shape.k.div_ceil(BK);
-        if self.cols() <= 64 && k_blocks < CLUSTER_K_SPLIT_FROM {
+        if self.cols() <= 64 && below_cluster_k_split(shape.k) {
             return 1;
         }
         let c = self.cluster();
