@@ -55,9 +55,19 @@ const fn check(spec: KernelSpec, name: &str) {
                 && !spec.config.tma_store
                 && !spec.config.cluster_k
                 && !spec.config.stream_k
-                && spec.config.cluster == 1
+                && (spec.config.cluster == 1 || spec.config.shares_a)
                 && spec.layout.bn >= 16),
-        "split_columns: a transposing kernel, single CTAs, no cluster-K, stream-K or staged epilogue, at least 16 wide"
+        "split_columns: a transposing kernel, single CTAs (or pairs sharing A), no cluster-K, stream-K or staged epilogue, at least 16 wide"
+    );
+    assert!(
+        !spec.config.shares_a
+            || (spec.config.swap_ab
+                && spec.config.cluster == 2
+                && spec.config.warp_arrivals
+                && !spec.config.tma_store
+                && !spec.config.cluster_k
+                && !spec.config.stream_k),
+        "shares_a: a transposing kernel in CTA pairs with warp arrivals, no cluster-K, stream-K or staged epilogue"
     );
     assert!(
         !spec.config.cluster_k

@@ -16,7 +16,9 @@ use crate::cluster_k;
 use crate::epilogue::{
     EPILOGUE_BARRIERS, Epi, Out, c_stages, epilogue, epilogue_from, load_c, store_through_smem,
 };
-use crate::mainloop::{Pipe, a_row0, consume_unit, mma_stage, produce, shifts_edge, stage_tx};
+use crate::mainloop::{
+    Pipe, Place, a_row0, consume_unit, mma_stage, produce, produce_shared_a, shifts_edge, stage_tx,
+};
 use crate::split_k::{SPLIT_K_BARRIERS, Workspace, last_split};
 use crate::tile::Width;
 use gpu_hopper::arch::nvptx::{
@@ -208,7 +210,24 @@ pub(crate) unsafe fn gemm<W: Width, const ST: usize, const C: u32, S: MbarScope,
             // SAFETY: the whole producer warpgroup executes it, converged.
             unsafe { setmaxnreg_dec::<PRODUCER_REGS>() };
         }
-        if tid == 0 {
+        if cfg!(feature = "steps") && config.shares_a && tid == 0 {
+            // SAFETY: this CTA's one producer lane, in a pair (the entries' check); the maps are
+            // the entries' contract's, A's boxes half a tile high (`KernelSpec::a_box_rows`).
+            unsafe {
+                produce_shared_a::<ST, C, S>(
+                    pipe.into_producer(),
+                    schedule,
+                    smem,
+                    layout,
+                    maps,
+                    k_blocks,
+                    Place::of(config, BM / H, layout.bn, rank),
+                    rank,
+                    multicast,
+                    stage_tx(layout, BM / H, m, config.swap_ab),
+                )
+            };
+        } else if tid == 0 {
             // SAFETY: this CTA's one producer lane; the maps are the entries' contract's.
             unsafe {
                 produce::<W, ST, C, S>(
@@ -418,6 +437,13 @@ unsafe fn consume<W: Width, const ST: usize, const C: u32, S: MbarScope, const H
         };
         let (tm, tn) = schedule.tile(tile);
         let (m0, n0) = (tm * cluster_rows + rank * BM, tn * layout.bn);
+        // A pair sharing A (a step kernel's measurement) lies side by side.
+        #[cfg(feature = "steps")]
+        let (m0, n0) = if config.shares_a {
+            Place::of(config, BM / H, layout.bn, rank).origin(tm, tn)
+        } else {
+            (m0, n0)
+        };
         // The accumulators' first row: `m0`, or below it where the A box was shifted inside M.
         let a0 = a_row0(m0, edge);
         // The closures go by reference (`&F: Fn`): by value, or as `&impl Fn` parameters, LLVM
@@ -634,6 +660,19 @@ fn persistent(
             core::arch::nvptx::_block_idx_x() as u32,
         )
     };
+    #[cfg(feature = "steps")]
+    if config.shares_a {
+        // A pair sharing A: cluster tiles of one tile row by two tile columns, both CTAs
+        // walking the same ones.
+        return Schedule::new(
+            m.div_ceil(rows),
+            n.div_ceil(cols * 2),
+            if config.split_k { splits } else { 1 },
+            k.div_ceil(BK),
+            block / 2,
+            grid / 2,
+        );
+    }
     if config.stream_k {
         // `splits` is the workers (clusters: a pair's CTAs walk its units together).
         return Schedule::stream_k(

@@ -32,7 +32,19 @@ fn the_launch_of_each_row_fits_an_sm90_block() {
         // A pair's CTAs each load half of B's box for both: whole 128-byte swizzle atoms (8
         // rows), 1024-aligned in the stage.
         assert_eq!(k.b_box_rows() % 8, 0, "{}", k.name);
-        assert_eq!(k.b_box_rows() * k.cluster(), k.cols(), "{}", k.name);
+        assert_eq!(
+            k.b_box_rows() * k.config.cluster_tile().0,
+            k.cols(),
+            "{}",
+            k.name
+        );
+        let (rows, cols) = k.config.cluster_tile();
+        assert_eq!(rows * cols, k.cluster(), "{}", k.name);
+        if k.config.shares_a {
+            // Each CTA's half of A's box: whole swizzle atoms, 1024-aligned in the stage.
+            assert_eq!(k.a_box_rows(4096) * cols, k.rows, "{}", k.name);
+            assert_eq!(k.a_box_rows(4096) % 8, 0, "{}", k.name);
+        }
         assert!(!(k.config.swap_ab && k.config.tma_store), "{}", k.name);
     }
 }
