@@ -570,3 +570,42 @@ fn the_default_of_any_shape_launches_and_covers_every_k_block_once() {
     }
     assert_eq!(launches, 4 * 22 * 8 * 10 * (1 + KERNELS.len() as u32));
 }
+
+/// The pairs sharing A (`Config::shares_a`, step rows) count their cluster tiles side by side
+/// along the kernel's columns (M, the transposing kernels' activations): one weight tile by two
+/// tiles of M; each CTA's A box is half of the weight tile's rows, its B box the whole of its
+/// own tile's; the workspace has a slot per CTA tile of a split cluster tile.
+#[test]
+fn the_pairs_sharing_a_tile_m_side_by_side() {
+    // 96 x 3584 x 3584: the kernel's problem is 3584 x 96.
+    let shape = Shape {
+        m: 96,
+        n: 3584,
+        k: 3584,
+    };
+    // 28 weight tiles of 128 rows by two pairs of 32 columns (64, 128: the last CTA's tile
+    // wholly past M, its B box zero-filled).
+    assert_eq!(SKINNY32_SHARED_A.tiles(shape), (28, 2));
+    assert_eq!(SKINNY32_SHARED_A.a_box_rows(3584), 64);
+    assert_eq!(SKINNY32_SHARED_A.b_box_rows(), 32);
+    // 56 cluster tiles for 66 pairs: at least half of them, so unsplit; 112 CTAs.
+    assert_eq!(SKINNY32_SHARED_A.splits(shape, 66), 1);
+    assert_eq!(SKINNY32_SHARED_A.grid(shape, 1, 66), Ok((112, 1)));
+    // The 64-wide pair: one cluster tile of M per weight tile, 28 of them split in 2.
+    assert_eq!(SKINNY64_SHARED_A.tiles(shape), (28, 1));
+    assert_eq!(SKINNY64_SHARED_A.splits(shape, 66), 2);
+    assert_eq!(SKINNY64_SHARED_A.grid(shape, 2, 66), Ok((112, 1)));
+    assert_eq!(
+        SKINNY64_SHARED_A.workspace_bytes(shape, 2, 66),
+        Ok(28 * 2 * 2 * 128 * 64 * 4 + 28 * 2 * 4)
+    );
+    // The 64-row forms: 56 weight tiles, A boxes of 32 rows (whole swizzle atoms).
+    assert_eq!(SKINNY32_R64_SHARED_A.tiles(shape), (56, 2));
+    assert_eq!(SKINNY32_R64_SHARED_A.a_box_rows(3584), 32);
+    assert_eq!(SKINNY64_R64_SHARED_A.tiles(shape), (56, 1));
+    // Their stacked-pair and single counterparts are unchanged.
+    assert_eq!(SKINNY32.tiles(shape), (28, 3));
+    assert_eq!(SKINNY32.a_box_rows(3584), 128);
+    assert_eq!(PERSISTENT_N64_PAIR.b_box_rows(), 32);
+    assert_eq!(PERSISTENT_N64_PAIR.a_box_rows(96), 96);
+}
