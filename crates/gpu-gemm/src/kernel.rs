@@ -660,24 +660,13 @@ fn persistent(
             core::arch::nvptx::_block_idx_x() as u32,
         )
     };
-    #[cfg(feature = "steps")]
-    if config.shares_a {
-        // A pair sharing A: cluster tiles of one tile row by two tile columns, both CTAs
-        // walking the same ones.
-        return Schedule::new(
-            m.div_ceil(rows),
-            n.div_ceil(cols * 2),
-            if config.split_k { splits } else { 1 },
-            k.div_ceil(BK),
-            block / 2,
-            grid / 2,
-        );
-    }
+    // A cluster tile: a stacked pair's two tile rows, or a pair sharing A's two tile columns.
+    let (tile_rows, tile_cols) = config.cluster_tile();
     if config.stream_k {
         // `splits` is the workers (clusters: a pair's CTAs walk its units together).
         return Schedule::stream_k(
-            m.div_ceil(rows * config.cluster),
-            n.div_ceil(cols),
+            m.div_ceil(rows * tile_rows),
+            n.div_ceil(cols * tile_cols),
             k.div_ceil(BK),
             splits,
             block / config.cluster,
@@ -685,8 +674,8 @@ fn persistent(
         );
     }
     Schedule::new(
-        m.div_ceil(rows * config.cluster),
-        n.div_ceil(cols),
+        m.div_ceil(rows * tile_rows),
+        n.div_ceil(cols * tile_cols),
         if config.split_k { splits } else { 1 },
         k.div_ceil(BK),
         block / config.cluster,

@@ -57,8 +57,8 @@ pub(crate) fn a_row0(m0: u32, edge: Option<u32>) -> u32 {
 
 /// Where a CTA's tile lies in its cluster tile, in a pair sharing A ([`Config::shares_a`], the
 /// steps module's measurement): the cluster tile's rows and columns, and this CTA's column
-/// offset in it (the second CTA one tile to the right). The other kernels place their tiles with their own
-/// arithmetic (a stacked pair's second CTA one tile below).
+/// offset in it (the second CTA one tile to the right). The other kernels place their tiles
+/// with their own arithmetic (a stacked pair's second CTA one tile below).
 ///
 /// [`Config::shares_a`]: gpu_gemm_plan::Config::shares_a
 #[derive(Clone, Copy)]
