@@ -26,10 +26,10 @@ use crate::util::{Result, err, root};
 
 /// The N of the generated `m64nNk*` forms. Every N is a multiple of 8 up to 256 (PTX ISA,
 /// "wgmma.mma_async": `.m64n8k16` ..= `.m64n256k16`, `.m64n8k32` ..= `.m64n256k32`); the GEMM
-/// uses 16 to 256 (8: the column halves of its 16-wide transposing tiles, a measurement);
-/// attention's key blocks 64, 128 and 192, and 80 and 176 (measurement rows: FlashAttention-3's
-/// blocks at head dims 256 and 128).
-const NS: &[u32] = &[8, 16, 32, 64, 80, 96, 128, 176, 192, 256];
+/// uses 16 to 256 (8, 24, 40 and 48: the column halves of its 16-, 48-, 80- and 96-wide
+/// transposing tiles on 64 weight rows, measurements); attention's key blocks 64, 128 and 192,
+/// and 80 and 176 (measurement rows: FlashAttention-3's blocks at head dims 256 and 128).
+const NS: &[u32] = &[8, 16, 24, 32, 40, 48, 64, 80, 96, 128, 176, 192, 256];
 
 /// One pair of input types of `wgmma.mma_async` with f32 accumulators.
 struct Inputs {

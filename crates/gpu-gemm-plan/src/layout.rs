@@ -28,20 +28,51 @@ const BARRIER_BYTES: u32 = 1024;
 const MAX_SMEM: u32 = 227 * 1024;
 
 /// The dynamic shared memory of a kernel whose tiles are `bn` wide, in a ring of `stages`: the
-/// stages (A's box, then B's), the two consumer warpgroups' staging buffers, then in the last KiB
-/// the barriers: first the two warpgroups' epilogue-load barriers, then the ring's, and in the
-/// last word the split-K flag.
+/// stages (A's slot of `a_rows` rows, then B's box), the two consumer warpgroups' staging
+/// buffers, then in the last KiB the barriers: first the two warpgroups' epilogue-load barriers,
+/// then the ring's, and in the last word the split-K flag.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Layout {
     pub bn: u32,
     pub stages: u32,
+    /// Rows of A's slot in a stage: [`BM`] ([`Layout::new`]), or 64 for the kernels on 64-row
+    /// tiles whose ring holds only their box ([`Layout::narrow`]).
+    pub a_rows: u32,
 }
 
 impl Layout {
     /// The layout of `stages` stages of tiles `bn` wide; a compile error (in a `const`) or a panic
     /// if it does not fit the 227 KiB of dynamic shared memory.
     pub const fn new(bn: u32, stages: u32) -> Self {
-        let layout = Self { bn, stages };
+        Self::with_a_rows(bn, stages, BM)
+    }
+
+    /// [`Layout::new`] with A's slot 64 rows (8 KiB): the ring of a kernel on 64-row tiles
+    /// ([`Config::split_columns`](crate::Config::split_columns)), whose stages then hold only
+    /// what they receive, so that more of them fit (a measurement: the deep rings).
+    pub const fn narrow(bn: u32, stages: u32) -> Self {
+        Self::with_a_rows(bn, stages, BM / 2)
+    }
+
+    /// The ring of `stages` stages of tiles `bn` wide that a kernel body on tiles of `rows` rows
+    /// has: [`Layout::new`], or on 64-row tiles whose stages of 128-row slots would not fit,
+    /// [`Layout::narrow`] (the rule by which the kernels and their table rows agree: each row's
+    /// layout is its `ring`, checked where the entry is built).
+    pub const fn ring(bn: u32, stages: u32, rows: u32) -> Self {
+        let wide = Self {
+            bn,
+            stages,
+            a_rows: BM,
+        };
+        if rows == BM / 2 && wide.bytes() > MAX_SMEM {
+            Self::narrow(bn, stages)
+        } else {
+            Self::new(bn, stages)
+        }
+    }
+
+    const fn with_a_rows(bn: u32, stages: u32, a_rows: u32) -> Self {
+        let layout = Self { bn, stages, a_rows };
         assert!(
             layout.bytes() <= MAX_SMEM,
             "a GEMM layout exceeds the 227 KiB of dynamic shared memory of an sm_90 block: fewer stages or a narrower tile"
@@ -54,9 +85,14 @@ impl Layout {
         self.bn * BK * 2
     }
 
-    /// One stage: A's box and B's.
+    /// A's slot in a stage: [`A_BYTES`], or half of it in a [`Layout::narrow`] ring.
+    pub const fn a_bytes(self) -> u32 {
+        self.a_rows * BK * 2
+    }
+
+    /// One stage: A's slot and B's box.
     pub const fn stage_bytes(self) -> u32 {
-        A_BYTES + self.b_bytes()
+        self.a_bytes() + self.b_bytes()
     }
 
     /// Where consumer warpgroup `g`'s staging buffer starts.
@@ -98,12 +134,25 @@ mod tests {
 
     #[test]
     fn every_layout_of_the_table_fits_with_no_room_for_another_stage() {
-        for (bn, stages) in [(256, 4), (128, 6), (64, 8), (32, 9), (16, 10)] {
-            let layout = Layout::new(bn, stages);
+        let wide = [(256, 4), (128, 6), (64, 8), (32, 9), (16, 10)].map(|(bn, st)| (bn, st, false));
+        let narrow = [(16, 19), (32, 16), (48, 13), (64, 12), (80, 10), (96, 9)];
+        for (bn, stages, a_narrow) in wide
+            .into_iter()
+            .chain(narrow.map(|(bn, st)| (bn, st, true)))
+        {
+            let layout = if a_narrow {
+                Layout::narrow(bn, stages)
+            } else {
+                Layout::new(bn, stages)
+            };
+            assert_eq!(
+                layout.a_bytes(),
+                if a_narrow { A_BYTES / 2 } else { A_BYTES }
+            );
             assert!(layout.bytes() <= MAX_SMEM, "{bn} x {stages}");
             let more = Layout {
-                bn,
                 stages: stages + 1,
+                ..layout
             };
             assert!(
                 more.bytes() > MAX_SMEM,

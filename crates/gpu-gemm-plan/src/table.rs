@@ -399,10 +399,6 @@ pub const SKINNY64_CLUSTER_K_PAIR: KernelSpec = KernelSpec {
     ..SKINNY64_CLUSTER_K
 };
 
-/// How many clusters a stream-K kernel cuts the split tiles' k-blocks over
-/// ([`Schedule::stream_k`]'s `workers`): every cluster of the grid (`capacity`), or fewer where that
-/// would leave a worker fewer than 4 k-blocks or a quarter of a tile's (then a tile has at most
-/// five parts, whose partials its last CTA reads alone).
 /// A measurement: [`SKINNY32`] in CTA pairs sharing A's box, the weights
 /// ([`Config::shares_a`]): the two CTAs take the same 128 weight rows and the next 32 columns of
 /// M each, and each loads 64 of the weight rows for both. For M of 65 to 256, where the
@@ -438,6 +434,69 @@ pub const SKINNY64_R64_SHARED_A: KernelSpec = KernelSpec {
     ..SKINNY32_R64_SHARED_A
 };
 
+/// A measurement: [`SKINNY16_R64`] in a deep ring ([`Layout::narrow`]: A's slot the 64-row
+/// box alone, 10 KiB a stage), 19 stages instead of 10. Run 119 (`ncu` at 96 x 3584 x 3584) had
+/// cuBLAS's kernel (64 x 48 tiles, 15 stages of 14 KiB) receive its stages per SM at 1.7 times
+/// our rate, every kernel waiting on full stages; the 64-row kernels' 16 KiB A slots held 8 KiB.
+/// Run n8 of 2026-12-07 (an H100, 54 shapes, M 16-192, two processes): the deep rings 16, 32
+/// and 64 wide ran at the speed of the rings they deepen (geometric means of shallow over deep
+/// time 1.006, 1.000, 0.995): the ring's depth is not what limits the rate. Kept as the control
+/// of the new widths below; not in the default.
+pub const SKINNY16_R64_DEEP: KernelSpec = KernelSpec {
+    entry: "gemm_bf16_skinny16_r64_deep",
+    name: "skinny-16-r64-d",
+    layout: Layout::narrow(16, 19),
+    ..SKINNY16_R64
+};
+/// A measurement: [`SKINNY32_R64`] in a deep ring of 16 stages ([`SKINNY16_R64_DEEP`]).
+pub const SKINNY32_R64_DEEP: KernelSpec = KernelSpec {
+    entry: "gemm_bf16_skinny32_r64_deep",
+    name: "skinny-32-r64-d",
+    layout: Layout::narrow(32, 16),
+    step: true,
+    ..SKINNY32_R64
+};
+/// A measurement: the transposing kernel on 64 weight rows by 48 of A (`wgmma.m64n24k16` a
+/// warpgroup), in a deep ring of 13 stages: cuBLAS's tile at M = 96 (two tiles of 48, run 119).
+/// Run n8: the fastest of ours at 48 x 3584 x 3584, 48 x 2048 x 2048 and 48 x 4096 x 4096 (1-6 %).
+pub const SKINNY48_R64_DEEP: KernelSpec = KernelSpec {
+    entry: "gemm_bf16_skinny48_r64_deep",
+    name: "skinny-48-r64-d",
+    layout: Layout::narrow(48, 13),
+    ..SKINNY32_R64_DEEP
+};
+/// A measurement: [`SKINNY64_R64`] in a deep ring of 12 stages ([`SKINNY16_R64_DEEP`]).
+pub const SKINNY64_R64_DEEP: KernelSpec = KernelSpec {
+    entry: "gemm_bf16_skinny64_r64_deep",
+    name: "skinny-64-r64-d",
+    layout: Layout::narrow(64, 12),
+    ..SKINNY32_R64_DEEP
+};
+/// A measurement: 64 weight rows by 80 of A (`wgmma.m64n40k16` a warpgroup), a deep ring of 10
+/// stages: cuBLAS's tile at M 152-160 (two of 80, the census of 2026-12-07). Run n8: the fastest
+/// of ours at M 80 and 160 on the 2048-, 3584- and 4096-wide layers (3-7 %: 80 x 3584 x 3584
+/// 14.2 us against `persistent-128`'s 15.1; cuBLAS 11.6), slower past one wave of tiles (4608 and
+/// 11008 wide); a candidate for the default at those M, not yet in it.
+pub const SKINNY80_R64_DEEP: KernelSpec = KernelSpec {
+    entry: "gemm_bf16_skinny80_r64_deep",
+    name: "skinny-80-r64-d",
+    layout: Layout::narrow(80, 10),
+    ..SKINNY32_R64_DEEP
+};
+/// A measurement: 64 weight rows by 96 of A (`wgmma.m64n48k16` a warpgroup), a deep ring of 9
+/// stages: cuBLAS's tile at M = 184-192 (two of 96). Run n8: the fastest of ours at 96 x 3584 x
+/// 3584 and 96 x 4096 x 4096 (4-5 %), behind at M = 192.
+pub const SKINNY96_R64_DEEP: KernelSpec = KernelSpec {
+    entry: "gemm_bf16_skinny96_r64_deep",
+    name: "skinny-96-r64-d",
+    layout: Layout::narrow(96, 9),
+    ..SKINNY32_R64_DEEP
+};
+
+/// How many clusters a stream-K kernel cuts the split tiles' k-blocks over
+/// ([`Schedule::stream_k`]'s `workers`): every cluster of the grid (`capacity`), or fewer where that
+/// would leave a worker fewer than 4 k-blocks or a quarter of a tile's (then a tile has at most
+/// five parts, whose partials its last CTA reads alone).
 pub fn stream_k_workers(tiles: u64, capacity: u32, k_blocks: u32) -> u32 {
     let capacity = u64::from(capacity.max(1));
     let split = tiles - gpu_hopper::schedule::stream_k_whole(tiles, capacity);
@@ -469,7 +528,7 @@ pub const KERNELS: [KernelSpec; 15] = [
 /// The kernels kept only to show the steps of the design, and the measurements beside them
 /// (`step: true`): built into the steps module (the kernel crate's `steps` feature) and the
 /// host's `Kernel` variants only with its `steps` feature, for the benchmark's step table.
-pub const STEPS: [KernelSpec; 20] = [
+pub const STEPS: [KernelSpec; 26] = [
     PER_TILE,
     PERSISTENT_FIRST,
     SINGLE_WARPGROUP,
@@ -490,6 +549,12 @@ pub const STEPS: [KernelSpec; 20] = [
     SKINNY64_SHARED_A,
     SKINNY32_R64_SHARED_A,
     SKINNY64_R64_SHARED_A,
+    SKINNY16_R64_DEEP,
+    SKINNY32_R64_DEEP,
+    SKINNY48_R64_DEEP,
+    SKINNY64_R64_DEEP,
+    SKINNY80_R64_DEEP,
+    SKINNY96_R64_DEEP,
 ];
 
 /// Calls `$callback!` with the production rows as `Variant = ROW` items, each with its doc
@@ -624,6 +689,24 @@ macro_rules! with_steps {
             /// A measurement: [`Skinny64R64`](Self::Skinny64R64) in CTA pairs sharing the
             /// weights' box (`gemm_bf16_skinny64_r64_pa`).
             Skinny64R64SharedA = SKINNY64_R64_SHARED_A,
+            /// A measurement: [`Skinny16R64`](Self::Skinny16R64) in a deep ring, A's slot the
+            /// 64-row box alone (`gemm_bf16_skinny16_r64_deep`, 19 stages).
+            Skinny16R64Deep = SKINNY16_R64_DEEP,
+            /// A measurement: [`Skinny32R64`](Self::Skinny32R64) in a deep ring
+            /// (`gemm_bf16_skinny32_r64_deep`, 16 stages).
+            Skinny32R64Deep = SKINNY32_R64_DEEP,
+            /// A measurement: the transposing kernel on 64 weight rows by 48 of A in a deep ring
+            /// (`gemm_bf16_skinny48_r64_deep`, 13 stages).
+            Skinny48R64Deep = SKINNY48_R64_DEEP,
+            /// A measurement: [`Skinny64R64`](Self::Skinny64R64) in a deep ring
+            /// (`gemm_bf16_skinny64_r64_deep`, 12 stages).
+            Skinny64R64Deep = SKINNY64_R64_DEEP,
+            /// A measurement: 64 weight rows by 80 of A in a deep ring
+            /// (`gemm_bf16_skinny80_r64_deep`, 10 stages).
+            Skinny80R64Deep = SKINNY80_R64_DEEP,
+            /// A measurement: 64 weight rows by 96 of A in a deep ring
+            /// (`gemm_bf16_skinny96_r64_deep`, 9 stages).
+            Skinny96R64Deep = SKINNY96_R64_DEEP,
         }
     };
 }

@@ -4,7 +4,7 @@
 use gpu_gemm_plan::Shape as Problem;
 use gpu_gemm_plan::abi::Params;
 use gpu_gemm_plan::{
-    BM, CLUSTER, KernelSpec, PERSISTENT, PERSISTENT_N64, PERSISTENT_N128, PERSISTENT_N192,
+    BM, CLUSTER, KernelSpec, Layout, PERSISTENT, PERSISTENT_N64, PERSISTENT_N128, PERSISTENT_N192,
     SKINNY16, SKINNY16_CLUSTER_K, SKINNY32, SKINNY32_CLUSTER_K, SKINNY32_R64, SKINNY64,
     SKINNY64_CLUSTER_K, SKINNY64_R64, SKINNY192, SKINNY192_CLUSTER_K,
 };
@@ -28,6 +28,11 @@ const fn same(a: &str, b: &str) -> bool {
         i += 1;
     }
     true
+}
+
+/// Whether two layouts are equal, in a `const`.
+const fn same_layout(a: Layout, b: Layout) -> bool {
+    a.bn == b.bn && a.stages == b.stages && a.a_rows == b.a_rows
 }
 
 /// The consumer warpgroups across a tile's columns in the kernel body of `spec`: 2 for
@@ -58,6 +63,13 @@ const fn check(spec: KernelSpec, name: &str) {
                 && (spec.config.cluster == 1 || spec.config.shares_a)
                 && spec.layout.bn >= 16),
         "split_columns: a transposing kernel, single CTAs (or pairs sharing A), no cluster-K, stream-K or staged epilogue, at least 16 wide"
+    );
+    assert!(
+        same_layout(
+            spec.layout,
+            Layout::ring(spec.layout.bn, spec.layout.stages, spec.rows)
+        ),
+        "a row's layout is the ring its kernel body builds (`Layout::ring`): narrow (A's slot 64 rows) exactly on 64-row tiles whose 128-row slots would not fit"
     );
     assert!(
         !spec.config.shares_a
@@ -98,7 +110,8 @@ const fn check(spec: KernelSpec, name: &str) {
 ///
 /// Launched with 384 threads (a 1D grid; the per-tile kernel: `(ceil(N/256), ceil(M/128))`;
 /// the cluster kernel: clusters of (2, 1, 1) and an even grid) and the dynamic shared memory of
-/// its `Layout` plus the barriers' KiB: `stages * (16 KiB + BN * 128) + 32 KiB + 1 KiB`
+/// its `Layout` plus the barriers' KiB: `stages * (16 KiB + BN * 128) + 32 KiB + 1 KiB` (A's slots
+/// 8 KiB in a narrow ring: `Layout::narrow`)
 /// (BN 256 and 4 stages, 225 KiB; the 128-wide kernel: BN 128 and 6 stages, and the 64-wide
 /// kernel: BN 64 and 8 stages, also 225 KiB).
 /// `params.maps` points to the tensor maps: `maps[0]` is A (box 64 x 128), `maps[1]` B (box 64 x BN; the cluster kernel: 64 x 128), and,

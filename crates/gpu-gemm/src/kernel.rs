@@ -90,11 +90,11 @@ pub(crate) unsafe fn gemm<W: Width, const ST: usize, const C: u32, S: MbarScope,
     // as soon as SMs free up (it waits for this grid's completion itself).
     launch_dependents();
     let smem = dynamic_smem();
-    let layout = const { Layout::new(W::BN * H, ST as u32) };
+    let layout = const { Layout::ring(W::BN * H, ST as u32, BM / H) };
     // The ring's barriers end before the split flag, the barriers' KiB's last word.
     const {
         assert!(H == 1 || H == 2);
-        let layout = Layout::new(W::BN * H, ST as u32);
+        let layout = Layout::ring(W::BN * H, ST as u32, BM / H);
         assert!(
             layout.ring_barriers_at(Epi::SMEM_BYTES) + Pipe::<ST, C, S>::SMEM_BYTES
                 <= layout.split_flag_at()
@@ -402,7 +402,7 @@ unsafe fn consume<W: Width, const ST: usize, const C: u32, S: MbarScope, const H
         }
         stage.release_without_signal();
     };
-    let layout = const { Layout::new(W::BN * H, ST as u32) };
+    let layout = const { Layout::ring(W::BN * H, ST as u32, BM / H) };
     let mut acc = W::ZERO;
     let issue = |acc: &mut W::Acc, index: u32, first: bool| unsafe {
         // SAFETY: the stage is full; the whole warpgroup is here.
@@ -552,7 +552,10 @@ unsafe fn consume_part<W: Width, const ST: usize, const C: u32, S: MbarScope>(
     k_blocks: u32,
 ) {
     let (g, w, l) = (th / 128, (th % 128) / 32, th % 32);
-    let layout = const { Layout::new(W::BN, ST as u32) };
+    // The cluster-K kernels' ring (128-row slots: the entries' check). A deep ring's body, which
+    // instantiates this function but never runs it, needs the constant to evaluate: there its
+    // stages do not fit 128-row slots, and `Layout::ring` gives the narrow one.
+    let layout = const { Layout::ring(W::BN, ST as u32, BM / 2) };
     // One lane per consumer warp releases a stage (`Config::warp_arrivals`), and in a pair a
     // second lane on the peer's barrier, whose producer also fills this slot (as `consume`).
     let release = |stage: ConsumerStage<'_, ST, NvidiaMbarBackend<1, C, S>>| {

@@ -1,7 +1,7 @@
 //! The main loop: the producer's k-loop (tensor loads into the ring) and the consumers' (a
 //! stage's `wgmma`s, then its release).
 
-use gpu_gemm_plan::{A_BYTES, BK, BM, Config, Layout, Schedule};
+use gpu_gemm_plan::{BK, BM, Config, Layout, Schedule};
 #[cfg(feature = "l2_hints")]
 use gpu_pipeline::L2Policy;
 use gpu_pipeline::{
@@ -41,7 +41,8 @@ pub(crate) const fn shifts_edge(bn: u32, swap_ab: bool) -> bool {
 /// 128 x 64 tiles with 128-row boxes zero-filled past M, run 117).
 #[inline(always)]
 pub(crate) fn stage_tx(layout: Layout, rows: u32, m: u32, swap_ab: bool) -> u32 {
-    layout.stage_bytes() - A_BYTES + gpu_gemm_plan::abi::a_box_rows_of(swap_ab, rows, m) * 2 * BK
+    layout.stage_bytes() - layout.a_bytes()
+        + gpu_gemm_plan::abi::a_box_rows_of(swap_ab, rows, m) * 2 * BK
 }
 
 /// The first row of A that the tile starting at row `m0` loads: `m0`, or with `edge` (the
@@ -163,7 +164,7 @@ pub(crate) unsafe fn produce<W: Width, const ST: usize, const C: u32, S: MbarSco
                     if let Some((a_policy, b_policy)) = policies {
                         // The same boxes with L2 policies (single CTAs only).
                         bar.tensor_load_hinted::<2>(base, map_a, [kc, m0], a_policy);
-                        let b = base.add(A_BYTES as usize);
+                        let b = base.add(layout.a_bytes() as usize);
                         bar.tensor_load_hinted::<2>(b, map_b, [kc, n0], b_policy);
                         return;
                     }
@@ -171,13 +172,13 @@ pub(crate) unsafe fn produce<W: Width, const ST: usize, const C: u32, S: MbarSco
                     if let Some(mask) = multicast {
                         let half = layout.b_bytes() / 2;
                         bar.tensor_load_multicast::<2>(
-                            base.add((A_BYTES + rank * half) as usize),
+                            base.add((layout.a_bytes() + rank * half) as usize),
                             map_b,
                             [kc, n0 + (rank * layout.bn / 2) as i32],
                             mask,
                         );
                     } else {
-                        bar.tensor_load::<2>(base.add(A_BYTES as usize), map_b, [kc, n0]);
+                        bar.tensor_load::<2>(base.add(layout.a_bytes() as usize), map_b, [kc, n0]);
                     }
                 }
             });
@@ -236,7 +237,7 @@ pub(crate) unsafe fn produce_shared_a<const ST: usize, const C: u32, S: MbarScop
                         [kc, m0],
                         multicast,
                     );
-                    bar.tensor_load::<2>(base.add(A_BYTES as usize), map_b, [kc, n0]);
+                    bar.tensor_load::<2>(base.add(layout.a_bytes() as usize), map_b, [kc, n0]);
                 }
             });
         }
@@ -299,7 +300,7 @@ pub(crate) unsafe fn mma_stage<W: Width>(
     // halves all 64 rows of A and B's rows `g W::BN ..` (`halves`: the entry's constant).
     let halves = layout.bn / W::BN;
     let a = base + (2 - halves) * g * 64 * 128;
-    let b = base + A_BYTES + (halves - 1) * g * W::BN * 128;
+    let b = base + layout.a_bytes() + (halves - 1) * g * W::BN * 128;
     // SAFETY: the whole warpgroup is here, converged.
     unsafe { wgmma_fence() };
     for ks in 0..4u32 {

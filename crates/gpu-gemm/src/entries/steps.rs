@@ -12,8 +12,9 @@ use gpu_gemm_plan::abi::Params;
 use gpu_gemm_plan::{
     A_BYTES, BK, CLUSTER_SK, PER_TILE, PERSISTENT_FIRST, PERSISTENT_N64_PAIR, PERSISTENT_N128_SK,
     PERSISTENT_N192_SK, PERSISTENT_SK, SINGLE_WARPGROUP, SKINNY16_CLUSTER_K_S4, SKINNY16_R64,
-    SKINNY16_S4, SKINNY32_R64_SHARED_A, SKINNY32_SHARED_A, SKINNY64_CLUSTER_K_PAIR,
-    SKINNY64_R64_SHARED_A, SKINNY64_SHARED_A, SKINNY128, SKINNY128_CLUSTER_K,
+    SKINNY16_R64_DEEP, SKINNY16_S4, SKINNY32_R64_DEEP, SKINNY32_R64_SHARED_A, SKINNY32_SHARED_A,
+    SKINNY48_R64_DEEP, SKINNY64_CLUSTER_K_PAIR, SKINNY64_R64_DEEP, SKINNY64_R64_SHARED_A,
+    SKINNY64_SHARED_A, SKINNY80_R64_DEEP, SKINNY96_R64_DEEP, SKINNY128, SKINNY128_CLUSTER_K,
     SKINNY128_CLUSTER_K_PAIR, SKINNY192_CLUSTER_K_PAIR,
 };
 use gpu_hopper::arch::nvptx::{
@@ -249,4 +250,38 @@ entry!(
     /// A measurement: [`super::gemm_bf16_skinny64_r64`] in CTA pairs sharing the weights' box,
     /// as [`gemm_bf16_skinny32_r64_pa`].
     gemm_bf16_skinny64_r64_pa = SKINNY64_R64_SHARED_A
+);
+
+entry!(
+    /// A measurement: [`gemm_bf16_skinny16_r64`] in a deep ring (A's slot the 64-row box alone,
+    /// 19 stages).
+    gemm_bf16_skinny16_r64_deep = SKINNY16_R64_DEEP
+);
+
+entry!(
+    /// A measurement: [`super::gemm_bf16_skinny32_r64`] in a deep ring (16 stages).
+    gemm_bf16_skinny32_r64_deep = SKINNY32_R64_DEEP
+);
+
+entry!(
+    /// A measurement: the transposing kernel on 64 weight rows by 48 of A
+    /// (`wgmma.m64n24k16` each warpgroup), in a deep ring (13 stages).
+    gemm_bf16_skinny48_r64_deep = SKINNY48_R64_DEEP
+);
+
+entry!(
+    /// A measurement: [`super::gemm_bf16_skinny64_r64`] in a deep ring (12 stages).
+    gemm_bf16_skinny64_r64_deep = SKINNY64_R64_DEEP
+);
+
+entry!(
+    /// A measurement: 64 weight rows by 80 of A (`wgmma.m64n40k16` each warpgroup), in a deep
+    /// ring (10 stages).
+    gemm_bf16_skinny80_r64_deep = SKINNY80_R64_DEEP
+);
+
+entry!(
+    /// A measurement: 64 weight rows by 96 of A (`wgmma.m64n48k16` each warpgroup), in a deep
+    /// ring (9 stages).
+    gemm_bf16_skinny96_r64_deep = SKINNY96_R64_DEEP
 );

@@ -66,7 +66,7 @@ mod tests {
 
     #[test]
     fn accumulators_cover_the_tile_for_every_n() {
-        for n in [8, 16, 32, 64, 80, 96, 128, 176, 192, 256] {
+        for n in [8, 16, 24, 32, 40, 48, 64, 80, 96, 128, 176, 192, 256] {
             covers(64, n, n / 2, accumulator);
         }
     }

@@ -41,6 +41,28 @@ impl Shape for M64<16> {
     }
 }
 
+impl Shape for M64<24> {
+    const N: u32 = 24;
+    type Acc = [f32; 12];
+    const ZERO: [f32; 12] = [0.0; 12];
+    #[inline(always)]
+    fn each_pair(d: &[f32; 12], mut f: impl FnMut(u32, f32, f32)) {
+        f(0, d[0], d[1]); f(2, d[2], d[3]); f(4, d[4], d[5]); f(6, d[6], d[7]);
+        f(8, d[8], d[9]); f(10, d[10], d[11]);
+    }
+    #[inline(always)]
+    fn each_quad(d: &[f32; 12], mut f: impl FnMut(u32, [f32; 4])) {
+        f(0, [d[0], d[1], d[2], d[3]]); f(1, [d[4], d[5], d[6], d[7]]);
+        f(2, [d[8], d[9], d[10], d[11]]);
+    }
+    #[inline(always)]
+    fn map_quads(d: &mut [f32; 12], mut f: impl FnMut(u32, [f32; 4]) -> [f32; 4]) {
+        [d[0], d[1], d[2], d[3]] = f(0, [d[0], d[1], d[2], d[3]]);
+        [d[4], d[5], d[6], d[7]] = f(1, [d[4], d[5], d[6], d[7]]);
+        [d[8], d[9], d[10], d[11]] = f(2, [d[8], d[9], d[10], d[11]]);
+    }
+}
+
 impl Shape for M64<32> {
     const N: u32 = 32;
     type Acc = [f32; 16];
@@ -61,6 +83,59 @@ impl Shape for M64<32> {
         [d[4], d[5], d[6], d[7]] = f(1, [d[4], d[5], d[6], d[7]]);
         [d[8], d[9], d[10], d[11]] = f(2, [d[8], d[9], d[10], d[11]]);
         [d[12], d[13], d[14], d[15]] = f(3, [d[12], d[13], d[14], d[15]]);
+    }
+}
+
+impl Shape for M64<40> {
+    const N: u32 = 40;
+    type Acc = [f32; 20];
+    const ZERO: [f32; 20] = [0.0; 20];
+    #[inline(always)]
+    fn each_pair(d: &[f32; 20], mut f: impl FnMut(u32, f32, f32)) {
+        f(0, d[0], d[1]); f(2, d[2], d[3]); f(4, d[4], d[5]); f(6, d[6], d[7]);
+        f(8, d[8], d[9]); f(10, d[10], d[11]); f(12, d[12], d[13]); f(14, d[14], d[15]);
+        f(16, d[16], d[17]); f(18, d[18], d[19]);
+    }
+    #[inline(always)]
+    fn each_quad(d: &[f32; 20], mut f: impl FnMut(u32, [f32; 4])) {
+        f(0, [d[0], d[1], d[2], d[3]]); f(1, [d[4], d[5], d[6], d[7]]);
+        f(2, [d[8], d[9], d[10], d[11]]); f(3, [d[12], d[13], d[14], d[15]]);
+        f(4, [d[16], d[17], d[18], d[19]]);
+    }
+    #[inline(always)]
+    fn map_quads(d: &mut [f32; 20], mut f: impl FnMut(u32, [f32; 4]) -> [f32; 4]) {
+        [d[0], d[1], d[2], d[3]] = f(0, [d[0], d[1], d[2], d[3]]);
+        [d[4], d[5], d[6], d[7]] = f(1, [d[4], d[5], d[6], d[7]]);
+        [d[8], d[9], d[10], d[11]] = f(2, [d[8], d[9], d[10], d[11]]);
+        [d[12], d[13], d[14], d[15]] = f(3, [d[12], d[13], d[14], d[15]]);
+        [d[16], d[17], d[18], d[19]] = f(4, [d[16], d[17], d[18], d[19]]);
+    }
+}
+
+impl Shape for M64<48> {
+    const N: u32 = 48;
+    type Acc = [f32; 24];
+    const ZERO: [f32; 24] = [0.0; 24];
+    #[inline(always)]
+    fn each_pair(d: &[f32; 24], mut f: impl FnMut(u32, f32, f32)) {
+        f(0, d[0], d[1]); f(2, d[2], d[3]); f(4, d[4], d[5]); f(6, d[6], d[7]);
+        f(8, d[8], d[9]); f(10, d[10], d[11]); f(12, d[12], d[13]); f(14, d[14], d[15]);
+        f(16, d[16], d[17]); f(18, d[18], d[19]); f(20, d[20], d[21]); f(22, d[22], d[23]);
+    }
+    #[inline(always)]
+    fn each_quad(d: &[f32; 24], mut f: impl FnMut(u32, [f32; 4])) {
+        f(0, [d[0], d[1], d[2], d[3]]); f(1, [d[4], d[5], d[6], d[7]]);
+        f(2, [d[8], d[9], d[10], d[11]]); f(3, [d[12], d[13], d[14], d[15]]);
+        f(4, [d[16], d[17], d[18], d[19]]); f(5, [d[20], d[21], d[22], d[23]]);
+    }
+    #[inline(always)]
+    fn map_quads(d: &mut [f32; 24], mut f: impl FnMut(u32, [f32; 4]) -> [f32; 4]) {
+        [d[0], d[1], d[2], d[3]] = f(0, [d[0], d[1], d[2], d[3]]);
+        [d[4], d[5], d[6], d[7]] = f(1, [d[4], d[5], d[6], d[7]]);
+        [d[8], d[9], d[10], d[11]] = f(2, [d[8], d[9], d[10], d[11]]);
+        [d[12], d[13], d[14], d[15]] = f(3, [d[12], d[13], d[14], d[15]]);
+        [d[16], d[17], d[18], d[19]] = f(4, [d[16], d[17], d[18], d[19]]);
+        [d[20], d[21], d[22], d[23]] = f(5, [d[20], d[21], d[22], d[23]]);
     }
 }
 
@@ -419,7 +494,10 @@ impl Shape for M64<256> {
 
 forms_16bit!(8, Bf16, Bf16, bf16_ss::wgmma_m64n8k16_f32_bf16_bf16_ss, bf16_rs::wgmma_m64n8k16_f32_bf16_bf16_rs);
 forms_16bit!(16, Bf16, Bf16, bf16_ss::wgmma_m64n16k16_f32_bf16_bf16_ss, bf16_rs::wgmma_m64n16k16_f32_bf16_bf16_rs);
+forms_16bit!(24, Bf16, Bf16, bf16_ss::wgmma_m64n24k16_f32_bf16_bf16_ss, bf16_rs::wgmma_m64n24k16_f32_bf16_bf16_rs);
 forms_16bit!(32, Bf16, Bf16, bf16_ss::wgmma_m64n32k16_f32_bf16_bf16_ss, bf16_rs::wgmma_m64n32k16_f32_bf16_bf16_rs);
+forms_16bit!(40, Bf16, Bf16, bf16_ss::wgmma_m64n40k16_f32_bf16_bf16_ss, bf16_rs::wgmma_m64n40k16_f32_bf16_bf16_rs);
+forms_16bit!(48, Bf16, Bf16, bf16_ss::wgmma_m64n48k16_f32_bf16_bf16_ss, bf16_rs::wgmma_m64n48k16_f32_bf16_bf16_rs);
 forms_16bit!(64, Bf16, Bf16, bf16_ss::wgmma_m64n64k16_f32_bf16_bf16_ss, bf16_rs::wgmma_m64n64k16_f32_bf16_bf16_rs);
 forms_16bit!(80, Bf16, Bf16, bf16_ss::wgmma_m64n80k16_f32_bf16_bf16_ss, bf16_rs::wgmma_m64n80k16_f32_bf16_bf16_rs);
 forms_16bit!(96, Bf16, Bf16, bf16_ss::wgmma_m64n96k16_f32_bf16_bf16_ss, bf16_rs::wgmma_m64n96k16_f32_bf16_bf16_rs);
@@ -429,7 +507,10 @@ forms_16bit!(192, Bf16, Bf16, bf16_ss::wgmma_m64n192k16_f32_bf16_bf16_ss, bf16_r
 forms_16bit!(256, Bf16, Bf16, bf16_ss::wgmma_m64n256k16_f32_bf16_bf16_ss, bf16_rs::wgmma_m64n256k16_f32_bf16_bf16_rs);
 forms_16bit!(8, F16, F16, f16_ss::wgmma_m64n8k16_f32_f16_f16_ss, f16_rs::wgmma_m64n8k16_f32_f16_f16_rs);
 forms_16bit!(16, F16, F16, f16_ss::wgmma_m64n16k16_f32_f16_f16_ss, f16_rs::wgmma_m64n16k16_f32_f16_f16_rs);
+forms_16bit!(24, F16, F16, f16_ss::wgmma_m64n24k16_f32_f16_f16_ss, f16_rs::wgmma_m64n24k16_f32_f16_f16_rs);
 forms_16bit!(32, F16, F16, f16_ss::wgmma_m64n32k16_f32_f16_f16_ss, f16_rs::wgmma_m64n32k16_f32_f16_f16_rs);
+forms_16bit!(40, F16, F16, f16_ss::wgmma_m64n40k16_f32_f16_f16_ss, f16_rs::wgmma_m64n40k16_f32_f16_f16_rs);
+forms_16bit!(48, F16, F16, f16_ss::wgmma_m64n48k16_f32_f16_f16_ss, f16_rs::wgmma_m64n48k16_f32_f16_f16_rs);
 forms_16bit!(64, F16, F16, f16_ss::wgmma_m64n64k16_f32_f16_f16_ss, f16_rs::wgmma_m64n64k16_f32_f16_f16_rs);
 forms_16bit!(80, F16, F16, f16_ss::wgmma_m64n80k16_f32_f16_f16_ss, f16_rs::wgmma_m64n80k16_f32_f16_f16_rs);
 forms_16bit!(96, F16, F16, f16_ss::wgmma_m64n96k16_f32_f16_f16_ss, f16_rs::wgmma_m64n96k16_f32_f16_f16_rs);
@@ -439,7 +520,10 @@ forms_16bit!(192, F16, F16, f16_ss::wgmma_m64n192k16_f32_f16_f16_ss, f16_rs::wgm
 forms_16bit!(256, F16, F16, f16_ss::wgmma_m64n256k16_f32_f16_f16_ss, f16_rs::wgmma_m64n256k16_f32_f16_f16_rs);
 forms_8bit!(8, E4m3, E4m3, e4m3_ss::wgmma_m64n8k32_f32_e4m3_e4m3_ss, e4m3_rs::wgmma_m64n8k32_f32_e4m3_e4m3_rs);
 forms_8bit!(16, E4m3, E4m3, e4m3_ss::wgmma_m64n16k32_f32_e4m3_e4m3_ss, e4m3_rs::wgmma_m64n16k32_f32_e4m3_e4m3_rs);
+forms_8bit!(24, E4m3, E4m3, e4m3_ss::wgmma_m64n24k32_f32_e4m3_e4m3_ss, e4m3_rs::wgmma_m64n24k32_f32_e4m3_e4m3_rs);
 forms_8bit!(32, E4m3, E4m3, e4m3_ss::wgmma_m64n32k32_f32_e4m3_e4m3_ss, e4m3_rs::wgmma_m64n32k32_f32_e4m3_e4m3_rs);
+forms_8bit!(40, E4m3, E4m3, e4m3_ss::wgmma_m64n40k32_f32_e4m3_e4m3_ss, e4m3_rs::wgmma_m64n40k32_f32_e4m3_e4m3_rs);
+forms_8bit!(48, E4m3, E4m3, e4m3_ss::wgmma_m64n48k32_f32_e4m3_e4m3_ss, e4m3_rs::wgmma_m64n48k32_f32_e4m3_e4m3_rs);
 forms_8bit!(64, E4m3, E4m3, e4m3_ss::wgmma_m64n64k32_f32_e4m3_e4m3_ss, e4m3_rs::wgmma_m64n64k32_f32_e4m3_e4m3_rs);
 forms_8bit!(80, E4m3, E4m3, e4m3_ss::wgmma_m64n80k32_f32_e4m3_e4m3_ss, e4m3_rs::wgmma_m64n80k32_f32_e4m3_e4m3_rs);
 forms_8bit!(96, E4m3, E4m3, e4m3_ss::wgmma_m64n96k32_f32_e4m3_e4m3_ss, e4m3_rs::wgmma_m64n96k32_f32_e4m3_e4m3_rs);
@@ -449,7 +533,10 @@ forms_8bit!(192, E4m3, E4m3, e4m3_ss::wgmma_m64n192k32_f32_e4m3_e4m3_ss, e4m3_rs
 forms_8bit!(256, E4m3, E4m3, e4m3_ss::wgmma_m64n256k32_f32_e4m3_e4m3_ss, e4m3_rs::wgmma_m64n256k32_f32_e4m3_e4m3_rs);
 forms_8bit!(8, E5m2, E5m2, e5m2_ss::wgmma_m64n8k32_f32_e5m2_e5m2_ss, e5m2_rs::wgmma_m64n8k32_f32_e5m2_e5m2_rs);
 forms_8bit!(16, E5m2, E5m2, e5m2_ss::wgmma_m64n16k32_f32_e5m2_e5m2_ss, e5m2_rs::wgmma_m64n16k32_f32_e5m2_e5m2_rs);
+forms_8bit!(24, E5m2, E5m2, e5m2_ss::wgmma_m64n24k32_f32_e5m2_e5m2_ss, e5m2_rs::wgmma_m64n24k32_f32_e5m2_e5m2_rs);
 forms_8bit!(32, E5m2, E5m2, e5m2_ss::wgmma_m64n32k32_f32_e5m2_e5m2_ss, e5m2_rs::wgmma_m64n32k32_f32_e5m2_e5m2_rs);
+forms_8bit!(40, E5m2, E5m2, e5m2_ss::wgmma_m64n40k32_f32_e5m2_e5m2_ss, e5m2_rs::wgmma_m64n40k32_f32_e5m2_e5m2_rs);
+forms_8bit!(48, E5m2, E5m2, e5m2_ss::wgmma_m64n48k32_f32_e5m2_e5m2_ss, e5m2_rs::wgmma_m64n48k32_f32_e5m2_e5m2_rs);
 forms_8bit!(64, E5m2, E5m2, e5m2_ss::wgmma_m64n64k32_f32_e5m2_e5m2_ss, e5m2_rs::wgmma_m64n64k32_f32_e5m2_e5m2_rs);
 forms_8bit!(80, E5m2, E5m2, e5m2_ss::wgmma_m64n80k32_f32_e5m2_e5m2_ss, e5m2_rs::wgmma_m64n80k32_f32_e5m2_e5m2_rs);
 forms_8bit!(96, E5m2, E5m2, e5m2_ss::wgmma_m64n96k32_f32_e5m2_e5m2_ss, e5m2_rs::wgmma_m64n96k32_f32_e5m2_e5m2_rs);
@@ -459,7 +546,10 @@ forms_8bit!(192, E5m2, E5m2, e5m2_ss::wgmma_m64n192k32_f32_e5m2_e5m2_ss, e5m2_rs
 forms_8bit!(256, E5m2, E5m2, e5m2_ss::wgmma_m64n256k32_f32_e5m2_e5m2_ss, e5m2_rs::wgmma_m64n256k32_f32_e5m2_e5m2_rs);
 forms_8bit!(8, E4m3, E5m2, e4m3_e5m2_ss::wgmma_m64n8k32_f32_e4m3_e5m2_ss, e4m3_e5m2_rs::wgmma_m64n8k32_f32_e4m3_e5m2_rs);
 forms_8bit!(16, E4m3, E5m2, e4m3_e5m2_ss::wgmma_m64n16k32_f32_e4m3_e5m2_ss, e4m3_e5m2_rs::wgmma_m64n16k32_f32_e4m3_e5m2_rs);
+forms_8bit!(24, E4m3, E5m2, e4m3_e5m2_ss::wgmma_m64n24k32_f32_e4m3_e5m2_ss, e4m3_e5m2_rs::wgmma_m64n24k32_f32_e4m3_e5m2_rs);
 forms_8bit!(32, E4m3, E5m2, e4m3_e5m2_ss::wgmma_m64n32k32_f32_e4m3_e5m2_ss, e4m3_e5m2_rs::wgmma_m64n32k32_f32_e4m3_e5m2_rs);
+forms_8bit!(40, E4m3, E5m2, e4m3_e5m2_ss::wgmma_m64n40k32_f32_e4m3_e5m2_ss, e4m3_e5m2_rs::wgmma_m64n40k32_f32_e4m3_e5m2_rs);
+forms_8bit!(48, E4m3, E5m2, e4m3_e5m2_ss::wgmma_m64n48k32_f32_e4m3_e5m2_ss, e4m3_e5m2_rs::wgmma_m64n48k32_f32_e4m3_e5m2_rs);
 forms_8bit!(64, E4m3, E5m2, e4m3_e5m2_ss::wgmma_m64n64k32_f32_e4m3_e5m2_ss, e4m3_e5m2_rs::wgmma_m64n64k32_f32_e4m3_e5m2_rs);
 forms_8bit!(80, E4m3, E5m2, e4m3_e5m2_ss::wgmma_m64n80k32_f32_e4m3_e5m2_ss, e4m3_e5m2_rs::wgmma_m64n80k32_f32_e4m3_e5m2_rs);
 forms_8bit!(96, E4m3, E5m2, e4m3_e5m2_ss::wgmma_m64n96k32_f32_e4m3_e5m2_ss, e4m3_e5m2_rs::wgmma_m64n96k32_f32_e4m3_e5m2_rs);
@@ -469,7 +559,10 @@ forms_8bit!(192, E4m3, E5m2, e4m3_e5m2_ss::wgmma_m64n192k32_f32_e4m3_e5m2_ss, e4
 forms_8bit!(256, E4m3, E5m2, e4m3_e5m2_ss::wgmma_m64n256k32_f32_e4m3_e5m2_ss, e4m3_e5m2_rs::wgmma_m64n256k32_f32_e4m3_e5m2_rs);
 forms_8bit!(8, E5m2, E4m3, e5m2_e4m3_ss::wgmma_m64n8k32_f32_e5m2_e4m3_ss, e5m2_e4m3_rs::wgmma_m64n8k32_f32_e5m2_e4m3_rs);
 forms_8bit!(16, E5m2, E4m3, e5m2_e4m3_ss::wgmma_m64n16k32_f32_e5m2_e4m3_ss, e5m2_e4m3_rs::wgmma_m64n16k32_f32_e5m2_e4m3_rs);
+forms_8bit!(24, E5m2, E4m3, e5m2_e4m3_ss::wgmma_m64n24k32_f32_e5m2_e4m3_ss, e5m2_e4m3_rs::wgmma_m64n24k32_f32_e5m2_e4m3_rs);
 forms_8bit!(32, E5m2, E4m3, e5m2_e4m3_ss::wgmma_m64n32k32_f32_e5m2_e4m3_ss, e5m2_e4m3_rs::wgmma_m64n32k32_f32_e5m2_e4m3_rs);
+forms_8bit!(40, E5m2, E4m3, e5m2_e4m3_ss::wgmma_m64n40k32_f32_e5m2_e4m3_ss, e5m2_e4m3_rs::wgmma_m64n40k32_f32_e5m2_e4m3_rs);
+forms_8bit!(48, E5m2, E4m3, e5m2_e4m3_ss::wgmma_m64n48k32_f32_e5m2_e4m3_ss, e5m2_e4m3_rs::wgmma_m64n48k32_f32_e5m2_e4m3_rs);
 forms_8bit!(64, E5m2, E4m3, e5m2_e4m3_ss::wgmma_m64n64k32_f32_e5m2_e4m3_ss, e5m2_e4m3_rs::wgmma_m64n64k32_f32_e5m2_e4m3_rs);
 forms_8bit!(80, E5m2, E4m3, e5m2_e4m3_ss::wgmma_m64n80k32_f32_e5m2_e4m3_ss, e5m2_e4m3_rs::wgmma_m64n80k32_f32_e5m2_e4m3_rs);
 forms_8bit!(96, E5m2, E4m3, e5m2_e4m3_ss::wgmma_m64n96k32_f32_e5m2_e4m3_ss, e5m2_e4m3_rs::wgmma_m64n96k32_f32_e5m2_e4m3_rs);

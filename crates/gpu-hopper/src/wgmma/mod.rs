@@ -15,8 +15,9 @@
 //! wait_group::<N>()                at most N groups pending: the others' d may be read
 //! ```
 //!
-//! The forms exist for N in 16, 32, 64, 80, 96, 128, 176, 192 and 256 (`NS` in `xtask/src/codegen.rs`;
-//! adding one is one line there) and for the inputs bf16 x bf16, f16 x f16, e4m3 x e4m3,
+//! The forms exist for N in 8, 16, 24, 32, 40, 48, 64, 80, 96, 128, 176, 192 and 256 (`NS` in
+//! `xtask/src/codegen.rs`; adding one is one line there) and for the inputs bf16 x bf16, f16 x
+//! f16, e4m3 x e4m3,
 //! e5m2 x e5m2, e4m3 x e5m2 and e5m2 x e4m3. A shape or pair without a form does not
 //! implement the trait: a compile error. The immediates are const generics, checked at
 //! compile time: `SCALE_A`, `SCALE_B` in {1, -1}, `TRANS_A`, `TRANS_B` in {0, 1} (16-bit
@@ -55,8 +56,8 @@
 //!
 //! ```compile_fail,E0277
 //! use gpu_hopper::wgmma::{Bf16, M64, MmaSs, Shape};
-//! let mut d = [0.0f32; 24];
-//! unsafe { <M64<48> as MmaSs<Bf16, Bf16>>::mma_ss::<1, 1, 0, 0>(&mut d, 0, 0, false) };
+//! let mut d = [0.0f32; 28];
+//! unsafe { <M64<56> as MmaSs<Bf16, Bf16>>::mma_ss::<1, 1, 0, 0>(&mut d, 0, 0, false) };
 //! ```
 
 pub mod fragment;
