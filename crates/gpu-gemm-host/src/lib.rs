@@ -832,9 +832,9 @@ impl Gemm {
             ((addresses.a, m), (addresses.b, n))
         };
         // A's box: below one tile of M only M's rows, rounded up to 8, in the kernels that take
-        // it (`abi::a_box_rows_of`, by which the device's `mainloop::stage_tx` counts too); half
-        // a tile's rows in a pair sharing A (`KernelSpec::a_box_rows`).
-        let a_box = kernel.spec().a_box_rows(m);
+        // it (`abi::a_box_rows_of`, by which the device's `mainloop::stage_tx` counts too).
+        let a_box =
+            gpu_gemm_plan::abi::a_box_rows_of(kernel.spec().config.swap_ab, kernel.tile_rows(), m);
         maps[..128].copy_from_slice(&tensor_map(a, k, rows_a, a_box)?);
         maps[128..256].copy_from_slice(&tensor_map(b, k, rows_b, kernel.b_box_rows())?);
         let c = addresses.c.address(addresses.d);

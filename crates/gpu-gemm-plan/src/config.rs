@@ -59,14 +59,6 @@ pub struct Config {
     /// add up between the warpgroups. Only in the transposing kernels without cluster-K (a
     /// measurement: their weight tiles 64 rows high, as cuBLAS's decode kernels take them).
     pub split_columns: bool,
-    /// In a pair ([`Config::cluster`] 2), the two CTAs compute horizontally adjacent tiles (the
-    /// same rows, the next `bn` columns) and share A's box through TMA multicast, each loading
-    /// half of its rows for both, where [`Config::cluster`]'s pairs stack their tiles and share
-    /// B's. In a transposing kernel ([`Config::swap_ab`]) A is the weights: the tiles of M's
-    /// columns over one weight tile read it from L2 once per pair, as cuBLAS's mid-M kernels
-    /// share it across their clusters (run 119: 64 x 48 tiles in clusters of 4 x 2 at 96 x
-    /// 3584 x 3584). The transposing kernels without cluster-K or stream-K only.
-    pub shares_a: bool,
 }
 
 impl Config {
@@ -83,7 +75,6 @@ impl Config {
         cluster_k: false,
         stream_k: false,
         split_columns: false,
-        shares_a: false,
     };
     /// One CTA, elected warp arrivals, `setmaxnreg`, the TMA-store epilogue and split-K.
     pub const SINGLE: Config = Config {
@@ -96,7 +87,6 @@ impl Config {
         cluster_k: false,
         stream_k: false,
         split_columns: false,
-        shares_a: false,
     };
     /// [`Config::SINGLE`] without `setmaxnreg`, for 128 x 64 tiles: their 32 accumulators fit the
     /// 168 registers a thread has at launch (ptxas gives such a kernel fewer, and then ignores
@@ -125,18 +115,6 @@ impl Config {
         split_columns: true,
         ..Config::SKINNY
     };
-    /// [`Config::SKINNY`] in CTA pairs sharing A's box, the weights ([`Config::shares_a`]).
-    pub const SKINNY_SHARED_A: Config = Config {
-        cluster: 2,
-        shares_a: true,
-        ..Config::SKINNY
-    };
-    /// [`Config::SKINNY_HALVES`] in CTA pairs sharing A's box ([`Config::shares_a`]).
-    pub const SKINNY_HALVES_SHARED_A: Config = Config {
-        cluster: 2,
-        shares_a: true,
-        ..Config::SKINNY_HALVES
-    };
     /// [`Config::SINGLE`] with a stream-K schedule ([`Config::stream_k`]).
     pub const STREAM_K: Config = Config {
         stream_k: true,
@@ -159,16 +137,6 @@ impl Config {
     #[inline(always)]
     pub const fn staged(self, n: u32) -> bool {
         self.tma_store && n % 8 == 0
-    }
-
-    /// CTA tiles per cluster tile, as (rows, columns): a pair's two tiles stacked (sharing B),
-    /// or side by side ([`Config::shares_a`]); (1, 1) alone.
-    pub const fn cluster_tile(self) -> (u32, u32) {
-        if self.shares_a {
-            (1, self.cluster)
-        } else {
-            (self.cluster, 1)
-        }
     }
 
     /// The empty barriers' arrival count of this configuration.

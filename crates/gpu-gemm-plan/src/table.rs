@@ -399,41 +399,6 @@ pub const SKINNY64_CLUSTER_K_PAIR: KernelSpec = KernelSpec {
     ..SKINNY64_CLUSTER_K
 };
 
-/// A measurement: [`SKINNY32`] in CTA pairs sharing A's box, the weights
-/// ([`Config::shares_a`]): the two CTAs take the same 128 weight rows and the next 32 columns of
-/// M each, and each loads 64 of the weight rows for both. For M of 65 to 256, where the
-/// transposing kernels' tiles of M read every weight tile from L2 once each.
-pub const SKINNY32_SHARED_A: KernelSpec = KernelSpec {
-    entry: "gemm_bf16_skinny32_pa",
-    name: "skinny-32-pa",
-    config: Config::SKINNY_SHARED_A,
-    step: true,
-    ..SKINNY32
-};
-/// A measurement: [`SKINNY64`] in CTA pairs sharing A's box ([`SKINNY32_SHARED_A`]).
-pub const SKINNY64_SHARED_A: KernelSpec = KernelSpec {
-    entry: "gemm_bf16_skinny64_pa",
-    name: "skinny-64-pa",
-    layout: SKINNY64.layout,
-    ..SKINNY32_SHARED_A
-};
-/// A measurement: [`SKINNY32_R64`] (64-row weight tiles) in CTA pairs sharing A's box, 32 rows
-/// loaded by each ([`SKINNY32_SHARED_A`]).
-pub const SKINNY32_R64_SHARED_A: KernelSpec = KernelSpec {
-    entry: "gemm_bf16_skinny32_r64_pa",
-    name: "skinny-32-r64-pa",
-    config: Config::SKINNY_HALVES_SHARED_A,
-    step: true,
-    ..SKINNY32_R64
-};
-/// A measurement: [`SKINNY64_R64`] in CTA pairs sharing A's box ([`SKINNY32_R64_SHARED_A`]).
-pub const SKINNY64_R64_SHARED_A: KernelSpec = KernelSpec {
-    entry: "gemm_bf16_skinny64_r64_pa",
-    name: "skinny-64-r64-pa",
-    layout: SKINNY64_R64.layout,
-    ..SKINNY32_R64_SHARED_A
-};
-
 /// A measurement: [`SKINNY16_R64`] in a deep ring ([`Layout::narrow`]: A's slot the 64-row
 /// box alone, 10 KiB a stage), 19 stages instead of 10. Run 119 (`ncu` at 96 x 3584 x 3584) had
 /// cuBLAS's kernel (64 x 48 tiles, 15 stages of 14 KiB) receive its stages per SM at 1.7 times
@@ -528,7 +493,7 @@ pub const KERNELS: [KernelSpec; 15] = [
 /// The kernels kept only to show the steps of the design, and the measurements beside them
 /// (`step: true`): built into the steps module (the kernel crate's `steps` feature) and the
 /// host's `Kernel` variants only with its `steps` feature, for the benchmark's step table.
-pub const STEPS: [KernelSpec; 26] = [
+pub const STEPS: [KernelSpec; 22] = [
     PER_TILE,
     PERSISTENT_FIRST,
     SINGLE_WARPGROUP,
@@ -545,10 +510,6 @@ pub const STEPS: [KernelSpec; 26] = [
     SKINNY128_CLUSTER_K_PAIR,
     SKINNY64_CLUSTER_K_PAIR,
     SKINNY16_R64,
-    SKINNY32_SHARED_A,
-    SKINNY64_SHARED_A,
-    SKINNY32_R64_SHARED_A,
-    SKINNY64_R64_SHARED_A,
     SKINNY16_R64_DEEP,
     SKINNY32_R64_DEEP,
     SKINNY48_R64_DEEP,
@@ -677,18 +638,6 @@ macro_rules! with_steps {
             /// A measurement: [`Skinny16`](Self::Skinny16) on tiles of 64 rows of B, the two
             /// consumer warpgroups on the tile's column halves (`gemm_bf16_skinny16_r64`).
             Skinny16R64 = SKINNY16_R64,
-            /// A measurement: [`Skinny32`](Self::Skinny32) in CTA pairs sharing the weights'
-            /// box by multicast, side by side along M (`gemm_bf16_skinny32_pa`).
-            Skinny32SharedA = SKINNY32_SHARED_A,
-            /// A measurement: [`Skinny64`](Self::Skinny64) in CTA pairs sharing the weights'
-            /// box (`gemm_bf16_skinny64_pa`).
-            Skinny64SharedA = SKINNY64_SHARED_A,
-            /// A measurement: [`Skinny32R64`](Self::Skinny32R64) in CTA pairs sharing the
-            /// weights' box (`gemm_bf16_skinny32_r64_pa`).
-            Skinny32R64SharedA = SKINNY32_R64_SHARED_A,
-            /// A measurement: [`Skinny64R64`](Self::Skinny64R64) in CTA pairs sharing the
-            /// weights' box (`gemm_bf16_skinny64_r64_pa`).
-            Skinny64R64SharedA = SKINNY64_R64_SHARED_A,
             /// A measurement: [`Skinny16R64`](Self::Skinny16R64) in a deep ring, A's slot the
             /// 64-row box alone (`gemm_bf16_skinny16_r64_deep`, 19 stages).
             Skinny16R64Deep = SKINNY16_R64_DEEP,
@@ -784,22 +733,9 @@ impl KernelSpec {
         self.layout.bytes()
     }
 
-    /// Rows of B's tensor-map box: a CTA of a pair that stacks its tiles loads half of the
-    /// tile's.
+    /// Rows of B's tensor-map box: a CTA of a pair loads half of the tile's.
     pub const fn b_box_rows(&self) -> u32 {
-        self.cols() / self.config.cluster_tile().0
-    }
-
-    /// Rows of A's tensor-map box for a problem of `m` rows (the kernel's own, [`problem`]
-    /// (Self::problem)): [`abi::a_box_rows_of`](crate::abi::a_box_rows_of), or in a pair
-    /// sharing A ([`Config::shares_a`]) half of a tile's rows, which each CTA loads for both.
-    /// Either way a stage receives the tile's whole A box (or the short box below one tile).
-    pub const fn a_box_rows(&self, m: u32) -> u32 {
-        if self.config.shares_a {
-            self.rows / self.config.cluster_tile().1
-        } else {
-            crate::abi::a_box_rows_of(self.config.swap_ab, self.rows, m)
-        }
+        self.cols() / self.cluster()
     }
 
     /// Whether the kernel splits K at all.
@@ -832,10 +768,9 @@ impl KernelSpec {
     /// [`problem`](Self::problem).
     pub fn tiles(&self, shape: Shape) -> (u64, u64) {
         let shape = self.problem(shape);
-        let (rows, cols) = self.config.cluster_tile();
         (
-            u64::from(shape.m.div_ceil(self.rows * rows)),
-            u64::from(shape.n.div_ceil(self.cols() * cols)),
+            u64::from(shape.m.div_ceil(self.rows * self.cluster())),
+            u64::from(shape.n.div_ceil(self.cols())),
         )
     }
 

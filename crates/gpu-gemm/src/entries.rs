@@ -60,9 +60,9 @@ const fn check(spec: KernelSpec, name: &str) {
                 && !spec.config.tma_store
                 && !spec.config.cluster_k
                 && !spec.config.stream_k
-                && (spec.config.cluster == 1 || spec.config.shares_a)
+                && spec.config.cluster == 1
                 && spec.layout.bn >= 16),
-        "split_columns: a transposing kernel, single CTAs (or pairs sharing A), no cluster-K, stream-K or staged epilogue, at least 16 wide"
+        "split_columns: a transposing kernel, single CTAs, no cluster-K, stream-K or staged epilogue, at least 16 wide"
     );
     assert!(
         same_layout(
@@ -70,16 +70,6 @@ const fn check(spec: KernelSpec, name: &str) {
             Layout::ring(spec.layout.bn, spec.layout.stages, spec.rows)
         ),
         "a row's layout is the ring its kernel body builds (`Layout::ring`): narrow (A's slot 64 rows) exactly on 64-row tiles whose 128-row slots would not fit"
-    );
-    assert!(
-        !spec.config.shares_a
-            || (spec.config.swap_ab
-                && spec.config.cluster == 2
-                && spec.config.warp_arrivals
-                && !spec.config.tma_store
-                && !spec.config.cluster_k
-                && !spec.config.stream_k),
-        "shares_a: a transposing kernel in CTA pairs with warp arrivals, no cluster-K, stream-K or staged epilogue"
     );
     assert!(
         !spec.config.cluster_k

@@ -16,9 +16,7 @@ use crate::cluster_k;
 use crate::epilogue::{
     EPILOGUE_BARRIERS, Epi, Out, c_stages, epilogue, epilogue_from, load_c, store_through_smem,
 };
-use crate::mainloop::{
-    Pipe, Place, a_row0, consume_unit, mma_stage, produce, produce_shared_a, shifts_edge, stage_tx,
-};
+use crate::mainloop::{Pipe, a_row0, consume_unit, mma_stage, produce, shifts_edge, stage_tx};
 use crate::split_k::{SPLIT_K_BARRIERS, Workspace, last_split};
 use crate::tile::Width;
 use gpu_hopper::arch::nvptx::{
@@ -210,24 +208,7 @@ pub(crate) unsafe fn gemm<W: Width, const ST: usize, const C: u32, S: MbarScope,
             // SAFETY: the whole producer warpgroup executes it, converged.
             unsafe { setmaxnreg_dec::<PRODUCER_REGS>() };
         }
-        if cfg!(feature = "steps") && config.shares_a && tid == 0 {
-            // SAFETY: this CTA's one producer lane, in a pair (the entries' check); the maps are
-            // the entries' contract's, A's boxes half a tile high (`KernelSpec::a_box_rows`).
-            unsafe {
-                produce_shared_a::<ST, C, S>(
-                    pipe.into_producer(),
-                    schedule,
-                    smem,
-                    layout,
-                    maps,
-                    k_blocks,
-                    Place::of(config, BM / H, layout.bn, rank),
-                    rank,
-                    multicast,
-                    stage_tx(layout, BM / H, m, config.swap_ab),
-                )
-            };
-        } else if tid == 0 {
+        if tid == 0 {
             // SAFETY: this CTA's one producer lane; the maps are the entries' contract's.
             unsafe {
                 produce::<W, ST, C, S>(
@@ -437,13 +418,6 @@ unsafe fn consume<W: Width, const ST: usize, const C: u32, S: MbarScope, const H
         };
         let (tm, tn) = schedule.tile(tile);
         let (m0, n0) = (tm * cluster_rows + rank * BM, tn * layout.bn);
-        // A pair sharing A (a step kernel's measurement) lies side by side.
-        #[cfg(feature = "steps")]
-        let (m0, n0) = if config.shares_a {
-            Place::of(config, BM / H, layout.bn, rank).origin(tm, tn)
-        } else {
-            (m0, n0)
-        };
         // The accumulators' first row: `m0`, or below it where the A box was shifted inside M.
         let a0 = a_row0(m0, edge);
         // The closures go by reference (`&F: Fn`): by value, or as `&impl Fn` parameters, LLVM
@@ -663,13 +637,11 @@ fn persistent(
             core::arch::nvptx::_block_idx_x() as u32,
         )
     };
-    // A cluster tile: a stacked pair's two tile rows, or a pair sharing A's two tile columns.
-    let (tile_rows, tile_cols) = config.cluster_tile();
     if config.stream_k {
         // `splits` is the workers (clusters: a pair's CTAs walk its units together).
         return Schedule::stream_k(
-            m.div_ceil(rows * tile_rows),
-            n.div_ceil(cols * tile_cols),
+            m.div_ceil(rows * config.cluster),
+            n.div_ceil(cols),
             k.div_ceil(BK),
             splits,
             block / config.cluster,
@@ -677,8 +649,8 @@ fn persistent(
         );
     }
     Schedule::new(
-        m.div_ceil(rows * tile_rows),
-        n.div_ceil(cols * tile_cols),
+        m.div_ceil(rows * config.cluster),
+        n.div_ceil(cols),
         if config.split_k { splits } else { 1 },
         k.div_ceil(BK),
         block / config.cluster,

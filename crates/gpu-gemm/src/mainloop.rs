@@ -1,7 +1,7 @@
 //! The main loop: the producer's k-loop (tensor loads into the ring) and the consumers' (a
 //! stage's `wgmma`s, then its release).
 
-use gpu_gemm_plan::{BK, BM, Config, Layout, Schedule};
+use gpu_gemm_plan::{BK, BM, Layout, Schedule};
 #[cfg(feature = "l2_hints")]
 use gpu_pipeline::L2Policy;
 use gpu_pipeline::{
@@ -53,42 +53,6 @@ pub(crate) fn a_row0(m0: u32, edge: Option<u32>) -> u32 {
     match edge {
         Some(m) if m > BM && m0 + BM > m => m - BM,
         _ => m0,
-    }
-}
-
-/// Where a CTA's tile lies in its cluster tile, in a pair sharing A ([`Config::shares_a`], the
-/// steps module's measurement): the cluster tile's rows and columns, and this CTA's column
-/// offset in it (the second CTA one tile to the right). The other kernels place their tiles
-/// with their own arithmetic (a stacked pair's second CTA one tile below).
-///
-/// [`Config::shares_a`]: gpu_gemm_plan::Config::shares_a
-#[derive(Clone, Copy)]
-pub(crate) struct Place {
-    rows: u32,
-    cols: u32,
-    col: u32,
-    /// Rows of A's box each CTA loads for both.
-    half: u32,
-}
-
-impl Place {
-    /// The place of the CTA of cluster rank `rank` in a pair sharing A, of `config`, on tiles
-    /// of `tile_rows` x `bn`.
-    #[inline(always)]
-    pub(crate) fn of(config: Config, tile_rows: u32, bn: u32, rank: u32) -> Self {
-        let (rows, cols) = config.cluster_tile();
-        Place {
-            rows: tile_rows * rows,
-            cols: bn * cols,
-            col: rank * bn,
-            half: tile_rows / cols,
-        }
-    }
-
-    /// The first row and column of this CTA's tile in cluster tile `(tm, tn)`.
-    #[inline(always)]
-    pub(crate) fn origin(self, tm: u32, tn: u32) -> (u32, u32) {
-        (tm * self.rows, tn * self.cols + self.col)
     }
 }
 
@@ -180,64 +144,6 @@ pub(crate) unsafe fn produce<W: Width, const ST: usize, const C: u32, S: MbarSco
                     } else {
                         bar.tensor_load::<2>(base.add(layout.a_bytes() as usize), map_b, [kc, n0]);
                     }
-                }
-            });
-        }
-        u += schedule.stride;
-    }
-}
-
-/// [`produce`] for a pair sharing A ([`Config::shares_a`]): each k-block's half of A's box for
-/// both CTAs of the pair (by multicast, to `multicast`'s ranks) and this CTA's own B box, the
-/// tile `place` gives. Split-K's units only (no stream-K: the entries' check), no shifted edge.
-///
-/// # Safety
-///
-/// As [`produce`]'s, in a pair whose peer's barriers are initialised; A's map has boxes of
-/// `place.half` rows.
-///
-/// [`Config::shares_a`]: gpu_gemm_plan::Config::shares_a
-#[inline(always)]
-#[allow(clippy::too_many_arguments)]
-pub(crate) unsafe fn produce_shared_a<const ST: usize, const C: u32, S: MbarScope>(
-    producer: ProducerHalf<ST, NvidiaMbarBackend<1, C, S>>,
-    schedule: Schedule,
-    smem: *mut u8,
-    layout: Layout,
-    maps: *const TensorMap,
-    k_blocks: u32,
-    place: Place,
-    rank: u32,
-    multicast: u16,
-    stage_tx: u32,
-) {
-    // SAFETY: B's map follows A's.
-    let (map_a, map_b) = (maps, unsafe { maps.add(1) });
-    // This CTA's half of the A slot: whole swizzle atoms, where one box would put them.
-    let half = rank * place.half * 2 * BK;
-    let mut u = schedule.first;
-    while u < schedule.total() {
-        let (tile, split, parts) = schedule.unit(u);
-        let (tm, tn) = schedule.tile(tile);
-        let (m0, n0) = place.origin(tm, tn);
-        let (m0, n0) = ((m0 + rank * place.half) as i32, n0 as i32);
-        let (kb0, kb1) = Schedule::k_range(split, parts, k_blocks);
-        for kb in kb0..kb1 {
-            producer.produce_tma(stage_tx, |stage| {
-                let bar = stage.barrier();
-                // SAFETY: the stage's slot lies inside the layout.
-                let base = unsafe { smem.add((stage.index() * layout.stage_bytes()) as usize) };
-                let kc = (kb * BK) as i32;
-                // SAFETY: the stage is free in this CTA and in the peer (whose consumers arrive
-                // on this CTA's empty barrier too); 1024-aligned boxes of the maps' sizes.
-                unsafe {
-                    bar.tensor_load_multicast::<2>(
-                        base.add(half as usize),
-                        map_a,
-                        [kc, m0],
-                        multicast,
-                    );
-                    bar.tensor_load::<2>(base.add(layout.a_bytes() as usize), map_b, [kc, n0]);
                 }
             });
         }

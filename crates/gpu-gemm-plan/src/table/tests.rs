@@ -32,19 +32,7 @@ fn the_launch_of_each_row_fits_an_sm90_block() {
         // A pair's CTAs each load half of B's box for both: whole 128-byte swizzle atoms (8
         // rows), 1024-aligned in the stage.
         assert_eq!(k.b_box_rows() % 8, 0, "{}", k.name);
-        assert_eq!(
-            k.b_box_rows() * k.config.cluster_tile().0,
-            k.cols(),
-            "{}",
-            k.name
-        );
-        let (rows, cols) = k.config.cluster_tile();
-        assert_eq!(rows * cols, k.cluster(), "{}", k.name);
-        if k.config.shares_a {
-            // Each CTA's half of A's box: whole swizzle atoms, 1024-aligned in the stage.
-            assert_eq!(k.a_box_rows(4096) * cols, k.rows, "{}", k.name);
-            assert_eq!(k.a_box_rows(4096) % 8, 0, "{}", k.name);
-        }
+        assert_eq!(k.b_box_rows() * k.cluster(), k.cols(), "{}", k.name);
         assert!(!(k.config.swap_ab && k.config.tma_store), "{}", k.name);
     }
 }
@@ -576,41 +564,54 @@ fn the_default_of_any_shape_launches_and_covers_every_k_block_once() {
     assert_eq!(launches, 4 * 22 * 8 * 10 * (1 + KERNELS.len() as u32));
 }
 
-/// The pairs sharing A (`Config::shares_a`, step rows) count their cluster tiles side by side
-/// along the kernel's columns (M, the transposing kernels' activations): one weight tile by two
-/// tiles of M; each CTA's A box is half of the weight tile's rows, its B box the whole of its
-/// own tile's; the workspace has a slot per CTA tile of a split cluster tile.
+/// The deep rings (step rows): 64-row tiles whose A slots hold only their box, so that more
+/// stages fit than in the rings they deepen; each is the ring its kernel body builds
+/// (`Layout::ring`), and tiles and splits are those of the 64-row kernels of their width.
 #[test]
-fn the_pairs_sharing_a_tile_m_side_by_side() {
-    // 96 x 3584 x 3584: the kernel's problem is 3584 x 96.
+fn the_deep_rings_hold_more_stages_of_64_row_tiles() {
+    for (deep, shallow) in [
+        (SKINNY16_R64_DEEP, Some(SKINNY16_R64)),
+        (SKINNY32_R64_DEEP, Some(SKINNY32_R64)),
+        (SKINNY48_R64_DEEP, None),
+        (SKINNY64_R64_DEEP, Some(SKINNY64_R64)),
+        (SKINNY80_R64_DEEP, None),
+        (SKINNY96_R64_DEEP, None),
+    ] {
+        let l = deep.layout;
+        assert_eq!(
+            (deep.rows, l.a_rows, l.a_bytes()),
+            (64, 64, 8192),
+            "{}",
+            deep.name
+        );
+        assert_eq!(l, Layout::ring(l.bn, l.stages, deep.rows), "{}", deep.name);
+        assert!(deep.config.split_columns && deep.step, "{}", deep.name);
+        // The widest ring that fits: one more stage would not.
+        let more = Layout {
+            stages: l.stages + 1,
+            ..l
+        };
+        assert!(more.bytes() > 227 * 1024, "{}", deep.name);
+        let shape = Shape {
+            m: 96,
+            n: 3584,
+            k: 3584,
+        };
+        assert_eq!(deep.tiles(shape).0, 56, "{}", deep.name);
+        if let Some(shallow) = shallow {
+            assert!(l.stages > shallow.layout.stages, "{}", deep.name);
+            assert_eq!(shallow.layout.a_rows, BM);
+            assert_eq!(deep.tiles(shape), shallow.tiles(shape));
+            assert_eq!(deep.splits(shape, 132), shallow.splits(shape, 132));
+        }
+    }
+    // 96 x 3584 x 3584 on the 48-wide tiles: 56 weight tiles by two of M, 112 CTAs unsplit.
     let shape = Shape {
         m: 96,
         n: 3584,
         k: 3584,
     };
-    // 28 weight tiles of 128 rows by two pairs of 32 columns (64, 128: the last CTA's tile
-    // wholly past M, its B box zero-filled).
-    assert_eq!(SKINNY32_SHARED_A.tiles(shape), (28, 2));
-    assert_eq!(SKINNY32_SHARED_A.a_box_rows(3584), 64);
-    assert_eq!(SKINNY32_SHARED_A.b_box_rows(), 32);
-    // 56 cluster tiles for 66 pairs: at least half of them, so unsplit; 112 CTAs.
-    assert_eq!(SKINNY32_SHARED_A.splits(shape, 66), 1);
-    assert_eq!(SKINNY32_SHARED_A.grid(shape, 1, 66), Ok((112, 1)));
-    // The 64-wide pair: one cluster tile of M per weight tile, 28 of them split in 2.
-    assert_eq!(SKINNY64_SHARED_A.tiles(shape), (28, 1));
-    assert_eq!(SKINNY64_SHARED_A.splits(shape, 66), 2);
-    assert_eq!(SKINNY64_SHARED_A.grid(shape, 2, 66), Ok((112, 1)));
-    assert_eq!(
-        SKINNY64_SHARED_A.workspace_bytes(shape, 2, 66),
-        Ok(28 * 2 * 2 * 128 * 64 * 4 + 28 * 2 * 4)
-    );
-    // The 64-row forms: 56 weight tiles, A boxes of 32 rows (whole swizzle atoms).
-    assert_eq!(SKINNY32_R64_SHARED_A.tiles(shape), (56, 2));
-    assert_eq!(SKINNY32_R64_SHARED_A.a_box_rows(3584), 32);
-    assert_eq!(SKINNY64_R64_SHARED_A.tiles(shape), (56, 1));
-    // Their stacked-pair and single counterparts are unchanged.
-    assert_eq!(SKINNY32.tiles(shape), (28, 3));
-    assert_eq!(SKINNY32.a_box_rows(3584), 128);
-    assert_eq!(PERSISTENT_N64_PAIR.b_box_rows(), 32);
-    assert_eq!(PERSISTENT_N64_PAIR.a_box_rows(96), 96);
+    assert_eq!(SKINNY48_R64_DEEP.tiles(shape), (56, 2));
+    assert_eq!(SKINNY48_R64_DEEP.splits(shape, 132), 1);
+    assert_eq!(SKINNY48_R64_DEEP.grid(shape, 1, 132), Ok((112, 1)));
 }

@@ -12,9 +12,8 @@ use gpu_gemm_plan::abi::Params;
 use gpu_gemm_plan::{
     A_BYTES, BK, CLUSTER_SK, PER_TILE, PERSISTENT_FIRST, PERSISTENT_N64_PAIR, PERSISTENT_N128_SK,
     PERSISTENT_N192_SK, PERSISTENT_SK, SINGLE_WARPGROUP, SKINNY16_CLUSTER_K_S4, SKINNY16_R64,
-    SKINNY16_R64_DEEP, SKINNY16_S4, SKINNY32_R64_DEEP, SKINNY32_R64_SHARED_A, SKINNY32_SHARED_A,
-    SKINNY48_R64_DEEP, SKINNY64_CLUSTER_K_PAIR, SKINNY64_R64_DEEP, SKINNY64_R64_SHARED_A,
-    SKINNY64_SHARED_A, SKINNY80_R64_DEEP, SKINNY96_R64_DEEP, SKINNY128, SKINNY128_CLUSTER_K,
+    SKINNY16_R64_DEEP, SKINNY16_S4, SKINNY32_R64_DEEP, SKINNY48_R64_DEEP, SKINNY64_CLUSTER_K_PAIR,
+    SKINNY64_R64_DEEP, SKINNY80_R64_DEEP, SKINNY96_R64_DEEP, SKINNY128, SKINNY128_CLUSTER_K,
     SKINNY128_CLUSTER_K_PAIR, SKINNY192_CLUSTER_K_PAIR,
 };
 use gpu_hopper::arch::nvptx::{
@@ -226,30 +225,6 @@ entry!(
     /// A measurement: [`super::gemm_bf16_skinny32_r64`] 16 rows of A wide (`wgmma.m64n8k16`
     /// each): [`super::gemm_bf16_skinny16`] on 64-row tiles.
     gemm_bf16_skinny16_r64 = SKINNY16_R64
-);
-
-entry!(
-    /// A measurement: [`super::gemm_bf16_skinny32`] in CTA pairs side by side along M, sharing
-    /// the weights' box by multicast (each CTA loads 64 of its 128 rows for both).
-    gemm_bf16_skinny32_pa = SKINNY32_SHARED_A
-);
-
-entry!(
-    /// A measurement: [`super::gemm_bf16_skinny64`] in CTA pairs sharing the weights' box, as
-    /// [`gemm_bf16_skinny32_pa`].
-    gemm_bf16_skinny64_pa = SKINNY64_SHARED_A
-);
-
-entry!(
-    /// A measurement: [`super::gemm_bf16_skinny32_r64`] in CTA pairs sharing the weights' box
-    /// (each CTA loads 32 of its 64 rows for both).
-    gemm_bf16_skinny32_r64_pa = SKINNY32_R64_SHARED_A
-);
-
-entry!(
-    /// A measurement: [`super::gemm_bf16_skinny64_r64`] in CTA pairs sharing the weights' box,
-    /// as [`gemm_bf16_skinny32_r64_pa`].
-    gemm_bf16_skinny64_r64_pa = SKINNY64_R64_SHARED_A
 );
 
 entry!(
