@@ -25,7 +25,7 @@ pub const fn epilogue_quarters(bn: u32) -> u32 {
 const BARRIER_BYTES: u32 = 1024;
 /// Dynamic shared memory a block may have on sm_90 (CUDA C++ Programming Guide, "Compute
 /// Capabilities": 227 KiB on compute capability 9.0).
-const MAX_SMEM: u32 = 227 * 1024;
+pub(crate) const MAX_SMEM: u32 = 227 * 1024;
 
 /// The dynamic shared memory of a kernel whose tiles are `bn` wide, in a ring of `stages`: the
 /// stages (A's slot of `a_rows` rows, then B's box), the two consumer warpgroups' staging

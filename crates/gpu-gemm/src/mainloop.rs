@@ -41,6 +41,8 @@ pub(crate) const fn shifts_edge(bn: u32, swap_ab: bool) -> bool {
 /// 128 x 64 tiles with 128-row boxes zero-filled past M, run 117).
 #[inline(always)]
 pub(crate) fn stage_tx(layout: Layout, rows: u32, m: u32, swap_ab: bool) -> u32 {
+    // B's box (`stage_bytes - a_bytes`: written so because `layout.b_bytes()`, the same value,
+    // moved LLVM's PTX in every production kernel) and A's.
     layout.stage_bytes() - layout.a_bytes()
         + gpu_gemm_plan::abi::a_box_rows_of(swap_ab, rows, m) * 2 * BK
 }

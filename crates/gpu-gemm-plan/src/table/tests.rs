@@ -569,6 +569,11 @@ fn the_default_of_any_shape_launches_and_covers_every_k_block_once() {
 /// (`Layout::ring`), and tiles and splits are those of the 64-row kernels of their width.
 #[test]
 fn the_deep_rings_hold_more_stages_of_64_row_tiles() {
+    let shape = Shape {
+        m: 96,
+        n: 3584,
+        k: 3584,
+    };
     for (deep, shallow) in [
         (SKINNY16_R64_DEEP, Some(SKINNY16_R64)),
         (SKINNY32_R64_DEEP, Some(SKINNY32_R64)),
@@ -591,12 +596,7 @@ fn the_deep_rings_hold_more_stages_of_64_row_tiles() {
             stages: l.stages + 1,
             ..l
         };
-        assert!(more.bytes() > 227 * 1024, "{}", deep.name);
-        let shape = Shape {
-            m: 96,
-            n: 3584,
-            k: 3584,
-        };
+        assert!(more.bytes() > crate::layout::MAX_SMEM, "{}", deep.name);
         assert_eq!(deep.tiles(shape).0, 56, "{}", deep.name);
         if let Some(shallow) = shallow {
             assert!(l.stages > shallow.layout.stages, "{}", deep.name);
@@ -606,11 +606,6 @@ fn the_deep_rings_hold_more_stages_of_64_row_tiles() {
         }
     }
     // 96 x 3584 x 3584 on the 48-wide tiles: 56 weight tiles by two of M, 112 CTAs unsplit.
-    let shape = Shape {
-        m: 96,
-        n: 3584,
-        k: 3584,
-    };
     assert_eq!(SKINNY48_R64_DEEP.tiles(shape), (56, 2));
     assert_eq!(SKINNY48_R64_DEEP.splits(shape, 132), 1);
     assert_eq!(SKINNY48_R64_DEEP.grid(shape, 1, 132), Ok((112, 1)));
