@@ -458,6 +458,57 @@ pub const SKINNY96_R64_DEEP: KernelSpec = KernelSpec {
     ..SKINNY32_R64_DEEP
 };
 
+/// A measurement: [`SKINNY80_R64_DEEP`] in CTA pairs ([`Config::cluster`] 2): the two CTAs of a
+/// pair compute vertically adjacent 64-row weight tiles at the same columns and part of K, and
+/// share the activations' box of each k-block by TMA multicast (each loads half of its rows for
+/// both; each CTA's consumers release a stage in both CTAs). cuBLAS's kernel at M 152-160 takes
+/// the same 64 x 80 tiles in clusters of 4 x 2 that share both operands (the census of
+/// 2026-12-07): at 160 x 3584 x 3584 12.7 us against this tile alone 19.1 (run n8); `ncu` (run n12
+/// of 2026-12-07, an H100) had both read the same DRAM bytes, ours at 0.68 of cuBLAS's DRAM rate,
+/// while each of our CTAs takes its whole 18 KiB stage from L2 and each of cuBLAS's 6.5 KiB.
+/// Run n13 (an H100, 54 shapes M 16-192 by six layers, two processes, before the consumers'
+/// descriptors moved to uniform registers): exact, and slower than the unpaired rows wherever
+/// those fit a wave (0.85-0.95; 160 x 3584 x 3584 22.1 us against 19.2): the instruction-bound
+/// consumers (run n12: 5.1 M instructions against cuBLAS's 1.4 M), not L2, set the rate. To be
+/// measured again on the new consumer loop.
+pub const SKINNY80_R64_DEEP_PAIR: KernelSpec = KernelSpec {
+    entry: "gemm_bf16_skinny80_r64_deep_pair",
+    name: "skinny-80-r64-dp",
+    config: Config {
+        cluster: 2,
+        ..SKINNY80_R64_DEEP.config
+    },
+    ..SKINNY80_R64_DEEP
+};
+/// A measurement: [`SKINNY32_R64_DEEP`] in CTA pairs, as [`SKINNY80_R64_DEEP_PAIR`].
+pub const SKINNY32_R64_DEEP_PAIR: KernelSpec = KernelSpec {
+    entry: "gemm_bf16_skinny32_r64_deep_pair",
+    name: "skinny-32-r64-dp",
+    config: SKINNY80_R64_DEEP_PAIR.config,
+    ..SKINNY32_R64_DEEP
+};
+/// A measurement: [`SKINNY48_R64_DEEP`] in CTA pairs, as [`SKINNY80_R64_DEEP_PAIR`].
+pub const SKINNY48_R64_DEEP_PAIR: KernelSpec = KernelSpec {
+    entry: "gemm_bf16_skinny48_r64_deep_pair",
+    name: "skinny-48-r64-dp",
+    config: SKINNY80_R64_DEEP_PAIR.config,
+    ..SKINNY48_R64_DEEP
+};
+/// A measurement: [`SKINNY64_R64_DEEP`] in CTA pairs, as [`SKINNY80_R64_DEEP_PAIR`].
+pub const SKINNY64_R64_DEEP_PAIR: KernelSpec = KernelSpec {
+    entry: "gemm_bf16_skinny64_r64_deep_pair",
+    name: "skinny-64-r64-dp",
+    config: SKINNY80_R64_DEEP_PAIR.config,
+    ..SKINNY64_R64_DEEP
+};
+/// A measurement: [`SKINNY96_R64_DEEP`] in CTA pairs, as [`SKINNY80_R64_DEEP_PAIR`].
+pub const SKINNY96_R64_DEEP_PAIR: KernelSpec = KernelSpec {
+    entry: "gemm_bf16_skinny96_r64_deep_pair",
+    name: "skinny-96-r64-dp",
+    config: SKINNY80_R64_DEEP_PAIR.config,
+    ..SKINNY96_R64_DEEP
+};
+
 /// How many clusters a stream-K kernel cuts the split tiles' k-blocks over
 /// ([`Schedule::stream_k`]'s `workers`): every cluster of the grid (`capacity`), or fewer where that
 /// would leave a worker fewer than 4 k-blocks or a quarter of a tile's (then a tile has at most
@@ -493,7 +544,7 @@ pub const KERNELS: [KernelSpec; 15] = [
 /// The kernels kept only to show the steps of the design, and the measurements beside them
 /// (`step: true`): built into the steps module (the kernel crate's `steps` feature) and the
 /// host's `Kernel` variants only with its `steps` feature, for the benchmark's step table.
-pub const STEPS: [KernelSpec; 22] = [
+pub const STEPS: [KernelSpec; 27] = [
     PER_TILE,
     PERSISTENT_FIRST,
     SINGLE_WARPGROUP,
@@ -516,6 +567,11 @@ pub const STEPS: [KernelSpec; 22] = [
     SKINNY64_R64_DEEP,
     SKINNY80_R64_DEEP,
     SKINNY96_R64_DEEP,
+    SKINNY32_R64_DEEP_PAIR,
+    SKINNY48_R64_DEEP_PAIR,
+    SKINNY64_R64_DEEP_PAIR,
+    SKINNY80_R64_DEEP_PAIR,
+    SKINNY96_R64_DEEP_PAIR,
 ];
 
 /// Calls `$callback!` with the production rows as `Variant = ROW` items, each with its doc
@@ -656,6 +712,21 @@ macro_rules! with_steps {
             /// A measurement: 64 weight rows by 96 of A in a deep ring
             /// (`gemm_bf16_skinny96_r64_deep`, 9 stages).
             Skinny96R64Deep = SKINNY96_R64_DEEP,
+            /// A measurement: [`Skinny32R64Deep`](Self::Skinny32R64Deep) in CTA pairs sharing
+            /// the activations' box by multicast (`gemm_bf16_skinny32_r64_deep_pair`).
+            Skinny32R64DeepPair = SKINNY32_R64_DEEP_PAIR,
+            /// A measurement: [`Skinny48R64Deep`](Self::Skinny48R64Deep) in CTA pairs
+            /// (`gemm_bf16_skinny48_r64_deep_pair`).
+            Skinny48R64DeepPair = SKINNY48_R64_DEEP_PAIR,
+            /// A measurement: [`Skinny64R64Deep`](Self::Skinny64R64Deep) in CTA pairs
+            /// (`gemm_bf16_skinny64_r64_deep_pair`).
+            Skinny64R64DeepPair = SKINNY64_R64_DEEP_PAIR,
+            /// A measurement: [`Skinny80R64Deep`](Self::Skinny80R64Deep) in CTA pairs
+            /// (`gemm_bf16_skinny80_r64_deep_pair`).
+            Skinny80R64DeepPair = SKINNY80_R64_DEEP_PAIR,
+            /// A measurement: [`Skinny96R64Deep`](Self::Skinny96R64Deep) in CTA pairs
+            /// (`gemm_bf16_skinny96_r64_deep_pair`).
+            Skinny96R64DeepPair = SKINNY96_R64_DEEP_PAIR,
         }
     };
 }

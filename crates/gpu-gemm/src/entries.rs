@@ -43,8 +43,8 @@ const fn halves(spec: KernelSpec) -> u32 {
 
 /// Checks, at compile time, that an entry named `name` may be built from `spec` by [`entry!`]:
 /// the row names this entry, and has the three warpgroups and 128-row tiles of the kernel body
-/// (64-row tiles across the column halves: transposing, without pairs, cluster-K or the staged
-/// epilogue, whose code is written for 128 rows).
+/// (64-row tiles across the column halves: transposing, without cluster-K or the staged
+/// epilogue, whose code is written for 128 rows; alone or in pairs).
 const fn check(spec: KernelSpec, name: &str) {
     assert!(
         same(spec.entry, name),
@@ -60,9 +60,13 @@ const fn check(spec: KernelSpec, name: &str) {
                 && !spec.config.tma_store
                 && !spec.config.cluster_k
                 && !spec.config.stream_k
-                && spec.config.cluster == 1
+                && spec.config.cluster <= 2
                 && spec.layout.bn >= 16),
-        "split_columns: a transposing kernel, single CTAs, no cluster-K, stream-K or staged epilogue, at least 16 wide"
+        "split_columns: a transposing kernel, single CTAs or pairs, no cluster-K, stream-K or staged epilogue, at least 16 wide"
+    );
+    assert!(
+        spec.config.cluster == 1 || (spec.layout.bn / 2 * 128) % 1024 == 0,
+        "a pair's CTAs each load half of B's box into the stage: that half must start on a 1024-byte swizzle atom (a multiple of 16 rows wide)"
     );
     assert!(
         same_layout(

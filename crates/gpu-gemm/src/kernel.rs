@@ -351,7 +351,10 @@ unsafe fn consume<W: Width, const ST: usize, const C: u32, S: MbarScope, const H
 ) {
     // Warpgroup g in {0, 1} multiplies rows 64 g .. 64 g + 63 of each tile, or with two column
     // halves (`H` 2) its 64 rows by columns `g W::BN ..`.
-    let g = th / 128;
+    // (Broadcast from lane 0: every lane has the same value, and ptxas then knows it, so that
+    // the descriptors computed from it may live in uniform registers.)
+    // SAFETY: every lane of the warp is here (the consumer warpgroups run whole).
+    let g = unsafe { gpu_pipeline::arch::nvptx::shfl_sync_idx(!0, th / 128, 0) };
     let w = (th % 128) / 32;
     let l = th % 32;
     // This thread's first row and column of D in a tile whose first row and column are `row0`
@@ -417,7 +420,7 @@ unsafe fn consume<W: Width, const ST: usize, const C: u32, S: MbarScope, const H
             (tile, split, parts, kb0, kb1)
         };
         let (tm, tn) = schedule.tile(tile);
-        let (m0, n0) = (tm * cluster_rows + rank * BM, tn * layout.bn);
+        let (m0, n0) = (tm * cluster_rows + rank * (BM / H), tn * layout.bn);
         // The accumulators' first row: `m0`, or below it where the A box was shifted inside M.
         let a0 = a_row0(m0, edge);
         // The closures go by reference (`&F: Fn`): by value, or as `&impl Fn` parameters, LLVM
@@ -525,7 +528,11 @@ unsafe fn consume_part<W: Width, const ST: usize, const C: u32, S: MbarScope>(
     (m, n): (u32, u32),
     k_blocks: u32,
 ) {
-    let (g, w, l) = (th / 128, (th % 128) / 32, th % 32);
+    // (The warpgroup broadcast from lane 0, as in `consume`: uniform registers for the
+    // descriptors.)
+    // SAFETY: every lane of the warp is here (the consumer warpgroups run whole).
+    let g = unsafe { gpu_pipeline::arch::nvptx::shfl_sync_idx(!0, th / 128, 0) };
+    let (w, l) = ((th % 128) / 32, th % 32);
     // The cluster-K kernels' ring (128-row slots: the entries' check). A deep ring's body, which
     // instantiates this function but never runs it, needs the constant to evaluate: there its
     // stages do not fit 128-row slots, and `Layout::ring` gives the narrow one.

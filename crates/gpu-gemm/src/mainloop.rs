@@ -12,7 +12,7 @@ use gpu_pipeline::{
 use gpu_hopper::arch::nvptx::{wgmma_commit_group, wgmma_fence, wgmma_wait_group};
 use gpu_pipeline::arch::nvptx::cvta_to_shared;
 
-use crate::tile::{Width, descriptor};
+use crate::tile::{Width, advance, descriptor};
 
 /// The ring of a kernel: `ST` stages, one producer arrival (the TMA lane's `arrive_expect_tx`)
 /// per full barrier, `C` consumer arrivals per empty barrier, waits at scope `S`.
@@ -106,7 +106,8 @@ pub(crate) unsafe fn produce<W: Width, const ST: usize, const C: u32, S: MbarSco
             schedule.unit(u)
         };
         let (tm, tn) = schedule.tile(tile);
-        let m0 = a_row0(tm * cluster_rows + rank * BM, edge) as i32;
+        // A pair's CTA of rank 1 takes the lower half of the cluster tile (`rank` is 0 alone).
+        let m0 = a_row0(tm * cluster_rows + rank * (cluster_rows / 2), edge) as i32;
         let n0 = (tn * layout.bn) as i32;
         let (kb0, kb1) = if schedule.workers != 0 {
             let w = schedule.work(u, k_blocks);
@@ -202,13 +203,15 @@ pub(crate) unsafe fn mma_stage<W: Width>(
     g: u32,
     first: bool,
 ) {
-    // SAFETY: the stage's slot lies inside the layout, in this CTA's shared memory.
-    let base = unsafe { cvta_to_shared(smem.add((index * layout.stage_bytes()) as usize)) };
+    // The stage's slot, in the shared window (32-bit arithmetic from the ring's start).
+    // SAFETY: `smem` is this CTA's dynamic shared memory.
+    let base = unsafe { cvta_to_shared(smem) } + index * layout.stage_bytes();
     // Warpgroup g's 64 rows of A (of 128 bytes each) and all of B's box, or with two column
     // halves all 64 rows of A and B's rows `g W::BN ..` (`halves`: the entry's constant).
     let halves = layout.bn / W::BN;
-    let a = base + (2 - halves) * g * 64 * 128;
-    let b = base + layout.a_bytes() + (halves - 1) * g * W::BN * 128;
+    // The low words of their descriptors (`advance` adds each k-step's 32 bytes).
+    let a = descriptor(base + (2 - halves) * g * 64 * 128) as u32;
+    let b = descriptor(base + layout.a_bytes() + (halves - 1) * g * W::BN * 128) as u32;
     // SAFETY: the whole warpgroup is here, converged.
     unsafe { wgmma_fence() };
     for ks in 0..4u32 {
@@ -216,8 +219,8 @@ pub(crate) unsafe fn mma_stage<W: Width>(
         unsafe {
             W::mma(
                 acc,
-                descriptor(a + ks * 32),
-                descriptor(b + ks * 32),
+                advance(a, ks * 32),
+                advance(b, ks * 32),
                 !(first && ks == 0),
             )
         };

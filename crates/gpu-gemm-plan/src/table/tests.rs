@@ -610,3 +610,41 @@ fn the_deep_rings_hold_more_stages_of_64_row_tiles() {
     assert_eq!(SKINNY48_R64_DEEP.splits(shape, 132), 1);
     assert_eq!(SKINNY48_R64_DEEP.grid(shape, 1, 132), Ok((112, 1)));
 }
+
+/// The deep rings in CTA pairs (step rows): the rings and tiles of the rows they pair, clusters
+/// of 2 over cluster tiles of two weight tiles, B's box half the tile's columns for each CTA
+/// (a whole number of 8-row swizzle atoms), and a grid of pairs.
+#[test]
+fn the_deep_ring_pairs_share_the_activations_box_of_their_rows() {
+    let shape = Shape {
+        m: 160,
+        n: 3584,
+        k: 3584,
+    };
+    for (pair, alone) in [
+        (SKINNY32_R64_DEEP_PAIR, SKINNY32_R64_DEEP),
+        (SKINNY48_R64_DEEP_PAIR, SKINNY48_R64_DEEP),
+        (SKINNY64_R64_DEEP_PAIR, SKINNY64_R64_DEEP),
+        (SKINNY80_R64_DEEP_PAIR, SKINNY80_R64_DEEP),
+        (SKINNY96_R64_DEEP_PAIR, SKINNY96_R64_DEEP),
+    ] {
+        assert_eq!(pair.layout, alone.layout, "{}", pair.name);
+        assert_eq!((pair.rows, pair.cluster(), pair.step), (64, 2, true));
+        assert_eq!(
+            pair.config,
+            Config {
+                cluster: 2,
+                ..alone.config
+            }
+        );
+        assert_eq!(pair.b_box_rows() * 2, alone.b_box_rows(), "{}", pair.name);
+        assert_eq!(pair.b_box_rows() % 8, 0, "{}", pair.name);
+        let (tm, tn) = alone.tiles(shape);
+        assert_eq!(pair.tiles(shape), (tm / 2, tn), "{}", pair.name);
+        assert_eq!(pair.launch_cluster(1), 2);
+    }
+    // 160 x 3584 x 3584 on the 80-wide pairs: 28 pairs of weight tiles by two of M, unsplit with
+    // 66 pairs fitting at once: 112 CTAs, cuBLAS's grid at this shape.
+    assert_eq!(SKINNY80_R64_DEEP_PAIR.tiles(shape), (28, 2));
+    assert_eq!(SKINNY80_R64_DEEP_PAIR.splits(shape, 66), 1);
+}

@@ -12,9 +12,10 @@ use gpu_gemm_plan::abi::Params;
 use gpu_gemm_plan::{
     A_BYTES, BK, CLUSTER_SK, PER_TILE, PERSISTENT_FIRST, PERSISTENT_N64_PAIR, PERSISTENT_N128_SK,
     PERSISTENT_N192_SK, PERSISTENT_SK, SINGLE_WARPGROUP, SKINNY16_CLUSTER_K_S4, SKINNY16_R64,
-    SKINNY16_R64_DEEP, SKINNY16_S4, SKINNY32_R64_DEEP, SKINNY48_R64_DEEP, SKINNY64_CLUSTER_K_PAIR,
-    SKINNY64_R64_DEEP, SKINNY80_R64_DEEP, SKINNY96_R64_DEEP, SKINNY128, SKINNY128_CLUSTER_K,
-    SKINNY128_CLUSTER_K_PAIR, SKINNY192_CLUSTER_K_PAIR,
+    SKINNY16_R64_DEEP, SKINNY16_S4, SKINNY32_R64_DEEP, SKINNY32_R64_DEEP_PAIR, SKINNY48_R64_DEEP,
+    SKINNY48_R64_DEEP_PAIR, SKINNY64_CLUSTER_K_PAIR, SKINNY64_R64_DEEP, SKINNY64_R64_DEEP_PAIR,
+    SKINNY80_R64_DEEP, SKINNY80_R64_DEEP_PAIR, SKINNY96_R64_DEEP, SKINNY96_R64_DEEP_PAIR,
+    SKINNY128, SKINNY128_CLUSTER_K, SKINNY128_CLUSTER_K_PAIR, SKINNY192_CLUSTER_K_PAIR,
 };
 use gpu_hopper::arch::nvptx::{
     dynamic_smem_1024 as dynamic_smem, griddepcontrol_wait, wgmma_wait_group,
@@ -259,4 +260,34 @@ entry!(
     /// A measurement: 64 weight rows by 96 of A (`wgmma.m64n48k16` each warpgroup), in a deep
     /// ring (9 stages).
     gemm_bf16_skinny96_r64_deep = SKINNY96_R64_DEEP
+);
+
+entry!(
+    /// A measurement: [`gemm_bf16_skinny32_r64_deep`] in CTA pairs: the two CTAs of a pair take
+    /// vertically adjacent weight tiles and share the activations' box by multicast.
+    gemm_bf16_skinny32_r64_deep_pair = SKINNY32_R64_DEEP_PAIR
+);
+
+entry!(
+    /// A measurement: [`gemm_bf16_skinny48_r64_deep`] in CTA pairs, as
+    /// [`gemm_bf16_skinny32_r64_deep_pair`].
+    gemm_bf16_skinny48_r64_deep_pair = SKINNY48_R64_DEEP_PAIR
+);
+
+entry!(
+    /// A measurement: [`gemm_bf16_skinny64_r64_deep`] in CTA pairs, as
+    /// [`gemm_bf16_skinny32_r64_deep_pair`].
+    gemm_bf16_skinny64_r64_deep_pair = SKINNY64_R64_DEEP_PAIR
+);
+
+entry!(
+    /// A measurement: [`gemm_bf16_skinny80_r64_deep`] in CTA pairs, as
+    /// [`gemm_bf16_skinny32_r64_deep_pair`].
+    gemm_bf16_skinny80_r64_deep_pair = SKINNY80_R64_DEEP_PAIR
+);
+
+entry!(
+    /// A measurement: [`gemm_bf16_skinny96_r64_deep`] in CTA pairs, as
+    /// [`gemm_bf16_skinny32_r64_deep_pair`].
+    gemm_bf16_skinny96_r64_deep_pair = SKINNY96_R64_DEEP_PAIR
 );
