@@ -2,13 +2,18 @@
 """An SVG line chart of a `gemm-bench` sweep CSV (standard library only).
 
 usage: plot_sweep.py [--by-k] [--run=RUN] [--compare=RUN_A,RUN_B] SWEEP_CSV[,SWEEP_CSV...] OUT_SVG [TITLE] [IMPLEMENTATION]
+       plot_sweep.py --speedups=RUN_A,RUN_B WIDE_CSV OUT_SVG [TITLE]
 
 One line per (N, K) of the sweep: `ours` (the host API's default kernel; or the CSV's
 IMPLEMENTATION) over the faster of cublasGemmEx and cuBLASLt's first choice, against M on a log
 axis; the 1.0 line is parity. With `--by-k`, one line per (M, N) against K; with `--run=RUN`, only
 the rows of a wide CSV whose `run` column is RUN. With `--compare=RUN_A,RUN_B` (a wide CSV; implies
 `--by-k`): one line per M and run against K, each point the geometric mean over the N of that M
-and K, RUN_A's lines dashed and RUN_B's solid (a rule before and after, say).
+and K, RUN_A's lines dashed and RUN_B's solid (a rule before and after, say). With
+`--speedups=RUN_A,RUN_B` (a wide CSV, the same shapes in both runs, a module before and after, say):
+one bar per implementation of ours, the geometric mean over the shapes of its time over the faster
+cuBLAS default in RUN_A divided by the same in RUN_B (above 1: faster in RUN_B), its range over the
+shapes as a whisker.
 
 A CSV is `gemm-bench`'s (one row per shape and implementation: `m`, `n`, `k`, `implementation`,
 `median_ms`) or wide (one row per shape: `m`, `n`, `k` and a column `NAME_us` of microseconds
@@ -24,7 +29,53 @@ from xml.sax.saxutils import escape
 COLORS = ["#1b6ca8", "#d9480f", "#2b8a3e", "#862e9c", "#e67700", "#0b7285", "#c92a2a", "#5c940d"]
 
 
+def speedups(path, out, a, b, title):
+    """The `--speedups=A,B` bar chart (see the module's docs)."""
+    rel = defaultdict(dict)
+    with open(path, newline="") as f:
+        for r in csv.DictReader(f):
+            if r["run"] not in (a, b):
+                continue
+            t = {c[:-3]: float(v) for c, v in r.items() if c.endswith("_us") and v}
+            cub = min(t["cublasGemmEx"], t["cublasLt-heuristic"])
+            for impl, v in t.items():
+                if impl.startswith("ours"):
+                    rel[impl].setdefault((r["m"], r["n"], r["k"]), {})[r["run"]] = v / cub
+    bars = []
+    for impl, by in rel.items():
+        rs = [x[a] / x[b] for x in by.values() if a in x and b in x]
+        if rs:
+            bars.append((math.exp(sum(map(math.log, rs)) / len(rs)), min(rs), max(rs), impl, len(rs)))
+    bars.sort(reverse=True)
+    w, left, top, row = 980, 190, 50, 24
+    h = top + row * len(bars) + 50
+    lo, hi = 0.8, 1.4
+    px = lambda r: left + (min(max(r, lo), hi) - lo) / (hi - lo) * (w - left - 120)
+    s = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{w}" height="{h}" font-family="sans-serif" font-size="12">',
+         f'<rect width="{w}" height="{h}" fill="white"/>',
+         f'<text x="10" y="22" font-size="15">{escape(title)}</text>']
+    for i in range(7):
+        r = lo + i * 0.1
+        s.append(f'<line x1="{px(r):.1f}" x2="{px(r):.1f}" y1="{top - 8}" y2="{h - 40}" stroke="{"#444" if abs(r - 1) < 1e-9 else "#ddd"}"/>')
+        s.append(f'<text x="{px(r):.1f}" y="{h - 26}" text-anchor="middle">{r:.1f}</text>')
+    for i, (g, mn, mx, impl, n) in enumerate(bars):
+        y = top + i * row
+        s.append(f'<text x="{left - 8}" y="{y + 14}" text-anchor="end">{escape(impl)}</text>')
+        s.append(f'<rect x="{px(lo):.1f}" y="{y + 3}" width="{px(g) - px(lo):.1f}" height="{row - 8}" fill="{COLORS[0] if g >= 1 else COLORS[1]}"/>')
+        s.append(f'<line x1="{px(mn):.1f}" x2="{px(mx):.1f}" y1="{y + row / 2:.1f}" y2="{y + row / 2:.1f}" stroke="#222"/>')
+        s.append(f'<text x="{px(hi) + 6:.1f}" y="{y + 14}">{g:.3f} ({n} shapes)</text>')
+    s.append(f'<text x="{px(1.1):.1f}" y="{h - 8}" text-anchor="middle">{escape(a)} over {escape(b)}: time over the faster cuBLAS default, geometric mean (bar) and range (whisker)</text>')
+    s.append("</svg>")
+    with open(out, "w") as f:
+        f.write("\n".join(s) + "\n")
+
+
 def main():
+    sp = [a.split("=", 1)[1].split(",") for a in sys.argv[1:] if a.startswith("--speedups=")]
+    if sp:
+        rest = [a for a in sys.argv[1:] if not a.startswith("--speedups=")]
+        speedups(rest[0], rest[1], sp[0][0], sp[0][1], rest[2] if len(rest) > 2 else "speed-ups")
+        return
     compare = [a.split("=", 1)[1].split(",") for a in sys.argv[1:] if a.startswith("--compare=")]
     compare = compare[0] if compare else []
     by_k = "--by-k" in sys.argv[1:] or bool(compare)
