@@ -528,8 +528,9 @@ unsafe fn consume_part<W: Width, const ST: usize, const C: u32, S: MbarScope>(
     (m, n): (u32, u32),
     k_blocks: u32,
 ) {
-    // (The warpgroup broadcast from lane 0, as in `consume`: uniform registers for the
-    // descriptors.)
+    // (The warpgroup broadcast from lane 0, as in `consume`. Here ptxas 13.0 still keeps the
+    // k-loop's stage index and descriptors in vector registers, for a reason not yet found: not
+    // the parts read from `%cluster_nctarank`, nor the launch check's split comparison.)
     // SAFETY: every lane of the warp is here (the consumer warpgroups run whole).
     let g = unsafe { gpu_pipeline::arch::nvptx::shfl_sync_idx(!0, th / 128, 0) };
     let (w, l) = ((th % 128) / 32, th % 32);
