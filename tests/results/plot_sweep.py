@@ -29,6 +29,11 @@ from xml.sax.saxutils import escape
 COLORS = ["#1b6ca8", "#d9480f", "#2b8a3e", "#862e9c", "#e67700", "#0b7285", "#c92a2a", "#5c940d"]
 
 
+def wide_us(row):
+    """A wide CSV row's times: implementation name to microseconds (its non-empty `NAME_us`)."""
+    return {c[:-3]: float(v) for c, v in row.items() if c.endswith("_us") and v}
+
+
 def speedups(path, out, a, b, title):
     """The `--speedups=A,B` bar chart (see the module's docs)."""
     rel = defaultdict(dict)
@@ -36,7 +41,7 @@ def speedups(path, out, a, b, title):
         for r in csv.DictReader(f):
             if r["run"] not in (a, b):
                 continue
-            t = {c[:-3]: float(v) for c, v in r.items() if c.endswith("_us") and v}
+            t = wide_us(r)
             cub = min(t["cublasGemmEx"], t["cublasLt-heuristic"])
             for impl, v in t.items():
                 if impl.startswith("ours"):
@@ -97,7 +102,7 @@ def main():
                     if r["median_ms"]:
                         times[shape][r["implementation"]] = float(r["median_ms"])
                 else:
-                    times[shape] = {c[:-3]: float(v) / 1e3 for c, v in r.items() if c.endswith("_us") and v}
+                    times[shape] = {name: us / 1e3 for name, us in wide_us(r).items()}
     lines = defaultdict(list)
     grouped = defaultdict(list)
     for key, t in times.items():

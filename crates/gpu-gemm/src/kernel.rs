@@ -334,6 +334,19 @@ pub(crate) unsafe fn gemm<W: Width, const ST: usize, const C: u32, S: MbarScope,
     }
 }
 
+/// The consumer warpgroup (0 or 1) of consumer thread `th` (of 256), broadcast from lane 0:
+/// every lane has the same value, and ptxas then knows it, so that what is computed from it (the
+/// stages' `wgmma` descriptors) may live in uniform registers.
+///
+/// # Safety
+///
+/// Every lane of the calling warp executes it (`shfl.sync` with the full mask).
+#[inline(always)]
+unsafe fn consumer_warpgroup(th: u32) -> u32 {
+    // SAFETY: by the contract.
+    unsafe { gpu_pipeline::arch::nvptx::shfl_sync_idx(!0, th / 128, 0) }
+}
+
 /// The consumer warpgroups' part of [`gemm`]: thread `th` of 256.
 #[inline(always)]
 #[allow(clippy::too_many_arguments)]
@@ -351,10 +364,8 @@ unsafe fn consume<W: Width, const ST: usize, const C: u32, S: MbarScope, const H
 ) {
     // Warpgroup g in {0, 1} multiplies rows 64 g .. 64 g + 63 of each tile, or with two column
     // halves (`H` 2) its 64 rows by columns `g W::BN ..`.
-    // (Broadcast from lane 0: every lane has the same value, and ptxas then knows it, so that
-    // the descriptors computed from it may live in uniform registers.)
     // SAFETY: every lane of the warp is here (the consumer warpgroups run whole).
-    let g = unsafe { gpu_pipeline::arch::nvptx::shfl_sync_idx(!0, th / 128, 0) };
+    let g = unsafe { consumer_warpgroup(th) };
     let w = (th % 128) / 32;
     let l = th % 32;
     // This thread's first row and column of D in a tile whose first row and column are `row0`
@@ -420,7 +431,11 @@ unsafe fn consume<W: Width, const ST: usize, const C: u32, S: MbarScope, const H
             (tile, split, parts, kb0, kb1)
         };
         let (tm, tn) = schedule.tile(tile);
-        let (m0, n0) = (tm * cluster_rows + rank * (BM / H), tn * layout.bn);
+        // A pair's CTA of rank 1 takes the lower half of the cluster tile, as in `produce`.
+        let (m0, n0) = (
+            tm * cluster_rows + rank * (cluster_rows / 2),
+            tn * layout.bn,
+        );
         // The accumulators' first row: `m0`, or below it where the A box was shifted inside M.
         let a0 = a_row0(m0, edge);
         // The closures go by reference (`&F: Fn`): by value, or as `&impl Fn` parameters, LLVM
@@ -528,11 +543,11 @@ unsafe fn consume_part<W: Width, const ST: usize, const C: u32, S: MbarScope>(
     (m, n): (u32, u32),
     k_blocks: u32,
 ) {
-    // (The warpgroup broadcast from lane 0, as in `consume`. Here ptxas 13.0 still keeps the
-    // k-loop's stage index and descriptors in vector registers, for a reason not yet found: not
-    // the parts read from `%cluster_nctarank`, nor the launch check's split comparison.)
+    // (Here ptxas 13.0 still keeps the k-loop's stage index and descriptors in vector
+    // registers, for a reason not yet found: not the parts read from `%cluster_nctarank`, nor
+    // the launch check's split comparison.)
     // SAFETY: every lane of the warp is here (the consumer warpgroups run whole).
-    let g = unsafe { gpu_pipeline::arch::nvptx::shfl_sync_idx(!0, th / 128, 0) };
+    let g = unsafe { consumer_warpgroup(th) };
     let (w, l) = ((th % 128) / 32, th % 32);
     // The cluster-K kernels' ring (128-row slots: the entries' check). A deep ring's body, which
     // instantiates this function but never runs it, needs the constant to evaluate: there its
