@@ -29,6 +29,17 @@ from xml.sax.saxutils import escape
 COLORS = ["#1b6ca8", "#d9480f", "#2b8a3e", "#862e9c", "#e67700", "#0b7285", "#c92a2a", "#5c940d"]
 
 
+def geomean(xs):
+    return math.exp(sum(map(math.log, xs)) / len(xs))
+
+
+def svg_open(w, h, title, x):
+    """The opening elements of a chart: the SVG root, its white background, the title at `x`."""
+    return [f'<svg xmlns="http://www.w3.org/2000/svg" width="{w}" height="{h}" font-family="sans-serif" font-size="12">',
+            f'<rect width="{w}" height="{h}" fill="white"/>',
+            f'<text x="{x}" y="22" font-size="15">{escape(title)}</text>']
+
+
 def wide_us(row):
     """A wide CSV row's times: implementation name to microseconds (its non-empty `NAME_us`)."""
     return {c[:-3]: float(v) for c, v in row.items() if c.endswith("_us") and v}
@@ -50,15 +61,13 @@ def speedups(path, out, a, b, title):
     for impl, by in rel.items():
         rs = [x[a] / x[b] for x in by.values() if a in x and b in x]
         if rs:
-            bars.append((math.exp(sum(map(math.log, rs)) / len(rs)), min(rs), max(rs), impl, len(rs)))
+            bars.append((geomean(rs), min(rs), max(rs), impl, len(rs)))
     bars.sort(reverse=True)
     w, left, top, row = 980, 190, 50, 24
     h = top + row * len(bars) + 50
     lo, hi = 0.8, 1.4
     px = lambda r: left + (min(max(r, lo), hi) - lo) / (hi - lo) * (w - left - 120)
-    s = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{w}" height="{h}" font-family="sans-serif" font-size="12">',
-         f'<rect width="{w}" height="{h}" fill="white"/>',
-         f'<text x="10" y="22" font-size="15">{escape(title)}</text>']
+    s = svg_open(w, h, title, 10)
     for i in range(7):
         r = lo + i * 0.1
         s.append(f'<line x1="{px(r):.1f}" x2="{px(r):.1f}" y1="{top - 8}" y2="{h - 40}" stroke="{"#444" if abs(r - 1) < 1e-9 else "#ddd"}"/>')
@@ -118,7 +127,7 @@ def main():
             else:
                 lines[(n, k)].append((m, ratio))
     for (run, m, k), rs in grouped.items():
-        lines[(m, run)].append((k, math.exp(sum(map(math.log, rs)) / len(rs))))
+        lines[(m, run)].append((k, geomean(rs)))
     lines = {nk: sorted(p) for nk, p in lines.items() if len(p) > 1}
     w, h, left, top, right, bottom = 980, 560, 60, 40, 230, 50
     ms = [m for p in lines.values() for m, _ in p]
@@ -126,9 +135,7 @@ def main():
     y0, y1 = 0.3, 1.2
     px = lambda m: left + (math.log2(m) - x0) / max(x1 - x0, 1e-9) * (w - left - right)
     py = lambda r: top + (y1 - min(max(r, y0), y1)) / (y1 - y0) * (h - top - bottom)
-    s = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{w}" height="{h}" font-family="sans-serif" font-size="12">',
-         f'<rect width="{w}" height="{h}" fill="white"/>',
-         f'<text x="{left}" y="22" font-size="15">{escape(title)}</text>']
+    s = svg_open(w, h, title, left)
     for i in range(10):
         r = y0 + i * 0.1
         s.append(f'<line x1="{left}" x2="{w - right}" y1="{py(r):.1f}" y2="{py(r):.1f}" stroke="{"#444" if abs(r - 1) < 1e-9 else "#ddd"}"/>')
