@@ -209,15 +209,16 @@ pub(crate) unsafe fn mma_stage<W: Width>(
     // Warpgroup g's 64 rows of A (of 128 bytes each) and all of B's box, or with two column
     // halves all 64 rows of A and B's rows `g W::BN ..` (`halves`: the entry's constant).
     let halves = layout.bn / W::BN;
-    // The low words of their descriptors in stage 0 (the same in every stage, so hoisted out of
-    // the k-loop), moved to stage `index` by one add (`advance`; its k-steps by one more each).
-    let stage = index * layout.stage_bytes();
-    let step = u64::from(stage >> 4);
-    let a = advance(descriptor(ring + (2 - halves) * g * 64 * 128) as u32, 0) + step;
-    let b = advance(
-        descriptor(ring + layout.a_bytes() + (halves - 1) * g * W::BN * 128) as u32,
-        0,
-    ) + step;
+    let a_at = ring + (2 - halves) * g * 64 * 128;
+    let b_at = ring + layout.a_bytes() + (halves - 1) * g * W::BN * 128;
+    // Their descriptors in stage `index`, each a sum on the low word (`advance`: a descriptor's
+    // low word is its address's 16-byte units plus a constant, in the whole shared window): A's
+    // from its stage-0 word (the same in every stage, so hoisted out of the k-loop) and the
+    // stage's offset, B's from A's and the constant distance between them (B follows A in the
+    // stage). ptxas keeps these in uniform registers: the 64-row kernels' k-loop is 37
+    // instructions a stage (44 with each stage's descriptors built from its address).
+    let a = advance(descriptor(a_at) as u32, index * layout.stage_bytes());
+    let b = a + u64::from((b_at - a_at) >> 4);
     // SAFETY: the whole warpgroup is here, converged.
     unsafe { wgmma_fence() };
     for ks in 0..4u64 {
