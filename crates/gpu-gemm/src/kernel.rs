@@ -544,8 +544,10 @@ unsafe fn consume_part<W: Width, const ST: usize, const C: u32, S: MbarScope>(
     k_blocks: u32,
 ) {
     // (Here ptxas 13.0 still keeps the k-loop's stage index and descriptors in vector
-    // registers, for a reason not yet found: not the parts read from `%cluster_nctarank`, nor
-    // the launch check's split comparison.)
+    // registers. The cause is the k-range's division by the part count, a runtime value: with
+    // the k-range divided by a constant the loop was 39 instructions on uniform registers
+    // instead of 67, with the part count from the parameters instead of `%cluster_nctarank` it
+    // stayed at 67 (SASS only, 2026-12-07); the launch check's split comparison is not it.)
     // SAFETY: every lane of the warp is here (the consumer warpgroups run whole).
     let g = unsafe { consumer_warpgroup(th) };
     let (w, l) = ((th % 128) / 32, th % 32);
