@@ -258,6 +258,7 @@ pub(crate) unsafe fn gemm<W: Width, const ST: usize, const C: u32, S: MbarScope,
                     pipe.into_consumer(),
                     tid - 128,
                     (rank, paired.then_some(peer)),
+                    (part, parts),
                     out,
                     (m, n),
                     k_blocks,
@@ -522,15 +523,15 @@ unsafe fn consume<W: Width, const ST: usize, const C: u32, S: MbarScope, const H
 }
 
 /// The consumer warpgroups' part of [`gemm`] in a cluster-K kernel (`Config::cluster_k`): thread
-/// `th` of 256 computes the CTA's one unit, part `split` of K of one tile, and leaves it in the
-/// CTA's partial tile for the cluster's reduction ([`cluster_k`]); a tile in one part (a launch
-/// without clusters, or of one pair) goes to D from registers. `rank` is the CTA's in its pair
-/// (0 alone), `peer` the pair's other CTA's cluster rank (`None` alone).
+/// `th` of 256 computes the CTA's one unit, part `split` of `parts` of K of one tile, and leaves it
+/// in the CTA's partial tile for the cluster's reduction ([`cluster_k`]); a tile in one part (a
+/// launch without clusters, or of one pair) goes to D from registers. `rank` is the CTA's in its
+/// pair (0 alone), `peer` the pair's other CTA's cluster rank (`None` alone).
 ///
 /// # Safety
 ///
-/// The two consumer warpgroups call it, whole; the CTA has one unit in `schedule`; the layout,
-/// maps and matrices are the entries' contract's.
+/// The two consumer warpgroups call it, whole; the CTA has one unit in `schedule`, part `split`
+/// of `parts`; the layout, maps and matrices are the entries' contract's.
 #[inline(always)]
 #[allow(clippy::too_many_arguments)]
 unsafe fn consume_part<W: Width, const ST: usize, const C: u32, S: MbarScope>(
@@ -539,15 +540,16 @@ unsafe fn consume_part<W: Width, const ST: usize, const C: u32, S: MbarScope>(
     consumer: ConsumerHalf<ST, NvidiaMbarBackend<1, C, S>>,
     th: u32,
     (rank, peer): (u32, Option<u32>),
+    (split, parts): (u32, u32),
     out: Out,
     (m, n): (u32, u32),
     k_blocks: u32,
 ) {
-    // (Here ptxas 13.0 still keeps the k-loop's stage index and descriptors in vector
-    // registers. The cause is the k-range's division by the part count, a runtime value: with
-    // the k-range divided by a constant the loop was 39 instructions on uniform registers
-    // instead of 67, with the part count from the parameters instead of `%cluster_nctarank` it
-    // stayed at 67 (SASS only, 2026-12-07); the launch check's split comparison is not it.)
+    // The k-range comes from `split` and `parts` as `gemm` read them from the cluster's special
+    // registers (uniform: `S2UR`), not from the schedule's unit, whose division of the block
+    // index by the cluster's size ptxas 13.0 computes in vector registers: a loop bounded by
+    // those kept its stage index and descriptors there too (67 instructions a k-block against 38
+    // this way; SASS of 2026-12-07). They are equal: `gemm`'s launch check traps otherwise.
     // SAFETY: every lane of the warp is here (the consumer warpgroups run whole).
     let g = unsafe { consumer_warpgroup(th) };
     let (w, l) = ((th % 128) / 32, th % 32);
@@ -574,7 +576,7 @@ unsafe fn consume_part<W: Width, const ST: usize, const C: u32, S: MbarScope>(
         // SAFETY: the stage is full; the whole warpgroup is here.
         mma_stage::<W>(acc, smem, layout, index, g, first)
     };
-    let (tile, split, parts) = schedule.unit(schedule.first);
+    let (tile, _, _) = schedule.unit(schedule.first);
     let (tm, tn) = schedule.tile(tile);
     let mut acc = W::ZERO;
     #[allow(clippy::needless_borrows_for_generic_args)]

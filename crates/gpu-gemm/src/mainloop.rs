@@ -203,27 +203,29 @@ pub(crate) unsafe fn mma_stage<W: Width>(
     g: u32,
     first: bool,
 ) {
-    // The stage's slot, in the shared window (32-bit arithmetic from the ring's start).
+    // The ring's start in the shared window.
     // SAFETY: `smem` is this CTA's dynamic shared memory.
-    let base = unsafe { cvta_to_shared(smem) } + index * layout.stage_bytes();
+    let ring = unsafe { cvta_to_shared(smem) };
     // Warpgroup g's 64 rows of A (of 128 bytes each) and all of B's box, or with two column
     // halves all 64 rows of A and B's rows `g W::BN ..` (`halves`: the entry's constant).
     let halves = layout.bn / W::BN;
-    // The low words of their descriptors (`advance` adds each k-step's 32 bytes).
-    let a = descriptor(base + (2 - halves) * g * 64 * 128) as u32;
-    let b = descriptor(base + layout.a_bytes() + (halves - 1) * g * W::BN * 128) as u32;
+    let a_at = ring + (2 - halves) * g * 64 * 128;
+    let b_at = ring + layout.a_bytes() + (halves - 1) * g * W::BN * 128;
+    // Their descriptors in stage `index`, each a sum on the low word (`advance`: a descriptor's
+    // low word is its address's 16-byte units plus a constant, in the whole shared window): A's
+    // from its stage-0 word (the same in every stage, so hoisted out of the k-loop) and the
+    // stage's offset, B's from A's and the constant distance between them (B follows A in the
+    // stage). ptxas keeps these in uniform registers: the 64-row kernels' k-loop is 37
+    // instructions a stage (44 with each stage's descriptors built from its address).
+    let a = advance(descriptor(a_at) as u32, index * layout.stage_bytes());
+    let b = a + u64::from((b_at - a_at) >> 4);
     // SAFETY: the whole warpgroup is here, converged.
     unsafe { wgmma_fence() };
-    for ks in 0..4u32 {
+    for ks in 0..4u64 {
+        // Each k-step's 32 bytes as a 64-bit add to the whole descriptor (ptxas's `UIADD3.64`,
+        // the high word kept in place; the low word's sum does not carry out: `advance`).
         // SAFETY: by the contract.
-        unsafe {
-            W::mma(
-                acc,
-                advance(a, ks * 32),
-                advance(b, ks * 32),
-                !(first && ks == 0),
-            )
-        };
+        unsafe { W::mma(acc, a + ks * 2, b + ks * 2, !(first && ks == 0)) };
     }
     // SAFETY: as the fence.
     unsafe { wgmma_commit_group() };
