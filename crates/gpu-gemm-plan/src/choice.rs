@@ -95,8 +95,8 @@ pub fn default_kernel_on(
     sms: u32,
     fit: impl Fn(&KernelSpec) -> ClusterFit,
 ) -> &'static KernelSpec {
-    if let Some(half_rows) = half_rows_fit(shape, sms) {
-        return half_rows;
+    if let Some(spec) = half_rows_fit(shape, sms).or_else(|| mid_rows_fit(shape, sms)) {
+        return spec;
     }
     // Too short a K for the cluster-K kernels to split: their form runs each tile whole in one
     // CTA.
@@ -193,7 +193,28 @@ fn cluster_k_form(spec: &KernelSpec) -> Option<&'static KernelSpec> {
 /// transposing kernel 64 wide ([`half_row_fits_transposed`]; [`default_kernel_on`] takes its
 /// cluster-K form there).
 pub fn default_kernel(shape: Shape, sms: u32) -> &'static KernelSpec {
-    half_rows_fit(shape, sms).unwrap_or_else(|| default_full_rows(shape, sms))
+    half_rows_fit(shape, sms)
+        .or_else(|| mid_rows_fit(shape, sms))
+        .unwrap_or_else(|| default_full_rows(shape, sms))
+}
+
+/// The 128 x 64 tiles ([`PERSISTENT_N64`]) where run n17 (an H100, 108 shapes of M 16-192,
+/// every kernel in the same rounds) timed them the fastest of ours, or `None`: their tiles in one
+/// wave (at most `sms`), and
+/// - M in 65..=192 outside [`half_rows_fit`]'s class, K at most 4096 above M = 128: 1.05-1.20
+///   times as fast as the rule before at 80-192 x 3584-4096 x 3584-4096 (the 128 x 128 and
+///   192-wide cluster-K tiles), and at 72-192 x 3584-7168 x 384-640 (the cluster-K forms);
+///   above M = 128 with K 11008 the 128 x 128 tiles stayed 7-9 % ahead;
+/// - M in 33..=48 with K at most 4096: 1.06-1.19 times as fast as the 64-row transposing tiles
+///   at 36 x 2560-7680 x 2560 and 48 x 3584-4096 x 3584-4096.
+pub fn mid_rows_fit(shape: Shape, sms: u32) -> Option<&'static KernelSpec> {
+    let in_class = match shape.m {
+        33..=48 => shape.k <= 4096,
+        65..=128 => true,
+        129..=192 => shape.k <= 4096,
+        _ => false,
+    };
+    (in_class && in_one_wave(&PERSISTENT_N64, shape, sms)).then_some(&PERSISTENT_N64)
 }
 
 /// [`default_kernel`] without [`half_rows_fit`]: the kernels on weight tiles of 128 rows and
@@ -232,6 +253,11 @@ fn default_full_rows(shape: Shape, sms: u32) -> &'static KernelSpec {
 /// timed at.
 pub const HALF_ROWS_K: u32 = 4096;
 
+/// The longest K of [`half_rows_fit`]'s class for M in 65..=128 and 144..=192: 32 k-blocks (run
+/// n17, an H100: at 2048 x 1024 and 2048 x 2048 the 64-row tiles ran 1.15-1.27 times as fast as
+/// the cluster-K and 128 x 64 kernels the rule took before at M 128-192).
+pub const MID_HALF_ROWS_K: u32 = 2048;
+
 /// The transposing kernel on 64-row weight tiles ([`SKINNY32_R64`], [`SKINNY64_R64`]) where it
 /// ran fastest, or `None`: M in 17..=128, its tiles in one wave (at most `sms`), and
 /// - for M <= 64, K of 16 to 64 k-blocks (1024 to [`HALF_ROWS_K`]);
@@ -267,9 +293,10 @@ pub const HALF_ROWS_K: u32 = 4096;
 pub fn half_rows_fit(shape: Shape, sms: u32) -> Option<&'static KernelSpec> {
     let k_blocks = shape.k.div_ceil(crate::BK);
     let in_class = match shape.m {
-        17..=64 => (16..=HALF_ROWS_K / crate::BK).contains(&k_blocks),
-        65..=128 => shape.k <= SHORT_K,
-        144..=192 => crate::table::below_cluster_k_split(shape.k),
+        17..=48 => (16..=HALF_ROWS_K / crate::BK).contains(&k_blocks),
+        // Run n17: at M 56 and 64 the 64-row tiles also led past HALF_ROWS_K (K 5120 and 11008).
+        49..=64 => k_blocks >= 16,
+        65..=128 | 144..=192 => shape.k <= MID_HALF_ROWS_K,
         _ => false,
     };
     if !in_class {
