@@ -95,7 +95,7 @@ pub fn default_kernel_on(
     sms: u32,
     fit: impl Fn(&KernelSpec) -> ClusterFit,
 ) -> &'static KernelSpec {
-    if let Some(spec) = half_rows_fit(shape, sms).or_else(|| mid_rows_fit(shape, sms)) {
+    if let Some(spec) = fitted_rows(shape, sms) {
         return spec;
     }
     // Too short a K for the cluster-K kernels to split: their form runs each tile whole in one
@@ -193,10 +193,24 @@ fn cluster_k_form(spec: &KernelSpec) -> Option<&'static KernelSpec> {
 /// transposing kernel 64 wide ([`half_row_fits_transposed`]; [`default_kernel_on`] takes its
 /// cluster-K form there).
 pub fn default_kernel(shape: Shape, sms: u32) -> &'static KernelSpec {
-    half_rows_fit(shape, sms)
-        .or_else(|| mid_rows_fit(shape, sms))
-        .unwrap_or_else(|| default_full_rows(shape, sms))
+    fitted_rows(shape, sms).unwrap_or_else(|| default_full_rows(shape, sms))
 }
+
+/// [`mid_rows_fit`] or [`half_rows_fit`], the first that takes `shape`: for M in 33..=48 the 128 x
+/// 64 tiles first (run n18: 1.08-1.13 times as fast as the 64-row transposing tiles at 40 and 44
+/// x 1536-6144 x 2048-6144), otherwise the 64-row tiles first.
+fn fitted_rows(shape: Shape, sms: u32) -> Option<&'static KernelSpec> {
+    if (33..=48).contains(&shape.m) {
+        mid_rows_fit(shape, sms).or_else(|| half_rows_fit(shape, sms))
+    } else {
+        half_rows_fit(shape, sms).or_else(|| mid_rows_fit(shape, sms))
+    }
+}
+
+/// The longest K of [`mid_rows_fit`]'s class for M in 33..=48 and 129..=192: 96 k-blocks (run
+/// n18: at 136-184 x 1536 x 6144 the 128 x 64 tiles ran 1.09-1.10 times as fast as the rule's
+/// kernel before; run n17: at 160 and 192 x 4096 x 11008 the 128 x 128 tiles 7-9 % ahead).
+pub const MID_ROWS_K: u32 = 6144;
 
 /// The 128 x 64 tiles ([`PERSISTENT_N64`]) where run n17 (an H100, 108 shapes of M 16-192,
 /// every kernel in the same rounds) timed them the fastest of ours, or `None`: their tiles in one
@@ -209,9 +223,9 @@ pub fn default_kernel(shape: Shape, sms: u32) -> &'static KernelSpec {
 ///   at 36 x 2560-7680 x 2560 and 48 x 3584-4096 x 3584-4096.
 pub fn mid_rows_fit(shape: Shape, sms: u32) -> Option<&'static KernelSpec> {
     let in_class = match shape.m {
-        33..=48 => shape.k <= 4096,
+        33..=48 => shape.k <= MID_ROWS_K,
         65..=128 => true,
-        129..=192 => shape.k <= 4096,
+        129..=192 => shape.k <= MID_ROWS_K,
         _ => false,
     };
     (in_class && in_one_wave(&PERSISTENT_N64, shape, sms)).then_some(&PERSISTENT_N64)
@@ -320,7 +334,7 @@ pub fn half_rows_fit(shape: Shape, sms: u32) -> Option<&'static KernelSpec> {
         let (rows, cols) = spec.tiles(shape);
         rows * cols * u64::from(spec.splits(shape, sms))
     };
-    (shape.m > 64 || 10 * ctas(spec) >= 9 * ctas(twin)).then_some(spec)
+    (shape.m > 48 || 10 * ctas(spec) >= 9 * ctas(twin)).then_some(spec)
 }
 
 /// Whether `spec`'s tiles of `shape` make at most one wave: at most `sms` of them (at least one).
