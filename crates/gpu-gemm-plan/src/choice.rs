@@ -168,7 +168,8 @@ fn cluster_k_form(spec: &KernelSpec) -> Option<&'static KernelSpec> {
 /// clusters fit ([`default_kernel_on`] adds the cluster-K kernels: the host API's choice).
 ///
 /// First, for M in 17..=128 and 144..=192 with few weight tiles, the transposing kernels on 64-row weight
-/// tiles where [`half_rows_fit`] says they ran fastest.
+/// tiles where [`half_rows_fit`] says they ran fastest, and for M in 33..=48 and 65..=192 the
+/// 128 x 64 tiles where [`mid_rows_fit`] does (at M 33..=48 before the 64-row tiles).
 ///
 /// For M <= 64 (decode): the kernel that computes the transpose on tiles as wide as M needs,
 /// 16, 32 or 64 rows of A ([`SKINNY16`], [`SKINNY32`], [`SKINNY64`]); for M > 16 half as wide
@@ -229,12 +230,14 @@ pub const MID_ROWS_K: u32 = 6144;
 ///   times as fast as the rule before at 80-192 x 3584-4096 x 3584-4096 (the 128 x 128 and
 ///   192-wide cluster-K tiles), and at 72-192 x 3584-7168 x 384-640 (the cluster-K forms);
 ///   above M = 128 with K 11008 the 128 x 128 tiles stayed 7-9 % ahead;
-/// - M in 33..=48 with K at most 4096: 1.06-1.19 times as fast as the 64-row transposing tiles
-///   at 36 x 2560-7680 x 2560 and 48 x 3584-4096 x 3584-4096.
+/// - M in 33..=48 with K at most [`MID_ROWS_K`]: 1.06-1.19 times as fast as the 64-row
+///   transposing tiles at 36 x 2560-7680 x 2560 and 48 x 3584-4096 x 3584-4096 (n17), 1.08-1.13 at
+///   40 and 44 x 1536-6144 x 2048-6144 (n18); [`default_kernel`] tries it before
+///   [`half_rows_fit`] there.
 pub fn mid_rows_fit(shape: Shape, sms: u32) -> Option<&'static KernelSpec> {
     let in_class = match shape.m {
         33..=48 => shape.k <= MID_ROWS_K,
-        65..=128 => shape.k <= 16384,
+        65..=128 => shape.k <= SHORT_ROWS_LONGEST_K,
         129..=192 => shape.k <= MID_ROWS_K,
         _ => false,
     };
@@ -283,9 +286,10 @@ pub const HALF_ROWS_K: u32 = 4096;
 pub const MID_HALF_ROWS_K: u32 = 2048;
 
 /// The transposing kernel on 64-row weight tiles ([`SKINNY32_R64`], [`SKINNY64_R64`]) where it
-/// ran fastest, or `None`: M in 17..=128, its tiles in one wave (at most `sms`), and
-/// - for M <= 64, K of 16 to 64 k-blocks (1024 to [`HALF_ROWS_K`]);
-/// - for M in 65..=128, K at most [`SHORT_K`] (the short-K class; longer K was not timed).
+/// ran fastest, or `None`: M in 17..=128 or 144..=192, its tiles in one wave (at most `sms`), and
+/// - for M in 17..=48, K of 16 to 64 k-blocks (1024 to [`HALF_ROWS_K`]);
+/// - for M in 49..=64, K of 16 k-blocks and more (run n17: 56 and 64 x 2048-4096 x 5120-11008);
+/// - for M in 65..=128 and 144..=192, K at most [`MID_HALF_ROWS_K`] (runs 153, 154 and n17).
 ///
 /// The width: 64 for M in 33..=64 with more than 24 k-blocks (the wider tiles leave room for the
 /// global split-K: 64 x 2048 x 4096 in 11.6 us against 12.9 at 32 wide); else the narrowest of
@@ -310,7 +314,8 @@ pub const MID_HALF_ROWS_K: u32 = 2048;
 ///   x 3584, each whole, against 36 in three parts; 48 of 3072 x 3072 in two parts against 24 in
 ///   five) the 64-row tiles ran 1.11-1.25 times as slow as the 128-row tiles of their width at
 ///   4608 x 3584 (24 x 4608 x 3584: 16.9 us against 13.9 for the default before) and 0.98-1.07
-///   at 3072 x 3072; with equal counts, as in run 153, 0.92-1.05;
+///   at 3072 x 3072; with equal counts, as in run 153, 0.92-1.05 (since run n18 only up to M
+///   48: at 60 x 3072 x 3072 and 60 x 4864 x 2432 the 64-row tiles led by 9-11 %);
 /// - M in 144..=192 below [`crate::CLUSTER_K_SPLIT_FROM`] k-blocks, where the 64-row tiles make
 ///   one wave: 0.91-0.99 of the default before on the 9 such shapes (M 152, 168 and 184 on the
 ///   1536-, 2048- and 2560-wide layers, K 640-960; 184 x 2560 x 768: 8.44 us against 9.31).
@@ -333,8 +338,8 @@ pub fn half_rows_fit(shape: Shape, sms: u32) -> Option<&'static KernelSpec> {
             .into_iter()
             .find(|spec| in_one_wave(spec, shape, sms))?
     };
-    // Decode: not where the global split-K leaves the 64-row tiles' CTAs fewer than nine tenths
-    // of the 128-row tiles' (72 tiles of 4608 x 3584 are not split, 36 are in three parts).
+    // Up to M 48: not where the global split-K leaves the 64-row tiles' CTAs fewer than nine
+    // tenths of the 128-row tiles' (72 tiles of 4608 x 3584 are not split, 36 are in three parts).
     let twin = if spec.cols() == 32 {
         &SKINNY32
     } else {
@@ -433,8 +438,13 @@ pub fn wide_layer_fits_192(shape: Shape) -> bool {
 /// A box whole either way) runs 137 and 138 timed 128 x 2048 x 8192 1.10 and 1.18 times as fast
 /// on the 128 x 64 tiles as on 128 x 128, so the clause takes M up to one tile.
 pub fn short_rows_long_k(shape: Shape) -> bool {
-    shape.m <= crate::BM && (8192..=16384).contains(&shape.k)
+    shape.m <= crate::BM && (8192..=SHORT_ROWS_LONGEST_K).contains(&shape.k)
 }
+
+/// The longest K at which one tile row of M (M in 65..=128) runs on the 128 x 64 tiles
+/// ([`short_rows_long_k`], [`mid_rows_fit`]): past it run 136 timed the 128 x 128 tiles 3-6 %
+/// ahead.
+const SHORT_ROWS_LONGEST_K: u32 = 16384;
 
 /// Whether `shape` has two rows of 128-row tiles, the second at most a quarter inside M (M in
 /// 129..=160): the 128 x 128 kernel loads that row shifted inside M and computes it whole, as any

@@ -26,8 +26,8 @@ pub mod reduce;
 mod table;
 
 pub use choice::{
-    HALF_ROWS_K, MID_HALF_ROWS_K, SHORT_K, default_kernel, default_kernel_on, fills_waves_better,
-    half_row_fits_transposed, half_rows_fit, mid_layer_fits_192, mid_rows_fit,
+    HALF_ROWS_K, MID_HALF_ROWS_K, MID_ROWS_K, SHORT_K, default_kernel, default_kernel_on,
+    fills_waves_better, half_row_fits_transposed, half_rows_fit, mid_layer_fits_192, mid_rows_fit,
     second_row_a_quarter, short_k_narrow, short_rows_long_k, wide_layer_fits_192,
 };
 pub use config::{CONSUMER_REGS, CONSUMER_WARPS, Config, PRODUCER_REGS};
