@@ -322,7 +322,7 @@ pub const MID_HALF_ROWS_K: u32 = 2048;
 pub fn half_rows_fit(shape: Shape, sms: u32) -> Option<&'static KernelSpec> {
     let k_blocks = shape.k.div_ceil(crate::BK);
     let in_class = match shape.m {
-        17..=48 => (16..=HALF_ROWS_K / crate::BK).contains(&k_blocks),
+        17..=48 => k_blocks >= 16,
         // Run n17: at M 56 and 64 the 64-row tiles also led past HALF_ROWS_K (K 5120 and 11008).
         49..=64 => k_blocks >= 16,
         65..=128 | 144..=192 => shape.k <= MID_HALF_ROWS_K,
@@ -775,13 +775,15 @@ mod tests {
             (128, 8192, 512),
             (64, 14336, 1024),
             (96, 2048, 2112),
-            (48, 2048, 4160),
             (129, 2048, 1024),
         ] {
             assert_eq!(half_rows(m, n, k, 132), None, "{m} x {n} x {k}");
         }
         assert_eq!(half_rows(96, 2048, 1600, 132), Some("skinny-32-r64"));
         assert_eq!(half_rows(64, 2048, 4160, 132), Some("skinny-64-r64"));
+        // (Branch refit2, in sample only: M 17..=48 past 4096 as well.)
+        assert_eq!(half_rows(48, 2048, 4160, 132), Some("skinny-64-r64"));
+        assert_eq!(half_rows(24, 2048, 5632, 132), Some("skinny-32-r64"));
         assert_eq!(on(32, 2048, 768), "skinny-32-ck");
         assert_eq!(on(128, 8192, 512), "persistent-64");
         // The edges: M 17 and 128, K 1024 (16 k-blocks) and 4096; one wave on the GPU's SMs.
