@@ -68,6 +68,13 @@
 //! second step); on n19's 60 shapes, fitted to none, the default ran 1.118 times as fast as the
 //! rule before, within 3 % of our fastest on 48 of 60 (before 20), at 0.915 of cuBLAS's faster
 //! default (before 0.818).
+//!
+//! Run n20 (an H100, 2026-12-07; 68 shapes none of the fits saw, M 18-46 with K 5120-18944, the
+//! two rules in alternating processes) timed `half_rows_fit` without its K bound at M 17..=48:
+//! 1.058 times as fast as the rule before, within 3 % of our fastest on 55 of 68 (before 22), at
+//! 1.005 of cuBLAS's faster default (before 0.950). Its columns also had the 128 x 64 tiles at
+//! least level with the 64-row transposing tiles on every shape of M 36-46 (ahead by 4-16 % at
+//! K 6912-8960, within 0.6 % at K 14336-18944): [`mid_rows_fit`] now takes M 33..=48 at any K.
 
 use crate::{
     CLUSTER, ClusterFit, Grid, KernelSpec, PERSISTENT, PERSISTENT_N64, PERSISTENT_N128,
@@ -217,9 +224,10 @@ fn fitted_rows(shape: Shape, sms: u32) -> Option<&'static KernelSpec> {
     }
 }
 
-/// The longest K of [`mid_rows_fit`]'s class for M in 33..=48 and 129..=192: 96 k-blocks (run
-/// n18: at 136-184 x 1536 x 6144 the 128 x 64 tiles ran 1.09-1.10 times as fast as the rule's
-/// kernel before; run n17: at 160 and 192 x 4096 x 11008 the 128 x 128 tiles 7-9 % ahead).
+/// The longest K of [`mid_rows_fit`]'s class for M in 129..=192: 96 k-blocks (run n18: at
+/// 136-184 x 1536 x 6144 the 128 x 64 tiles ran 1.09-1.10 times as fast as the rule's kernel
+/// before; run n17: at 160 and 192 x 4096 x 11008 the 128 x 128 tiles 7-9 % ahead). Until run
+/// n20 it bounded M 33..=48 too.
 pub const MID_ROWS_K: u32 = 6144;
 
 /// The 128 x 64 tiles ([`PERSISTENT_N64`]) where run n17 (an H100, 108 shapes of M 16-192,
@@ -230,13 +238,14 @@ pub const MID_ROWS_K: u32 = 6144;
 ///   times as fast as the rule before at 80-192 x 3584-4096 x 3584-4096 (the 128 x 128 and
 ///   192-wide cluster-K tiles), and at 72-192 x 3584-7168 x 384-640 (the cluster-K forms);
 ///   above M = 128 with K 11008 the 128 x 128 tiles stayed 7-9 % ahead;
-/// - M in 33..=48 with K at most [`MID_ROWS_K`]: 1.06-1.19 times as fast as the 64-row
-///   transposing tiles at 36 x 2560-7680 x 2560 and 48 x 3584-4096 x 3584-4096 (n17), 1.08-1.13 at
-///   40 and 44 x 1536-6144 x 2048-6144 (n18); [`default_kernel`] tries it before
-///   [`half_rows_fit`] there.
+/// - M in 33..=48 at any K: 1.06-1.19 times as fast as the 64-row transposing tiles at 36 x
+///   2560-7680 x 2560 and 48 x 3584-4096 x 3584-4096 (n17), 1.08-1.13 at 40 and 44 x 1536-6144 x
+///   2048-6144 (n18), 1.04-1.16 at 36-46 x 1536-2560 x 6912-8960 and within 0.6 % of them at
+///   36-46 x 3584-8192 x 14336-18944 (n20, 28 shapes, the 64-row tiles never more than 0.6 %
+///   ahead); [`default_kernel`] tries it before [`half_rows_fit`] there.
 pub fn mid_rows_fit(shape: Shape, sms: u32) -> Option<&'static KernelSpec> {
     let in_class = match shape.m {
-        33..=48 => shape.k <= MID_ROWS_K,
+        33..=48 => true,
         65..=128 => shape.k <= SHORT_ROWS_LONGEST_K,
         129..=192 => shape.k <= MID_ROWS_K,
         _ => false,
@@ -276,8 +285,13 @@ fn default_full_rows(shape: Shape, sms: u32) -> &'static KernelSpec {
     }
 }
 
-/// The longest K of [`half_rows_fit`]'s class for M <= 64: 64 k-blocks, the longest it was
-/// timed at.
+/// The longest K of [`half_rows_fit`]'s class for M in 17..=48 until run n20, which timed the
+/// 64-row tiles past it (1.02-1.31 times as fast as the rule before at M 18-30 with K 5120-18944):
+/// the class has no K bound there now, and nothing in this crate reads the constant.
+#[deprecated(
+    since = "0.1.0",
+    note = "half_rows_fit no longer bounds K at M 17..=48 (run n20); nothing reads this"
+)]
 pub const HALF_ROWS_K: u32 = 4096;
 
 /// The longest K of [`half_rows_fit`]'s class for M in 65..=128 and 144..=192: 32 k-blocks (run
@@ -287,7 +301,9 @@ pub const MID_HALF_ROWS_K: u32 = 2048;
 
 /// The transposing kernel on 64-row weight tiles ([`SKINNY32_R64`], [`SKINNY64_R64`]) where it
 /// ran fastest, or `None`: M in 17..=128 or 144..=192, its tiles in one wave (at most `sms`), and
-/// - for M in 17..=48, K of 16 to 64 k-blocks (1024 to [`HALF_ROWS_K`]);
+/// - for M in 17..=48, K of 16 k-blocks and more (to 64 until run n20, which timed M 18-30 at K
+///   5120-18944: 1.02-1.31 times as fast as the 32-wide tiles of 128 rows; at M 33..=48
+///   [`mid_rows_fit`] comes first);
 /// - for M in 49..=64, K of 16 k-blocks and more (run n17: 56 and 64 x 2048-4096 x 5120-11008);
 /// - for M in 65..=128 and 144..=192, K at most [`MID_HALF_ROWS_K`] (runs 153, 154 and n17).
 ///
@@ -323,7 +339,7 @@ pub fn half_rows_fit(shape: Shape, sms: u32) -> Option<&'static KernelSpec> {
     let k_blocks = shape.k.div_ceil(crate::BK);
     let in_class = match shape.m {
         17..=48 => k_blocks >= 16,
-        // Run n17: at M 56 and 64 the 64-row tiles also led past HALF_ROWS_K (K 5120 and 11008).
+        // Run n17: at M 56 and 64 the 64-row tiles also led past 4096 (K 5120 and 11008).
         49..=64 => k_blocks >= 16,
         65..=128 | 144..=192 => shape.k <= MID_HALF_ROWS_K,
         _ => false,
@@ -1371,6 +1387,42 @@ mod tests {
         assert_eq!(mid(128, 132 * 64 + 1, 1024), None);
         assert_eq!(mid(160, 2048, MID_ROWS_K), Some("persistent-64"));
         assert_eq!(mid(160, 2048, MID_ROWS_K + 1), None);
+    }
+
+    /// Run n20 (an H100, 68 shapes out of sample, the rules in alternating processes; times in
+    /// us, the rule before -> this one): the 64-row tiles at M 17..=32 past K 4096, and the 128 x
+    /// 64 tiles at M 33..=48 past `MID_ROWS_K`.
+    #[test]
+    fn the_refit_of_run_n20() {
+        let h100 = |_: &KernelSpec| crate::H100_CLUSTER_FIT;
+        let on = |m, n, k| default_kernel_on(Shape { m, n, k }, 132, h100).name;
+        for (m, n, k, name) in [
+            // 12.37 -> 9.66; 14.10 -> 13.02; 84.82 -> 82.32.
+            (18, 1024, 5120, "skinny-32-r64"),
+            (28, 2048, 8192, "skinny-32-r64"),
+            (30, 8192, 14336, "skinny-32-r64"),
+            // The 128 x 64 tiles' columns against the rule before (`skinny-64`): 15.55 -> 13.70,
+            // 17.39 -> 15.09, 17.66 -> 15.44, 95.10 -> 92.64, 85.84 -> 82.58.
+            (36, 1536, 8960, "persistent-64"),
+            (36, 2048, 8192, "persistent-64"),
+            (44, 2048, 8192, "persistent-64"),
+            (36, 7168, 18432, "persistent-64"),
+            (36, 8192, 14336, "persistent-64"),
+            // Level with the 64-row tiles (46.80 against 46.67): the same class.
+            (36, 4096, 14336, "persistent-64"),
+        ] {
+            assert_eq!(on(m, n, k), name, "{m} x {n} x {k}");
+        }
+        let mid = |m, n, k| mid_rows_fit(Shape { m, n, k }, 132).map(|s| s.name);
+        // The edges: M 33 and 48 at a K past every bound; M 32 and 49 outside; one wave.
+        assert_eq!(mid(33, 2048, 65536), Some("persistent-64"));
+        assert_eq!(mid(48, 132 * 64, 28672), Some("persistent-64"));
+        assert_eq!(mid(48, 132 * 64 + 1, 28672), None);
+        assert_eq!(mid(32, 2048, 8192), None);
+        assert_eq!(mid(49, 2048, 8192), None);
+        let half = |m, n, k| half_rows_fit(Shape { m, n, k }, 132).map(|s| s.name);
+        assert_eq!(half(17, 2048, 65536), Some("skinny-32-r64"));
+        assert_eq!(half(32, 4096, 14336), Some("skinny-32-r64"));
     }
 
     /// With the clusters that fit on the H200 (run 90): decode layers whose weight tiles make

@@ -25,9 +25,12 @@ mod layout;
 pub mod reduce;
 mod table;
 
+// Kept for the crates that named it (deprecated since run n20).
+#[allow(deprecated)]
+pub use choice::HALF_ROWS_K;
 pub use choice::{
-    HALF_ROWS_K, MID_HALF_ROWS_K, MID_ROWS_K, SHORT_K, default_kernel, default_kernel_on,
-    fills_waves_better, half_row_fits_transposed, half_rows_fit, mid_layer_fits_192, mid_rows_fit,
+    MID_HALF_ROWS_K, MID_ROWS_K, SHORT_K, default_kernel, default_kernel_on, fills_waves_better,
+    half_row_fits_transposed, half_rows_fit, mid_layer_fits_192, mid_rows_fit,
     second_row_a_quarter, short_k_narrow, short_rows_long_k, wide_layer_fits_192,
 };
 pub use config::{CONSUMER_REGS, CONSUMER_WARPS, Config, PRODUCER_REGS};
