@@ -613,6 +613,16 @@ mod tests {
         default_before_n192(Shape { m, n, k }, 132).name
     }
 
+    /// [`default_kernel_on`] with the clusters that fit on an H100 ([`crate::H100_CLUSTER_FIT`]).
+    fn on_h100(m: u32, n: u32, k: u32) -> &'static str {
+        default_kernel_on(Shape { m, n, k }, 132, |_| crate::H100_CLUSTER_FIT).name
+    }
+
+    /// [`mid_rows_fit`]'s kernel, if it takes the shape.
+    fn mid_rows(m: u32, n: u32, k: u32) -> Option<&'static str> {
+        mid_rows_fit(Shape { m, n, k }, 132).map(|s| s.name)
+    }
+
     #[test]
     fn below_16_k_blocks_a_short_k_runs_unsplit_in_the_cluster_k_form() {
         // Run 151 (an H100; run 146's 98 shapes, main against the same built with the cluster-K
@@ -696,8 +706,7 @@ mod tests {
     /// 144-176 x 3584 x 640), so only on wider layers.
     #[test]
     fn the_transposing_class_narrows_where_the_last_64_row_tile_is_half_empty() {
-        let h100 = |_: &KernelSpec| crate::H100_CLUSTER_FIT;
-        let on = |m, n, k| default_kernel_on(Shape { m, n, k }, 132, h100).name;
+        let on = on_h100;
         for (m, k) in [(144, 512), (144, 960), (152, 512), (160, 768)] {
             assert_eq!(on(m, 3072, k), "persistent-64", "{m} x 3072 x {k}");
             assert!(
@@ -728,8 +737,7 @@ mod tests {
     /// 108), and still where the counts are equal (48 x 6144 x 4096: 0.95 of the default before).
     #[test]
     fn the_64_row_tiles_at_m_144_to_192_and_where_they_fill_the_gpu() {
-        let h100 = |_: &KernelSpec| crate::H100_CLUSTER_FIT;
-        let on = |m, n, k| default_kernel_on(Shape { m, n, k }, 132, h100).name;
+        let on = on_h100;
         assert_eq!(on(152, 2048, 640), "skinny-64-r64");
         assert_eq!(on(152, 1536, 960), "skinny-32-r64");
         assert_eq!(on(168, 2560, 768), "skinny-64-r64");
@@ -758,8 +766,7 @@ mod tests {
     /// M in 17..=128 where they make one wave, for M <= 64 with K of 1024 to 4096.
     #[test]
     fn the_64_row_tiles_where_they_ran_fastest() {
-        let h100 = |_: &KernelSpec| crate::H100_CLUSTER_FIT;
-        let on = |m, n, k| default_kernel_on(Shape { m, n, k }, 132, h100).name;
+        let on = on_h100;
         for (m, n, k, name) in [
             // 9.24 -> 8.33; 9.81 -> 8.90 (128 tiles of 64 rows by 32).
             (32, 4096, 1024, "skinny-32-r64"),
@@ -782,8 +789,8 @@ mod tests {
         // Declined: M <= 16 (1 x 2048 x 1024: 8.04 us against 7.74); M <= 64 below 16 k-blocks
         // (32 x 2048 x 768: 7.76 against the cluster-K form's 7.39); past one wave (128 x 8192 x
         // 512: 10.26 against 8.94; 64 x 14336 x 1024: 14.39 against 11.94); M > 64 past
-        // [`MID_HALF_ROWS_K`] and M <= 48 past 4096 (since runs n17 and n18: M 49..=64 at any K,
-        // M 65..=128 and 144..=192 to K 2048); M in 129..=143.
+        // [`MID_HALF_ROWS_K`] (since runs n17 and n18: M 49..=64 at any K, M 65..=128 and
+        // 144..=192 to K 2048; since run n20 M 17..=48 at any K too); M in 129..=143.
         for (m, n, k) in [
             (16, 2048, 1024),
             (32, 2048, 768),
@@ -797,7 +804,7 @@ mod tests {
         }
         assert_eq!(half_rows(96, 2048, 1600, 132), Some("skinny-32-r64"));
         assert_eq!(half_rows(64, 2048, 4160, 132), Some("skinny-64-r64"));
-        // (Branch refit2, in sample only: M 17..=48 past 4096 as well.)
+        // Run n20 (out of sample): M 17..=48 past 4096 as well.
         assert_eq!(half_rows(48, 2048, 4160, 132), Some("skinny-64-r64"));
         assert_eq!(half_rows(24, 2048, 5632, 132), Some("skinny-32-r64"));
         assert_eq!(on(32, 2048, 768), "skinny-32-ck");
@@ -819,7 +826,7 @@ mod tests {
     #[test]
     fn a_short_k_runs_on_narrow_tiles_split_globally() {
         let h100 = |_: &KernelSpec| crate::H100_CLUSTER_FIT;
-        let on = |m, n, k| default_kernel_on(Shape { m, n, k }, 132, h100).name;
+        let on = on_h100;
         let parts = |m, n, k| {
             let s = Shape { m, n, k };
             default_kernel_on(s, 132, h100).cluster_k_splits(s, &h100(&SKINNY16))
@@ -1354,8 +1361,7 @@ mod tests {
     /// before (geometric mean) and within 3 % of our fastest kernel on 48 (before 20).
     #[test]
     fn the_refit_of_runs_n17_to_n19() {
-        let h100 = |_: &KernelSpec| crate::H100_CLUSTER_FIT;
-        let on = |m, n, k| default_kernel_on(Shape { m, n, k }, 132, h100).name;
+        let on = on_h100;
         for (m, n, k, name) in [
             // n17: 16.77 -> 14.45 us; 22.83 -> 19.09.
             (128, 3584, 3584, "persistent-64"),
@@ -1373,7 +1379,7 @@ mod tests {
         ] {
             assert_eq!(on(m, n, k), name, "{m} x {n} x {k}");
         }
-        let mid = |m, n, k| mid_rows_fit(Shape { m, n, k }, 132).map(|s| s.name);
+        let mid = mid_rows;
         // Outside: more than a wave of 128 x 64 tiles (144 of 4608 at M 129..=192); K past
         // MID_ROWS_K above M 128 (160 x 4096 x 11008: 128 x 128 7 % ahead); M 49..=64 and past
         // 192; K past 16384 at M 65..=128 (run 136).
@@ -1394,8 +1400,7 @@ mod tests {
     /// 64 tiles at M 33..=48 past `MID_ROWS_K`.
     #[test]
     fn the_refit_of_run_n20() {
-        let h100 = |_: &KernelSpec| crate::H100_CLUSTER_FIT;
-        let on = |m, n, k| default_kernel_on(Shape { m, n, k }, 132, h100).name;
+        let on = on_h100;
         for (m, n, k, name) in [
             // 12.37 -> 9.66; 14.10 -> 13.02; 84.82 -> 82.32.
             (18, 1024, 5120, "skinny-32-r64"),
@@ -1413,7 +1418,7 @@ mod tests {
         ] {
             assert_eq!(on(m, n, k), name, "{m} x {n} x {k}");
         }
-        let mid = |m, n, k| mid_rows_fit(Shape { m, n, k }, 132).map(|s| s.name);
+        let mid = mid_rows;
         // The edges: M 33 and 48 at a K past every bound; M 32 and 49 outside; one wave.
         assert_eq!(mid(33, 2048, 65536), Some("persistent-64"));
         assert_eq!(mid(48, 132 * 64, 28672), Some("persistent-64"));
