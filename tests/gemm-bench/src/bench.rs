@@ -17,7 +17,7 @@ use crate::runs::{Buffers, prepare_all, run_once};
 
 const USAGE: &str = "\
 usage: gemm-bench [--shapes SPEC] [--reps N] [--warmup N] [--quick] [--beta X] [--csv FILE]
-                  [--no-gate] [--cold-l2] [--ours-module FILE] [--seed N]
+                  [--no-gate] [--cold-l2] [--ours-module FILE [--kernels NAMES]] [--seed N]
        gemm-bench --check --ours-module FILE [--shapes SPEC] [--seed N]
                   (without --shapes: check, then 16 shapes drawn from the data's seed)
        gemm-bench --host-time --ours-module FILE [--shapes SPEC] [--reps N] [--csv FILE]
@@ -43,6 +43,9 @@ usage: gemm-bench [--shapes SPEC] [--reps N] [--warmup N] [--quick] [--beta X] [
                   what the run before it left in the L2 (operands under the L2's size otherwise
                   time by the order of the round)
   --ours-module F the GEMM under test's module
+  --kernels NAMES only these of the module's kernels beside its default (`ours`), by name,
+                  comma-separated (skinny-80-r64-d,skinny-80-r64-dp); a name the module does not
+                  hold is an error. Default: every kernel of the module
   --seed N        the data's seed (default: from the clock; printed either way)
   --check         correctness only, nothing timed: each shape once per implementation
                   (cublasGemmEx and every kernel of the module), with beta 0 and beta -1 (alpha 2):
@@ -86,6 +89,8 @@ pub struct Options {
     pub cold_l2: bool,
     /// The GEMM under test's module.
     pub ours_module: Option<PathBuf>,
+    /// `--kernels`: only these of the module's kernels (by name) beside its default.
+    pub kernels: Option<Vec<String>>,
     /// The data's seed (`None`: from the clock).
     pub seed: Option<u64>,
     /// The correctness pass (`--check`, [`crate::verify`]) instead of the benchmark.
@@ -132,6 +137,7 @@ pub fn parse_args(args: &[String]) -> Result<Command, String> {
         gated: true,
         cold_l2: false,
         ours_module: None,
+        kernels: None,
         seed: None,
         check: false,
         check_random: 0,
@@ -171,6 +177,18 @@ pub fn parse_args(args: &[String]) -> Result<Command, String> {
             "--no-gate" => options.gated = false,
             "--cold-l2" => options.cold_l2 = true,
             "--ours-module" => options.ours_module = Some(PathBuf::from(value("--ours-module")?)),
+            "--kernels" => {
+                let names: Vec<String> = value("--kernels")?
+                    .split(',')
+                    .map(str::trim)
+                    .filter(|n| !n.is_empty())
+                    .map(String::from)
+                    .collect();
+                if names.is_empty() {
+                    return Err("--kernels needs at least one kernel name".into());
+                }
+                options.kernels = Some(names);
+            }
             "--seed" => {
                 let v = value("--seed")?;
                 options.seed = Some(
@@ -183,6 +201,12 @@ pub fn parse_args(args: &[String]) -> Result<Command, String> {
             "-h" | "--help" => return Ok(Command::Help),
             other => return Err(format!("unknown argument `{other}` (--help for the usage)")),
         }
+    }
+    if options.kernels.is_some() && (options.host_time || options.check) {
+        return Err("--kernels chooses the timed kernels: not with --check or --host-time".into());
+    }
+    if options.kernels.is_some() && options.ours_module.is_none() {
+        return Err("--kernels names kernels of --ours-module FILE: give the module too".into());
     }
     if options.host_time {
         if options.check {
@@ -807,7 +831,13 @@ fn run(options: Options) -> Result<bool, (u8, String)> {
     .map_err(setup)?;
     // The host API's default kernel for each shape is "ours" in the ratios; every kernel of the
     // module is timed and checked beside it under its own name.
-    let ours = match ours::ours(&device, options.ours_module.as_deref()).map_err(setup)? {
+    let ours = match ours::ours(
+        &device,
+        options.ours_module.as_deref(),
+        options.kernels.as_deref(),
+    )
+    .map_err(setup)?
+    {
         Some(list) => {
             let first = impls.len();
             impls.extend(list);
@@ -987,7 +1017,13 @@ mod tests {
         assert_eq!((o.reps, o.warmup, o.beta, o.gated), (3, 0, -0.5, false));
         assert_eq!(o.csv, Some(PathBuf::from("x.csv")));
         assert_eq!(o.ours_module, Some(PathBuf::from("k.ptx")));
+        assert_eq!(o.kernels, None);
         assert_eq!(parse_args(&args("--help")).unwrap(), Command::Help);
+        let o = options("--ours-module k.ptx --kernels skinny-80-r64-d,,skinny-80-r64-dp");
+        assert_eq!(
+            o.kernels,
+            Some(vec!["skinny-80-r64-d".into(), "skinny-80-r64-dp".into()])
+        );
     }
 
     /// `--cold-l2` flushes the L2 before every timed run; it is a timing flag, which `--check`
@@ -1091,6 +1127,12 @@ mod tests {
             ("--warmup -1", "whole number"),
             ("--beta nan", "finite"),
             ("--shapes 3x3x3", "multiple of 8"),
+            ("--kernels ,", "at least one kernel name"),
+            ("--kernels skinny-80-r64-d", "give the module too"),
+            (
+                "--check --ours-module k.ptx --kernels skinny-80-r64-d",
+                "not with --check",
+            ),
         ] {
             let e = parse_args(&args(line)).unwrap_err();
             assert!(e.contains(says), "{line}: {e}");

@@ -122,8 +122,13 @@ fn shape_of(problem: &Problem) -> Result<Shape, String> {
 
 /// The GEMMs under test, or `None` without a module: first `ours`, the host API's default kernel
 /// for each shape (what the ratios compare), then every kernel of [`Kernel::ALL`] that the module
-/// holds, by name (a production module has no step kernels).
-pub fn ours(device: &Device, module: Option<&Path>) -> Result<Option<Vec<Box<dyn Gemm>>>, String> {
+/// holds, by name (a production module has no step kernels); with `only` (`--kernels`), of those
+/// only the kernels it names, each of which the module must hold.
+pub fn ours(
+    device: &Device,
+    module: Option<&Path>,
+    only: Option<&[String]>,
+) -> Result<Option<Vec<Box<dyn Gemm>>>, String> {
     let Some(path) = module else {
         return Ok(None);
     };
@@ -137,7 +142,23 @@ pub fn ours(device: &Device, module: Option<&Path>) -> Result<Option<Vec<Box<dyn
             prepared: None,
         })
     };
-    let held = Kernel::ALL.iter().filter(|&&kernel| gemm.has(kernel));
+    if let Some(names) = only {
+        for name in names {
+            if !Kernel::ALL
+                .iter()
+                .any(|&k| gemm.has(k) && k.spec().name == name)
+            {
+                return Err(format!(
+                    "--kernels: the module {path} holds no kernel named `{name}` (the names are the table's, e.g. skinny-80-r64-d)"
+                ));
+            }
+        }
+    }
+    let named =
+        |kernel: Kernel| only.is_none_or(|names| names.iter().any(|n| n == kernel.spec().name));
+    let held = Kernel::ALL
+        .iter()
+        .filter(|&&kernel| gemm.has(kernel) && named(kernel));
     let kernels = std::iter::once(None).chain(held.map(|&kernel| Some(kernel)));
     Ok(Some(kernels.map(make).collect()))
 }

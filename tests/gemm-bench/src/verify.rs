@@ -78,7 +78,7 @@ pub fn run(
     })
     .map_err(setup)?;
     let mut impls: Vec<Box<dyn Gemm>> = vec![Box::new(reference)];
-    match ours::ours(device, Some(module)).map_err(setup)? {
+    match ours::ours(device, Some(module), None).map_err(setup)? {
         Some(list) if !list.is_empty() => impls.extend(list),
         _ => return Err(setup("the GEMM under test has no kernel".into())),
     }
