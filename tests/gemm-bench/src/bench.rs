@@ -447,6 +447,9 @@ fn bench_shape_inner(
     } else {
         rng.uniform_bf16(ec)
     };
+    // This shape's round orders (and cuBLASLt's autotuning rounds), from the data's seed: an
+    // implementation's places in the rounds differ between shapes and processes.
+    timer.order_seed = rng.next_u64();
     buffers.upload(device, &a, &b, &c, problem.beta)?;
     prepare_all(device, timer, impls, problem, &buffers)?;
     // The equal-bytes copy of a decode shape: a copy of X bytes reads X and writes X.
@@ -853,7 +856,7 @@ fn run(options: Options) -> Result<bool, (u8, String)> {
         "D = alpha * A * B^T + beta * C, bf16 row-major (A: M x K, B: N x K), f32 accumulation; TFLOP/s = 2 M N K / median time (the epilogue's 3 M N operations are left out: under 0.02% for K >= 1024)"
     );
     println!(
-        "timing: {} warm-up and {} timed rounds per shape; each round runs every implementation once, in a different pseudo-random order, on one stream, CUDA events around each run{}; data seed {seed}",
+        "timing: {} warm-up and {} timed rounds per shape; each round runs every implementation once, in a different pseudo-random order (each shape's orders drawn from the data seed), on one stream, CUDA events around each run{}; data seed {seed}",
         options.warmup,
         options.reps,
         if timer.gated() {

@@ -296,6 +296,10 @@ pub struct Timer {
     gate: Option<Gate>,
     /// Rounds whose gate the watchdog had to open (their times were discarded).
     pub forced: AtomicU64,
+    /// The seed of the rounds' orders ([`round_order`]): the benchmark draws one per shape from
+    /// the data's seed, so that an implementation's places in the rounds differ between shapes
+    /// and processes.
+    pub order_seed: u64,
 }
 
 struct Gate {
@@ -371,6 +375,7 @@ impl Timer {
             stream: device.stream.clone(),
             gate,
             forced: AtomicU64::new(0),
+            order_seed: 0,
         })
     }
 
@@ -452,7 +457,7 @@ impl Timer {
                 .map_err(|e| format!("recording a CUDA event: {e:?}"))
         };
         let mut body = || -> Result<(), String> {
-            for i in round_order(round, items) {
+            for i in round_order(self.order_seed, round, items) {
                 enqueue(i, Step::Before)?;
                 record(&starts[i])?;
                 enqueue(i, Step::Run)?;
@@ -504,13 +509,22 @@ impl Timer {
 }
 
 /// The order of round `round` over `items` implementations: a pseudo-random permutation,
-/// different each round (xorshift seeded by the round, Fisher-Yates), so that no implementation
-/// always runs after the same one. With a fixed rotation each implementation had a fixed
-/// predecessor, and two runs of one kernel in the same rounds differed by 5 to 40 % depending on
-/// which implementation they followed (tests/results/2026-12-01-issue13.md).
-pub fn round_order(round: usize, items: usize) -> Vec<usize> {
+/// different each round (xorshift seeded by `seed` and the round, Fisher-Yates), so that no
+/// implementation always runs after the same one. With a fixed rotation each implementation had a
+/// fixed predecessor, and two runs of one kernel in the same rounds differed by 5 to 40 %
+/// depending on which implementation they followed (tests/results/2026-12-01-issue13.md). With
+/// orders seeded by the round alone, every shape and every process ran the same few orders: in run
+/// n24 (10 rounds, four processes) the default's column ran 1.0-2.1 % slower (geometric mean, up
+/// to 5 % on a shape) than the column of the very kernel it launched, in every process; the
+/// benchmark now seeds each shape's orders from its data seed ([`Timer::order_seed`]).
+pub fn round_order(seed: u64, round: usize, items: usize) -> Vec<usize> {
     let mut order: Vec<usize> = (0..items).collect();
-    let mut x = (round as u64).wrapping_mul(0x9e37_79b9_7f4a_7c15) | 1;
+    // splitmix64's finaliser of the seed and the round: nearby seeds and rounds give unrelated
+    // states.
+    let mut x = seed ^ (round as u64).wrapping_mul(0x9e37_79b9_7f4a_7c15);
+    x = (x ^ (x >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+    x = (x ^ (x >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+    x = (x ^ (x >> 31)) | 1;
     for i in (1..items).rev() {
         x ^= x << 13;
         x ^= x >> 7;
@@ -527,7 +541,7 @@ mod tests {
         let items = 8;
         let mut predecessors = vec![std::collections::BTreeSet::new(); items];
         for round in 0..20 {
-            let order = super::round_order(round, items);
+            let order = super::round_order(0x2545_f491_4f6c_dd1d, round, items);
             let mut sorted = order.clone();
             sorted.sort_unstable();
             assert_eq!(
@@ -542,6 +556,42 @@ mod tests {
         // Over 20 rounds every implementation follows several different ones.
         for (i, p) in predecessors.iter().enumerate() {
             assert!(p.len() >= 4, "implementation {i} follows only {p:?}");
+        }
+    }
+
+    /// Each shape's rounds (10, as the sweeps run them) take orders of their own seed: the 19
+    /// implementations of a production module's benchmark (three of cuBLAS, the default, 15
+    /// kernels) do not hold the same places in every shape and process, and over 64 seeds each
+    /// one's mean place is within one of the middle. Seeded by the round alone (run n24's
+    /// benchmark), every seed gave the same ten orders: the default's mean place was 7.3 of 18,
+    /// another kernel's 3.1, in every shape.
+    #[test]
+    fn the_orders_differ_between_seeds_and_even_out() {
+        let (items, rounds, seeds) = (19, 10, 64u64);
+        let orders = |seed| -> Vec<Vec<usize>> {
+            (0..rounds)
+                .map(|round| super::round_order(seed, round, items))
+                .collect()
+        };
+        let first = orders(0);
+        let mut mean = vec![0.0f64; items];
+        let mut same = 0;
+        for seed in 0..seeds {
+            let o = orders(seed.wrapping_mul(0x9e37_79b9_7f4a_7c15) ^ 0x5eed);
+            same += usize::from(o == first);
+            for order in &o {
+                for (place, &i) in order.iter().enumerate() {
+                    mean[i] += place as f64 / (rounds as f64 * seeds as f64);
+                }
+            }
+        }
+        assert!(same <= 1, "{same} of {seeds} seeds ran the same orders");
+        let middle = (items - 1) as f64 / 2.0;
+        for (i, m) in mean.iter().enumerate() {
+            assert!(
+                (m - middle).abs() < 1.0,
+                "implementation {i}: mean place {m:.2}, the middle {middle}"
+            );
         }
     }
 }
