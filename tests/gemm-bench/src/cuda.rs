@@ -513,10 +513,12 @@ impl Timer {
 /// implementation always runs after the same one. With a fixed rotation each implementation had a
 /// fixed predecessor, and two runs of one kernel in the same rounds differed by 5 to 40 %
 /// depending on which implementation they followed (tests/results/2026-12-01-issue13.md). With
-/// orders seeded by the round alone, every shape and every process ran the same few orders: in run
-/// n24 (10 rounds, four processes) the default's column ran 1.0-2.1 % slower (geometric mean, up
-/// to 5 % on a shape) than the column of the very kernel it launched, in every process; the
-/// benchmark now seeds each shape's orders from its data seed ([`Timer::order_seed`]).
+/// orders seeded by the round alone, every shape and every process ran the same ten orders, each
+/// implementation in the same places; in run n24 (10 rounds, four processes) the default's column
+/// ran 1.0-2.1 % slower (geometric mean, up to 5 % on a shape) than the column of the very kernel
+/// it launched, in every process, which fixed places can cause (not yet shown to be the cause: no
+/// run since). The benchmark now seeds each shape's orders from its data seed
+/// ([`Timer::order_seed`]).
 pub fn round_order(seed: u64, round: usize, items: usize) -> Vec<usize> {
     let mut order: Vec<usize> = (0..items).collect();
     // splitmix64's finaliser of the seed and the round: nearby seeds and rounds give unrelated
