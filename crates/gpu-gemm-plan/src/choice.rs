@@ -75,6 +75,11 @@
 //! 1.005 of cuBLAS's faster default (before 0.950). Its columns also had the 128 x 64 tiles at
 //! least level with the 64-row transposing tiles on every shape of M 36-46 (ahead by 4-16 % at
 //! K 6912-8960, within 0.6 % at K 14336-18944): [`mid_rows_fit`] now takes M 33..=48 at any K.
+//!
+//! Run n25 (an H100, 2026-12-08; M 80 and 160 by six layers 256-4096 wide at K 7168, three
+//! kernels and the default in the same rounds) found M 160 with a narrow layer past both fits'
+//! K on the 128 x 128 tiles, 1.14-1.76 times as slow as the 64-row transposing tiles:
+//! [`few_weight_tiles_long_k`] gives those to the 64-row tiles (in sample only).
 
 use crate::{
     CLUSTER, ClusterFit, Grid, KernelSpec, PERSISTENT, PERSISTENT_N64, PERSISTENT_N128,
@@ -215,12 +220,15 @@ pub fn default_kernel(shape: Shape, sms: u32) -> &'static KernelSpec {
 
 /// [`mid_rows_fit`] or [`half_rows_fit`], the first that takes `shape`: for M in 33..=48 the 128 x
 /// 64 tiles first (run n18: 1.08-1.13 times as fast as the 64-row transposing tiles at 40 and 44
-/// x 1536-6144 x 2048-6144), otherwise the 64-row tiles first.
+/// x 1536-6144 x 2048-6144), otherwise the 64-row tiles first, then
+/// [`few_weight_tiles_long_k`] past both fits' K.
 fn fitted_rows(shape: Shape, sms: u32) -> Option<&'static KernelSpec> {
     if (33..=48).contains(&shape.m) {
         mid_rows_fit(shape, sms).or_else(|| half_rows_fit(shape, sms))
     } else {
-        half_rows_fit(shape, sms).or_else(|| mid_rows_fit(shape, sms))
+        half_rows_fit(shape, sms)
+            .or_else(|| mid_rows_fit(shape, sms))
+            .or_else(|| few_weight_tiles_long_k(shape, sms))
     }
 }
 
@@ -369,6 +377,23 @@ pub fn half_rows_fit(shape: Shape, sms: u32) -> Option<&'static KernelSpec> {
         rows * cols * u64::from(spec.splits(shape, sms))
     };
     (shape.m > 48 || 10 * ctas(spec) >= 9 * ctas(twin)).then_some(spec)
+}
+
+/// The transposing kernel on 64-row weight tiles ([`SKINNY64_R64`]) for M in 144..=192 with K
+/// past [`MID_ROWS_K`] where its tiles are at most half the SMs, so that the global split-K
+/// cuts each tile's K in two parts or more; or `None`. Neither [`half_rows_fit`] (K to
+/// [`MID_HALF_ROWS_K`]) nor [`mid_rows_fit`] (K to [`MID_ROWS_K`]) takes that class, and the
+/// 128 x 128 tiles the rule took there have at most 16 parts of 4 tiles on a 256-wide layer.
+///
+/// Run n25 (an H100, `gemm-bench --kernels skinny-64-r64,... --shapes 160xNx7168`, one process,
+/// 10 timed rounds): at N 256, 512 and 1024 the 64-row tiles ran 12.00, 12.54 and 17.82 us (132,
+/// 120 and 96 CTAs) where the default took the 128 x 128 tiles at 20.86, 22.05 and 20.27 (1.14 to
+/// 1.76 times as slow); at N 2048 (96 tiles, not split) 29.09 against 21.33, outside this class.
+/// Fitted to those four shapes of one M; not yet timed on others.
+pub fn few_weight_tiles_long_k(shape: Shape, sms: u32) -> Option<&'static KernelSpec> {
+    let (rows, cols) = SKINNY64_R64.tiles(shape);
+    let few = 2 * rows * cols <= u64::from(sms);
+    ((144..=192).contains(&shape.m) && shape.k > MID_ROWS_K && few).then_some(&SKINNY64_R64)
 }
 
 /// Whether `spec`'s tiles of `shape` make at most one wave: at most `sms` of them (at least one).
@@ -1431,6 +1456,34 @@ mod tests {
         let half = |m, n, k| half_rows_fit(Shape { m, n, k }, 132).map(|s| s.name);
         assert_eq!(half(17, 2048, 65536), Some("skinny-32-r64"));
         assert_eq!(half(32, 4096, 14336), Some("skinny-32-r64"));
+    }
+
+    /// Run n25 (an H100, `gemm-bench --kernels` on the steps module, one process): at M 160 with
+    /// K 7168 and a narrow layer the 128 x 128 tiles the rule took (in 16, 16 and 8 parts of K)
+    /// ran 20.86, 22.05 and 20.27 us where the 64-row transposing tiles ran 12.00, 12.54 and
+    /// 17.82; at N 2048, whose 96 such tiles make no split, they ran 29.09 against 21.33.
+    #[test]
+    fn few_weight_tiles_past_the_fits_k_take_the_64_row_tiles() {
+        let on = on_h100;
+        for (m, n, k, name) in [
+            (160, 256, 7168, "skinny-64-r64"),
+            (160, 512, 7168, "skinny-64-r64"),
+            (160, 1024, 7168, "skinny-64-r64"),
+            // Measured against it: 96 tiles, one part each.
+            (160, 2048, 7168, "persistent-128"),
+        ] {
+            assert_eq!(on(m, n, k), name, "{m} x {n} x {k}");
+        }
+        let few = |m, n, k| few_weight_tiles_long_k(Shape { m, n, k }, 132).map(|s| s.name);
+        // The edges: M 144 and 192, K one past the 128 x 64 tiles' bound, 66 tiles (half the
+        // SMs) and 69; outside the M class; at the bound's K, `mid_rows_fit` keeps it.
+        assert_eq!(few(144, 22 * 64, MID_ROWS_K + 8), Some("skinny-64-r64"));
+        assert_eq!(few(192, 22 * 64, 65536), Some("skinny-64-r64"));
+        assert_eq!(few(192, 23 * 64, 65536), None);
+        assert_eq!(few(143, 512, 8192), None);
+        assert_eq!(few(193, 512, 8192), None);
+        assert_eq!(few(160, 512, MID_ROWS_K), None);
+        assert_eq!(on(160, 512, MID_ROWS_K), "persistent-64");
     }
 
     /// With the clusters that fit on the H200 (run 90): decode layers whose weight tiles make
