@@ -380,10 +380,10 @@ pub fn half_rows_fit(shape: Shape, sms: u32) -> Option<&'static KernelSpec> {
 }
 
 /// The transposing kernel on 64-row weight tiles ([`SKINNY64_R64`]) for M in 144..=192 with K
-/// past [`MID_ROWS_K`] where its tiles are at most half the SMs, so that the global split-K
+/// past [`MID_ROWS_K`] where its tiles are fewer than half the SMs, so that the global split-K
 /// cuts each tile's K in two parts or more; or `None`. Neither [`half_rows_fit`] (K to
-/// [`MID_HALF_ROWS_K`]) nor [`mid_rows_fit`] (K to [`MID_ROWS_K`]) takes that class, and the
-/// 128 x 128 tiles the rule took there have at most 16 parts of 4 tiles on a 256-wide layer.
+/// [`MID_HALF_ROWS_K`]) nor [`mid_rows_fit`] (K to [`MID_ROWS_K`]) takes that class; at 160 x
+/// 256 x 7168 the rule took 4 tiles of 128 x 128 in 16 parts (64 CTAs).
 ///
 /// Run n25 (an H100, `gemm-bench --kernels skinny-64-r64,... --shapes 160xNx7168`, one process,
 /// 10 timed rounds): at N 256, 512 and 1024 the 64-row tiles ran 12.00, 12.54 and 17.82 us (132,
@@ -392,7 +392,7 @@ pub fn half_rows_fit(shape: Shape, sms: u32) -> Option<&'static KernelSpec> {
 /// Fitted to those four shapes of one M; not yet timed on others.
 pub fn few_weight_tiles_long_k(shape: Shape, sms: u32) -> Option<&'static KernelSpec> {
     let (rows, cols) = SKINNY64_R64.tiles(shape);
-    let few = 2 * rows * cols <= u64::from(sms);
+    let few = 2 * rows * cols < u64::from(sms);
     ((144..=192).contains(&shape.m) && shape.k > MID_ROWS_K && few).then_some(&SKINNY64_R64)
 }
 
@@ -1475,11 +1475,34 @@ mod tests {
             assert_eq!(on(m, n, k), name, "{m} x {n} x {k}");
         }
         let few = |m, n, k| few_weight_tiles_long_k(Shape { m, n, k }, 132).map(|s| s.name);
-        // The edges: M 144 and 192, K one past the 128 x 64 tiles' bound, 66 tiles (half the
-        // SMs) and 69; outside the M class; at the bound's K, `mid_rows_fit` keeps it.
-        assert_eq!(few(144, 22 * 64, MID_ROWS_K + 8), Some("skinny-64-r64"));
-        assert_eq!(few(192, 22 * 64, 65536), Some("skinny-64-r64"));
-        assert_eq!(few(192, 23 * 64, 65536), None);
+        // The edges: M 144 and 192, K one past the 128 x 64 tiles' bound, 63 tiles and 66
+        // (half the SMs: the global split-K leaves those whole); outside the M class; at the
+        // bound's K, `mid_rows_fit` keeps it.
+        assert_eq!(few(144, 21 * 64, MID_ROWS_K + 8), Some("skinny-64-r64"));
+        assert_eq!(few(192, 21 * 64, 65536), Some("skinny-64-r64"));
+        assert_eq!(few(192, 22 * 64, 65536), None);
+        assert_eq!(
+            SKINNY64_R64.splits(
+                Shape {
+                    m: 192,
+                    n: 21 * 64,
+                    k: 65536
+                },
+                132
+            ),
+            2
+        );
+        assert_eq!(
+            SKINNY64_R64.splits(
+                Shape {
+                    m: 192,
+                    n: 22 * 64,
+                    k: 65536
+                },
+                132
+            ),
+            1
+        );
         assert_eq!(few(143, 512, 8192), None);
         assert_eq!(few(193, 512, 8192), None);
         assert_eq!(few(160, 512, MID_ROWS_K), None);
