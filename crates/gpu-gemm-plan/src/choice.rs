@@ -380,8 +380,8 @@ pub fn half_rows_fit(shape: Shape, sms: u32) -> Option<&'static KernelSpec> {
 }
 
 /// The transposing kernel on 64-row weight tiles ([`SKINNY64_R64`]) for M in 144..=192 with K
-/// past [`MID_ROWS_K`] where its tiles are fewer than half the SMs, so that the global split-K
-/// cuts each tile's K in two parts or more; or `None`. Neither [`half_rows_fit`] (K to
+/// past [`MID_ROWS_K`] where its tiles make one wave and the global split-K cuts each tile's K in
+/// two parts or more (fewer tiles than half the SMs); or `None`. Neither [`half_rows_fit`] (K to
 /// [`MID_HALF_ROWS_K`]) nor [`mid_rows_fit`] (K to [`MID_ROWS_K`]) takes that class; at 160 x
 /// 256 x 7168 the rule took 4 tiles of 128 x 128 in 16 parts (64 CTAs).
 ///
@@ -391,9 +391,10 @@ pub fn half_rows_fit(shape: Shape, sms: u32) -> Option<&'static KernelSpec> {
 /// 1.76 times as slow); at N 2048 (96 tiles, not split) 29.09 against 21.33, outside this class.
 /// Fitted to those four shapes of one M; not yet timed on others.
 pub fn few_weight_tiles_long_k(shape: Shape, sms: u32) -> Option<&'static KernelSpec> {
-    let (rows, cols) = SKINNY64_R64.tiles(shape);
-    let few = 2 * rows * cols < u64::from(sms);
-    ((144..=192).contains(&shape.m) && shape.k > MID_ROWS_K && few).then_some(&SKINNY64_R64)
+    // In one wave and cut by the global split-K: the split's own test (fewer tiles than half the
+    // SMs), not a copy of it.
+    let split = || in_one_wave(&SKINNY64_R64, shape, sms) && SKINNY64_R64.splits(shape, sms) >= 2;
+    ((144..=192).contains(&shape.m) && shape.k > MID_ROWS_K && split()).then_some(&SKINNY64_R64)
 }
 
 /// Whether `spec`'s tiles of `shape` make at most one wave: at most `sms` of them (at least one).
@@ -1481,28 +1482,9 @@ mod tests {
         assert_eq!(few(144, 21 * 64, MID_ROWS_K + 8), Some("skinny-64-r64"));
         assert_eq!(few(192, 21 * 64, 65536), Some("skinny-64-r64"));
         assert_eq!(few(192, 22 * 64, 65536), None);
-        assert_eq!(
-            SKINNY64_R64.splits(
-                Shape {
-                    m: 192,
-                    n: 21 * 64,
-                    k: 65536
-                },
-                132
-            ),
-            2
-        );
-        assert_eq!(
-            SKINNY64_R64.splits(
-                Shape {
-                    m: 192,
-                    n: 22 * 64,
-                    k: 65536
-                },
-                132
-            ),
-            1
-        );
+        let splits = |m, n, k| SKINNY64_R64.splits(Shape { m, n, k }, 132);
+        assert_eq!(splits(192, 21 * 64, 65536), 2);
+        assert_eq!(splits(192, 22 * 64, 65536), 1);
         assert_eq!(few(143, 512, 8192), None);
         assert_eq!(few(193, 512, 8192), None);
         assert_eq!(few(160, 512, MID_ROWS_K), None);
