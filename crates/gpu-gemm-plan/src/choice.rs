@@ -381,9 +381,9 @@ pub fn half_rows_fit(shape: Shape, sms: u32) -> Option<&'static KernelSpec> {
 
 /// The transposing kernel on 64-row weight tiles ([`SKINNY64_R64`]) for M in 144..=192 with K
 /// past [`MID_ROWS_K`] where its tiles make one wave and the global split-K cuts each tile's K in
-/// two parts or more (fewer tiles than half the SMs); or `None`. Neither [`half_rows_fit`] (K to
-/// [`MID_HALF_ROWS_K`]) nor [`mid_rows_fit`] (K to [`MID_ROWS_K`]) takes that class; at 160 x
-/// 256 x 7168 the rule took 4 tiles of 128 x 128 in 16 parts (64 CTAs).
+/// two parts or more (fewer tiles than half the SMs, rounded down); or `None`. Neither
+/// [`half_rows_fit`] (K to [`MID_HALF_ROWS_K`]) nor [`mid_rows_fit`] (K to [`MID_ROWS_K`]) takes
+/// that class; at 160 x 256 x 7168 the rule took 4 tiles of 128 x 128 in 16 parts (64 CTAs).
 ///
 /// Run n25 (an H100, `gemm-bench --kernels skinny-64-r64,... --shapes 160xNx7168`, one process,
 /// 10 timed rounds): at N 256, 512 and 1024 the 64-row tiles ran 12.00, 12.54 and 17.82 us (132,
