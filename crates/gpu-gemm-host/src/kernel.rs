@@ -84,6 +84,13 @@ impl Kernel {
         self.spec().name
     }
 
+    /// The kernel of [`Kernel::ALL`] whose [`name`](Self::name) is `name` (the table's names:
+    /// `persistent-128`, `skinny-80-r64-d`), or `None`. Whether a module holds it is
+    /// [`Gemm::has`](crate::Gemm::has)'s to say (a production module has no step kernels).
+    pub fn from_name(name: &str) -> Option<Kernel> {
+        Kernel::ALL.into_iter().find(|k| k.name() == name)
+    }
+
     /// Threads per block.
     pub const fn threads(self) -> u32 {
         self.spec().threads
@@ -311,6 +318,20 @@ pub fn check_shape(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn every_kernel_is_found_by_its_name_and_no_other() {
+        for kernel in Kernel::ALL {
+            assert_eq!(Kernel::from_name(kernel.name()), Some(kernel));
+        }
+        let mut names: Vec<&str> = Kernel::ALL.iter().map(|k| k.name()).collect();
+        names.sort_unstable();
+        names.dedup();
+        assert_eq!(names.len(), Kernel::ALL.len(), "two kernels share a name");
+        for name in ["", "persistent-12", "Persistent-128", "persistent-128 "] {
+            assert_eq!(Kernel::from_name(name), None, "{name:?}");
+        }
+    }
 
     #[test]
     fn shapes_outside_the_contract_are_errors() {

@@ -14,6 +14,7 @@ use crate::gemm::{Gemm, baselines};
 use crate::ours;
 use crate::problem::{self, Problem, Shape};
 use crate::runs::{Buffers, prepare_all, run_once};
+use crate::targets;
 
 const USAGE: &str = "\
 usage: gemm-bench [--shapes SPEC] [--reps N] [--warmup N] [--quick] [--beta X] [--csv FILE]
@@ -23,13 +24,16 @@ usage: gemm-bench [--shapes SPEC] [--reps N] [--warmup N] [--quick] [--beta X] [
        gemm-bench --host-time --ours-module FILE [--shapes SPEC] [--reps N] [--csv FILE]
 
   --shapes SPEC   square | llm | all | check | sweep | sweep-FAMILY | decode | mid
-                  | random-COUNT[-SEED] | MxNxK[,MxNxK...] (sets and shapes may be mixed;
-                  K % 8 == 0); default: all
+                  | random-COUNT[-SEED] | layers-COUNT[-SEED] | MxNxK[,MxNxK...] (sets and
+                  shapes may be mixed; K % 8 == 0); default: all
                   (square: 1024^3 .. 16384^3; llm: M in {128, 1024, 8192} x (N, K) in
                   {(4096, 4096), (14336, 4096), (4096, 14336), (28672, 8192)}); sweep: M 1 to
                   8192 x the linear layers of four model families, and the squares; decode, mid:
                   its M <= 64 and 96 <= M <= 1024; random-COUNT-SEED: COUNT shapes drawn
-                  from SEED (M 1..4096, N 1..8192, K 8..8192 log-uniform, M N K <= 2^32); with
+                  from SEED (M 1..4096, N 1..8192, K 8..8192 log-uniform, M N K <= 2^32);
+                  layers-COUNT-SEED: COUNT model-like shapes drawn from SEED (M 1..1024 any,
+                  N 256..32768 mostly multiples of 128, K 512..28672 multiples of 8 or 64,
+                  log-uniform, N K <= 2^28), the out-of-sample set of the default; with
                   --check: check (23 shapes: square, odd M and N, skinny M, decode M, K = 65536)
   --reps N        timed rounds per shape (default 20; --quick 5)
   --warmup N      untimed rounds before them (default 5; --quick 2)
@@ -310,6 +314,8 @@ struct Row {
     runs: usize,
     /// `PASS`, `reference`, or `FAIL: why`.
     check: String,
+    /// The module's kernel it ran (`ours`: the default's pick; `ours-NAME`: NAME), else `None`.
+    kernel: Option<String>,
 }
 
 struct ShapeResult {
@@ -512,6 +518,7 @@ fn bench_shape_inner(
                 "reference: a device-to-device copy of {} bytes, as many read and written as the GEMM moves",
                 copy_bytes(problem) / 2
             ),
+            kernel: None,
         });
     }
     for (imp, t) in impls.iter().zip(&times) {
@@ -522,6 +529,7 @@ fn bench_shape_inner(
             max_ms: t.iter().copied().fold(0.0, f64::max),
             runs: t.len(),
             check: String::new(),
+            kernel: imp.chosen_kernel(),
         });
     }
     // The random-data results of the last timed round, against cublasGemmEx's.
@@ -700,7 +708,8 @@ fn copy_bytes(problem: &Problem) -> usize {
 }
 
 /// The CSV's first line: the columns of the benchmark's rows and of `--host-time`'s.
-pub const CSV_HEADER: &str = "shape,m,n,k,alpha,beta,implementation,median_ms,min_ms,max_ms,runs,tflops,ours_over_this,check\n";
+/// `kernel`: the module's kernel the row ran (the default's pick on the `ours` row), else empty.
+pub const CSV_HEADER: &str = "shape,m,n,k,alpha,beta,implementation,median_ms,min_ms,max_ms,runs,tflops,ours_over_this,check,kernel\n";
 
 fn csv_rows(results: &[ShapeResult], ours: Option<usize>) -> String {
     let mut csv = String::from(CSV_HEADER);
@@ -721,7 +730,7 @@ fn csv_rows(results: &[ShapeResult], ours: Option<usize>) -> String {
                 .replace(',', ";");
             let _ = writeln!(
                 csv,
-                "{s},{},{},{},{},{},{},{},{:.6},{:.6},{},{},{},{}",
+                "{s},{},{},{},{},{},{},{},{:.6},{:.6},{},{},{},{},{}",
                 s.m,
                 s.n,
                 s.k,
@@ -734,7 +743,8 @@ fn csv_rows(results: &[ShapeResult], ours: Option<usize>) -> String {
                 row.runs,
                 opt(row.median_ms.filter(|_| !copy).map(|ms| s.tflops(ms)), 2),
                 opt(over, 4),
-                check
+                check,
+                row.kernel.as_deref().unwrap_or("")
             );
         }
     }
@@ -782,14 +792,45 @@ fn summary(results: &[ShapeResult], ours: Option<usize>, names: &[String]) {
     }
     match ours {
         None => println!("{}", ours::SKIPPED),
-        Some(_) => {
+        Some(o) => {
             if let Some(g) = check::geomean(&llm_ratios) {
                 println!(
                     "geometric mean over the {} language-model shapes of ours / the faster of cublasGemmEx and cublasLt-heuristic: {g:.3}",
                     llm_ratios.len()
                 );
             }
+            let timed: Vec<targets::Timed> = results.iter().map(|r| timed(r, o)).collect();
+            print!("{}", targets::report(&timed));
         }
+    }
+}
+
+/// A shape's medians as the targets read them ([`targets::Timed`]): the baselines are the rows
+/// before `ours`, the module's kernels the rows after it.
+fn timed(r: &ShapeResult, ours: usize) -> targets::Timed {
+    let median = |name: &str| {
+        r.rows[..ours.min(r.rows.len())]
+            .iter()
+            .find(|row| row.name == name)
+            .and_then(|row| row.median_ms)
+    };
+    let cublas = [median("cublasGemmEx"), median("cublasLt-heuristic")]
+        .into_iter()
+        .flatten()
+        .reduce(f64::min);
+    let default = r.rows.get(ours);
+    targets::Timed {
+        shape: r.problem.shape,
+        cublas,
+        ours: default.and_then(|row| row.median_ms),
+        chosen: default.and_then(|row| row.kernel.clone()),
+        kernels: r
+            .rows
+            .iter()
+            .skip(ours + 1)
+            .filter_map(|row| Some((row.kernel.clone()?, row.median_ms?)))
+            .collect(),
+        copy: r.copy.as_ref().and_then(|c| c.median_ms),
     }
 }
 
@@ -941,6 +982,7 @@ mod tests {
             max_ms: 0.0,
             runs: 1,
             check: "PASS".into(),
+            kernel: None,
         };
         let mut result = ShapeResult {
             problem: Problem {
@@ -1179,6 +1221,7 @@ mod tests {
             max_ms: 2.0,
             runs: 5,
             check: "PASS: a, b".into(),
+            kernel: (name == "ours").then(|| "k".to_string()),
         };
         let results = [ShapeResult {
             problem: Problem {
@@ -1206,6 +1249,9 @@ mod tests {
             "ours is twice as fast: {csv}"
         );
         assert!(lines[2].contains(",1.0000,"), "{csv}");
+        // The kernel column: the default's pick on its row, empty elsewhere.
+        assert!(lines[2].ends_with(",k"), "{csv}");
+        assert!(lines[1].ends_with(','), "{csv}");
         assert!(
             csv_rows(&results, None)
                 .lines()

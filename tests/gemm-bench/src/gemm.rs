@@ -91,6 +91,12 @@ pub trait Gemm {
     fn choice(&self) -> Option<String> {
         None
     }
+
+    /// The kernel of the module under test that `prepare` chose for the current problem (its
+    /// name): the host API's default's pick, for the targets' accounting ([`crate::targets`]).
+    fn chosen_kernel(&self) -> Option<String> {
+        None
+    }
 }
 
 fn blas_op(op: Op) -> blas::cublasOperation_t {

@@ -334,7 +334,7 @@ fn print_shape(shape: Shape, measures: &[Measure]) {
 /// The CSV rows of one shape, in the benchmark's columns: `implementation` is `host:NAME` (host
 /// time per call) or `wall:NAME` (wall time per call), `median_ms`, `min_ms`, `max_ms` in
 /// milliseconds per call, `runs` the batches, `tflops` empty, `ours_over_this` this time over
-/// `run-hit`'s of the same kind (host or wall).
+/// `run-hit`'s of the same kind (host or wall), `kernel` empty.
 pub fn csv_rows(shape: Shape, measures: &[Measure]) -> String {
     let mut csv = String::new();
     for (kind, pick) in [
@@ -357,7 +357,7 @@ pub fn csv_rows(shape: Shape, measures: &[Measure]) -> String {
             };
             let ms = |us: f64| format!("{:.6}", us / 1000.0);
             csv.push_str(&format!(
-                "{shape},{},{},{},1,0,{kind}:{},{},{},{},{},,{over},{} time per call ({} calls per batch)\n",
+                "{shape},{},{},{},1,0,{kind}:{},{},{},{},{},,{over},{} time per call ({} calls per batch),\n",
                 shape.m,
                 shape.n,
                 shape.k,

@@ -15,7 +15,8 @@
 //! data, the error bound, the exact reference, medians; pure), [`cuda`] (device, buffers, the
 //! gated round-robin timer), [`gemm`] (the trait and the baselines), [`ours`] (where the GEMM under
 //! test plugs in), [`runs`] (a problem's buffers, one run of every implementation), [`bench`](mod@bench)
-//! (command line, flow, report, CSV), [`verify`] (`--check`).
+//! (command line, flow, report, CSV), [`targets`] (the targets over a run's shapes; pure),
+//! [`verify`] (`--check`).
 
 pub mod bench;
 pub mod check;
@@ -25,6 +26,7 @@ pub mod host_time;
 pub mod ours;
 pub mod problem;
 pub mod runs;
+pub mod targets;
 pub mod verify;
 
 pub use bench::main;

@@ -82,6 +82,11 @@ impl Gemm for Ours {
         Some(text)
     }
 
+    fn chosen_kernel(&self) -> Option<String> {
+        let (prepared, _, _) = self.prepared.as_ref()?;
+        Some(prepared.kernel().name().into())
+    }
+
     fn run(
         &mut self,
         stream: &CudaStream,
@@ -122,8 +127,8 @@ fn shape_of(problem: &Problem) -> Result<Shape, String> {
 
 /// The GEMMs under test, or `None` without a module: first `ours`, the host API's default kernel
 /// for each shape (what the ratios compare), then every kernel of [`Kernel::ALL`] that the module
-/// holds, by name (a production module has no step kernels); with `only` (`--kernels`), of those
-/// only the kernels it names, each of which the module must hold.
+/// holds, by name (a production module has no step kernels); with `only` (`--kernels`), only the
+/// kernels it names, in its order (each once), each of which the module must hold.
 pub fn ours(
     device: &Device,
     module: Option<&Path>,
@@ -142,23 +147,33 @@ pub fn ours(
             prepared: None,
         })
     };
-    if let Some(names) = only {
-        for name in names {
-            if !Kernel::ALL
-                .iter()
-                .any(|&k| gemm.has(k) && k.spec().name == name)
-            {
-                return Err(format!(
-                    "--kernels: the module {path} holds no kernel named `{name}` (the names are the table's, e.g. skinny-80-r64-d)"
-                ));
-            }
-        }
-    }
-    let named =
-        |kernel: Kernel| only.is_none_or(|names| names.iter().any(|n| n == kernel.spec().name));
-    let held = Kernel::ALL
-        .iter()
-        .filter(|&&kernel| gemm.has(kernel) && named(kernel));
-    let kernels = std::iter::once(None).chain(held.map(|&kernel| Some(kernel)));
+    let held: Vec<Kernel> = match only {
+        None => Kernel::ALL.into_iter().filter(|&k| gemm.has(k)).collect(),
+        Some(names) => names
+            .iter()
+            .map(|name| {
+                Kernel::from_name(name).filter(|&k| gemm.has(k)).ok_or_else(|| {
+                    let names: Vec<&str> = Kernel::ALL
+                        .into_iter()
+                        .filter(|&k| gemm.has(k))
+                        .map(Kernel::name)
+                        .collect();
+                    format!(
+                        "--kernels: the module {path} holds no kernel named `{name}`; it holds {}",
+                        names.join(", ")
+                    )
+                })
+            })
+            .collect::<Result<Vec<_>, _>>()?
+            .into_iter()
+            .fold(Vec::new(), |mut kept, k| {
+                // A name given twice is timed once.
+                if !kept.contains(&k) {
+                    kept.push(k);
+                }
+                kept
+            }),
+    };
+    let kernels = std::iter::once(None).chain(held.into_iter().map(Some));
     Ok(Some(kernels.map(make).collect()))
 }

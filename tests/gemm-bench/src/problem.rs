@@ -196,7 +196,7 @@ pub fn sweep(family: &Family) -> Vec<Shape> {
 /// Parses `--shapes`: `square`, `llm`, `all`, `check` ([`CHECK`]), `sweep` (every family's
 /// [`sweep`] and the squares), `sweep-NAME` (one family of [`FAMILIES`]), `decode`, `mid` (the
 /// sweep's M <= 64, and 96 <= M <= 1024, of every family), `random-COUNT` or
-/// `random-COUNT-SEED` ([`random`]), or a comma-separated list of `MxNxK` (each at least
+/// `random-COUNT-SEED` ([`random`]), `layers-COUNT` or `layers-COUNT-SEED` ([`layers`]), or a comma-separated list of `MxNxK` (each at least
 /// 1, K a multiple of 8: the stride rule of the tensor copies the GEMM under test will use, kept
 /// for every implementation so that all run the same shapes). Named sets and lists may be mixed
 /// (`square,128x4096x4096`); duplicates are dropped, order kept.
@@ -219,7 +219,8 @@ pub fn parse_shapes(spec: &str) -> Result<Vec<Shape>, String> {
                 .flat_map(sweep)
                 .filter(|s| (96..=1024).contains(&s.m))
                 .collect(),
-            _ if item.starts_with("random-") => parse_random(item)?,
+            _ if item.starts_with("random-") => parse_drawn(item, "random", random)?,
+            _ if item.starts_with("layers-") => parse_drawn(item, "layers", layers)?,
             _ => match item.strip_prefix("sweep-") {
                 Some(name) => {
                     let family = FAMILIES.iter().find(|f| f.name == name).ok_or_else(|| {
@@ -268,14 +269,58 @@ pub fn random(count: usize, seed: u64) -> Vec<Shape> {
     shapes
 }
 
-/// `random-COUNT` or `random-COUNT-SEED` (seed 1 by default), COUNT 1 to 1000.
-fn parse_random(item: &str) -> Result<Vec<Shape>, String> {
+/// The most weight elements (N K) of a [`layers`] shape: 2^28 (512 MiB of bf16), above the
+/// largest layer of the sweep's families but one (Llama-3.1-70B's fused gate/up, 57344 x 8192).
+pub const LAYERS_MAX_WEIGHT: usize = 1 << 28;
+
+/// `count` shapes of the class a model runtime sends, drawn from `seed`: the timing sweep's
+/// out-of-sample set, where the default must stay within 3 % of the fastest kernel on shapes
+/// no rule was fitted to. M (tokens) log-uniform in 1..=1024, any integer; N log-uniform in
+/// 256..=32768, seven in ten a multiple of 128, two a multiple of 8, one any size; K log-uniform
+/// in 512..=28672, four in five a multiple of 64, else of 8; each redrawn until
+/// N K <= [`LAYERS_MAX_WEIGHT`].
+pub fn layers(count: usize, seed: u64) -> Vec<Shape> {
+    let mut rng = crate::check::Rng::new(seed);
+    let mut unit = move || (rng.next_u64() >> 11) as f64 / (1u64 << 53) as f64;
+    // Log-uniform in lo..=hi (real), from one draw.
+    let log_uniform = |u: f64, lo: f64, hi: f64| (lo.ln() + u * (hi.ln() - lo.ln())).exp();
+    let round_to = |x: f64, q: usize| ((x / q as f64).round() as usize).max(1) * q;
+    let mut shapes = Vec::with_capacity(count);
+    while shapes.len() < count {
+        let m = (log_uniform(unit(), 1.0, 1025.0) as usize).clamp(1, 1024);
+        let (n, kind) = (log_uniform(unit(), 256.0, 32768.0), unit());
+        let n = if kind < 0.7 {
+            round_to(n, 128)
+        } else if kind < 0.9 {
+            round_to(n, 8)
+        } else {
+            n.round() as usize
+        };
+        let (k, kind) = (log_uniform(unit(), 512.0, 28672.0), unit());
+        let k = round_to(k, if kind < 0.8 { 64 } else { 8 });
+        let shape = Shape::new(m, n, k);
+        if n * k <= LAYERS_MAX_WEIGHT && !shapes.contains(&shape) {
+            shapes.push(shape);
+        }
+    }
+    shapes
+}
+
+/// `NAME-COUNT` or `NAME-COUNT-SEED` (seed 1 by default), COUNT 1 to 1000: `draw(COUNT, SEED)`.
+fn parse_drawn(
+    item: &str,
+    name: &str,
+    draw: fn(usize, u64) -> Vec<Shape>,
+) -> Result<Vec<Shape>, String> {
     let bad = || {
         format!(
-            "bad shape set `{item}`: expected random-COUNT or random-COUNT-SEED (COUNT 1 to 1000), for example random-24-7"
+            "bad shape set `{item}`: expected {name}-COUNT or {name}-COUNT-SEED (COUNT 1 to 1000), for example {name}-24-7"
         )
     };
-    let rest = item.strip_prefix("random-").ok_or_else(bad)?;
+    let rest = item
+        .strip_prefix(name)
+        .and_then(|r| r.strip_prefix('-'))
+        .ok_or_else(bad)?;
     let (count, seed) = match rest.split_once('-') {
         Some((c, s)) => (c, s.parse::<u64>().map_err(|_| bad())?),
         None => (rest, 1),
@@ -284,7 +329,7 @@ fn parse_random(item: &str) -> Result<Vec<Shape>, String> {
     if !(1..=1000).contains(&count) {
         return Err(bad());
     }
-    Ok(random(count, seed))
+    Ok(draw(count, seed))
 }
 
 /// Largest size accepted on the command line: cuBLAS's 32-bit interface (`int` sizes and
@@ -294,7 +339,7 @@ const MAX_DIM: usize = i32::MAX as usize;
 fn parse_one(item: &str) -> Result<Shape, String> {
     let bad = || {
         format!(
-            "bad shape `{item}`: expected `square`, `llm`, `all`, `check`, `sweep`, `sweep-FAMILY`, `decode`, `mid`, `random-COUNT[-SEED]` or MxNxK (for example 4096x4096x4096)"
+            "bad shape `{item}`: expected `square`, `llm`, `all`, `check`, `sweep`, `sweep-FAMILY`, `decode`, `mid`, `random-COUNT[-SEED]`, `layers-COUNT[-SEED]` or MxNxK (for example 4096x4096x4096)"
         )
     };
     let dims: Vec<usize> = item
@@ -465,6 +510,44 @@ mod tests {
         ] {
             let e = parse_shapes(bad).unwrap_err();
             assert!(e.contains("random-COUNT"), "{bad}: {e}");
+        }
+    }
+
+    #[test]
+    fn layer_shapes_are_a_fixed_draw_per_seed_of_every_kind_a_runtime_sends() {
+        let a = parse_shapes("layers-300-5").unwrap();
+        assert_eq!(a, layers(300, 5), "the same seed, the same draw");
+        assert_ne!(a, layers(300, 6));
+        assert_eq!(parse_shapes("layers-4").unwrap(), layers(4, 1));
+        assert_eq!(a.len(), 300);
+        for s in &a {
+            assert!((1..=1024).contains(&s.m), "{s}");
+            assert!((256..=32768).contains(&s.n), "{s}");
+            assert!(s.k % 8 == 0 && (512..=28672).contains(&s.k), "{s}");
+            assert!(s.n * s.k <= LAYERS_MAX_WEIGHT, "{s}");
+        }
+        // Each class of M, odd M, every kind of N and K.
+        let count = |f: &dyn Fn(&Shape) -> bool| a.iter().filter(|s| f(s)).count();
+        assert!(
+            count(&|s| s.m <= 64) >= 150,
+            "about 0.6 of a log-uniform M is at most 64"
+        );
+        assert!(count(&|s| (96..=1024).contains(&s.m)) >= 60);
+        assert!(count(&|s| s.m % 2 == 1) >= 50);
+        assert!(count(&|s| s.n % 128 == 0) >= 150);
+        assert!(count(&|s| s.n % 128 != 0 && s.n % 8 == 0) >= 20);
+        assert!(count(&|s| s.n % 8 != 0) >= 10);
+        assert!(count(&|s| s.k % 64 != 0) >= 20);
+        assert!(count(&|s| s.k >= 14336) >= 30);
+        for bad in [
+            "layers-",
+            "layers-0",
+            "layers-1001",
+            "layers-x",
+            "layers-3-y",
+        ] {
+            let e = parse_shapes(bad).unwrap_err();
+            assert!(e.contains("layers-COUNT"), "{bad}: {e}");
         }
     }
 
