@@ -109,9 +109,126 @@ fi
 exit $status
 "#;
 
+/// The bundle's run script: [`assembled`] with each section named ([`SECTIONS`]), so that
+/// `ONLY=NAME[,NAME...]` runs those alone (`ONLY=list` prints the names; a name not among them
+/// is an error that lists them, exit 2), and each section ends with the seconds elapsed.
+fn run_sh() -> String {
+    sections(&assembled())
+}
+
+/// Each section's name, by the start of its title (the text after `echo "== `); the longest
+/// matching start names a section, and every section has one ([`sections`] panics otherwise,
+/// and a test builds the script).
+const SECTIONS: [(&str, &str); 25] = [
+    ("a module the driver rejects", "invalid-module"),
+    ("device suite", "pipeline"),
+    ("examples/kernel-crate", "example"),
+    ("examples/gemm", "gemm-example"),
+    ("examples/attention", "attention-example"),
+    ("gpu-gemm: the bf16 GEMM", "gemm"),
+    ("gpu-gemm: the programmatic chains", "gemm-unwaited"),
+    ("gpu-gemm: the step kernels", "gemm-steps"),
+    ("gpu-gemm: every kernel", "gemm-check"),
+    ("gpu-gemm under compute-sanitizer", "gemm-sanitizers"),
+    ("gpu-hopper: the toolkit's leaves", "hopper"),
+    ("gpu-hopper: the named turns", "hopper-turns"),
+    ("gpu-hopper: broken kernels", "hopper-broken"),
+    ("gpu-hopper: ptxas", "hopper-ptxas"),
+    ("gpu-attention: every case against", "attention"),
+    (
+        "gpu-attention: every case on the checked build",
+        "attention-checked",
+    ),
+    ("gpu-attention: against torch's SDPA", "attention-sdpa"),
+    (
+        "gpu-attention: the programmatic chains",
+        "attention-unwaited",
+    ),
+    ("gpu-attention: ptxas", "attention-ptxas"),
+    (
+        "gpu-attention under compute-sanitizer",
+        "attention-sanitizers",
+    ),
+    ("device suite, checked build", "pipeline-checked"),
+    ("broken kernels, checked build", "pipeline-broken"),
+    ("device suite under compute-sanitizer", "pipeline-synccheck"),
+    ("ptxas -arch=sm_90a and the SASS", "pipeline-ptxas"),
+    ("ptxas -arch=sm_100a", "pipeline-sm100a"),
+];
+
+/// The name of the section titled `title` ([`SECTIONS`]: the longest matching start).
+fn section_name(title: &str) -> Option<&'static str> {
+    SECTIONS
+        .iter()
+        .filter(|(start, _)| title.starts_with(start))
+        .max_by_key(|(start, _)| start.len())
+        .map(|&(_, name)| name)
+}
+
+/// `script` with every section (from a line `echo "== TITLE"` at the start of a line to the
+/// next, or to the closing `exit $status`) inside `if want NAME; then ... fi`, and the `ONLY`
+/// selection after the preamble (the lines before the first section).
+fn sections(script: &str) -> String {
+    const MARK: &str = "echo \"== ";
+    let names: Vec<&str> = SECTIONS.iter().map(|&(_, name)| name).collect();
+    let mut out = String::new();
+    let mut open: Option<&str> = None;
+    let mut seen = Vec::new();
+    for line in script.lines() {
+        let title = line.strip_prefix(MARK);
+        if (title.is_some() || line == "exit $status")
+            && let Some(name) = open.take()
+        {
+            out += &format!("echo \"-- {name}: done at ${{SECONDS}} s\"\nfi\n\n");
+        }
+        if let Some(title) = title {
+            let name = section_name(title)
+                .unwrap_or_else(|| panic!("run.sh's section `{title}` has no name in SECTIONS"));
+            assert!(!seen.contains(&name), "two sections named {name}");
+            if seen.is_empty() {
+                out += &format!(
+                    r#"# ONLY=NAME[,NAME...] runs those sections alone; ONLY=list prints the names.
+sections="{}"
+only=",${{ONLY:-all}},"
+if [ "$only" = ",list," ]; then echo "$sections" | tr ' ' '\n'; exit 0; fi
+for name in $(echo "${{ONLY:-all}}" | tr ',' ' '); do
+  case " all $sections " in *" $name "*) ;; *) echo "error: ONLY names no section \`$name\`; the sections: $sections" >&2; exit 2;; esac
+done
+want() {{ case "$only" in ,all,|*",$1,"*) return 0;; *) return 1;; esac; }}
+
+"#,
+                    names.join(" ")
+                );
+            }
+            seen.push(name);
+            out += &format!("if want {name}; then\n");
+            open = Some(name);
+        }
+        // Blank lines between sections are written after each section's end.
+        if !(open.is_some() && line.is_empty()) {
+            out += line;
+            out += "\n";
+        }
+    }
+    assert!(
+        open.is_none(),
+        "run.sh ends inside a section (no `exit $status`)"
+    );
+    assert_eq!(
+        seen.len(),
+        names.len(),
+        "SECTIONS names a section run.sh does not have: {:?}",
+        names
+            .iter()
+            .filter(|n| !seen.contains(n))
+            .collect::<Vec<_>>()
+    );
+    out
+}
+
 /// [`RUN_SH`] with the harness's exit statuses filled in from `pipeline_suite::exit`, and the
 /// example's section.
-fn run_sh() -> String {
+fn assembled() -> String {
     use pipeline_suite::exit;
     RUN_SH
         .replace("@SETUP@", &exit::SETUP.to_string())
@@ -241,8 +358,89 @@ pub fn test(
 
 #[cfg(test)]
 mod tests {
-    use super::run_sh;
+    use super::{assembled, run_sh};
     use pipeline_suite::exit;
+
+    /// Runs the bundle's script with `bash` and `ONLY=only` in an empty folder (no binary
+    /// beside it): its exit status, stdout and stderr.
+    fn run_only(only: &str) -> (Option<i32>, String, String) {
+        let dir = std::env::temp_dir().join(format!("run-sh-{}-{only}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        std::fs::write(dir.join("run.sh"), run_sh()).unwrap();
+        std::fs::write(dir.join("COMMIT"), "test").unwrap();
+        let output = std::process::Command::new("bash")
+            .arg(dir.join("run.sh"))
+            .env("ONLY", only)
+            .env("OUT", dir.join("out"))
+            .output()
+            .expect("bash runs");
+        std::fs::remove_dir_all(&dir).unwrap();
+        (
+            output.status.code(),
+            String::from_utf8_lossy(&output.stdout).into(),
+            String::from_utf8_lossy(&output.stderr).into(),
+        )
+    }
+
+    #[test]
+    fn run_sh_parses_and_names_every_section_once() {
+        let script = run_sh();
+        let check = std::process::Command::new("bash")
+            .args(["-n", "-c", &script])
+            .output()
+            .expect("bash runs");
+        assert!(
+            check.status.success(),
+            "{}",
+            String::from_utf8_lossy(&check.stderr)
+        );
+        let sections = assembled()
+            .lines()
+            .filter(|l| l.starts_with("echo \"== "))
+            .count();
+        assert_eq!(sections, super::SECTIONS.len());
+        assert_eq!(script.matches("\nif want ").count(), sections);
+        for (_, name) in super::SECTIONS {
+            assert!(
+                script.contains(&format!("\nif want {name}; then\n")),
+                "{name}"
+            );
+        }
+        // Every line of the assembled script is in the sectioned one, in order.
+        let mut rest = script.as_str();
+        for line in assembled().lines().filter(|l| !l.is_empty()) {
+            let at = rest
+                .find(line)
+                .unwrap_or_else(|| panic!("`{line}` lost or moved"));
+            rest = &rest[at + line.len()..];
+        }
+    }
+
+    #[test]
+    fn only_lists_the_sections_refuses_an_unknown_one_and_runs_the_named_alone() {
+        let (code, stdout, _) = run_only("list");
+        assert_eq!(code, Some(0));
+        let listed: Vec<&str> = stdout
+            .lines()
+            .skip_while(|l| !l.starts_with("invalid-module"))
+            .collect();
+        let names: Vec<&str> = super::SECTIONS.iter().map(|&(_, n)| n).collect();
+        assert_eq!(listed, names, "{stdout}");
+        let (code, _, stderr) = run_only("gemm,gemmm");
+        assert_eq!(code, Some(2), "{stderr}");
+        assert!(stderr.contains("ONLY names no section `gemmm`"), "{stderr}");
+        assert!(stderr.contains("pipeline-sm100a"), "{stderr}");
+        // One section alone (no binary here: it fails, and nothing else runs).
+        let (code, stdout, _) = run_only("example");
+        assert_eq!(code, Some(1), "{stdout}");
+        assert!(stdout.contains("== examples/kernel-crate"), "{stdout}");
+        assert!(stdout.contains("-- example: done at "), "{stdout}");
+        assert_eq!(
+            stdout.matches("\n== ").count() + usize::from(stdout.starts_with("== ")),
+            1,
+            "{stdout}"
+        );
+    }
 
     #[test]
     fn run_sh_requires_the_setup_status_for_an_invalid_module() {
@@ -267,7 +465,7 @@ mod tests {
 
     #[test]
     fn run_sh_runs_the_example_and_fails_unless_it_passes() {
-        let script = run_sh();
+        let script = assembled();
         assert!(script.contains(crate::example::RUN_SH_SECTION));
         // Between the suite and the checked build, inside the run (before `exit $status`).
         let example = script.find("$here/example-launcher").unwrap();
@@ -277,7 +475,7 @@ mod tests {
 
     #[test]
     fn run_sh_runs_the_gemm_test_and_its_check_against_cublas() {
-        let script = run_sh();
+        let script = assembled();
         assert!(script.contains(&crate::gemm_kernel::run_sh_section()));
         let test = script.find("\"$here/gemm-test\"").unwrap();
         let check = script.find("\"$here/gemm-bench\" --check").unwrap();
@@ -287,7 +485,7 @@ mod tests {
 
     #[test]
     fn run_sh_runs_the_toolkit_tests_after_the_gemm_and_fails_unless_they_pass() {
-        let script = run_sh();
+        let script = assembled();
         assert!(script.contains(crate::hopper::RUN_SH_SECTION));
         let test = script.find("\"$here/hopper-test\"").unwrap();
         assert!(script.find("\"$here/gemm-test\"").unwrap() < test);
