@@ -130,8 +130,25 @@ impl Kernel {
         self.spec().launch_cluster(splits)
     }
 
-    /// Whether the kernel splits K across the CTAs of a cluster (its capacity then counts
-    /// clusters of 8 CTAs).
+    /// How many clusters of the kernel a GPU of `sms` SMs holds at once, where `fit` is
+    /// [`Gemm::cluster_fit`](crate::Gemm::cluster_fit)'s (`fit[s - 1]` clusters of `s` CTAs):
+    /// the capacity its launches are planned with. The SMs for the single-CTA kernels, the pairs
+    /// that fit for the pair kernels; for the cluster-K kernels the clusters of their unsplit
+    /// launch (one CTA a tile; a pair for a step in pairs), which is all a launch needs to be
+    /// possible: [`Gemm::splits`](crate::Gemm::splits) takes only a part count whose clusters
+    /// fit.
+    pub fn capacity_in(self, sms: u32, fit: &ClusterFit) -> u32 {
+        if self.is_cluster_k() {
+            fit[self.cluster() as usize - 1]
+        } else if self.cluster() == 2 {
+            fit[1]
+        } else {
+            sms
+        }
+    }
+
+    /// Whether the kernel splits K across the CTAs of a cluster ([`Kernel::capacity_in`] then
+    /// counts the clusters of its unsplit launch).
     pub const fn is_cluster_k(self) -> bool {
         matches!(self.spec().grid, gpu_gemm_plan::Grid::ClusterK)
     }
@@ -151,8 +168,9 @@ impl Kernel {
     }
 
     /// The kernel for `shape` on a GPU of `sms` SMs where `fit(kernel)` clusters of each size of
-    /// the cluster-K `kernel` fit at once ([`Gemm::cluster_fit`](crate::Gemm::cluster_fit)):
-    /// the plan's [`gpu_gemm_plan::default_kernel_on`].
+    /// the cluster-K and pair `kernel` fit at once
+    /// ([`Gemm::cluster_fit`](crate::Gemm::cluster_fit)): the plan's
+    /// [`gpu_gemm_plan::default_kernel_on`].
     pub fn default_on(shape: Shape, sms: u32, fit: impl Fn(Kernel) -> ClusterFit) -> Kernel {
         Kernel::of(gpu_gemm_plan::default_kernel_on(shape, sms, |spec| {
             fit(Kernel::of(spec))
@@ -318,6 +336,90 @@ pub fn check_shape(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The default is a kernel that can launch the shape wherever one of the production kernels
+    /// can: `run` must never refuse a shape (beyond the buffers' own limits) that `run_with`
+    /// would take with another kernel. Drawn shapes of every size a user may send (M and N 1 to
+    /// 2^24, K 8 to 2^20, each matrix below 2^31 elements), on GPUs of 1 to 144 SMs, with
+    /// cluster fits from none to every size.
+    #[test]
+    fn the_default_launches_every_shape_some_production_kernel_launches() {
+        let mut state = 0x9e37_79b9_7f4a_7c15u64;
+        let mut next = move || {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            state
+        };
+        let mut log_uniform = |bits: u32| -> u32 {
+            let e = (next() % u64::from(bits * 1000)) as f64 / 1000.0;
+            (2f64.powf(e) as u32).max(1)
+        };
+        let fits: [fn(u32) -> ClusterFit; 3] = [
+            |sms| [sms, 0, 0, 0, 0, 0, 0, 0],
+            |sms| {
+                [
+                    sms,
+                    sms / 2,
+                    sms / 3,
+                    sms / 4,
+                    sms / 6,
+                    sms / 8,
+                    sms / 9,
+                    sms / 9,
+                ]
+            },
+            |sms| {
+                [
+                    sms,
+                    sms / 2,
+                    sms / 2,
+                    sms / 4,
+                    sms / 4,
+                    sms / 4,
+                    sms / 8,
+                    sms / 8,
+                ]
+            },
+        ];
+        let mut tried = 0;
+        while tried < 4000 {
+            let (m, n, k) = (log_uniform(24), log_uniform(24), 8 * log_uniform(17));
+            let (mu, nu, ku) = (m as usize, n as usize, k as usize);
+            if [mu * ku, nu * ku, mu * nu].iter().any(|&e| e >= 1 << 31) {
+                continue;
+            }
+            let shape = Shape { m, n, k };
+            assert!(check_shape(shape, mu * ku, nu * ku, None, mu * nu).is_ok());
+            tried += 1;
+            for sms in [1, 16, 66, 78, 114, 132, 144] {
+                let fit = fits[tried % fits.len()](sms);
+                // Capacity as `Gemm::load` plans with it.
+                let capacity = |kernel: Kernel| kernel.capacity_in(sms, &fit);
+                let launches = |kernel: Kernel| {
+                    let splits = if kernel.is_cluster_k() {
+                        kernel.spec().cluster_k_splits(shape, &fit)
+                    } else {
+                        kernel.splits(shape, capacity(kernel))
+                    };
+                    kernel.check_launch(shape, splits, capacity(kernel))
+                };
+                let default = Kernel::default_on(shape, sms, |_| fit);
+                if let Err(e) = launches(default) {
+                    let other = Kernel::ALL
+                        .into_iter()
+                        .filter(|k| !k.spec().step)
+                        .find(|&k| launches(k).is_ok());
+                    assert!(
+                        other.is_none(),
+                        "{m} x {n} x {k} on {sms} SMs: the default {} cannot launch it ({e}), {} can",
+                        default.name(),
+                        other.map_or("", Kernel::name)
+                    );
+                }
+            }
+        }
+    }
 
     #[test]
     fn every_kernel_is_found_by_its_name_and_no_other() {

@@ -182,11 +182,13 @@ pub struct Gemm {
     functions: Vec<Option<CudaFunction>>,
     sms: u32,
     /// How many clusters of each kernel fit on the GPU at once, in the order of
-    /// [`Kernel::ALL`]: CTA pairs for the pair kernels, clusters of 8 for the cluster-K kernels
-    /// (0 where none fits), CTAs (the SMs) for the others.
+    /// [`Kernel::ALL`] ([`Kernel::capacity_in`]): CTA pairs for the pair kernels (0 where none
+    /// fits), the clusters of their unsplit launch for the cluster-K kernels, CTAs (the SMs) for
+    /// the others.
     capacities: Vec<u32>,
-    /// For the cluster-K kernels (in the order of [`Kernel::ALL`]; zeros for the others), how
-    /// many clusters of each size, 1 to 8 CTAs, fit at once: their split counts.
+    /// For the cluster-K kernels (in the order of [`Kernel::ALL`]), how many clusters of each
+    /// size, 1 to 8 CTAs, fit at once: their split counts; for the pair kernels the SMs and the
+    /// pairs; zeros for the others.
     fits: Vec<ClusterFit>,
     /// Whether launches ask for programmatic stream serialization
     /// ([`Gemm::set_programmatic_launch`]).
@@ -295,7 +297,7 @@ impl Gemm {
         let mut fits = Vec::with_capacity(Kernel::ALL.len());
         for (kernel, function) in Kernel::ALL.into_iter().zip(&loaded.functions) {
             let mut fit = [0; 8];
-            let capacity = match function {
+            match function {
                 Some(function) if kernel.is_cluster_k() => {
                     // A size of which none fits is never launched (a GPU that holds no cluster
                     // of 2 of them runs each tile in one CTA; a pair kernel, in one pair).
@@ -304,15 +306,15 @@ impl Gemm {
                         fit[size as usize - 1] =
                             max_active_clusters(ctx, kernel, function, size).unwrap_or(0);
                     }
-                    fit[7]
                 }
                 // The CTA pairs (the production pair kernel, and a step in pairs).
                 Some(function) if kernel.cluster() == 2 => {
-                    max_active_clusters(ctx, kernel, function, kernel.cluster())?
+                    fit[0] = sms;
+                    fit[1] = max_active_clusters(ctx, kernel, function, kernel.cluster())?;
                 }
-                _ => sms,
-            };
-            capacities.push(capacity);
+                _ => {}
+            }
+            capacities.push(kernel.capacity_in(sms, &fit));
             fits.push(fit);
         }
         Ok(Self {
@@ -432,7 +434,8 @@ impl Gemm {
 
     /// How many clusters of 1 to 8 CTAs of a cluster-K kernel (element `s - 1` for clusters of
     /// `s`) this GPU holds at once, as the driver says (`cuOccupancyMaxActiveClusters`), from
-    /// which [`Gemm::splits`] takes its part count; zeros for the other kernels.
+    /// which [`Gemm::splits`] takes its part count; for a pair kernel the SMs and the pairs
+    /// (elements 0 and 1, the rest zero); zeros for the other kernels.
     pub fn cluster_fit(&self, kernel: Kernel) -> ClusterFit {
         self.fits[kernel.index()]
     }

@@ -89,7 +89,9 @@ use crate::{
 
 /// [`default_kernel`] on a GPU where `fit(spec)` says how many clusters of each size of the
 /// cluster-K kernel `spec` fit at once (`[s - 1]` for clusters of `s` CTAs, as
-/// [`KernelSpec::cluster_k_splits`] takes them): the kernel the host API uses.
+/// [`KernelSpec::cluster_k_splits`] takes them), and for the CTA pairs ([`CLUSTER`]) how many
+/// pairs fit (`[1]`): the kernel the host API uses. Where no pair fits, [`PERSISTENT`] (the same
+/// tiles in single CTAs) in place of the pairs.
 ///
 /// First the 64-row tiles where [`half_rows_fit`] takes them (they have no cluster-K form). Then
 /// the transposing kernel that [`default_kernel`] picks (decode, the short-K clause, M
@@ -135,6 +137,11 @@ pub fn default_kernel_on(
         };
     }
     let spec = default_kernel(shape, sms);
+    if spec.entry == CLUSTER.entry && fit(&CLUSTER)[1] == 0 {
+        // No CTA pair fits on this GPU (its SMs, or a partition of them, too few in a GPC): the
+        // same 128 x 256 tiles one CTA each.
+        return &PERSISTENT;
+    }
     if spec.entry == SKINNY192.entry && mid_layer_fits_192(shape, sms) {
         // The 192-wide tiles' partials (96 KiB each) in clusters where two parts or more fit;
         // the wide layers of `wide_layer_fits_192` keep the global split-K (not measured in
@@ -1543,6 +1550,33 @@ mod tests {
         for (m, n, k) in [(65, 4096, 4096), (512, 2048, 2048), (8192, 8192, 8192)] {
             assert_eq!(on(m, n, k), pick(m, n, k));
         }
+    }
+
+    /// The CTA pairs only where a pair fits: on a GPU (or a partition of one) that holds no
+    /// pair of them, the same 128 x 256 tiles one CTA each. The host's capacity for the pairs is
+    /// `fit[1]`; a choice it cannot launch would make `run` refuse a shape `run_with` takes.
+    #[test]
+    fn the_pairs_give_way_to_single_ctas_where_no_pair_fits() {
+        let big = Shape {
+            m: 8192,
+            n: 8192,
+            k: 8192,
+        };
+        let pairs = |n: u32| move |_: &KernelSpec| [132, n, 0, 0, 0, 0, 0, 0];
+        assert_eq!(default_kernel(big, 132).name, "cluster");
+        assert_eq!(default_kernel_on(big, 132, pairs(66)).name, "cluster");
+        assert_eq!(default_kernel_on(big, 132, pairs(1)).name, "cluster");
+        assert_eq!(default_kernel_on(big, 132, pairs(0)).name, "persistent");
+        // Shapes that do not take the pairs are not moved.
+        let small = Shape {
+            m: 64,
+            n: 4096,
+            k: 4096,
+        };
+        assert_eq!(
+            default_kernel_on(small, 132, pairs(0)).name,
+            default_kernel_on(small, 132, pairs(66)).name
+        );
     }
 
     /// Every choice is a production kernel, on any GPU size and for any shape.

@@ -28,9 +28,11 @@ pub enum Grid {
     /// order, its CTA of rank `r` the `r`-th part of K ([`Config::cluster_k`]); in CTA pairs
     /// ([`Config::cluster`] 2) clusters of `2 x splits` over cluster tiles of two tile rows, rank
     /// `pair * splits + part`. Not persistent:
-    /// no CTA waits for another cluster, so more tiles than fit at once run in waves. The
-    /// capacity it is planned with is how many clusters of 8 CTAs fit at once (each holds two
-    /// clusters of 4, four of 2).
+    /// no CTA waits for another cluster, so more tiles than fit at once run in waves. Its grid
+    /// does not depend on the capacity (only a capacity of 0 is refused): the host plans it with
+    /// the clusters of its unsplit launch and takes its part count from the clusters of each
+    /// size that fit ([`KernelSpec::cluster_k_splits`]); [`KernelSpec::splits`], without those,
+    /// takes a capacity of clusters of 8 CTAs (each holds two clusters of 4, four of 2).
     ClusterK,
 }
 
