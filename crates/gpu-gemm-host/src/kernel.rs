@@ -340,7 +340,7 @@ mod tests {
     /// The default is a kernel that can launch the shape wherever one of the production kernels
     /// can: `run` must never refuse a shape (beyond the buffers' own limits) that `run_with`
     /// would take with another kernel. Drawn shapes of every size a user may send (M and N 1 to
-    /// 2^24, K 8 to 2^20, each matrix below 2^31 elements), on GPUs of 1 to 144 SMs, with
+    /// 2^24, K 8 to 2^20, each matrix below 2^31 elements), on GPUs of 1 to 1000 SMs, with
     /// cluster fits from none to every size.
     #[test]
     fn the_default_launches_every_shape_some_production_kernel_launches() {
@@ -392,7 +392,7 @@ mod tests {
             let shape = Shape { m, n, k };
             assert!(check_shape(shape, mu * ku, nu * ku, None, mu * nu).is_ok());
             tried += 1;
-            for sms in [1, 16, 66, 78, 114, 132, 144] {
+            for sms in [1, 2, 3, 7, 16, 66, 78, 114, 132, 144, 170, 264, 1000] {
                 let fit = fits[tried % fits.len()](sms);
                 // Capacity as `Gemm::load` plans with it.
                 let capacity = |kernel: Kernel| kernel.capacity_in(sms, &fit);
