@@ -1212,6 +1212,72 @@ mod tests {
         }
     }
 
+    /// The targets read a shape's rows as the benchmark makes them: the faster of
+    /// `cublasGemmEx` and cuBLASLt's first choice (not the autotuned one), the default's pick
+    /// from its row, the module's kernels from the rows after it (a row without a median or a
+    /// kernel left out), the copy's median.
+    #[test]
+    fn the_targets_read_the_baselines_the_pick_and_the_kernels() {
+        let row = |name: &str, ms: Option<f64>, kernel: Option<&str>| Row {
+            name: name.into(),
+            median_ms: ms,
+            min_ms: 0.0,
+            max_ms: 0.0,
+            runs: 3,
+            check: "PASS".into(),
+            kernel: kernel.map(String::from),
+        };
+        let result = ShapeResult {
+            problem: Problem {
+                shape: Shape::new(16, 4096, 4096),
+                alpha: 1.0,
+                beta: 0.0,
+            },
+            rows: vec![
+                row("cublasGemmEx", Some(0.012), None),
+                row("cublasLt-heuristic", Some(0.010), None),
+                row("cublasLt-autotuned", Some(0.008), None),
+                row("ours", Some(0.011), Some("skinny-16")),
+                row("ours-skinny-16", Some(0.0105), Some("skinny-16")),
+                row("ours-persistent", None, Some("persistent")),
+                row("ours-skinny-32", Some(0.009), Some("skinny-32")),
+            ],
+            copy: Some(row(COPY_NAME, Some(0.007), None)),
+            error: None,
+        };
+        let t = timed(&result, 3);
+        assert_eq!(t.shape, Shape::new(16, 4096, 4096));
+        assert_eq!(
+            t.cublas,
+            Some(0.010),
+            "the faster default, not the autotuned"
+        );
+        assert_eq!(t.ours, Some(0.011));
+        assert_eq!(t.chosen.as_deref(), Some("skinny-16"));
+        assert_eq!(
+            t.kernels,
+            vec![
+                ("skinny-16".to_string(), 0.0105),
+                ("skinny-32".to_string(), 0.009)
+            ]
+        );
+        assert_eq!(t.copy, Some(0.007));
+        assert_eq!(t.fastest(), Some(("skinny-32", 0.009)));
+        assert_eq!(t.chosen_column(), Some(0.0105));
+        // A shape whose rows were never made reads as nothing timed.
+        let empty = ShapeResult {
+            rows: Vec::new(),
+            copy: None,
+            error: Some("no kernel".into()),
+            ..result
+        };
+        let t = timed(&empty, 3);
+        assert_eq!(
+            (t.cublas, t.ours, t.chosen, t.kernels.len()),
+            (None, None, None, 0)
+        );
+    }
+
     #[test]
     fn csv_has_a_row_per_implementation_and_no_stray_commas() {
         let row = |name: &str, ms: Option<f64>| Row {
