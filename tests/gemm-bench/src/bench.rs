@@ -24,8 +24,8 @@ usage: gemm-bench [--shapes SPEC] [--reps N] [--warmup N] [--quick] [--beta X] [
        gemm-bench --host-time --ours-module FILE [--shapes SPEC] [--reps N] [--csv FILE]
 
   --shapes SPEC   square | llm | all | check | sweep | sweep-FAMILY | decode | mid
-                  | random-COUNT[-SEED] | layers-COUNT[-SEED] | MxNxK[,MxNxK...] (sets and
-                  shapes may be mixed; K % 8 == 0); default: all
+                  | random-COUNT[-SEED] | layers-COUNT[-SEED] | prefill-COUNT[-SEED]
+                  | MxNxK[,MxNxK...] (sets and shapes may be mixed; K % 8 == 0); default: all
                   (square: 1024^3 .. 16384^3; llm: M in {128, 1024, 8192} x (N, K) in
                   {(4096, 4096), (14336, 4096), (4096, 14336), (28672, 8192)}); sweep: M 1 to
                   8192 x the linear layers of four model families, and the squares; decode, mid:
@@ -33,7 +33,9 @@ usage: gemm-bench [--shapes SPEC] [--reps N] [--warmup N] [--quick] [--beta X] [
                   from SEED (M 1..4096, N 1..8192, K 8..8192 log-uniform, M N K <= 2^32);
                   layers-COUNT-SEED: COUNT model-like shapes drawn from SEED (M 1..1024 any,
                   N 256..32768 mostly multiples of 128, K 512..28672 multiples of 8 or 64,
-                  log-uniform, N K <= 2^28), the out-of-sample set of the default; with
+                  log-uniform, N K <= 2^28), the out-of-sample set of the default;
+                  prefill-COUNT-SEED: the same N and K with M 1025..8192 (M N K <= 2^40,
+                  M N <= 2^26); with
                   --check: check (23 shapes: square, odd M and N, skinny M, decode M, K = 65536)
   --reps N        timed rounds per shape (default 20; --quick 5)
   --warmup N      untimed rounds before them (default 5; --quick 2)

@@ -196,7 +196,8 @@ pub fn sweep(family: &Family) -> Vec<Shape> {
 /// Parses `--shapes`: `square`, `llm`, `all`, `check` ([`CHECK`]), `sweep` (every family's
 /// [`sweep`] and the squares), `sweep-NAME` (one family of [`FAMILIES`]), `decode`, `mid` (the
 /// sweep's M <= 64, and 96 <= M <= 1024, of every family), `random-COUNT` or
-/// `random-COUNT-SEED` ([`random`]), `layers-COUNT` or `layers-COUNT-SEED` ([`layers`]), or a comma-separated list of `MxNxK` (each at least
+/// `random-COUNT-SEED` ([`random`]), `layers-COUNT` or `layers-COUNT-SEED` ([`layers`]),
+/// `prefill-COUNT` or `prefill-COUNT-SEED` ([`prefill`]), or a comma-separated list of `MxNxK` (each at least
 /// 1, K a multiple of 8: the stride rule of the tensor copies the GEMM under test will use, kept
 /// for every implementation so that all run the same shapes). Named sets and lists may be mixed
 /// (`square,128x4096x4096`); duplicates are dropped, order kept.
@@ -221,6 +222,7 @@ pub fn parse_shapes(spec: &str) -> Result<Vec<Shape>, String> {
                 .collect(),
             _ if item.starts_with("random-") => parse_drawn(item, "random", random)?,
             _ if item.starts_with("layers-") => parse_drawn(item, "layers", layers)?,
+            _ if item.starts_with("prefill-") => parse_drawn(item, "prefill", prefill)?,
             _ => match item.strip_prefix("sweep-") {
                 Some(name) => {
                     let family = FAMILIES.iter().find(|f| f.name == name).ok_or_else(|| {
@@ -280,14 +282,42 @@ pub const LAYERS_MAX_WEIGHT: usize = 1 << 28;
 /// in 512..=28672, four in five a multiple of 64, else of 8; each redrawn until
 /// N K <= [`LAYERS_MAX_WEIGHT`].
 pub fn layers(count: usize, seed: u64) -> Vec<Shape> {
+    drawn_layers(count, seed, 1..=1024, |_| true)
+}
+
+/// The most multiply-adds (M N K) of a [`prefill`] shape: 2^40, about 3 ms at the H200's bf16
+/// rate, so that every kernel's rounds of a shape take seconds.
+pub const PREFILL_MAX_WORK: usize = 1 << 40;
+/// The most elements of D of a [`prefill`] shape: 2^26 (128 MiB of bf16 per implementation;
+/// the benchmark keeps one D per implementation and checks each on the host).
+pub const PREFILL_MAX_D: usize = 1 << 26;
+
+/// [`layers`]' N and K with M (a prompt's tokens) log-uniform in 1025..=8192: the large-M class
+/// of the same out-of-sample set, each shape redrawn until M N K <= [`PREFILL_MAX_WORK`] and
+/// M N <= [`PREFILL_MAX_D`].
+pub fn prefill(count: usize, seed: u64) -> Vec<Shape> {
+    drawn_layers(count, seed, 1025..=8192, |s| {
+        s.m * s.n * s.k <= PREFILL_MAX_WORK && s.m * s.n <= PREFILL_MAX_D
+    })
+}
+
+/// `count` distinct shapes with M log-uniform in `ms` and [`layers`]' N and K, each kept only
+/// where `keep` says so.
+fn drawn_layers(
+    count: usize,
+    seed: u64,
+    ms: std::ops::RangeInclusive<usize>,
+    keep: impl Fn(&Shape) -> bool,
+) -> Vec<Shape> {
     let mut rng = crate::check::Rng::new(seed);
     let mut unit = move || (rng.next_u64() >> 11) as f64 / (1u64 << 53) as f64;
     // Log-uniform in lo..=hi (real), from one draw.
     let log_uniform = |u: f64, lo: f64, hi: f64| (lo.ln() + u * (hi.ln() - lo.ln())).exp();
     let round_to = |x: f64, q: usize| ((x / q as f64).round() as usize).max(1) * q;
+    let (m_lo, m_hi) = (*ms.start(), *ms.end());
     let mut shapes = Vec::with_capacity(count);
     while shapes.len() < count {
-        let m = (log_uniform(unit(), 1.0, 1025.0) as usize).clamp(1, 1024);
+        let m = (log_uniform(unit(), m_lo as f64, (m_hi + 1) as f64) as usize).clamp(m_lo, m_hi);
         let (n, kind) = (log_uniform(unit(), 256.0, 32768.0), unit());
         let n = if kind < 0.7 {
             round_to(n, 128)
@@ -299,7 +329,7 @@ pub fn layers(count: usize, seed: u64) -> Vec<Shape> {
         let (k, kind) = (log_uniform(unit(), 512.0, 28672.0), unit());
         let k = round_to(k, if kind < 0.8 { 64 } else { 8 });
         let shape = Shape::new(m, n, k);
-        if n * k <= LAYERS_MAX_WEIGHT && !shapes.contains(&shape) {
+        if n * k <= LAYERS_MAX_WEIGHT && keep(&shape) && !shapes.contains(&shape) {
             shapes.push(shape);
         }
     }
@@ -339,7 +369,7 @@ const MAX_DIM: usize = i32::MAX as usize;
 fn parse_one(item: &str) -> Result<Shape, String> {
     let bad = || {
         format!(
-            "bad shape `{item}`: expected `square`, `llm`, `all`, `check`, `sweep`, `sweep-FAMILY`, `decode`, `mid`, `random-COUNT[-SEED]`, `layers-COUNT[-SEED]` or MxNxK (for example 4096x4096x4096)"
+            "bad shape `{item}`: expected `square`, `llm`, `all`, `check`, `sweep`, `sweep-FAMILY`, `decode`, `mid`, `random-COUNT[-SEED]`, `layers-COUNT[-SEED]`, `prefill-COUNT[-SEED]` or MxNxK (for example 4096x4096x4096)"
         )
     };
     let dims: Vec<usize> = item
@@ -548,6 +578,39 @@ mod tests {
         ] {
             let e = parse_shapes(bad).unwrap_err();
             assert!(e.contains("layers-COUNT"), "{bad}: {e}");
+        }
+    }
+
+    #[test]
+    fn prefill_shapes_are_the_layers_with_a_prompts_m() {
+        let a = parse_shapes("prefill-200-3").unwrap();
+        assert_eq!(a, prefill(200, 3));
+        assert_ne!(a, prefill(200, 4));
+        assert_eq!(parse_shapes("prefill-2").unwrap(), prefill(2, 1));
+        for s in &a {
+            assert!((1025..=8192).contains(&s.m), "{s}");
+            assert!((256..=32768).contains(&s.n), "{s}");
+            assert!(s.k % 8 == 0 && (512..=28672).contains(&s.k), "{s}");
+            assert!(s.n * s.k <= LAYERS_MAX_WEIGHT, "{s}");
+            assert!(
+                s.m * s.n * s.k <= PREFILL_MAX_WORK && s.m * s.n <= PREFILL_MAX_D,
+                "{s}"
+            );
+        }
+        assert!(a.iter().any(|s| s.m > 4096) && a.iter().any(|s| s.m < 2048));
+        assert!(a.iter().any(|s| s.m % 2 == 1) && a.iter().any(|s| s.n % 8 != 0));
+        // The layers' draw is unchanged by the shared code: its first shapes of seed 1.
+        assert_eq!(
+            layers(3, 1),
+            vec![
+                Shape::new(1, 1280, 3648),
+                Shape::new(71, 14592, 4336),
+                Shape::new(1, 9088, 20928)
+            ]
+        );
+        for bad in ["prefill-", "prefill-0", "prefill-x-1"] {
+            let e = parse_shapes(bad).unwrap_err();
+            assert!(e.contains("prefill-COUNT"), "{bad}: {e}");
         }
     }
 
