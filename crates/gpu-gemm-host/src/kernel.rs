@@ -132,19 +132,14 @@ impl Kernel {
 
     /// How many clusters of the kernel a GPU of `sms` SMs holds at once, where `fit` is
     /// [`Gemm::cluster_fit`](crate::Gemm::cluster_fit)'s (`fit[s - 1]` clusters of `s` CTAs):
-    /// the capacity its launches are planned with. The SMs for the single-CTA kernels, the pairs
-    /// that fit for the pair kernels; for the cluster-K kernels the clusters of their unsplit
-    /// launch (one CTA a tile; a pair for a step in pairs), which is all a launch needs to be
-    /// possible: [`Gemm::splits`](crate::Gemm::splits) takes only a part count whose clusters
-    /// fit.
+    /// the capacity its launches are planned with, the plan's
+    /// [`KernelSpec::capacity_on`](gpu_gemm_plan::KernelSpec::capacity_on). The SMs for the
+    /// single-CTA kernels, the pairs that fit for the pair kernels; for the cluster-K kernels
+    /// the clusters of their unsplit launch (one CTA a tile; a pair for a step in pairs), which
+    /// is all a launch needs to be possible: [`Gemm::splits`](crate::Gemm::splits) takes only a
+    /// part count whose clusters fit.
     pub fn capacity_in(self, sms: u32, fit: &ClusterFit) -> u32 {
-        if self.is_cluster_k() {
-            fit[self.cluster() as usize - 1]
-        } else if self.cluster() == 2 {
-            fit[1]
-        } else {
-            sms
-        }
+        self.spec().capacity_on(sms, fit)
     }
 
     /// Whether the kernel splits K across the CTAs of a cluster ([`Kernel::capacity_in`] then
@@ -394,15 +389,10 @@ mod tests {
             tried += 1;
             for sms in [1, 2, 3, 7, 16, 66, 78, 114, 132, 144, 170, 264, 1000] {
                 let fit = fits[tried % fits.len()](sms);
-                // Capacity as `Gemm::load` plans with it.
-                let capacity = |kernel: Kernel| kernel.capacity_in(sms, &fit);
+                // The capacity and the part count `Gemm` plans a launch with.
                 let launches = |kernel: Kernel| {
-                    let splits = if kernel.is_cluster_k() {
-                        kernel.spec().cluster_k_splits(shape, &fit)
-                    } else {
-                        kernel.splits(shape, capacity(kernel))
-                    };
-                    kernel.check_launch(shape, splits, capacity(kernel))
+                    let splits = kernel.spec().launch_splits(shape, sms, &fit);
+                    kernel.check_launch(shape, splits, kernel.capacity_in(sms, &fit))
                 };
                 let default = Kernel::default_on(shape, sms, |_| fit);
                 if let Err(e) = launches(default) {

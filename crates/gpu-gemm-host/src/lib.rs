@@ -421,15 +421,12 @@ impl Gemm {
         })
     }
 
-    /// Into how many parts `kernel` splits each tile's K range for `shape` on this GPU
-    /// ([`Kernel::splits`] with this GPU's capacity).
+    /// Into how many parts `kernel` splits each tile's K range for `shape` on this GPU (the
+    /// plan's `KernelSpec::launch_splits` with this GPU's SMs and cluster fit).
     pub fn splits(&self, kernel: Kernel, shape: Shape) -> u32 {
-        if kernel.is_cluster_k() {
-            return kernel
-                .spec()
-                .cluster_k_splits(shape, &self.fits[kernel.index()]);
-        }
-        kernel.splits(shape, self.capacity(kernel))
+        kernel
+            .spec()
+            .launch_splits(shape, self.sms, &self.fits[kernel.index()])
     }
 
     /// How many clusters of 1 to 8 CTAs of a cluster-K kernel (element `s - 1` for clusters of

@@ -881,6 +881,34 @@ impl KernelSpec {
         gpu_hopper::schedule::split_k(tm * tn, capacity, shape.k.div_ceil(BK), 4, 16)
     }
 
+    /// How many clusters of this kernel a GPU of `sms` SMs holds at once, where `fit` is what
+    /// the host read for it (`fit[s - 1]` clusters of `s` CTAs; for a pair kernel the SMs and the
+    /// pairs): the capacity its launches are planned with. The SMs for the single-CTA kernels,
+    /// the pairs that fit for the pair kernels; for the [`Grid::ClusterK`] kernels the clusters
+    /// of their unsplit launch (one CTA a tile; a pair for a step in pairs), all a launch needs
+    /// to be possible, since [`KernelSpec::launch_splits`] takes only a part count whose
+    /// clusters fit. 0 where none fits: [`KernelSpec::check_launch`] refuses it.
+    pub fn capacity_on(&self, sms: u32, fit: &ClusterFit) -> u32 {
+        if matches!(self.grid, Grid::ClusterK) {
+            fit[self.cluster() as usize - 1]
+        } else if self.cluster() == 2 {
+            fit[1]
+        } else {
+            sms
+        }
+    }
+
+    /// The part count of this kernel's launch for `shape` on a GPU of `sms` SMs where `fit`
+    /// clusters fit ([`KernelSpec::capacity_on`]'s): a [`Grid::ClusterK`] kernel's from the
+    /// clusters of each size ([`KernelSpec::cluster_k_splits`]), the others' split-K from their
+    /// capacity ([`KernelSpec::splits`]). What the host launches with.
+    pub fn launch_splits(&self, shape: Shape, sms: u32, fit: &ClusterFit) -> u32 {
+        match self.grid {
+            Grid::ClusterK => self.cluster_k_splits(shape, fit),
+            _ => self.splits(shape, self.capacity_on(sms, fit)),
+        }
+    }
+
     /// Into how many parts a [`Grid::ClusterK`] kernel splits K for `shape` when `fit[s - 1]`
     /// clusters of `s` CTAs fit on the GPU at once: the most parts, 2 to 8, whose clusters (one
     /// per tile) all fit at once, each part at least [`CLUSTER_K_MIN_BLOCKS`] k-blocks; 1 when

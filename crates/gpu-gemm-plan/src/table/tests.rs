@@ -491,27 +491,39 @@ fn the_default_of_any_shape_launches_and_covers_every_k_block_once() {
     let (h100, h200) = (crate::H100_CLUSTER_FIT, crate::H200_CLUSTER_FIT);
     let small: ClusterFit = [16, 8, 4, 4, 2, 2, 2, 2];
     let none: ClusterFit = [1, 0, 0, 0, 0, 0, 0, 0];
+    // Two SMs holding one pair of the pair kernels (what `none` holds no pair of).
+    let one_pair: ClusterFit = [2, 1, 0, 0, 0, 0, 0, 0];
     let ms = [
         1, 2, 3, 7, 16, 17, 33, 63, 64, 65, 96, 127, 129, 144, 160, 177, 192, 200, 383, 1000, 1025,
         4097,
     ];
     let ns = [1, 8, 63, 129, 896, 2056, 4097, 14336];
     let ks = [1, 8, 64, 65, 192, 256, 448, 1000, 3584, 8200];
-    let mut launches = 0u32;
-    for (sms, fit) in [(132, h100), (132, h200), (16, small), (2, none)] {
+    let (mut launches, mut refused) = (0u32, 0u32);
+    for (sms, fit) in [
+        (132, h100),
+        (132, h200),
+        (16, small),
+        (2, none),
+        (2, one_pair),
+    ] {
         for m in ms {
             for n in ns {
                 for k in ks {
                     let shape = Shape { m, n, k };
                     let default = crate::default_kernel_on(shape, sms, |_| fit);
                     for spec in core::iter::once(default).chain(KERNELS.iter()) {
-                        // The host's count: the cluster-K kernels' from the fit, the others' from
-                        // their capacity (a CTA per SM; a pair per two).
-                        let cap = sms / spec.cluster();
-                        let splits = match spec.grid {
-                            Grid::ClusterK => spec.cluster_k_splits(shape, &fit),
-                            _ => spec.splits(shape, cap),
-                        };
+                        // The host's capacity and count (`Gemm::load`, `Gemm::splits`).
+                        let cap = spec.capacity_on(sms, &fit);
+                        if cap == 0 {
+                            // No cluster of it fits on this GPU: its launch is refused, and the
+                            // default is another kernel.
+                            assert!(spec.check_launch(shape, 1, cap).is_err(), "{}", spec.name);
+                            assert_ne!(spec.entry, default.entry, "{m} x {n} x {k}, {sms} SMs");
+                            refused += 1;
+                            continue;
+                        }
+                        let splits = spec.launch_splits(shape, sms, &fit);
                         let what = || {
                             std::format!(
                                 "{} on {m} x {n} x {k}, {sms} SMs, {splits} splits",
@@ -561,7 +573,17 @@ fn the_default_of_any_shape_launches_and_covers_every_k_block_once() {
             }
         }
     }
-    assert_eq!(launches, 4 * 22 * 8 * 10 * (1 + KERNELS.len() as u32));
+    // Refused: the pair kernel where no pair fits (`none`), on every shape.
+    let pairs = KERNELS
+        .iter()
+        .filter(|spec| spec.capacity_on(2, &none) == 0)
+        .count() as u32;
+    assert_eq!(pairs, 1);
+    assert_eq!(refused, 22 * 8 * 10 * pairs);
+    assert_eq!(
+        launches + refused,
+        5 * 22 * 8 * 10 * (1 + KERNELS.len() as u32)
+    );
 }
 
 /// The deep rings (step rows): 64-row tiles whose A slots hold only their box, so that more
