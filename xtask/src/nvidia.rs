@@ -204,7 +204,7 @@ want() {{ case "$only" in ,all,|*",$1,"*) return 0;; *) return 1;; esac; }}
             out += &format!("if want {name}; then\n");
             open = Some(name);
         }
-        // Blank lines between sections are written after each section's end.
+        // A section's blank lines are left out (its end is followed by one).
         if !(open.is_some() && line.is_empty()) {
             out += line;
             out += "\n";

@@ -59,6 +59,11 @@ impl Rng {
         self.0.wrapping_mul(0x2545_f491_4f6c_dd1d)
     }
 
+    /// A value uniform in [0, 1): the next 53 random bits.
+    pub fn unit(&mut self) -> f64 {
+        (self.next_u64() >> 11) as f64 / (1u64 << 53) as f64
+    }
+
     /// bf16 values uniform in [-1, 1) (24 random bits, then rounded to bf16).
     pub fn uniform_bf16(&mut self, n: usize) -> Vec<u16> {
         (0..n)

@@ -128,7 +128,8 @@ fn shape_of(problem: &Problem) -> Result<Shape, String> {
 /// The GEMMs under test, or `None` without a module: first `ours`, the host API's default kernel
 /// for each shape (what the ratios compare), then every kernel of [`Kernel::ALL`] that the module
 /// holds, by name (a production module has no step kernels); with `only` (`--kernels`), only the
-/// kernels it names, in its order (each once), each of which the module must hold.
+/// kernels it names, in its order (`--kernels` keeps a name given twice once), each of which the
+/// module must hold.
 pub fn ours(
     device: &Device,
     module: Option<&Path>,
@@ -147,33 +148,24 @@ pub fn ours(
             prepared: None,
         })
     };
-    let held: Vec<Kernel> = match only {
-        None => Kernel::ALL.into_iter().filter(|&k| gemm.has(k)).collect(),
+    let held: Vec<Kernel> = Kernel::ALL.into_iter().filter(|&k| gemm.has(k)).collect();
+    let timed: Vec<Kernel> = match only {
+        None => held,
         Some(names) => names
             .iter()
             .map(|name| {
-                Kernel::from_name(name).filter(|&k| gemm.has(k)).ok_or_else(|| {
-                    let names: Vec<&str> = Kernel::ALL
-                        .into_iter()
-                        .filter(|&k| gemm.has(k))
-                        .map(Kernel::name)
-                        .collect();
-                    format!(
-                        "--kernels: the module {path} holds no kernel named `{name}`; it holds {}",
-                        names.join(", ")
-                    )
-                })
+                Kernel::from_name(name)
+                    .filter(|k| held.contains(k))
+                    .ok_or_else(|| {
+                        let names: Vec<&str> = held.iter().map(|k| k.name()).collect();
+                        format!(
+                            "--kernels: the module {path} holds no kernel named `{name}`; it holds {}",
+                            names.join(", ")
+                        )
+                    })
             })
-            .collect::<Result<Vec<_>, _>>()?
-            .into_iter()
-            .fold(Vec::new(), |mut kept, k| {
-                // A name given twice is timed once.
-                if !kept.contains(&k) {
-                    kept.push(k);
-                }
-                kept
-            }),
+            .collect::<Result<_, _>>()?,
     };
-    let kernels = std::iter::once(None).chain(held.into_iter().map(Some));
+    let kernels = std::iter::once(None).chain(timed.into_iter().map(Some));
     Ok(Some(kernels.map(make).collect()))
 }

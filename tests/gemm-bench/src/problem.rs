@@ -257,10 +257,8 @@ pub fn random(count: usize, seed: u64) -> Vec<Shape> {
     // The data's generator: a fixed sequence per seed.
     let mut rng = crate::check::Rng::new(seed);
     // Log-uniform in 1..=max: 2 to a uniform power, rounded.
-    let mut log_uniform = move |max: usize| {
-        let unit = (rng.next_u64() >> 11) as f64 / (1u64 << 53) as f64;
-        ((max as f64).powf(unit).round() as usize).clamp(1, max)
-    };
+    let mut log_uniform =
+        move |max: usize| ((max as f64).powf(rng.unit()).round() as usize).clamp(1, max);
     let mut shapes = Vec::with_capacity(count);
     while shapes.len() < count {
         let shape = Shape::new(log_uniform(4096), log_uniform(8192), 8 * log_uniform(1024));
@@ -310,7 +308,7 @@ fn drawn_layers(
     keep: impl Fn(&Shape) -> bool,
 ) -> Vec<Shape> {
     let mut rng = crate::check::Rng::new(seed);
-    let mut unit = move || (rng.next_u64() >> 11) as f64 / (1u64 << 53) as f64;
+    let mut unit = move || rng.unit();
     // Log-uniform in lo..=hi (real), from one draw.
     let log_uniform = |u: f64, lo: f64, hi: f64| (lo.ln() + u * (hi.ln() - lo.ln())).exp();
     let round_to = |x: f64, q: usize| ((x / q as f64).round() as usize).max(1) * q;

@@ -88,22 +88,18 @@ pub fn report(timed: &[Timed]) -> String {
     let mut out = String::from(
         "\n== targets: ours (the default) over the faster of cublasGemmEx and cublasLt-heuristic; the default against the fastest of our timed kernels (within 3 %)\n",
     );
-    let classes = [Class::Decode, Class::Mid, Class::Large];
-    for class in classes {
+    let mut classes = 0;
+    for class in [Class::Decode, Class::Mid, Class::Large] {
         let of: Vec<&Timed> = timed
             .iter()
             .filter(|t| Class::of(t.shape.m) == class)
             .collect();
         if !of.is_empty() {
             out += &block(class.label(), &of);
+            classes += 1;
         }
     }
-    if classes
-        .iter()
-        .filter(|&&c| timed.iter().any(|t| Class::of(t.shape.m) == c))
-        .count()
-        > 1
-    {
+    if classes > 1 {
         out += &block("all", &timed.iter().collect::<Vec<_>>());
     }
     let misses: Vec<String> = timed.iter().filter_map(miss).collect();
